@@ -1,0 +1,33 @@
+# mirrorspec — two commands on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEMO_PROJECT ?= projects/parquet_orders
+
+.PHONY: demo test test-fast test-spark bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/python -m mirrorspec.spark.jars
+	touch $(STAMP)
+
+demo: $(STAMP)
+	bash scripts/demo.sh $(DEMO_PROJECT)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not spark"
+
+test-spark: $(STAMP)
+	$(BIN)/python -m pytest -q -m spark
+
+bench: $(STAMP)
+	$(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf $(VENV) target .pytest_cache

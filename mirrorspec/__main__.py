@@ -1,0 +1,3 @@
+from mirrorspec.cli import main
+
+main()

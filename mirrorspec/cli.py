@@ -1,0 +1,115 @@
+"""The `mirrorspec` command line: a click group of thin commands and one error handler.
+
+Exit codes: 0 ok, 1 user or project error (MirrorspecError, or a failed table), 2 internal error
+(the traceback goes to a log file named in the message). Commands live in `mirrorspec/commands/`,
+one module per area, and are registered in COMMAND_MODULES below.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import tempfile
+import traceback
+
+import click
+
+from mirrorspec import __version__
+from mirrorspec.console import Console
+from mirrorspec.errors import MirrorspecError
+
+# Explicit registry: module → the click commands it exports (`COMMANDS` list in the module).
+COMMAND_MODULES = (
+    "mirrorspec.commands.project",   # init, validate, compile
+    "mirrorspec.commands.mirror",    # mirror
+    "mirrorspec.commands.run",       # run, publish
+    "mirrorspec.commands.inspect",   # status, show, history
+    "mirrorspec.commands.diff",      # diff
+    "mirrorspec.commands.datatest",  # test, build
+    "mirrorspec.commands.docs",      # docs generate / serve
+)
+
+
+class FailedRun(MirrorspecError):
+    """Raised by a command whose work finished but where some table failed (exit 1)."""
+
+
+class MirrorspecGroup(click.Group):
+    """Maps errors to exit codes: 1 for MirrorspecError, 2 (with a log) for anything else."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except MirrorspecError as exc:
+            console = ctx.obj.get("console") if isinstance(ctx.obj, dict) else None
+            message = exc.render()
+            if console is not None and console.log_format == "json":
+                console.error(message, error_type=type(exc).__name__)
+            else:
+                click.echo(click.style("Error: ", fg="red", bold=True) + message, err=True)
+            ctx.exit(1)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise
+        except KeyboardInterrupt:
+            click.echo("Interrupted.", err=True)
+            ctx.exit(130)
+        except Exception:  # noqa: BLE001 - the one place unexpected errors are turned into exit 2
+            log = _write_traceback()
+            click.echo(click.style("Internal error: ", fg="red", bold=True)
+                       + f"{sys.exc_info()[1]!r}\n  the traceback is in {log}; "
+                       "please report it with that file.", err=True)
+            ctx.exit(2)
+
+
+def _write_traceback() -> str:
+    folder = os.environ.get("MIRRORSPEC_LOG_DIR") or tempfile.gettempdir()
+    fd, path = tempfile.mkstemp(prefix="mirrorspec-crash-", suffix=".log", dir=folder)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(traceback.format_exc())
+    return path
+
+
+@click.group(cls=MirrorspecGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="mirrorspec")
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
+              envvar="MIRRORSPEC_LOG_FORMAT", help="text for people, json: one object per event.")
+@click.option("--quiet", "-q", is_flag=True, help="Only errors and results.")
+@click.pass_context
+def cli(ctx: click.Context, log_format: str, quiet: bool) -> None:
+    """mirrorspec: declarative Fabric open-mirroring pipelines on Spark and Delta Lake."""
+    ctx.ensure_object(dict)
+    ctx.obj["console"] = Console(log_format=log_format, quiet=quiet)
+
+
+def get_console(ctx: click.Context | None = None) -> Console:
+    """The console of the running command."""
+    ctx = ctx or click.get_current_context()
+    root = ctx.find_root()
+    if not isinstance(root.obj, dict) or "console" not in root.obj:
+        root.obj = {"console": Console()}
+    return root.obj["console"]
+
+
+def _register() -> None:
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue  # an area not built yet
+            raise
+        for command in getattr(module, "COMMANDS", ()):
+            cli.add_command(command)
+
+
+_register()
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="mirrorspec")
+
+
+if __name__ == "__main__":
+    main()

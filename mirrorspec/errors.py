@@ -1,0 +1,85 @@
+"""The error tree. Every error a user can fix is a MirrorspecError (exit code 1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where something is: a file, optionally a 1-based line/column and a key path."""
+
+    file: str
+    line: int | None = None
+    col: int | None = None
+    key_path: str | None = None
+
+    def __str__(self) -> str:
+        text = self.file
+        if self.line is not None:
+            text += f":{self.line}"
+            if self.col is not None:
+                text += f":{self.col}"
+        if self.key_path:
+            text += f": {self.key_path}"
+        return text
+
+
+class MirrorspecError(Exception):
+    """Base of every error the user can act on (exit code 1)."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, location: Location | None = None, hint: str | None = None):
+        self.message = message
+        self.location = location
+        self.hint = hint
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        text = f"{self.location}: {self.message}" if self.location else self.message
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text
+
+
+class ProjectError(MirrorspecError):
+    """The YAML project is invalid. May carry several located problems at once."""
+
+    def __init__(self, message: str, location: Location | None = None, hint: str | None = None,
+                 problems: list["MirrorspecError"] | None = None):
+        self.problems = list(problems or [])
+        super().__init__(message, location, hint)
+
+    def render(self) -> str:
+        if not self.problems:
+            return super().render()
+        lines = [p.render() for p in self.problems]
+        return "\n".join(lines) + f"\n{len(self.problems)} error(s) found."
+
+
+class PlanError(MirrorspecError):
+    """target/plan.json is missing, unreadable or of another plan_version."""
+
+
+class LandingZoneError(MirrorspecError):
+    """A landing-zone file is bad: it stops its own table at that file."""
+
+    def __init__(self, message: str, file: str | None = None, row: int | None = None,
+                 hint: str | None = None, code: str = "BadFile"):
+        self.file = file
+        self.row = row
+        self.code = code
+        loc = Location(file, row) if file else None
+        super().__init__(message, loc, hint)
+
+
+class SourceError(MirrorspecError):
+    """A CDC feed file is bad: that table stops and nothing of the batch is published."""
+
+    def __init__(self, message: str, file: str | None = None, line: int | None = None,
+                 hint: str | None = None):
+        self.file = file
+        self.line = line
+        loc = Location(file, line) if file else None
+        super().__init__(message, loc, hint)

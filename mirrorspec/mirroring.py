@@ -1,0 +1,488 @@
+"""The open-mirroring rules, in one place (seed 000: Fabric open mirroring landing zone).
+
+Both the compiler (which writes `_metadata.json`) and the Spark engine (which reads any
+landing zone) use this module; nothing else may restate these rules. It is pure Python.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any, Mapping
+
+from mirrorspec.errors import LandingZoneError
+
+# --- names in the landing zone ------------------------------------------------------------
+
+ROW_MARKER_COLUMN = "__rowMarker__"
+METADATA_FILE = "_metadata.json"
+PARTNER_EVENTS_FILE = "_partnerEvents.json"
+PROCESSED_FOLDER = "_ProcessedFiles"
+# Folders the service (or other tools) use for its own bookkeeping; never table data.
+SERVICE_FOLDERS = ("_ProcessedFiles", "_FilesReadyToDelete", "_scratchPad", "_Temp")
+SCHEMA_FOLDER_SUFFIX = ".schema"
+DEFAULT_SCHEMA = "dbo"
+PROCESSED_RETENTION_DAYS = 7
+
+SEQUENCE_DIGITS = 20
+_SEQUENCE_NAME = re.compile(r"^(\d{20})\.")
+
+
+class RowMarker(IntEnum):
+    """`__rowMarker__` values and what they do to the row with the same key."""
+
+    INSERT = 0
+    UPDATE = 1
+    DELETE = 2
+    UPSERT = 4
+
+
+VALID_MARKERS = frozenset(int(m) for m in RowMarker)
+# 1 and 4 replace every row with the key (or append when there is none): the same effect.
+REPLACING_MARKERS = frozenset({RowMarker.UPDATE, RowMarker.UPSERT})
+KEYED_MARKERS = frozenset({RowMarker.UPDATE, RowMarker.DELETE, RowMarker.UPSERT})
+
+
+def default_marker(upsert_default: bool) -> int:
+    """The marker of a row without one: upsert when isUpsertDefaultRowMarker, else insert."""
+    return int(RowMarker.UPSERT if upsert_default else RowMarker.INSERT)
+
+
+def parse_marker(value: Any, default: int) -> int:
+    """Turn a raw `__rowMarker__` cell (int, float, numeric string or null) into 0/1/2/4.
+
+    Raises ValueError for anything else; the caller names the file and row.
+    """
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        raise ValueError(f"__rowMarker__ {value!r} is not one of 0, 1, 2, 4")
+    if isinstance(value, (int,)):
+        number = value
+    elif isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError(f"__rowMarker__ {value!r} is not one of 0, 1, 2, 4")
+        number = int(value)
+    else:
+        text = str(value).strip()
+        if text == "":
+            return default
+        try:
+            number = int(text)
+        except ValueError:
+            try:
+                as_float = float(text)
+            except ValueError:
+                raise ValueError(f"__rowMarker__ {value!r} is not a number") from None
+            if not as_float.is_integer():
+                raise ValueError(f"__rowMarker__ {value!r} is not one of 0, 1, 2, 4") from None
+            number = int(as_float)
+    if number not in VALID_MARKERS:
+        raise ValueError(f"__rowMarker__ {number} is not one of 0 (insert), 1 (update), "
+                         f"2 (delete), 4 (upsert)")
+    return number
+
+
+# --- file names -----------------------------------------------------------------------------
+
+def sequence_file_name(sequence: int, extension: str = "parquet") -> str:
+    """`00000000000000000001.parquet` for sequence 1."""
+    if sequence < 1 or sequence >= 10 ** SEQUENCE_DIGITS:
+        raise ValueError(f"file sequence {sequence} out of range")
+    return f"{sequence:0{SEQUENCE_DIGITS}d}.{extension.lstrip('.')}"
+
+
+def parse_sequence(file_name: str) -> int | None:
+    """The sequence number of a 20-digit file name, or None for any other name."""
+    match = _SEQUENCE_NAME.match(file_name)
+    return int(match.group(1)) if match else None
+
+
+COMPRESSION_SUFFIXES = (".gz", ".gzip", ".snappy", ".zst", ".zstd")
+
+
+def is_reserved_name(name: str) -> bool:
+    """Names starting with `_` are never data (`_metadata.json`, `_ProcessedFiles`, `_0001.tmp`…)."""
+    return name.startswith("_") or name.startswith(".")
+
+
+def data_file_format(file_name: str, file_extension: str | None = None) -> str | None:
+    """'parquet' or 'csv' (delimited) for a landing data file name, else None (not data).
+
+    `file_extension` is `_metadata.json`'s FileExtension (e.g. 'tsv') for DelimitedText tables.
+    Compression suffixes (.gz, .snappy, .zst) are looked through.
+    """
+    if is_reserved_name(file_name):
+        return None
+    lower = file_name.lower()
+    for suffix in COMPRESSION_SUFFIXES:
+        if lower.endswith(suffix) and not lower.endswith(".parquet" + suffix):
+            lower = lower[: -len(suffix)]
+            break
+    if lower.endswith(".parquet"):
+        return "parquet"
+    if lower.endswith(".csv"):
+        return "csv"
+    if file_extension and lower.endswith("." + file_extension.lower().lstrip(".")):
+        return "csv"
+    return None
+
+
+def table_folder(table: str, schema: str | None) -> str:
+    """Landing-zone folder of a table, relative to the landing zone root."""
+    return f"{schema}{SCHEMA_FOLDER_SUFFIX}/{table}" if schema else table
+
+
+def schema_from_folder(folder_name: str) -> str | None:
+    """'sales' for 'sales.schema', None for a folder that isn't a schema folder."""
+    if folder_name.endswith(SCHEMA_FOLDER_SUFFIX) and len(folder_name) > len(SCHEMA_FOLDER_SUFFIX):
+        return folder_name[: -len(SCHEMA_FOLDER_SUFFIX)]
+    return None
+
+
+def warehouse_schema(schema: str | None) -> str:
+    """Tables at the landing-zone root live in warehouse schema `dbo`."""
+    return schema or DEFAULT_SCHEMA
+
+
+def mirror_id(schema: str | None, table: str) -> str:
+    """Stable identity of a mirrored table, used as the Delta `txn` appId prefix."""
+    return f"mirrorspec:{warehouse_schema(schema)}.{table}"
+
+
+# --- names users may give tables and columns ---------------------------------------------
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def unsafe_name_reason(name: str) -> str | None:
+    """Why `name` can't be a table, schema or column name in the landing zone, or None."""
+    if name == "":
+        return "is empty"
+    if name == ROW_MARKER_COLUMN:
+        return f"'{ROW_MARKER_COLUMN}' is reserved for the row marker"
+    if "/" in name or "\\" in name:
+        return "contains a path separator"
+    if name in (".", "..") or ".." in name:
+        return "contains '..'"
+    if name.startswith("_"):
+        return "starts with '_' (the landing zone treats such names as non-data)"
+    if _CONTROL.search(name):
+        return "contains a control character"
+    if name != name.strip():
+        return "has leading or trailing white space"
+    return None
+
+
+# --- data types -------------------------------------------------------------------------------
+
+# The SchemaDefinition DataTypes the seed lists, with the Spark SQL type each is read as.
+# The seed describes ITime as "a full date and time value", so it is read as a timestamp.
+DATA_TYPES: dict[str, str] = {
+    "Double": "double",
+    "Single": "float",
+    "Int16": "smallint",
+    "Int32": "int",
+    "Int64": "bigint",
+    "DateTime": "timestamp",
+    "IDate": "date",
+    "ITime": "timestamp",
+    "String": "string",
+    "Boolean": "boolean",
+    "ByteArray": "binary",
+}
+_DATA_TYPES_CI = {name.lower(): name for name in DATA_TYPES}
+
+
+def canonical_data_type(name: str) -> str | None:
+    """The seed's spelling of a DataType (matched case-insensitively), or None if unknown."""
+    return _DATA_TYPES_CI.get(str(name).lower())
+
+
+def spark_type_for(data_type: str) -> str:
+    """Spark SQL type name for a SchemaDefinition DataType."""
+    canonical = canonical_data_type(data_type)
+    if canonical is None:
+        raise ValueError(f"unknown DataType {data_type!r}; expected one of {', '.join(DATA_TYPES)}")
+    return DATA_TYPES[canonical]
+
+
+# --- delimited text ---------------------------------------------------------------------------
+
+FILE_FORMAT_CSV = "CSV"
+FILE_FORMAT_DELIMITED = "DelimitedText"
+FILE_FORMAT_PARQUET = "Parquet"
+
+# property name → (default, allowed values or None for free text)
+DELIMITED_PROPERTIES: dict[str, tuple[Any, tuple[Any, ...] | None]] = {
+    "FirstRowAsHeader": (True, (True,)),
+    "RowSeparator": ("\r\n", ("\r\n", "\n", "\r")),
+    "ColumnSeparator": (",", (",", ";", "|", "\t")),
+    "QuoteCharacter": ('"', ('"', "'", "")),
+    "EscapeCharacter": ("\\", ("\\", "/", '"', "")),
+    "NullValue": ("", None),
+    "Encoding": ("UTF-8", None),
+}
+SUPPORTED_ENCODINGS = ("UTF-8", "UTF-16", "UTF-16LE", "UTF-16BE", "windows-1252", "ascii",
+                       "ISO-8859-1", "latin1", "US-ASCII", "cp1252", "utf8")
+
+
+@dataclass(frozen=True)
+class ColumnDefinition:
+    """One SchemaDefinition column."""
+
+    name: str
+    data_type: str
+    nullable: bool = True
+
+
+@dataclass(frozen=True)
+class DelimitedOptions:
+    """FileFormatTypeProperties with the seed's defaults filled in."""
+
+    first_row_as_header: bool = True
+    row_separator: str = "\r\n"
+    column_separator: str = ","
+    quote_character: str = '"'
+    escape_character: str = "\\"
+    null_value: str = ""
+    encoding: str = "UTF-8"
+
+
+@dataclass(frozen=True)
+class TableMetadata:
+    """A parsed `_metadata.json`: what the engine needs to read and apply a table's files."""
+
+    key_columns: tuple[str, ...] = ()
+    last_update_time_detection: bool = False
+    upsert_default: bool = False
+    file_format: str = FILE_FORMAT_CSV  # as declared; parquet files are recognised by name
+    file_extension: str | None = None
+    delimited: DelimitedOptions = field(default_factory=DelimitedOptions)
+    columns: tuple[ColumnDefinition, ...] = ()
+    present: bool = True  # False when the folder has no _metadata.json
+
+    @property
+    def default_marker(self) -> int:
+        return default_marker(self.upsert_default)
+
+    @property
+    def keyed(self) -> bool:
+        return bool(self.key_columns)
+
+
+FILE_DETECTION_LAST_UPDATE_TIME = "LastUpdateTimeFileDetection"
+FILE_DETECTION_SEQUENTIAL = "SequentialFileDetection"  # our name for the default; never written
+
+_METADATA_KEYS = {
+    "keycolumns": "keyColumns",
+    "filedetectionstrategy": "fileDetectionStrategy",
+    "isupsertdefaultrowmarker": "isUpsertDefaultRowMarker",
+    "schemadefinition": "SchemaDefinition",
+    "fileformat": "FileFormat",
+    "fileextension": "FileExtension",
+    "fileformattypeproperties": "FileFormatTypeProperties",
+}
+
+
+def _ci(mapping: Mapping[str, Any]) -> dict[str, Any]:
+    return {str(k).lower(): v for k, v in mapping.items()}
+
+
+def _as_bool(value: Any, what: str, file: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise LandingZoneError(f"{what} must be true or false, not {value!r}", file=file,
+                           code="InvalidMetadata")
+
+
+def parse_metadata_text(text: str, file: str) -> TableMetadata:
+    """Parse the text of a `_metadata.json` (keys matched case-insensitively)."""
+    try:
+        raw = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise LandingZoneError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
+                               file=file, row=exc.lineno, code="InvalidMetadata",
+                               hint="fix the JSON; the table resumes on the next run") from None
+    if not isinstance(raw, dict):
+        raise LandingZoneError("_metadata.json must hold a JSON object", file=file,
+                               code="InvalidMetadata")
+    return parse_metadata(raw, file)
+
+
+def parse_metadata(raw: Mapping[str, Any], file: str) -> TableMetadata:
+    """Turn a `_metadata.json` object into TableMetadata, rejecting invalid values."""
+    data = _ci(raw)
+
+    def bad(message: str) -> LandingZoneError:
+        return LandingZoneError(message, file=file, code="InvalidMetadata",
+                                hint="fix _metadata.json; the table resumes on the next run")
+
+    keys = data.get("keycolumns") or []
+    if isinstance(keys, str):
+        keys = [keys]
+    if not isinstance(keys, list) or not all(isinstance(k, str) and k for k in keys):
+        raise bad("keyColumns must be a list of column names")
+    if len(set(keys)) != len(keys):
+        raise bad("keyColumns lists a column twice")
+
+    detection = data.get("filedetectionstrategy")
+    if detection is None or str(detection).lower() in ("", FILE_DETECTION_SEQUENTIAL.lower()):
+        last_update = False
+    elif str(detection).lower() == FILE_DETECTION_LAST_UPDATE_TIME.lower():
+        last_update = True
+    else:
+        raise bad(f"fileDetectionStrategy {detection!r} is not {FILE_DETECTION_LAST_UPDATE_TIME!r}")
+
+    upsert = data.get("isupsertdefaultrowmarker", False)
+    upsert = False if upsert is None else _as_bool(upsert, "isUpsertDefaultRowMarker", file)
+
+    file_format = data.get("fileformat") or FILE_FORMAT_CSV
+    if not isinstance(file_format, str) or file_format.lower() not in (
+            "csv", "delimitedtext", "parquet"):
+        raise bad(f"FileFormat {file_format!r} is not CSV, DelimitedText or Parquet")
+    file_format = {"csv": FILE_FORMAT_CSV, "delimitedtext": FILE_FORMAT_DELIMITED,
+                   "parquet": FILE_FORMAT_PARQUET}[file_format.lower()]
+    extension = data.get("fileextension")
+    if extension is not None and (not isinstance(extension, str) or not extension.strip(". ")):
+        raise bad(f"FileExtension {extension!r} must be a file extension such as 'tsv'")
+    extension = extension.strip().lstrip(".") if extension else None
+    if file_format == FILE_FORMAT_DELIMITED and not extension:
+        raise bad("FileExtension is required when FileFormat is DelimitedText")
+
+    delimited = _parse_delimited(data.get("fileformattypeproperties") or {}, bad)
+    columns = _parse_schema_definition(data.get("schemadefinition"), bad)
+    return TableMetadata(
+        key_columns=tuple(keys),
+        last_update_time_detection=last_update,
+        upsert_default=upsert,
+        file_format=file_format,
+        file_extension=extension,
+        delimited=delimited,
+        columns=columns,
+    )
+
+
+def _parse_delimited(props: Any, bad) -> DelimitedOptions:
+    if not isinstance(props, dict):
+        raise bad("FileFormatTypeProperties must be an object")
+    props = _ci(props)
+    values: dict[str, Any] = {}
+    for name, (default, allowed) in DELIMITED_PROPERTIES.items():
+        value = props.get(name.lower(), default)
+        if value is None:
+            value = default
+        if name == "FirstRowAsHeader":
+            if isinstance(value, str) and value.lower() in ("true", "false"):
+                value = value.lower() == "true"
+            if value is not True:
+                raise bad("FirstRowAsHeader must be true: delimited files need a header row")
+        elif not isinstance(value, str):
+            raise bad(f"{name} must be a string, not {value!r}")
+        elif allowed is not None and value not in allowed:
+            shown = ", ".join(json.dumps(a) for a in allowed)
+            raise bad(f"{name} {json.dumps(value)} is not supported; use one of {shown}")
+        values[name] = value
+    unknown = set(props) - {n.lower() for n in DELIMITED_PROPERTIES}
+    if unknown:
+        raise bad(f"unknown FileFormatTypeProperties: {', '.join(sorted(unknown))}")
+    return DelimitedOptions(
+        first_row_as_header=values["FirstRowAsHeader"],
+        row_separator=values["RowSeparator"],
+        column_separator=values["ColumnSeparator"],
+        quote_character=values["QuoteCharacter"],
+        escape_character=values["EscapeCharacter"],
+        null_value=values["NullValue"],
+        encoding=values["Encoding"],
+    )
+
+
+def _parse_schema_definition(schema: Any, bad) -> tuple[ColumnDefinition, ...]:
+    if schema is None:
+        return ()
+    if not isinstance(schema, dict):
+        raise bad("SchemaDefinition must be an object with Columns")
+    columns = _ci(schema).get("columns") or []
+    if not isinstance(columns, list):
+        raise bad("SchemaDefinition.Columns must be a list")
+    result = []
+    seen = set()
+    for index, column in enumerate(columns):
+        if not isinstance(column, dict):
+            raise bad(f"SchemaDefinition.Columns[{index}] must be an object")
+        column = _ci(column)
+        name = column.get("name")
+        if not isinstance(name, str) or not name:
+            raise bad(f"SchemaDefinition.Columns[{index}].Name is missing")
+        if name.lower() in seen:
+            raise bad(f"SchemaDefinition declares column {name!r} twice")
+        seen.add(name.lower())
+        data_type = canonical_data_type(column.get("datatype", "String"))
+        if data_type is None:
+            raise bad(f"SchemaDefinition column {name!r}: unknown DataType "
+                      f"{column.get('datatype')!r}; use one of {', '.join(DATA_TYPES)}")
+        nullable = column.get("isnullable", True)
+        nullable = True if nullable is None else bool(nullable)
+        result.append(ColumnDefinition(name, data_type, nullable))
+    return tuple(result)
+
+
+def render_metadata(
+    key_columns: list[str] | tuple[str, ...] = (),
+    last_update_time_detection: bool = False,
+    upsert_default: bool | None = None,
+    columns: list[ColumnDefinition] | tuple[ColumnDefinition, ...] = (),
+    file_format: str | None = None,
+    file_extension: str | None = None,
+    delimited: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The `_metadata.json` object for a table, with exactly the documented property names and
+    only what was set. `delimited` holds FileFormatTypeProperties by their seed names."""
+    doc: dict[str, Any] = {}
+    if key_columns:
+        doc["keyColumns"] = list(key_columns)
+    if last_update_time_detection:
+        doc["fileDetectionStrategy"] = FILE_DETECTION_LAST_UPDATE_TIME
+    if upsert_default is not None:
+        doc["isUpsertDefaultRowMarker"] = bool(upsert_default)
+    if columns:
+        cols = []
+        for column in columns:
+            entry: dict[str, Any] = {"Name": column.name, "DataType": column.data_type}
+            entry["IsNullable"] = bool(column.nullable)
+            cols.append(entry)
+        doc["SchemaDefinition"] = {"Columns": cols}
+    if file_format:
+        doc["FileFormat"] = file_format
+    if file_extension:
+        doc["FileExtension"] = file_extension.lstrip(".")
+    if delimited:
+        doc["FileFormatTypeProperties"] = {
+            name: delimited[name] for name in DELIMITED_PROPERTIES if name in delimited}
+    return doc
+
+
+def render_partner_events(partner_name: str, source_type: str | None = None,
+                          source_version: str | None = None,
+                          additional_information: Mapping[str, Any] | None = None) -> dict:
+    """The `_partnerEvents.json` object (placed at the landing-zone root, not per table)."""
+    source_info: dict[str, Any] = {}
+    if source_type is not None:
+        source_info["sourceType"] = source_type
+    if source_version is not None:
+        source_info["sourceVersion"] = str(source_version)
+    if additional_information:
+        source_info["additionalInformation"] = dict(additional_information)
+    doc: dict[str, Any] = {"partnerName": partner_name}
+    if source_info:
+        doc["sourceInfo"] = source_info
+    return doc
+
+
+def dumps_json(doc: Any) -> str:
+    """The one JSON style of every artifact we write: 2-space indent, stable, newline-ended."""
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

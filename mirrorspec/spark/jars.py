@@ -1,0 +1,81 @@
+"""Delta Lake's jars: fetched once from Maven Central at setup, used offline at run time.
+
+`python -m mirrorspec.spark.jars` (run by `make .venv`) copies `delta-spark` and `delta-storage`
+for the installed delta-spark/pyspark versions into a cache folder with Maven. Sessions then point
+`spark.jars` at them, so a run never needs the network. Pure Python: no pyspark import.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+SCALA_VERSION = "2.13"
+
+
+def cache_dir() -> Path:
+    """Where the jars live: $MIRRORSPEC_JARS_DIR, else ~/.cache/mirrorspec/jars."""
+    root = os.environ.get("MIRRORSPEC_JARS_DIR")
+    return Path(root) if root else Path.home() / ".cache" / "mirrorspec" / "jars"
+
+
+def delta_artifacts() -> list[str]:
+    """Maven coordinates of the Delta jars matching the installed delta-spark and pyspark."""
+    delta_version = metadata.version("delta-spark")
+    spark_major_minor = ".".join(metadata.version("pyspark").split(".")[:2])
+    return [
+        f"io.delta:delta-spark_{spark_major_minor}_{SCALA_VERSION}:{delta_version}",
+        f"io.delta:delta-storage:{delta_version}",
+    ]
+
+
+def jar_file_name(coordinate: str) -> str:
+    _, artifact, version = coordinate.split(":")
+    return f"{artifact}-{version}.jar"
+
+
+def cached_jars() -> list[Path] | None:
+    """The cached jar files for the installed versions, or None when any is missing."""
+    folder = cache_dir()
+    paths = [folder / jar_file_name(c) for c in delta_artifacts()]
+    return paths if all(p.is_file() and p.stat().st_size > 0 for p in paths) else None
+
+
+def fetch(quiet: bool = True) -> list[Path]:
+    """Copy the Delta jars into the cache with Maven (no-op when they are already there)."""
+    existing = cached_jars()
+    if existing:
+        return existing
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise SystemExit("mirrorspec: Maven (mvn) is needed once to fetch Delta Lake's jars; "
+                         "install it (apt-get install maven) and rerun `make .venv`.")
+    folder = cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    for coordinate in delta_artifacts():
+        command = [mvn, "-B", "dependency:copy", f"-Dartifact={coordinate}:jar",
+                   f"-DoutputDirectory={folder}", "-Dmdep.overWriteIfNewer=true"]
+        if quiet:
+            command.insert(2, "-q")
+        result = subprocess.run(command, capture_output=True, text=True, cwd=folder)
+        if result.returncode != 0:
+            raise SystemExit(f"mirrorspec: could not fetch {coordinate} from Maven Central:\n"
+                             f"{result.stdout[-2000:]}{result.stderr[-2000:]}")
+    jars = cached_jars()
+    if not jars:
+        raise SystemExit(f"mirrorspec: Maven ran but the jars are not in {folder}")
+    return jars
+
+
+def main() -> None:
+    jars = fetch()
+    for jar in jars:
+        print(f"delta jar: {jar}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,37 @@
+"""Shared fixtures. Spark tests share ONE SparkSession for the whole test session."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+# Small, fast settings for tests (2 cores): few shuffle partitions, modest driver heap.
+TEST_SPARK_CONF = {
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+    "spark.driver.memory": "2g",
+    "spark.sql.adaptive.coalescePartitions.enabled": "true",
+    "spark.databricks.delta.snapshotPartitions": "2",
+    "spark.databricks.delta.stats.collect": "true",
+}
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """The one SparkSession of the test run (local[2])."""
+    from mirrorspec.spark.session import build_session
+
+    session = build_session("local[2]", TEST_SPARK_CONF, app_name="mirrorspec-tests")
+    yield session
+    session.stop()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Everything under tests/spark carries the `spark` marker."""
+    for item in items:
+        if "/tests/spark/" in str(item.fspath).replace(os.sep, "/"):
+            item.add_marker(pytest.mark.spark)
