@@ -453,7 +453,8 @@ def render_metadata(
         cols = []
         for column in columns:
             entry: dict[str, Any] = {"Name": column.name, "DataType": column.data_type}
-            entry["IsNullable"] = bool(column.nullable)
+            if column.nullable is not None:  # None: the user didn't say; omit IsNullable
+                entry["IsNullable"] = bool(column.nullable)
             cols.append(entry)
         doc["SchemaDefinition"] = {"Columns": cols}
     if file_format:

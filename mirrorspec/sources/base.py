@@ -74,3 +74,260 @@ class SourceReader(Protocol):
         `table` is the compiled TablePlan; `state` is what the publisher remembered for this
         table from earlier runs (reader-specific entries live under state["reader"]).
         """
+
+
+# --- helpers shared by readers (pure Python; added by the Qlik/Arcion/publisher work) ----------
+#
+# ReadResult.info keys the publisher understands:
+#   "state":       JSON-able reader state; saved as state["reader"] once the batch is published
+#   "key_columns": key columns the feed's own metadata declares (used when the plan has none)
+#   "columns":     [InferredColumn, ...] the feed declared (informational)
+# The publisher passes the files it held back in an earlier run (ReadResult.held_back) again,
+# together with the new ones; a reader that holds back must skip what it already published.
+
+FEED_IGNORED_PREFIXES = ("_", ".")
+
+
+def local_path(path: str) -> str:
+    """A filesystem path for `path` (plain or `file:` URI). Other URIs are not readable here."""
+    if path.startswith("file://"):
+        return path[len("file://"):]
+    if path.startswith("file:"):
+        return path[len("file:"):]
+    if "://" in path:
+        from mirrorspec.errors import SourceError
+        raise SourceError(f"feed path {path!r} is not a local or mounted path",
+                          hint="copy or mount the feed locally (file: paths); remote feed URIs "
+                               "are not supported by the publisher")
+    return path
+
+
+def list_feed_files(path: str) -> list[str]:
+    """The feed files under `path` (a folder, searched recursively, a file or a glob), sorted.
+
+    Names starting with `_` or `.` (temporary and hidden files) are skipped.
+    """
+    import glob
+    import os
+
+    base = local_path(path)
+    if any(ch in base for ch in "*?["):
+        candidates = glob.glob(base, recursive=True)
+    elif os.path.isdir(base):
+        candidates = []
+        for root, dirs, names in os.walk(base):
+            dirs[:] = [d for d in dirs if not d.startswith(FEED_IGNORED_PREFIXES)]
+            candidates.extend(os.path.join(root, n) for n in names)
+    elif os.path.isfile(base):
+        candidates = [base]
+    else:
+        candidates = []
+    return sorted(os.path.abspath(p) for p in candidates
+                  if os.path.isfile(p) and not os.path.basename(p).startswith(FEED_IGNORED_PREFIXES))
+
+
+def iter_json_documents(text: str, file: str, first_line: int = 1):
+    """Yield (line, value) for every JSON document in `text`: one per line, concatenated,
+    pretty-printed, or the elements of top-level JSON arrays. Raises SourceError naming the line."""
+    import json
+
+    from mirrorspec.errors import SourceError
+
+    decoder = json.JSONDecoder()
+    pos, n = 0, len(text)
+    line, line_pos = first_line, 0  # line number of text[line_pos]
+    depth_array = False
+
+    def line_of(offset: int) -> int:
+        nonlocal line, line_pos
+        line += text.count("\n", line_pos, offset)
+        line_pos = offset
+        return line
+
+    while True:
+        while pos < n and text[pos] in " \t\r\n\ufeff":
+            pos += 1
+        if pos >= n:
+            if depth_array:
+                raise SourceError("unterminated JSON array", file=file, line=line_of(pos))
+            return
+        ch = text[pos]
+        if depth_array and ch == ",":
+            pos += 1
+            continue
+        if depth_array and ch == "]":
+            depth_array = False
+            pos += 1
+            continue
+        if not depth_array and ch == "[":
+            depth_array = True
+            pos += 1
+            continue
+        try:
+            value, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise SourceError(f"malformed JSON: {exc.msg}", file=file,
+                              line=line_of(exc.pos),
+                              hint="fix or rewrite the file; nothing of this batch was published") from None
+        yield line_of(pos), value
+        pos = end
+
+
+def _int_converter(bits: int):
+    low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+    def convert(value: Any) -> int:
+        if isinstance(value, bool):
+            raise ValueError(f"{value!r} is not an integer")
+        if isinstance(value, int):
+            number = value
+        elif isinstance(value, float):
+            if not value.is_integer():
+                raise ValueError(f"{value!r} is not an integer")
+            number = int(value)
+        else:
+            text = str(value).strip()
+            try:
+                number = int(text)
+            except ValueError:
+                from decimal import Decimal, InvalidOperation
+                try:
+                    dec = Decimal(text)
+                except InvalidOperation:
+                    raise ValueError(f"{value!r} is not an integer") from None
+                if not dec.is_finite() or dec != dec.to_integral_value():
+                    raise ValueError(f"{value!r} is not an integer") from None
+                number = int(dec)
+        if number < low or number > high:
+            raise ValueError(f"{value!r} is out of the Int{bits} range")
+        return number
+    return convert
+
+
+def _float_converter(value: Any) -> float:
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a number")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{value!r} is not a number") from None
+
+
+def _string_converter(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    import json
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+_TRUE = frozenset(("true", "t", "1", "y", "yes"))
+_FALSE = frozenset(("false", "f", "0", "n", "no"))
+
+
+def _bool_converter(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ValueError(f"{value!r} is not a boolean")
+
+
+def _binary_converter(encoding: str):
+    import base64
+    import binascii
+
+    def convert(value: Any) -> bytes:
+        if isinstance(value, (bytes, bytearray)):
+            return bytes(value)
+        text = str(value).strip()
+        try:
+            if encoding == "base64":
+                return base64.b64decode(text, validate=True)
+            if text[:2] in ("0x", "0X"):
+                text = text[2:]
+            return bytes.fromhex(text)
+        except (ValueError, binascii.Error):
+            raise ValueError(f"{value!r} is not {encoding}-encoded binary") from None
+    return convert
+
+
+def _parse_datetime(value: Any):
+    import datetime as dt
+    import re
+
+    if isinstance(value, dt.datetime):
+        return value
+    text = str(value).strip()
+    try:
+        parsed = dt.datetime.fromisoformat(text)
+    except ValueError:
+        # more than 6 fractional digits (e.g. SQL Server datetime2(7)): keep microseconds
+        match = re.match(r"^(.*?[T ]\d{2}:\d{2}:\d{2})\.(\d+)(.*)$", text)
+        if not match:
+            raise ValueError(f"{value!r} is not a date-time (YYYY-MM-DD HH:MM:SS[.ffffff])") from None
+        try:
+            parsed = dt.datetime.fromisoformat(f"{match[1]}.{match[2][:6]}{match[3]}")
+        except ValueError:
+            raise ValueError(f"{value!r} is not a date-time (YYYY-MM-DD HH:MM:SS[.ffffff])") from None
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    return parsed
+
+
+def _date_converter(value: Any):
+    import datetime as dt
+
+    text = str(value).strip()
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        try:
+            return _parse_datetime(text).date()
+        except ValueError:
+            raise ValueError(f"{value!r} is not a date (YYYY-MM-DD)") from None
+
+
+def _time_converter(value: Any):
+    import datetime as dt
+
+    text = str(value).strip()
+    if len(text) <= 18 and text.count(":") >= 1 and "-" not in text:
+        try:
+            return dt.datetime.combine(dt.date(1970, 1, 1), dt.time.fromisoformat(text[:15]))
+        except ValueError:
+            raise ValueError(f"{value!r} is not a time (HH:MM:SS[.ffffff])") from None
+    return _parse_datetime(text)
+
+
+def value_converter(data_type: str | None, binary_encoding: str = "hex"):
+    """A function turning a feed value (JSON value or text) into the Python value of a
+    SchemaDefinition DataType; it raises ValueError with a short reason. None → String."""
+    name = (data_type or "String").lower()
+    if name == "int16":
+        return _int_converter(16)
+    if name == "int32":
+        return _int_converter(32)
+    if name == "int64":
+        return _int_converter(64)
+    if name in ("double", "single"):
+        return _float_converter
+    if name == "boolean":
+        return _bool_converter
+    if name == "bytearray":
+        return _binary_converter(binary_encoding)
+    if name == "idate":
+        return _date_converter
+    if name == "datetime":
+        return _parse_datetime
+    if name == "itime":
+        return _time_converter
+    return _string_converter

@@ -1,12 +1,29 @@
-"""The SparkSession: local[*] by default, master/remote and conf from the plan or flags."""
+"""The SparkSession: local[*] by default, master/remote and conf from the plan or flags.
+
+Three ways to get Spark, all from the same profile output (`spark: {master, remote, conf}`):
+
+- classic, in-process driver: `master` is `local[*]`, `spark://host:port`, `yarn`, `k8s://…`;
+  Delta's jars are added from the offline cache (`spark.jars`), which Spark ships to executors.
+- inside a driver someone else started (spark-submit, a Fabric/Databricks/EMR job, a notebook):
+  the running session is reused (Spark's getOrCreate) and spark-submit's master is kept.
+- Spark Connect: `remote: sc://host:port`; the server owns the JVM, its jars and static conf, so
+  only runtime conf (`spark.sql.*`, Delta session defaults) can be set from here, and the server
+  must have been started with Delta Lake (checked, with a message saying how).
+
+The conf key `mirrorspec.delta.jars` (never passed to Spark) says where Delta's jars come from:
+`cache` (default: the offline cache, else Maven via spark.jars.packages), `packages` (always
+spark.jars.packages) or `provided` (the platform already has Delta: add nothing).
+"""
 
 from __future__ import annotations
 
 import os
-from typing import Mapping
+import sys
+from typing import Any, Mapping
 
 from pyspark.sql import SparkSession
 
+from mirrorspec.errors import MirrorspecError
 from mirrorspec.spark import jars
 
 # Defaults for a laptop; any of them can be overridden by the profile's `spark.conf`.
@@ -23,32 +40,47 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.sql.sources.parallelPartitionDiscovery.threshold": "1000000",
 }
 
+DELTA_JARS_KEY = "mirrorspec.delta.jars"
+DELTA_JARS_MODES = ("cache", "packages", "provided")
+DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
+
+# Runtime settings a Connect client may set on its server session (the rest of DEFAULT_CONF is
+# the server's business: heap, UI, jars and SQL extensions are fixed when the server starts).
+_CONNECT_DEFAULTS = (
+    "spark.databricks.delta.properties.defaults.enableDeletionVectors",
+    "spark.sql.session.timeZone",
+    "spark.sql.shuffle.partitions",
+    "spark.sql.adaptive.enabled",
+)
+
+# The conf each remote session was built with, by session id, so new_session() can repeat it.
+_REMOTE_SESSIONS: dict[str, tuple[str, dict[str, str]]] = {}
+
 
 def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | None = None,
                   remote: str | None = None, app_name: str = "mirrorspec") -> SparkSession:
     """Get or create the process's SparkSession with Delta Lake configured.
 
     Delta's jars come from the cache `make` filled (offline); without it, from Maven through
-    `spark.jars.packages` (needs the network once).
+    `spark.jars.packages` (needs the network once). With `remote` (sc://…) a Spark Connect
+    session is returned instead; raises MirrorspecError when the server can't be used.
     """
-    merged = dict(DEFAULT_CONF)
-    merged.update({k: str(v) for k, v in (conf or {}).items()})
+    user_conf = {k: str(v) for k, v in (conf or {}).items()}
+    jars_mode = user_conf.pop(DELTA_JARS_KEY, "cache").strip().lower()
+    if jars_mode not in DELTA_JARS_MODES:
+        raise MirrorspecError(
+            f"spark.conf {DELTA_JARS_KEY}: {jars_mode!r} is not one of {', '.join(DELTA_JARS_MODES)}",
+            hint="cache: mirrorspec's offline jars; packages: fetch from Maven; "
+                 "provided: the Spark platform already has Delta Lake")
     if remote:
-        builder = SparkSession.builder.remote(remote).appName(app_name)
-        for key, value in (conf or {}).items():
-            builder = builder.config(key, str(value))
-        return builder.getOrCreate()
-    os.environ.setdefault("PYSPARK_PYTHON", _python())
-    builder = SparkSession.builder.master(master or "local[*]").appName(app_name)
-    cached = jars.cached_jars()
-    if cached:
-        existing = merged.get("spark.jars")
-        paths = ",".join(str(p) for p in cached)
-        merged["spark.jars"] = f"{existing},{paths}" if existing else paths
-    else:
-        packages = ",".join(jars.delta_artifacts()[:1])
-        existing = merged.get("spark.jars.packages")
-        merged["spark.jars.packages"] = f"{existing},{packages}" if existing else packages
+        return _connect_session(remote, user_conf, app_name)
+    merged = dict(DEFAULT_CONF)
+    merged.update(user_conf)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName(app_name)
+    if not _inside_spark_submit():
+        builder = builder.master(master or "local[*]")
+    _add_delta_jars(merged, jars_mode)
     for key, value in merged.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
@@ -56,6 +88,127 @@ def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | Non
     return session
 
 
-def _python() -> str:
-    import sys
-    return sys.executable
+def is_connect(spark: Any) -> bool:
+    """True for a Spark Connect session (no JVM in this process)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def require_classic(spark: Any, what: str) -> None:
+    """Raise a clear MirrorspecError when `what` needs the JVM but `spark` is a Connect session."""
+    if is_connect(spark):
+        raise MirrorspecError(
+            f"{what} needs direct access to the Spark driver's JVM, which Spark Connect "
+            "(spark.remote: sc://…) does not give",
+            hint="use a profile output with spark.master (local[*], spark://…, yarn) for this, "
+                 "or run mirrorspec on the cluster's driver")
+
+
+def new_session(spark: Any) -> Any:
+    """An isolated session (own SQL conf, temp views) on the same Spark: classic or Connect."""
+    if not is_connect(spark):
+        return spark.newSession()
+    url, conf = _REMOTE_SESSIONS.get(spark.session_id, (None, {}))
+    if url is None:
+        raise MirrorspecError("this Spark Connect session was not built by mirrorspec, so a "
+                              "second session on the same server can't be opened")
+    session = SparkSession.builder.remote(url).create()
+    _apply_runtime_conf(session, conf)
+    _REMOTE_SESSIONS[session.session_id] = (url, conf)
+    return session
+
+
+def _add_delta_jars(merged: dict[str, str], mode: str) -> None:
+    if mode == "provided":
+        return
+    cached = jars.cached_jars() if mode == "cache" else None
+    if cached:
+        _append(merged, "spark.jars", ",".join(str(p) for p in cached))
+    else:
+        _append(merged, "spark.jars.packages", jars.delta_artifacts()[0])
+
+
+def _append(conf: dict[str, str], key: str, value: str) -> None:
+    existing = conf.get(key)
+    conf[key] = f"{existing},{value}" if existing else value
+
+
+def _inside_spark_submit() -> bool:
+    """True when spark-submit (or a managed job) started this Python: its master is kept."""
+    return bool(os.environ.get("PYSPARK_GATEWAY_PORT")) and SparkSession.getActiveSession() is None
+
+
+def _apply_runtime_conf(session: Any, conf: Mapping[str, str]) -> None:
+    """Set each key on a running session; a key only settable at start-up is a clear error."""
+    for key, value in conf.items():
+        try:
+            session.conf.set(key, value)
+        except Exception as exc:  # noqa: BLE001 - pyspark raises several types for this
+            text = str(exc)
+            if "CANNOT_MODIFY" not in text and "Cannot modify" not in text:
+                raise
+            where = ("the Spark Connect server" if is_connect(session)
+                     else "the Spark driver that was already running")
+            raise MirrorspecError(
+                f"spark.conf {key} can only be set when Spark starts, and {where} has started "
+                "without it",
+                hint="set it where that Spark is started (spark-submit --conf, the server's "
+                     "command line, the cluster's configuration) and remove it from the profile"
+            ) from None
+
+
+def _connect_session(remote: str, conf: dict[str, str], app_name: str) -> Any:
+    """A Spark Connect session on `remote`, checked for Delta Lake."""
+    try:
+        import pyspark.sql.connect.session  # noqa: F401 - fails without the Connect extras
+    except ImportError as exc:
+        raise MirrorspecError(
+            f"spark.remote {remote} needs pyspark's Spark Connect client, which is not "
+            f"installed ({exc.name or exc})",
+            hint="pip install 'pyspark[connect]' (grpcio, grpcio-status, "
+                 "googleapis-common-protos, zstandard) into mirrorspec's environment") from None
+    runtime = {k: DEFAULT_CONF[k] for k in _CONNECT_DEFAULTS}
+    runtime.update(conf)
+    _check_reachable(remote)
+    try:
+        session = SparkSession.builder.remote(remote).appName(app_name).create()
+        extensions = session.conf.get("spark.sql.extensions", "") or ""
+    except MirrorspecError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - gRPC/connection errors come in many types
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise MirrorspecError(
+            f"cannot reach the Spark Connect server at {remote}: {first}",
+            hint="start the server (see docs/deploy.md) or fix spark.remote in profiles.yml"
+        ) from None
+    if DELTA_EXTENSION not in extensions:
+        raise MirrorspecError(
+            f"the Spark Connect server at {remote} was started without Delta Lake "
+            f"(spark.sql.extensions is {extensions or 'unset'!r})",
+            hint="start it with --jars/--packages io.delta:" + jars.delta_artifacts()[0].split(":", 1)[1]
+                 + f" --conf spark.sql.extensions={DELTA_EXTENSION} --conf "
+                 "spark.sql.catalog.spark_catalog=org.apache.spark.sql.delta.catalog.DeltaCatalog"
+                 " (docs/deploy.md)")
+    _apply_runtime_conf(session, runtime)
+    _REMOTE_SESSIONS[session.session_id] = (remote, runtime)
+    return session
+
+
+def _check_reachable(remote: str, timeout: float = 10.0) -> None:
+    """Fail fast when nothing listens at sc://host:port (the gRPC client would retry for minutes)."""
+    import socket
+    from urllib.parse import urlparse
+
+    if not remote.startswith("sc://"):
+        raise MirrorspecError(f"spark.remote {remote!r} is not a Spark Connect URL",
+                              hint="write it as sc://host:port (port 15002 by default)")
+    parsed = urlparse("http://" + remote[len("sc://"):].split("/", 1)[0])
+    host, port = parsed.hostname or "localhost", parsed.port or 15002
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as exc:
+        raise MirrorspecError(
+            f"cannot reach the Spark Connect server at {remote}: {host}:{port}: "
+            f"{exc.strerror or exc}",
+            hint="start the server (see docs/deploy.md) or fix spark.remote in profiles.yml"
+        ) from None

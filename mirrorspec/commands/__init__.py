@@ -1,0 +1,1 @@
+"""Click commands, one module per area; each exports COMMANDS (registered in mirrorspec.cli)."""

@@ -1,0 +1,122 @@
+"""`mirrorspec docs generate|serve`: a static site describing every mirrored table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from mirrorspec.cli import get_console
+from mirrorspec.errors import MirrorspecError
+
+DOCS_DIR = "docs"
+
+
+@click.group("docs")
+def docs() -> None:
+    """Generate and serve the project's documentation site."""
+
+
+@docs.command("generate")
+@click.option("--project-dir", default=".", show_default=True,
+              type=click.Path(file_okay=False, path_type=Path), help="The project to compile.")
+@click.option("--target", "-t", help="The profile target to compile with.")
+@click.option("--vars", "vars_", help="Variables for the compile, as YAML: '{key: value}'.")
+@click.option("--profiles-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Where profiles.yml is (default: as for `mirrorspec compile`).")
+def generate(project_dir: Path, target: str | None, vars_: str | None,
+             profiles_dir: Path | None) -> None:
+    """Compile the project and write the site to target/docs/."""
+    from mirrorspec.compile import compile_project
+    from mirrorspec.docsite import generate_site
+    from mirrorspec.docsite.collect import read_json_if_present
+
+    console = get_console()
+    result = compile_project(str(project_dir), target=target, vars=vars_,
+                             profiles_dir=None if profiles_dir is None else str(profiles_dir))
+    plan, target_dir = result.plan, Path(result.target_dir)
+    status = _read_status(plan.warehouse)
+    run_results = read_json_if_present(target_dir / "run_results.json")
+    out = generate_site(plan, target_dir / DOCS_DIR, status, run_results)
+    console.result(f"Docs for {len(plan.tables)} table(s) written to {out / 'index.html'}",
+                   path=str(out), tables=len(plan.tables), status=status is not None,
+                   run_results=run_results is not None)
+
+
+@docs.command("serve")
+@click.option("--project-dir", default=".", show_default=True,
+              type=click.Path(file_okay=False, path_type=Path), help="The project.")
+@click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535),
+              help="Port (0: any free port).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--dir", "site_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="The site folder (default: <target-path>/docs of the project).")
+def serve(project_dir: Path, port: int, host: str, site_dir: Path | None) -> None:
+    """Serve target/docs/ over HTTP until Ctrl-C."""
+    from mirrorspec.docsite import make_server
+
+    console = get_console()
+    site = site_dir or _target_dir(project_dir) / DOCS_DIR
+    if not (site / "index.html").exists():
+        raise MirrorspecError(f"{site}: no docs site there",
+                              hint="run `mirrorspec docs generate` first")
+    try:
+        server = make_server(site, host, port)
+    except OSError as exc:
+        raise MirrorspecError(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+                              hint="pick another --port") from None
+    bound_host, bound_port = server.server_address[:2]
+    url = f"http://{_url_host(bound_host)}:{bound_port}/"
+    console.result(f"Serving {site} at {url} (Ctrl-C to stop)", url=url, path=str(site))
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        console.info("Stopped.")
+    finally:
+        server.server_close()
+
+
+def _read_status(warehouse: str) -> dict[str, Any] | None:
+    """The monitoring JSON of the warehouse, or None when nothing was mirrored yet."""
+    from mirrorspec.docsite.collect import read_json_if_present
+
+    if "://" in warehouse:
+        return None  # a remote warehouse: the status is not readable without Spark
+    try:
+        from mirrorspec.status import read_status
+    except ImportError:
+        read_status = None
+    if read_status is not None:
+        try:
+            status = read_status(warehouse)
+        except (MirrorspecError, OSError, ValueError):
+            status = None
+        if isinstance(status, dict) and status.get("tables"):
+            return status
+    return read_json_if_present(Path(warehouse) / "tables.json")
+
+
+def _target_dir(project_dir: Path) -> Path:
+    """The project's target folder: `target-path` of mirrorspec_project.yml, else target/.
+
+    Read without rendering (serve needs no profile); a templated target-path falls back."""
+    import yaml
+
+    from mirrorspec.load.project import PROJECT_FILE
+
+    try:
+        doc = yaml.safe_load((project_dir / PROJECT_FILE).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        doc = None
+    value = doc.get("target-path") if isinstance(doc, dict) else None
+    if not isinstance(value, str) or not value.strip() or "{" in value:
+        value = "target"
+    return project_dir / Path(value).expanduser()
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+COMMANDS = [docs]

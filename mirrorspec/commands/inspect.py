@@ -1,0 +1,166 @@
+"""`mirrorspec status`, `show` and `history`: look at the mirrored tables.
+
+`status` is pure Python (it reads the monitoring JSON); `show` and `history` start Spark (the
+plan's session settings when a project is given, else a local session).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from mirrorspec import mirroring
+from mirrorspec.cli import get_console
+from mirrorspec.commands.run import load_plan_context, project_options
+from mirrorspec.compile.plan import Plan
+from mirrorspec.errors import MirrorspecError
+
+STATUS_COLUMNS = ("schema", "table", "status", "processed rows", "processed bytes",
+                  "last sync (UTC)", "latency (s)", "error")
+
+
+def warehouse_option(func: Callable) -> Callable:
+    return click.option("--warehouse", default=None, type=click.Path(file_okay=False),
+                        help="Read this warehouse directly instead of compiling the project.")(func)
+
+
+def _plan_or_none(params: dict[str, Any]) -> Plan | None:
+    if params.get("warehouse"):
+        return None
+    ctx = load_plan_context(params["project_dir"], params["target"], params["vars_text"],
+                            params["profiles_dir"], params["plan_path"])
+    return ctx.plan
+
+
+def _warehouse(params: dict[str, Any], plan: Plan | None) -> str:
+    return params["warehouse"] if plan is None else plan.warehouse
+
+
+def status_rows(doc: dict[str, Any]) -> list[list[Any]]:
+    """Rows of the status table from the monitoring JSON (`read_status`)."""
+    tables = doc.get("tables") or []
+    if isinstance(tables, dict):
+        tables = tables.get("tables") or []
+    rows = []
+    for entry in tables:
+        metrics = entry.get("metrics") or {}
+        error = entry.get("error") or {}
+        message = ""
+        if error:
+            message = f"{error.get('errorCode', '')}: {error.get('message', '')}".strip(": ")
+        rows.append([entry.get("sourceSchemaName") or "", entry.get("sourceTableName") or "",
+                     entry.get("status") or "", metrics.get("processedRows", ""),
+                     metrics.get("processedBytes", ""), metrics.get("lastSyncDateTime", "") or "",
+                     metrics.get("lastSyncLatencyInSeconds", ""), message])
+    return sorted(rows, key=lambda r: (str(r[0]), str(r[1])))
+
+
+@click.command("status")
+@project_options
+@warehouse_option
+@click.option("--json", "as_json", is_flag=True, help="Print the monitoring JSON itself.")
+def status(as_json: bool, **params: Any) -> None:
+    """The monitoring JSON (replicator.json, tables.json) as a table."""
+    from mirrorspec.status import read_status
+
+    console = get_console()
+    plan = _plan_or_none(params)
+    warehouse = _warehouse(params, plan)
+    doc = read_status(warehouse) or {}
+    if not doc or (not doc.get("tables") and not doc.get("replicator")):
+        raise MirrorspecError(f"no monitoring JSON in {warehouse}",
+                              hint="run `mirrorspec run` (or `mirrorspec mirror`) first")
+    if as_json:
+        console.raw(json.dumps(doc, indent=2, ensure_ascii=False, default=str))
+        return
+    replicator = doc.get("replicator") or {}
+    if replicator:
+        overall = replicator.get("status", "?")
+        console.result(f"replicator: {overall} (last updated "
+                       f"{replicator.get('lastUpdated', '?')})", status=overall)
+    console.table(f"tables in {warehouse}", STATUS_COLUMNS, status_rows(doc), kind="status")
+
+
+def _resolve(table_name: str, params: dict[str, Any]):
+    """(display name, delta path, plan or None) for TABLE."""
+    plan = _plan_or_none(params)
+    if plan is None:
+        schema, _, name = table_name.rpartition(".")
+        schema = mirroring.warehouse_schema(schema or None)
+        path = str(Path(params["warehouse"]) / schema / name)
+        return f"{schema}.{name}", path, None
+    from mirrorspec.selection import resolve_table
+
+    table = resolve_table(plan, table_name)
+    return table.unique_id, table.delta_path, plan
+
+
+def _session(plan: Plan | None):
+    if plan is not None:
+        from mirrorspec.spark.runner import start_session
+
+        return start_session(plan)
+    from mirrorspec.spark.session import build_session
+
+    return build_session()
+
+
+@click.command("show")
+@click.argument("table")
+@project_options
+@warehouse_option
+@click.option("--limit", "-n", type=click.IntRange(min=0), default=20, show_default=True)
+@click.option("--where", default=None, help="A Spark SQL condition, e.g. \"status = 'open'\".")
+@click.option("--version", "version", type=click.IntRange(min=0), default=None,
+              help="Time travel: the table as of this Delta version.")
+@click.option("--timestamp", default=None,
+              help="Time travel: the table as of this time, e.g. 2026-01-31T12:00:00.")
+def show(table: str, limit: int, where: str | None, version: int | None,
+         timestamp: str | None, **params: Any) -> None:
+    """Preview rows of a mirrored table (with Delta time travel)."""
+    if version is not None and timestamp is not None:
+        raise MirrorspecError("give --version or --timestamp, not both")
+    console = get_console()
+    name, path, plan = _resolve(table, params)
+    from mirrorspec.spark.inspect import preview
+
+    columns, rows = preview(_session(plan), path, name, limit, where, version, timestamp)
+    as_of = (f" as of version {version}" if version is not None
+             else f" as of {timestamp}" if timestamp else "")
+    console.table(f"{name}{as_of} ({len(rows)} row(s) shown)", columns, rows, kind="rows")
+
+
+@click.command("history")
+@click.argument("table")
+@project_options
+@warehouse_option
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=None,
+              help="Only the latest N commits.")
+def history(table: str, limit: int | None, **params: Any) -> None:
+    """The Delta history of a table: per commit, the landing files applied and rows changed."""
+    console = get_console()
+    name, path, plan = _resolve(table, params)
+    from mirrorspec.spark.inspect import history as read_history
+
+    entries = read_history(_session(plan), path, name, limit)
+    rows = [[e.version, e.timestamp, e.operation, _files(e.files_applied),
+             _n(e.rows_inserted), _n(e.rows_updated), _n(e.rows_deleted)] for e in entries]
+    console.table(f"history of {name}", ("version", "timestamp", "operation", "landing files",
+                                         "inserted", "updated", "deleted"), rows, kind="history")
+
+
+def _n(value: int | None) -> str:
+    return "" if value is None else str(value)
+
+
+def _files(files: list[str]) -> str:
+    names = [f.rsplit("/", 1)[-1] for f in files]
+    if len(names) <= 3:
+        return ", ".join(names)
+    return f"{names[0]} … {names[-1]} ({len(names)} files)"
+
+
+COMMANDS = [status, show, history]

@@ -1,0 +1,100 @@
+"""`mirrorspec init`, `validate` and `compile`: the commands that never start Spark."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+import click
+
+from mirrorspec.cli import get_console
+from mirrorspec.console import Console
+
+
+def project_options(func: Callable) -> Callable:
+    """--project-dir, --target, --vars, --profiles-dir."""
+    for decorator in reversed([
+        click.option("--project-dir", default=".", show_default=True, envvar="MIRRORSPEC_PROJECT_DIR",
+                     type=click.Path(file_okay=False), help="Folder holding mirrorspec_project.yml."),
+        click.option("--target", "-t", default=None,
+                     help="Output of the profile to use (default: the profile's `target`)."),
+        click.option("--vars", "vars_text", default=None, metavar="YAML",
+                     help="Values for var() as a YAML mapping, e.g. '{env: prod}'."),
+        click.option("--profiles-dir", default=None, type=click.Path(file_okay=False),
+                     help="Folder holding profiles.yml (default: the project folder, then "
+                          "~/.mirrorspec)."),
+    ]):
+        func = decorator(func)
+    return func
+
+
+def _show(path: Any) -> str:
+    rel = os.path.relpath(path)
+    return str(path) if rel.startswith("..") else rel
+
+
+def _report_inferred(console: Console, inferred: dict[str, tuple[str, ...]]) -> None:
+    for unique_id, notes in sorted(inferred.items()):
+        for note in notes:
+            console.info(f"{unique_id}: inferred {note}", table=unique_id)
+
+
+@click.command("init")
+@click.argument("name")
+@click.option("--force", is_flag=True, help="Write into an existing non-empty folder.")
+def init(name: str, force: bool) -> None:
+    """Create a new project NAME (a folder) that compiles as is."""
+    from mirrorspec.scaffold import SCHEMA_HINT, scaffold_project
+
+    console = get_console()
+    created = scaffold_project(name, force=force)
+    console.success(f"Created project {created.name} in {_show(created)}", path=str(created))
+    console.info(f"Editors: the YAML files point yaml-language-server at {SCHEMA_HINT}")
+    console.result(f"Next: cd {_show(created)} && mirrorspec compile")
+
+
+@click.command("validate")
+@project_options
+def validate(project_dir: str, target: str | None, vars_text: str | None,
+             profiles_dir: str | None) -> None:
+    """Check the project (YAML, schemas, cross-checks, landing-zone keys) without writing."""
+    from mirrorspec.compile import validate_project
+
+    console = get_console()
+    result = validate_project(project_dir, target=target, vars=vars_text, profiles_dir=profiles_dir)
+    _report_inferred(console, result.inferred)
+    plan = result.plan
+    console.result(f"OK: project {plan.project_name}, {len(plan.tables)} table(s), "
+                   f"profile {plan.profile}, target {plan.target}",
+                   tables=len(plan.tables), project=plan.project_name)
+
+
+@click.command("compile")
+@project_options
+def compile(project_dir: str, target: str | None, vars_text: str | None,
+            profiles_dir: str | None) -> None:  # noqa: A001 - the command's name
+    """Compile the project into target/: _metadata.json files, _partnerEvents.json, plan.json."""
+    from mirrorspec.compile import compile_project
+    from mirrorspec.mirroring import table_folder
+
+    console = get_console()
+    result = compile_project(project_dir, target=target, vars=vars_text, profiles_dir=profiles_dir)
+    _report_inferred(console, result.inferred)
+    plan = result.plan
+    if not plan.tables:
+        console.warning("the project declares no tables (add tables/*.yml)")
+    if not console.quiet and 0 < len(plan.tables) <= 50:
+        console.table(
+            f"{plan.project_name} (profile {plan.profile}, target {plan.target}): "
+            f"landing zone {plan.landing_zone}",
+            ["table", "keys", "format", "source", "folder"],
+            [(t.unique_id, ", ".join(t.key_columns) or "-", t.file_format, t.source.type,
+              table_folder(t.name, t.schema)) for t in plan.tables])
+    metadata = sum(1 for name in result.files if name.endswith("_metadata.json"))
+    console.result(f"Compiled {len(plan.tables)} table(s) into {_show(result.target_dir)}: "
+                   f"plan.json, {metadata} _metadata.json"
+                   + (", _partnerEvents.json" if plan.partner_events is not None else ""),
+                   tables=len(plan.tables), plan=str(result.plan_path))
+
+
+COMMANDS = [init, validate, compile]

@@ -1,0 +1,206 @@
+"""`mirrorspec run`, `publish` and `build`: execute the compiled plan on Spark.
+
+The command bodies stay thin: get the plan (compile the project, or read `--plan`), hand it to
+`mirrorspec.spark.runner.run_plan`, print the summary, exit 1 when a table failed. pyspark is
+imported only inside the commands, never at module level.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from mirrorspec.cli import FailedRun, get_console
+from mirrorspec.compile.plan import Plan, read_plan
+from mirrorspec.console import Console
+from mirrorspec.errors import MirrorspecError
+from mirrorspec.run_results import RunResults, safe_args
+
+DEFAULT_THREADS = 4
+
+
+@dataclass(frozen=True)
+class PlanContext:
+    """The plan a command works on and the target folder its artifacts go to."""
+
+    plan: Plan
+    target_dir: Path
+
+
+def parse_vars(text: str | None) -> dict[str, Any] | None:
+    """`--vars '{key: value}'` (YAML or JSON) as a dict."""
+    if not text:
+        return None
+    import yaml
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise MirrorspecError(f"--vars is not valid YAML: {exc}",
+                              hint="pass a mapping, e.g. --vars '{env: prod}'") from None
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise MirrorspecError(f"--vars must be a mapping, not {type(value).__name__}",
+                              hint="pass a mapping, e.g. --vars '{env: prod}'")
+    return value
+
+
+def load_plan_context(project_dir: str = ".", target: str | None = None, vars_text: str | None = None,
+                      profiles_dir: str | None = None, plan_path: str | None = None,
+                      console: Console | None = None) -> PlanContext:
+    """Compile the project (or read `plan_path`) and say where its target folder is."""
+    if plan_path:
+        path = Path(plan_path)
+        return PlanContext(read_plan(path), path.resolve().parent)
+    from mirrorspec.compile import compile_project
+
+    # The landing zone is checked per table by the runner (a table whose keyColumns changed
+    # fails on its own, and --full-refresh can recreate it), not for the whole compile.
+    result = compile_project(project_dir, target=target, vars=vars_text,
+                             profiles_dir=profiles_dir, check_landing=False)
+    if console is not None:
+        for unique_id, notes in sorted(getattr(result, "inferred", {}).items()):
+            for note in notes:
+                console.info(f"{unique_id}: {note}", table=unique_id)
+    return PlanContext(result.plan, Path(result.target_dir).resolve())
+
+
+# --- shared options ----------------------------------------------------------------------------
+
+def project_options(func: Callable) -> Callable:
+    """--project-dir, --profiles-dir, --target, --vars, --plan."""
+    for decorator in reversed([
+        click.option("--project-dir", default=".", show_default=True,
+                     type=click.Path(file_okay=False), help="The project folder."),
+        click.option("--profiles-dir", default=None, type=click.Path(file_okay=False),
+                     help="Folder holding profiles.yml (default: the project folder)."),
+        click.option("--target", "-t", default=None, help="Profile target to use."),
+        click.option("--vars", "vars_text", default=None,
+                     help="Variables as a YAML mapping, e.g. '{env: prod}'."),
+        click.option("--plan", "plan_path", default=None, type=click.Path(dir_okay=False),
+                     help="Run this compiled target/plan.json instead of compiling."),
+    ]):
+        func = decorator(func)
+    return func
+
+
+def selection_options(func: Callable) -> Callable:
+    """--select, --exclude, --state."""
+    for decorator in reversed([
+        click.option("--select", "-s", multiple=True,
+                     help="Tables to run: names, schema.*, globs, source:TYPE, tag:TAG, "
+                          "state:modified (repeatable; space or comma separated)."),
+        click.option("--exclude", multiple=True, help="Tables to leave out (same syntax)."),
+        click.option("--state", "state_path", default=None, type=click.Path(exists=True),
+                     help="A previous target/ folder, for state:modified."),
+    ]):
+        func = decorator(func)
+    return func
+
+
+def run_options(func: Callable) -> Callable:
+    """--threads, --full-refresh."""
+    func = click.option("--full-refresh", is_flag=True,
+                        help="Rebuild the selected tables from their sources.")(func)
+    func = click.option("--threads", type=click.IntRange(min=1), default=DEFAULT_THREADS,
+                        show_default=True, help="Tables processed concurrently.")(func)
+    return func
+
+
+# --- commands ----------------------------------------------------------------------------------
+
+def execute_run(console: Console, command: str, publish_only: bool, params: dict[str, Any]
+                ) -> tuple[PlanContext, RunResults]:
+    """Compile or read the plan, run it, print the summary (shared by run, publish, build)."""
+    from mirrorspec.spark.runner import run_plan
+
+    ctx = load_plan_context(params["project_dir"], params["target"], params["vars_text"],
+                            params["profiles_dir"], params["plan_path"], console)
+    args = safe_args(project_dir=params["project_dir"], target=params["target"],
+                     vars=parse_vars(params["vars_text"]), plan=params["plan_path"],
+                     select=params["select"], exclude=params["exclude"],
+                     state=params["state_path"], threads=params["threads"],
+                     full_refresh=params.get("full_refresh", False))
+    results = run_plan(ctx.plan, select=params["select"], exclude=params["exclude"],
+                       threads=params["threads"], full_refresh=params.get("full_refresh", False),
+                       publish_only=publish_only, state_path=params["state_path"],
+                       console=console, target_dir=ctx.target_dir, args=args, command=command)
+    print_summary(console, results, ctx.target_dir)
+    return ctx, results
+
+
+def print_summary(console: Console, results: RunResults, target_dir: Path) -> None:
+    """The end-of-run table and the one-line verdict."""
+    from mirrorspec.spark.runner import SUMMARY_COLUMNS, summary_rows
+
+    if results.results:
+        console.table(f"{results.command} results", SUMMARY_COLUMNS, summary_rows(results),
+                      kind="run_summary")
+    counts = results.counts()
+    parts = [f"{counts['success']} OK"]
+    if counts["waiting"]:
+        parts.append(f"{counts['waiting']} WAITING")
+    parts.append(f"{counts['error']} ERROR")
+    if counts["skipped"]:
+        parts.append(f"{counts['skipped']} SKIPPED")
+    console.result(f"Done. {', '.join(parts)} of {len(results.results)} table(s) in "
+                   f"{results.elapsed_time:.1f}s; results in {target_dir / 'run_results.json'}",
+                   counts=counts, elapsed_time=round(results.elapsed_time, 3))
+
+
+def _raise_if_failed(results: RunResults) -> None:
+    if results.failed:
+        failed = [r.unique_id for r in results.results if r.failed]
+        raise FailedRun(f"{len(failed)} table(s) failed: {', '.join(failed)}",
+                        hint="see the errors above; the other tables ran")
+
+
+@click.command("run")
+@project_options
+@selection_options
+@run_options
+def run(**params: Any) -> None:
+    """Publish the feeds and mirror the landing zone into Delta tables."""
+    console = get_console()
+    _ctx, results = execute_run(console, "run", False, params)
+    _raise_if_failed(results)
+
+
+@click.command("publish")
+@project_options
+@selection_options
+@run_options
+def publish(**params: Any) -> None:
+    """Only publish the feeds into the landing zone (Fabric's mirroring service takes it on)."""
+    console = get_console()
+    _ctx, results = execute_run(console, "publish", True, params)
+    _raise_if_failed(results)
+
+
+@click.command("build")
+@project_options
+@selection_options
+@run_options
+def build(**params: Any) -> None:
+    """`run`, then `test` the tables that ran (tables that failed are not tested)."""
+    from mirrorspec.commands.datatest import execute_tests
+
+    console = get_console()
+    ctx, results = execute_run(console, "build", False, params)
+    skip = {r.unique_id for r in results.results if r.failed}
+    ran = [r.unique_id for r in results.results]
+    test_results = execute_tests(console, ctx, ran, skip=skip) if ran else None
+    problems = []
+    if results.failed:
+        problems.append(f"{sum(r.failed for r in results.results)} table(s) failed to run")
+    if test_results is not None and test_results.failed:
+        problems.append(f"{test_results.failures} data test(s) failed")
+    if problems:
+        raise FailedRun("; ".join(problems), hint="see the errors above")
+
+
+COMMANDS = [run, publish, build]

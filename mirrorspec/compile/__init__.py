@@ -1,0 +1,92 @@
+"""Compile a YAML project into `target/`: `_metadata.json` files, `_partnerEvents.json`, `plan.json`.
+
+    result = compile_project("projects/parquet_orders")
+    result.plan          # mirrorspec.compile.plan.Plan
+    result.plan_path     # <target>/plan.json
+
+`validate_project` does everything but write; `load_project` stops at the model. None of them
+imports pyspark.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from typing import TYPE_CHECKING, Callable
+
+from mirrorspec.errors import ProjectError
+
+if TYPE_CHECKING:  # the runner imports mirrorspec.compile.plan: keep this package light
+    from mirrorspec.compile.plan import Plan
+    from mirrorspec.model import Project
+
+__all__ = ["CompileResult", "compile_project", "validate_project", "load_project"]
+PLAN_FILE = "plan.json"
+InferFn = Callable[[str, "str | None", dict], Any]
+
+
+@dataclass(frozen=True)
+class CompileResult:
+    """What a compile produced (or, from validate_project, would produce)."""
+
+    project: "Project"
+    plan: "Plan"
+    target_dir: Path
+    files: dict[str, str]  # relative to target_dir → text
+    written: tuple[Path, ...] = ()
+    inferred: dict[str, tuple[str, ...]] = field(default_factory=dict)  # unique_id → notes
+
+    @property
+    def plan_path(self) -> Path:
+        return self.target_dir / PLAN_FILE
+
+
+def load_project(project_dir: str | os.PathLike = ".", target: str | None = None,
+                 vars: str | Mapping[str, Any] | None = None,
+                 profiles_dir: str | os.PathLike | None = None,
+                 environ: Mapping[str, str] | None = None, infer: InferFn | None = None) -> "Project":
+    """Load, render, validate and model a project (raises ProjectError with every problem).
+
+    `vars` is a mapping or the YAML text of `--vars`; `target` picks the profile output.
+    """
+    from mirrorspec.load.project import load_files, parse_vars
+    from mirrorspec.model import build_project
+
+    loaded = load_files(project_dir, parse_vars(vars), profiles_dir, environ)
+    return build_project(loaded, target, infer)
+
+
+def validate_project(project_dir: str | os.PathLike = ".", target: str | None = None,
+                     vars: str | Mapping[str, Any] | None = None,
+                     profiles_dir: str | os.PathLike | None = None,
+                     environ: Mapping[str, str] | None = None, infer: InferFn | None = None,
+                     check_landing: bool = True) -> CompileResult:
+    """Everything compile checks and builds, without writing anything."""
+    from mirrorspec.compile.compiler import (artifact_texts, build_plan, check_landing_zone,
+                                             target_dir)
+
+    project = load_project(project_dir, target, vars, profiles_dir, environ, infer)
+    plan = build_plan(project)
+    if check_landing:
+        problems = check_landing_zone(plan, project)
+        if problems:
+            raise ProjectError(problems[0].message, problems=problems)
+    inferred = {t.unique_id: t.inferred for t in project.tables if t.inferred}
+    return CompileResult(project, plan, target_dir(project), artifact_texts(plan), (), inferred)
+
+
+def compile_project(project_dir: str | os.PathLike = ".", target: str | None = None,
+                    vars: str | Mapping[str, Any] | None = None,
+                    profiles_dir: str | os.PathLike | None = None,
+                    environ: Mapping[str, str] | None = None, infer: InferFn | None = None,
+                    check_landing: bool = True) -> CompileResult:
+    """Validate and compile the project, writing `<target-path>/`; same input → same bytes."""
+    result = validate_project(project_dir, target, vars, profiles_dir, environ, infer, check_landing)
+    from mirrorspec.compile.artifacts import write_artifacts
+
+    written = write_artifacts(result.target_dir, result.files)
+    return CompileResult(result.project, result.plan, result.target_dir, result.files,
+                         tuple(written), result.inferred)

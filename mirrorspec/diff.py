@@ -1,0 +1,696 @@
+"""What a change to the project does to the mirrored tables: compare two plans (pure Python).
+
+`diff_plans(base, head)` compares a previous plan (another git revision, or a saved `target/`) with
+a new one, table by table, and classifies every change by what open mirroring does with it (seed
+000, "Table operations" and "Table columns and column operations"):
+
+- safe: tables added, columns added (Fabric adds them to the Delta table; old rows get NULL);
+- caution: changes Fabric accepts but that alter what happens to future rows (upsert default,
+  nullability, a table removed from the project …);
+- breaking: changes Fabric can't apply to an existing table — keyColumns changed, a column type
+  changed, a column removed or renamed, the delimited dialect or the file detection strategy
+  changed. The table folder must be recreated and its data repopulated.
+
+A breaking change *blocks* (`mirrorspec diff` exits 1) unless the head table says `recreate: true`
+or the caller allows breaking changes. `report_json` and `report_markdown` render the result;
+the JSON schema is documented in docs/review.md and versioned by DIFF_VERSION.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from mirrorspec.compile.plan import ColumnSpec, Plan, TablePlan
+from mirrorspec.errors import LandingZoneError
+from mirrorspec.mirroring import (
+    DELIMITED_PROPERTIES,
+    FILE_DETECTION_LAST_UPDATE_TIME,
+    FILE_DETECTION_SEQUENTIAL,
+    canonical_data_type,
+    dumps_json,
+    parse_metadata,
+    table_folder,
+)
+
+DIFF_VERSION = 1
+
+SAFE, CAUTION, BREAKING = "safe", "caution", "breaking"
+SEVERITIES = (BREAKING, CAUTION, SAFE)
+
+ADDED, REMOVED, MODIFIED, UNCHANGED = "added", "removed", "modified", "unchanged"
+
+# Where the rule comes from: sections of the open-mirroring landing zone specification (seed 000).
+_SEED = "Fabric open mirroring landing zone requirements"
+# How a table folder is recreated; `{table}` becomes the table's unique_id.
+_HOW = (" For a table mirrorspec publishes (a feed source), `mirrorspec run --full-refresh "
+        "--select {table}` does it; otherwise delete the folder and have its publisher land a "
+        "full initial load again. Set `recreate: true` on the table to acknowledge the change.")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How to explain one kind of change: its title, what Fabric does, what to do."""
+
+    title: str
+    severity: str
+    fabric: str
+    action: str
+    rule: str
+
+
+RULES: dict[str, Rule] = {
+    "table_added": Rule(
+        "table added", SAFE,
+        "Open mirroring picks up a new table folder in the landing zone on its next scan and "
+        "creates the Delta table from the folder's files.",
+        "Nothing to do: the next run publishes the table's initial data.",
+        f"{_SEED} › Table operations › Add table"),
+    "table_removed": Rule(
+        "table removed", CAUTION,
+        "mirrorspec stops publishing and mirroring the table; its landing folder and Delta table "
+        "stay as they are. Deleting the folder makes open mirroring drop the mirrored table.",
+        "Delete the table's landing folder if the mirrored table should go too; otherwise the "
+        "table simply stops receiving changes.",
+        f"{_SEED} › Table operations › Drop table"),
+    "key_columns_changed": Rule(
+        "key columns changed", BREAKING,
+        "keyColumns can't be changed once _metadata.json declares them: updates and deletes "
+        "of the existing table folder keep matching rows on the old key.",
+        "Keep the old keys, or recreate the table folder under the new keyColumns." + _HOW,
+        f"{_SEED} › Metadata file in the landing zone (\"once added keyColumns can't be changed\")"),
+    "key_columns_added": Rule(
+        "key columns declared", CAUTION,
+        "A table without keyColumns accepts only inserts; keyColumns may be added to its "
+        "_metadata.json once, after which updates and deletes match on them. Rows inserted "
+        "before may hold duplicate keys, which an update replaces all at once.",
+        "Check the existing rows have unique keys; once declared the key can't change.",
+        f"{_SEED} › Metadata file in the landing zone (\"This file can be added anytime\")"),
+    "key_columns_reordered": Rule(
+        "key columns reordered", SAFE,
+        "The same columns form the key; rows match on the same values.",
+        "Nothing to do.",
+        f"{_SEED} › Metadata file in the landing zone"),
+    "column_added": Rule(
+        "column added", SAFE,
+        "Open mirroring adds the column to the Delta table; rows written before have NULL in it.",
+        "Nothing to do; backfill the column from the source if old rows need values.",
+        f"{_SEED} › Table columns and column operations › Add column"),
+    "column_removed": Rule(
+        "column removed", BREAKING,
+        "A column dropped from new files is not removed: open mirroring keeps the old rows' "
+        "values and stores NULL in it for new rows (it unions all columns ever seen).",
+        "Keep the column (new rows get NULL there), or recreate the table folder without it."
+        + _HOW,
+        f"{_SEED} › Table columns and column operations › Delete column"),
+    "column_renamed": Rule(
+        "column renamed?", BREAKING,
+        "Open mirroring can't rename a column: the new name becomes a new column (NULL in old "
+        "rows) and the old one gets NULL in new rows.",
+        "Keep the old name, or recreate the table folder with all the data under the new "
+        "name." + _HOW + " If it is not a rename, it is a removed and an added column.",
+        f"{_SEED} › Table columns and column operations › Rename column"),
+    "column_type_changed": Rule(
+        "column type changed", BREAKING,
+        "Providing a new column type without recreating the table is an error: replication of "
+        "the table stops at the first file with the new type.",
+        "Keep the old type, or recreate the table folder with all the data in the new type."
+        + _HOW,
+        f"{_SEED} › Table columns and column operations › Change column type"),
+    "column_type_declared": Rule(
+        "column type declared", SAFE,
+        "The type was not declared before; the column keeps the type its files already have.",
+        "Make sure the declared type matches what was landed so far.",
+        f"{_SEED} › Table columns and column operations › Column types"),
+    "column_nullability_changed": Rule(
+        "column nullability changed", CAUTION,
+        "IsNullable is part of the SchemaDefinition, whose evolution open mirroring doesn't "
+        "support: existing rows are not checked again.",
+        "If the column must become NOT NULL, make sure no landed row holds NULL there, or "
+        "recreate the table folder.",
+        f"{_SEED} › Delimited text requirements › SchemaDefinition"),
+    "columns_undeclared": Rule(
+        "columns no longer declared", CAUTION,
+        "The plan no longer lists the table's columns; they come from the landed files only.",
+        "Nothing to do unless the columns were dropped on purpose (then see column removed).",
+        f"{_SEED} › Table columns and column operations"),
+    "columns_declared": Rule(
+        "columns now declared", SAFE,
+        "The plan now lists the table's columns; the Delta table keeps the columns it has.",
+        "Make sure the declared columns and types match what was landed so far.",
+        f"{_SEED} › Table columns and column operations"),
+    "dialect_changed": Rule(
+        "file format changed", BREAKING,
+        "Every file of a table folder is read with the one FileFormat, FileExtension and "
+        "FileFormatTypeProperties of its _metadata.json: files landed in the old format would "
+        "be misread or ignored, and the new ones can't follow the old sequence.",
+        "Keep the old format, or recreate the table folder with all the data in the new "
+        "format." + _HOW,
+        f"{_SEED} › Delimited text requirements"),
+    "file_detection_changed": Rule(
+        "file detection strategy changed", BREAKING,
+        "fileDetectionStrategy decides which files are new and in what order they apply "
+        "(20-digit sequence numbers vs last-modified time); progress recorded under one "
+        "strategy means nothing under the other, so files would be skipped or applied twice.",
+        "Keep the old strategy, or recreate the table folder and land its data again under "
+        "the new one." + _HOW,
+        f"{_SEED} › Metadata file in the landing zone (fileDetectionStrategy)"),
+    "upsert_default_changed": Rule(
+        "default row marker changed", CAUTION,
+        "isUpsertDefaultRowMarker decides what a row without __rowMarker__ does: insert "
+        "(0, duplicates allowed) or upsert (4, replaces the row with the same key). Rows "
+        "already applied keep their effect; new files follow the new default.",
+        "Make sure the publisher's files agree with the new default.",
+        f"{_SEED} › Format requirements (__rowMarker__)"),
+    "metadata_changed": Rule(
+        "_metadata.json changed", SAFE,
+        "A _metadata.json property without effect on existing rows changed.",
+        "Nothing to do.",
+        f"{_SEED} › Metadata file in the landing zone"),
+    "source_changed": Rule(
+        "source changed", CAUTION,
+        "The table is now published from another feed; open mirroring only sees the files it "
+        "lands, so the table continues from what is there.",
+        "If the new feed starts over with a full load, recreate the table folder "
+        "(`mirrorspec run --full-refresh --select {table}`), or its initial rows are inserted "
+        "a second time.",
+        "mirrorspec: source"),
+    "recreate_changed": Rule(
+        "recreate flag changed", SAFE,
+        "`recreate: true` acknowledges that the table folder will be recreated and repopulated.",
+        "Nothing to do.",
+        "mirrorspec: recreate"),
+    "description_changed": Rule(
+        "description changed", SAFE, "Documentation only.", "Nothing to do.",
+        "mirrorspec: description"),
+    "tags_changed": Rule(
+        "tags changed", SAFE, "Selection and documentation only.", "Nothing to do.",
+        "mirrorspec: tags"),
+    "tests_changed": Rule(
+        "data tests changed", SAFE, "Checks run by `mirrorspec test` only.", "Nothing to do.",
+        "mirrorspec: tests"),
+}
+
+# _metadata.json properties compared by a dedicated check (matched case-insensitively).
+_DEDICATED_METADATA = {"keycolumns", "filedetectionstrategy", "isupsertdefaultrowmarker",
+                       "schemadefinition", "fileformat", "fileextension",
+                       "fileformattypeproperties"}
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change to one table; `subject` is the column or property it is about (or None)."""
+
+    kind: str
+    subject: str | None = None
+    before: Any = None
+    after: Any = None
+
+    @property
+    def rule(self) -> Rule:
+        return RULES[self.kind]
+
+    @property
+    def severity(self) -> str:
+        return self.rule.severity
+
+    @property
+    def breaking(self) -> bool:
+        return self.severity == BREAKING
+
+    def action(self, table: str) -> str:
+        """What to do, for table `table`."""
+        return self.rule.action.replace("{table}", table)
+
+    @property
+    def message(self) -> str:
+        """One line for people: `column type changed: amount Int32 → Double`."""
+        title = self.rule.title
+        if self.kind == "column_renamed":
+            return f"{title}: {self.before} → {self.after}"
+        if self.kind in ("column_added", "column_removed"):
+            data_type = self.after if self.kind == "column_added" else self.before
+            return f"{title}: {self.subject}" + (f" ({data_type})" if data_type else "")
+        if self.kind == "description_changed":
+            return title
+        text = title + (f": {self.subject}" if self.subject is not None else "")
+        if self.before is not None or self.after is not None:
+            text += (" " if self.subject is not None else ": ") + \
+                f"{_show(self.before)} → {_show(self.after)}"
+        return text
+
+    def to_dict(self, table: str = "TABLE") -> dict[str, Any]:
+        rule = self.rule
+        return {"kind": self.kind, "severity": rule.severity, "breaking": self.breaking,
+                "subject": self.subject, "before": self.before, "after": self.after,
+                "message": self.message, "fabric": rule.fabric, "action": self.action(table),
+                "rule": rule.rule}
+
+
+@dataclass(frozen=True)
+class TableDiff:
+    """The changes of one table, identified by its unique_id."""
+
+    unique_id: str
+    status: str  # added | removed | modified | unchanged
+    landing_folder: str
+    recreate: bool = False  # the head table says `recreate: true`
+    changes: tuple[Change, ...] = ()
+
+    @property
+    def breaking(self) -> bool:
+        return any(c.breaking for c in self.changes)
+
+    @property
+    def blocking(self) -> bool:
+        """Breaking and not acknowledged by `recreate: true`."""
+        return self.breaking and not self.recreate
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"unique_id": self.unique_id, "status": self.status,
+                "landing_folder": self.landing_folder, "recreate": self.recreate,
+                "breaking": self.breaking, "blocking": self.blocking,
+                "changes": [c.to_dict(self.unique_id) for c in self.changes]}
+
+
+@dataclass(frozen=True)
+class PlanDiff:
+    """Every table's changes between a base plan and a head plan."""
+
+    base: str  # what the base is, for people: a git ref or a state path
+    head: str
+    tables: tuple[TableDiff, ...] = ()
+    allow_breaking: bool = False
+
+    def by_status(self, status: str) -> list[TableDiff]:
+        return [t for t in self.tables if t.status == status]
+
+    @property
+    def changed(self) -> list[TableDiff]:
+        return [t for t in self.tables if t.status != UNCHANGED]
+
+    @property
+    def breaking_changes(self) -> list[tuple[TableDiff, Change]]:
+        return [(t, c) for t in self.tables for c in t.changes if c.breaking]
+
+    @property
+    def blocking_tables(self) -> list[TableDiff]:
+        """Tables whose breaking changes fail the diff (none with --allow-breaking)."""
+        if self.allow_breaking:
+            return []
+        return [t for t in self.tables if t.blocking]
+
+    @property
+    def blocking(self) -> bool:
+        return bool(self.blocking_tables)
+
+    def modified_ids(self) -> set[str]:
+        """unique_ids of tables added or modified (what `state:modified` means)."""
+        return {t.unique_id for t in self.tables if t.status in (ADDED, MODIFIED)}
+
+    def summary(self) -> dict[str, int]:
+        return {
+            "tables_added": len(self.by_status(ADDED)),
+            "tables_removed": len(self.by_status(REMOVED)),
+            "tables_modified": len(self.by_status(MODIFIED)),
+            "tables_unchanged": len(self.by_status(UNCHANGED)),
+            "changes": sum(len(t.changes) for t in self.tables),
+            "breaking_changes": len(self.breaking_changes),
+            "blocking_changes": sum(1 for t in self.blocking_tables
+                                    for c in t.changes if c.breaking),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "diff_version": DIFF_VERSION,
+            "base": self.base,
+            "head": self.head,
+            "allow_breaking": self.allow_breaking,
+            "breaking": bool(self.breaking_changes),
+            "blocking": self.blocking,
+            "summary": self.summary(),
+            "added": [t.unique_id for t in self.by_status(ADDED)],
+            "removed": [t.unique_id for t in self.by_status(REMOVED)],
+            "modified": [t.unique_id for t in self.by_status(MODIFIED)],
+            "unchanged": [t.unique_id for t in self.by_status(UNCHANGED)],
+            "breaking_changes": [{"table": t.unique_id, "blocking": t in self.blocking_tables,
+                                  **c.to_dict(t.unique_id)} for t, c in self.breaking_changes],
+            "tables": [t.to_dict() for t in self.changed],
+        }
+
+
+# --- comparing ------------------------------------------------------------------------------
+
+def diff_plans(base: Plan | None, head: Plan, base_label: str = "base",
+               head_label: str = "head", allow_breaking: bool = False) -> PlanDiff:
+    """Compare two plans table by table. `base` None means no previous plan: all tables added."""
+    old = {t.unique_id: t for t in (base.tables if base else [])}
+    new = {t.unique_id: t for t in head.tables}
+    tables = []
+    for uid in sorted(set(old) | set(new)):
+        before, after = old.get(uid), new.get(uid)
+        if before is None:
+            tables.append(TableDiff(uid, ADDED, _folder(after), after.recreate,
+                                    (Change("table_added"),)))
+        elif after is None:
+            tables.append(TableDiff(uid, REMOVED, _folder(before), False,
+                                    (Change("table_removed"),)))
+        else:
+            changes = tuple(diff_tables(before, after))
+            status = MODIFIED if changes else UNCHANGED
+            tables.append(TableDiff(uid, status, _folder(after), after.recreate, changes))
+    return PlanDiff(base_label, head_label, tuple(tables), allow_breaking)
+
+
+def diff_tables(before: TablePlan, after: TablePlan) -> list[Change]:
+    """Every change between two versions of one table, breaking ones first."""
+    old_md, new_md = _metadata(before), _metadata(after)
+    changes: list[Change] = []
+    changes += _key_changes(before, after)
+    changes += _column_changes(_columns(before, old_md), _columns(after, new_md))
+    changes += _dialect_changes(before, after)
+    changes += _detection_changes(before, after)
+    changes += _other_metadata_changes(before.metadata, after.metadata)
+    changes += _table_property_changes(before, after)
+    order = {severity: i for i, severity in enumerate(SEVERITIES)}
+    return sorted(changes, key=lambda c: order[c.severity])  # stable: keeps the check order
+
+
+def _key_changes(before: TablePlan, after: TablePlan) -> list[Change]:
+    old, new = _keys(before), _keys(after)
+    if old == new:
+        return []
+    if not old:
+        return [Change("key_columns_added", None, None, new)]
+    if sorted(old) == sorted(new):
+        return [Change("key_columns_reordered", None, old, new)]
+    return [Change("key_columns_changed", None, old, new)]
+
+
+def _column_changes(old: list[ColumnSpec], new: list[ColumnSpec]) -> list[Change]:
+    if not old and not new:
+        return []
+    if old and not new:
+        return [Change("columns_undeclared", None, [c.name for c in old], None)]
+    if new and not old:
+        return [Change("columns_declared", None, None, [c.name for c in new])]
+    old_by_name = {c.name: c for c in old}
+    new_by_name = {c.name: c for c in new}
+    removed = [(i, c) for i, c in enumerate(old) if c.name not in new_by_name]
+    added = [(i, c) for i, c in enumerate(new) if c.name not in old_by_name]
+    changes: list[Change] = []
+    # A removed and an added column of the same type at the same position look like a rename.
+    added_at = {i: c for i, c in added}
+    renamed_new: set[str] = set()
+    for index, column in removed:
+        partner = added_at.get(index)
+        if partner is not None and partner.name not in renamed_new \
+                and _type(partner) == _type(column):
+            renamed_new.add(partner.name)
+            changes.append(Change("column_renamed", partner.name, column.name, partner.name))
+        else:
+            changes.append(Change("column_removed", column.name, _type(column), None))
+    for column in old:
+        other = new_by_name.get(column.name)
+        if other is None:
+            continue
+        old_type, new_type = _type(column), _type(other)
+        if old_type != new_type:
+            if old_type is None:
+                changes.append(Change("column_type_declared", column.name, None, new_type))
+            elif new_type is not None:
+                changes.append(Change("column_type_changed", column.name, old_type, new_type))
+        if bool(column.nullable) != bool(other.nullable):
+            changes.append(Change("column_nullability_changed", column.name,
+                                  _nullability(column), _nullability(other)))
+    for _, column in added:
+        if column.name not in renamed_new:
+            changes.append(Change("column_added", column.name, None, _type(column)))
+    return changes
+
+
+def _dialect_changes(before: TablePlan, after: TablePlan) -> list[Change]:
+    old, new = _dialect(before), _dialect(after)
+    return [Change("dialect_changed", name, old.get(name), new.get(name))
+            for name in _union_keys(old, new) if old.get(name) != new.get(name)]
+
+
+def _detection_changes(before: TablePlan, after: TablePlan) -> list[Change]:
+    old, new = _detection(before.metadata), _detection(after.metadata)
+    if old == new:
+        return []
+    return [Change("file_detection_changed", "fileDetectionStrategy", old, new)]
+
+
+def _other_metadata_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
+    changes = []
+    old_upsert = _bool_or_false(_get_ci(old, "isUpsertDefaultRowMarker"))
+    new_upsert = _bool_or_false(_get_ci(new, "isUpsertDefaultRowMarker"))
+    if old_upsert != new_upsert:
+        changes.append(Change("upsert_default_changed", "isUpsertDefaultRowMarker",
+                              old_upsert, new_upsert))
+    old_rest = {k: v for k, v in (old or {}).items() if k.lower() not in _DEDICATED_METADATA}
+    new_rest = {k: v for k, v in (new or {}).items() if k.lower() not in _DEDICATED_METADATA}
+    for name in _union_keys(old_rest, new_rest):
+        if old_rest.get(name) != new_rest.get(name):
+            changes.append(Change("metadata_changed", name, old_rest.get(name),
+                                  new_rest.get(name)))
+    return changes
+
+
+def _table_property_changes(before: TablePlan, after: TablePlan) -> list[Change]:
+    changes = []
+    old_source = (before.source.type, before.source.options)
+    new_source = (after.source.type, after.source.options)
+    if old_source != new_source:
+        changes.append(Change("source_changed", None, _source_label(before), _source_label(after)))
+    if bool(before.recreate) != bool(after.recreate):
+        changes.append(Change("recreate_changed", None, bool(before.recreate),
+                              bool(after.recreate)))
+    if (before.description or None) != (after.description or None):
+        changes.append(Change("description_changed", None, before.description,
+                              after.description))
+    if sorted(before.tags or []) != sorted(after.tags or []):
+        changes.append(Change("tags_changed", None, list(before.tags), list(after.tags)))
+    if (before.tests or []) != (after.tests or []):
+        changes.append(Change("tests_changed", None, len(before.tests or []),
+                              len(after.tests or [])))
+    return changes
+
+
+# --- normalising ---------------------------------------------------------------------------
+
+def _folder(table: TablePlan) -> str:
+    return table_folder(table.name, table.schema)
+
+
+def _metadata(table: TablePlan):
+    """The parsed `_metadata.json` (defaults filled in), or None when it doesn't parse."""
+    try:
+        return parse_metadata(table.metadata or {}, file=f"{_folder(table)}/_metadata.json")
+    except LandingZoneError:
+        return None
+
+
+def _keys(table: TablePlan) -> list[str]:
+    if table.key_columns:
+        return list(table.key_columns)
+    keys = _get_ci(table.metadata, "keyColumns") or []
+    return [keys] if isinstance(keys, str) else list(keys)
+
+
+def _columns(table: TablePlan, metadata) -> list[ColumnSpec]:
+    if table.columns:
+        return list(table.columns)
+    if metadata is not None and metadata.columns:
+        return [ColumnSpec(c.name, c.data_type, c.nullable) for c in metadata.columns]
+    return []
+
+
+def _type(column: ColumnSpec) -> str | None:
+    if column.type is None:
+        return None
+    return canonical_data_type(column.type) or str(column.type)
+
+
+def _nullability(column: ColumnSpec) -> str:
+    return "nullable" if column.nullable else "not null"
+
+
+def _dialect(table: TablePlan) -> dict[str, Any]:
+    """What decides how a table's files are read: the published format, and for delimited
+    tables FileFormat, FileExtension and every FileFormatTypeProperty (defaults filled in)."""
+    dialect: dict[str, Any] = {"file_format": table.file_format}
+    metadata = table.metadata or {}
+    declared = _get_ci(metadata, "FileFormat")
+    if table.file_format == "parquet" and declared is None:
+        return dialect
+    dialect["FileFormat"] = _canonical_format(declared)
+    extension = _get_ci(metadata, "FileExtension")
+    dialect["FileExtension"] = str(extension).lstrip(".").lower() if extension else None
+    properties = _get_ci(metadata, "FileFormatTypeProperties") or {}
+    if not isinstance(properties, dict):
+        properties = {}
+    for name, (default, _allowed) in DELIMITED_PROPERTIES.items():
+        value = _get_ci(properties, name)
+        dialect[f"FileFormatTypeProperties.{name}"] = default if value is None else value
+    return dialect
+
+
+def _canonical_format(value: Any) -> str:
+    if value is None:
+        return "CSV"  # the seed: "Defaults to CSV if not specified"
+    return {"csv": "CSV", "delimitedtext": "DelimitedText",
+            "parquet": "Parquet"}.get(str(value).lower(), str(value))
+
+
+def _detection(metadata: dict[str, Any]) -> str:
+    value = _get_ci(metadata, "fileDetectionStrategy")
+    if value is not None and str(value).lower() == FILE_DETECTION_LAST_UPDATE_TIME.lower():
+        return FILE_DETECTION_LAST_UPDATE_TIME
+    if value is None or str(value) == "" or \
+            str(value).lower() == FILE_DETECTION_SEQUENTIAL.lower():
+        return FILE_DETECTION_SEQUENTIAL
+    return str(value)
+
+
+def _source_label(table: TablePlan) -> str:
+    return table.source.type
+
+
+def _get_ci(mapping: dict[str, Any] | None, name: str) -> Any:
+    for key, value in (mapping or {}).items():
+        if str(key).lower() == name.lower():
+            return value
+    return None
+
+
+def _bool_or_false(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() == "true"
+    return bool(value)
+
+
+def _union_keys(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    return list(a) + [k for k in b if k not in a]
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "∅"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    if isinstance(value, str):
+        return repr(value) if value == "" or value != value.strip() or \
+            any(ch in value for ch in "\r\n\t") else value
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+# --- rendering ------------------------------------------------------------------------------
+
+def report_json(diff: PlanDiff) -> str:
+    """The `--format json` document (schema in docs/review.md)."""
+    return dumps_json(diff.to_dict())
+
+
+MARKDOWN_MARKER = "<!-- mirrorspec-diff -->"
+MARKDOWN_LIMIT = 60_000  # GitHub refuses comments over 65,536 characters
+MARKDOWN_TABLE_ROWS = 400
+_ICONS = {BREAKING: "❌", CAUTION: "⚠️", SAFE: "✅"}
+
+
+def headline(diff: PlanDiff) -> str:
+    """One sentence: how many tables changed and whether anything is breaking."""
+    summary = diff.summary()
+    parts = [f"{summary['tables_' + s]} {s}" for s in (ADDED, REMOVED, MODIFIED)]
+    text = f"{len(diff.changed)} table(s) changed ({', '.join(parts)})"
+    breaking = summary["breaking_changes"]
+    if breaking:
+        blocking = summary["blocking_changes"]
+        text += f"; {breaking} breaking change(s)"
+        if blocking:
+            text += f", {blocking} not acknowledged by `recreate: true`"
+        elif diff.allow_breaking:
+            text += ", allowed by --allow-breaking"
+        else:
+            text += ", all acknowledged by `recreate: true`"
+    else:
+        text += "; no breaking changes"
+    return text
+
+
+def report_markdown(diff: PlanDiff) -> str:
+    """A report for a pull-request comment (starts with a hidden marker CI jobs can find)."""
+    if diff.blocking:
+        verdict = "❌ breaking changes"
+    elif diff.breaking_changes:
+        verdict = "⚠️ breaking changes (acknowledged)"
+    else:
+        verdict = "✅ no breaking changes"
+    lines = [MARKDOWN_MARKER, f"## mirrorspec diff — {verdict}", "",
+             f"`{_md_code(diff.base)}` → `{_md_code(diff.head)}`: {headline(diff)}.", ""]
+    if not diff.changed:
+        lines.append("No mirrored table changes.")
+        return "\n".join(lines) + "\n"
+    lines += ["| table | status | changes | breaking |", "|---|---|---|---|"]
+    for table in diff.changed[:MARKDOWN_TABLE_ROWS]:
+        if table.blocking and not diff.allow_breaking:
+            flag = "❌ yes"
+        elif table.breaking:
+            flag = "⚠️ yes (recreate: true)" if table.recreate else "⚠️ yes (allowed)"
+        else:
+            flag = "no"
+        lines.append(f"| `{_md_code(table.unique_id)}` | {table.status} | "
+                     f"{len(table.changes)} | {flag} |")
+    if len(diff.changed) > MARKDOWN_TABLE_ROWS:
+        lines.append(f"| … {len(diff.changed) - MARKDOWN_TABLE_ROWS} more | | | |")
+    details: list[str] = []
+    for index, table in enumerate(diff.changed):
+        section = ["", f"### `{_md_code(table.unique_id)}` — {table.status}"
+                   + (" (`recreate: true`)" if table.recreate else ""), ""]
+        for change in table.changes:
+            section.append(f"- {_ICONS[change.severity]} **{_md_escape(change.message)}**")
+            if change.severity != SAFE or change.kind == "column_added":
+                section.append(f"  <br>Fabric: {_md_escape(change.rule.fabric)}")
+                section.append(f"  <br>To do: {_md_escape(change.action(table.unique_id))}")
+                section.append(f"  <br><sub>Rule: {_md_escape(change.rule.rule)}</sub>")
+        if sum(len(x) + 1 for x in lines + details + section) > MARKDOWN_LIMIT:
+            rest = len(diff.changed) - index
+            details += ["", f"… and {rest} more table(s): the comment would be too long; see "
+                            "`mirrorspec diff --format json` for everything."]
+            break
+        details += section
+    lines += details
+    lines += ["", "<sub>How to read this report: docs/review.md</sub>"]
+    return "\n".join(lines) + "\n"
+
+
+def _md_code(text: str) -> str:
+    return str(text).replace("`", "'")
+
+
+def _md_escape(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def iter_lines(diff: PlanDiff) -> Iterable[tuple[str, str]]:
+    """The human report as (style, text) lines: style is a severity, 'heading' or 'plain'."""
+    yield "heading", f"mirrorspec diff: {diff.base} → {diff.head}"
+    for table in diff.changed:
+        label = f"{table.unique_id}  {table.status}"
+        if table.breaking:
+            label += "  BREAKING" + (" (recreate: true)" if table.recreate else "")
+        yield ("breaking" if table.blocking and not diff.allow_breaking else "heading"), label
+        for change in table.changes:
+            mark = {BREAKING: "✗", CAUTION: "!", SAFE: "+"}[change.severity]
+            yield change.severity, f"  {mark} {change.message}"
+            if change.severity != SAFE:
+                yield "plain", f"      Fabric: {change.rule.fabric}"
+                yield "plain", f"      do: {change.action(table.unique_id)}"
+                yield "plain", f"      rule: {change.rule.rule}"
+    yield ("breaking" if diff.blocking else "safe"), headline(diff).replace("`", "")
+
+
+__all__ = ["DIFF_VERSION", "Change", "TableDiff", "PlanDiff", "RULES", "Rule", "diff_plans",
+           "diff_tables", "report_json", "report_markdown", "iter_lines", "headline",
+           "MARKDOWN_MARKER"]

@@ -1,0 +1,217 @@
+"""What the docs site shows, gathered from the plan, the monitoring JSON and run_results.json."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mirrorspec.compile.plan import Plan, TablePlan
+from mirrorspec.docsite.lineage import Edge, Node
+from mirrorspec.mirroring import dumps_json, spark_type_for, table_folder
+
+# Status words (Fabric's monitoring statuses and run_results statuses) → how a badge looks.
+_STATE_OF = {"running": "ok", "replicating": "ok", "success": "ok", "succeeded": "ok",
+             "waiting": "warn", "paused": "warn", "skipped": "warn", "warn": "warn",
+             "stopped": "warn", "notstarted": "none",
+             "failed": "failed", "error": "failed", "dropped": "failed"}
+
+
+def state_of(status: str | None) -> str:
+    """ok | warn | failed | none: the colour of a status badge."""
+    if not status:
+        return "none"
+    return _STATE_OF.get(str(status).replace(" ", "").lower(), "warn")
+
+
+@dataclass
+class ColumnView:
+    name: str
+    type: str | None
+    spark_type: str | None
+    nullable: bool
+    key: bool
+    description: str | None = None
+
+
+@dataclass
+class TableView:
+    """One table as the site shows it."""
+
+    unique_id: str
+    name: str
+    schema: str
+    page: str  # path of its page, relative to the site root
+    description: str | None
+    tags: list[str]
+    source_type: str
+    source_path: str | None
+    source_options: dict[str, Any]
+    landing_folder: str
+    landing_path: str
+    delta_path: str
+    file_format: str
+    keys: list[str]
+    columns: list[ColumnView]
+    metadata_json: str
+    tests: list[dict[str, Any]]
+    recreate: bool
+    yaml_file: str | None
+    status: dict[str, Any] | None = None  # from WAREHOUSE/tables.json
+    run: dict[str, Any] | None = None  # from target/run_results.json
+
+    @property
+    def state(self) -> str:
+        if self.status:
+            return state_of(self.status.get("status"))
+        if self.run:
+            return state_of(self.run.get("status"))
+        return "none"
+
+    @property
+    def status_text(self) -> str:
+        if self.status and self.status.get("status"):
+            return str(self.status["status"])
+        if self.run and self.run.get("status"):
+            return str(self.run["status"])
+        return "not run"
+
+    @property
+    def processed_rows(self) -> int | None:
+        metrics = (self.status or {}).get("metrics") or {}
+        value = metrics.get("processedRows")
+        return value if isinstance(value, int) else None
+
+
+@dataclass
+class SiteData:
+    project_name: str
+    project_version: str
+    target: str
+    landing_zone: str
+    warehouse: str
+    tables: list[TableView] = field(default_factory=list)
+    replicator: dict[str, Any] | None = None
+    run_started_at: str | None = None
+    run_command: str | None = None
+
+    def counts(self) -> dict[str, int]:
+        out = {"tables": len(self.tables), "ok": 0, "warn": 0, "failed": 0, "none": 0}
+        for table in self.tables:
+            out[table.state] += 1
+        return out
+
+
+def collect(plan: Plan, status: dict[str, Any] | None = None,
+            run_results: dict[str, Any] | None = None) -> SiteData:
+    """Build the site's data. `status` is the monitoring JSON (tables.json object), `run_results`
+    the run_results.json object; either may be None."""
+    status_by_table = _index_status(status)
+    run_by_table = {r.get("unique_id"): r for r in (run_results or {}).get("results", [])
+                    if isinstance(r, dict)}
+    pages: set[str] = set()
+    tables = []
+    for table in plan.tables:
+        page = _page_name(table.unique_id, pages)
+        view = _table_view(table, page)
+        view.status = status_by_table.get(_status_key(table.warehouse_schema, table.name)) \
+            or status_by_table.get(_status_key(table.schema or "", table.name))
+        view.run = run_by_table.get(table.unique_id)
+        tables.append(view)
+    return SiteData(plan.project_name, plan.project_version, plan.target, plan.landing_zone,
+                    plan.warehouse, tables,
+                    replicator=(status or {}).get("replicator") if status else None,
+                    run_started_at=(run_results or {}).get("started_at"),
+                    run_command=(run_results or {}).get("command"))
+
+
+def lineage(tables: list[TableView], page_prefix: str = "") -> tuple[list[Node], list[Edge]]:
+    """Nodes and edges of feed → landing folder → Delta table for `tables`."""
+    nodes: list[Node] = []
+    edges: list[Edge] = []
+    feeds: dict[tuple[str, str | None], str] = {}
+    for table in tables:
+        feed_id = (table.source_type, table.source_path)
+        if table.source_type == "landing_zone":
+            feed_id = ("landing_zone", table.unique_id)  # each folder has its own publisher
+        if feed_id not in feeds:
+            feeds[feed_id] = f"feed{len(feeds)}"
+            if table.source_type == "landing_zone":
+                nodes.append(Node(feeds[feed_id], 0, "external publisher",
+                                  "writes the landing folder"))
+            else:
+                nodes.append(Node(feeds[feed_id], 0, table.source_type,
+                                  _short_path(table.source_path)))
+        landing = f"lz:{table.unique_id}"
+        delta = f"delta:{table.unique_id}"
+        nodes.append(Node(landing, 1, table.landing_folder, table.file_format))
+        nodes.append(Node(delta, 2, table.unique_id, table.status_text,
+                          href=page_prefix + table.page, state=table.state))
+        edges.append(Edge(feeds[feed_id], landing))
+        edges.append(Edge(landing, delta))
+    return nodes, edges
+
+
+def read_json_if_present(path: Path) -> dict[str, Any] | None:
+    """A JSON object from `path`, or None when absent or unreadable (the site still builds)."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _table_view(table: TablePlan, page: str) -> TableView:
+    keys = list(table.key_columns)
+    columns = [ColumnView(c.name, c.type, _spark_type(c.type), bool(c.nullable), c.name in keys,
+                          c.description) for c in table.columns]
+    return TableView(
+        unique_id=table.unique_id, name=table.name, schema=table.warehouse_schema, page=page,
+        description=table.description, tags=list(table.tags or []),
+        source_type=table.source.type, source_path=table.source.path,
+        source_options=dict(table.source.options or {}),
+        landing_folder=table_folder(table.name, table.schema), landing_path=table.landing_path,
+        delta_path=table.delta_path, file_format=table.file_format, keys=keys, columns=columns,
+        metadata_json=dumps_json(table.metadata or {}), tests=list(table.tests or []),
+        recreate=bool(table.recreate), yaml_file=table.yaml_file)
+
+
+def _spark_type(data_type: str | None) -> str | None:
+    if not data_type:
+        return None
+    try:
+        return spark_type_for(data_type)
+    except ValueError:
+        return None
+
+
+def _index_status(status: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    out = {}
+    for entry in (status or {}).get("tables", []) or []:
+        if isinstance(entry, dict) and entry.get("sourceTableName"):
+            key = _status_key(entry.get("sourceSchemaName") or "", entry["sourceTableName"])
+            out[key] = entry
+    return out
+
+
+def _status_key(schema: str, name: str) -> str:
+    return f"{schema}.{name}".lower()
+
+
+def _page_name(unique_id: str, taken: set[str]) -> str:
+    base = re.sub(r"[^A-Za-z0-9._-]", "_", unique_id) or "table"
+    name, n = f"tables/{base}.html", 1
+    while name.lower() in taken:
+        n += 1
+        name = f"tables/{base}-{n}.html"
+    taken.add(name.lower())
+    return name
+
+
+def _short_path(path: str | None) -> str:
+    if not path:
+        return ""
+    parts = str(path).rstrip("/").split("/")
+    return "/".join(parts[-2:]) if len(parts) > 1 else parts[0]

@@ -1,0 +1,73 @@
+"""Write the static docs site (Jinja2 templates shipped in mirrorspec/docsite/templates/)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from mirrorspec.compile.plan import Plan
+from mirrorspec.docsite.collect import SiteData, collect, lineage, state_of
+from mirrorspec.docsite.lineage import render_svg
+from mirrorspec.mirroring import dumps_json
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+def _environment():
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+                             autoescape=jinja2.select_autoescape(["html"]),
+                             # monitoring/run JSON come from other tools: tolerate missing fields
+                             undefined=jinja2.ChainableUndefined, trim_blocks=True,
+                             lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters["tojson_pretty"] = lambda value: json.dumps(value, indent=2, ensure_ascii=False)
+    env.filters["number"] = _number
+    env.filters["state"] = state_of
+    return env
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "—"
+    return f"{value:,}"
+
+
+def generate_site(plan: Plan, out_dir: str | os.PathLike, status: dict[str, Any] | None = None,
+                  run_results: dict[str, Any] | None = None) -> Path:
+    """Write index.html, one page per table and catalog.json into `out_dir` (replacing it)."""
+    out = Path(out_dir)
+    site = collect(plan, status, run_results)
+    env = _environment()
+    staging = out.with_name(out.name + ".tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    (staging / "tables").mkdir(parents=True)
+    nodes, edges = lineage(site.tables)
+    index = env.get_template("index.html").render(
+        site=site, root="", lineage_svg=render_svg(nodes, edges, "Lineage of every table"),
+        counts=site.counts())
+    (staging / "index.html").write_text(index, encoding="utf-8")
+    for table in site.tables:
+        nodes, edges = lineage([table], page_prefix="../")
+        page = env.get_template("table.html").render(
+            site=site, table=table, root="../",
+            lineage_svg=render_svg(nodes, edges, f"Lineage of {table.unique_id}"))
+        (staging / table.page).write_text(page, encoding="utf-8")
+    (staging / "catalog.json").write_text(dumps_json(_catalog(site)), encoding="utf-8")
+    shutil.rmtree(out, ignore_errors=True)
+    os.replace(staging, out)
+    return out
+
+
+def _catalog(site: SiteData) -> dict[str, Any]:
+    doc = asdict(site)
+    for table in doc["tables"]:
+        table.pop("metadata_json", None)
+    for table, view in zip(doc["tables"], site.tables):
+        table["metadata"] = json.loads(view.metadata_json)
+        table["state"] = view.state
+    return doc

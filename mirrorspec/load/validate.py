@@ -1,0 +1,145 @@
+"""JSON Schema validation of loaded documents: every error, each located `file:line:col: key.path`.
+
+The schemas live in `mirrorspec/schemas/` (also used by editors through yaml-language-server).
+Validators are built once per process. jsonschema's messages are rewritten into plain ones with
+a did-you-mean suggestion for unknown keys and misspelt values.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Iterable
+
+from mirrorspec.errors import MirrorspecError
+from mirrorspec.load.yaml_doc import Document
+
+SCHEMA_FILES = {
+    "project": "project.schema.json",
+    "tables": "tables.schema.json",
+    "profiles": "profiles.schema.json",
+}
+
+_JSON_TYPES = {
+    dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "an integer",
+    float: "a number", type(None): "nothing (null)",
+}
+_EXPECTED = {
+    "object": "a mapping", "array": "a list", "string": "a string", "boolean": "true or false",
+    "integer": "an integer", "number": "a number", "null": "null",
+}
+# Backslash escapes people type unquoted; YAML only turns them into characters in "double quotes".
+_ESCAPES = {"\\t": "\\t", "\\n": "\\n", "\\r": "\\r", "\\r\\n": "\\r\\n", "tab": "\\t"}
+
+
+def schema_text(kind: str) -> str:
+    """The JSON text of a schema ('project', 'tables' or 'profiles')."""
+    return resources.files("mirrorspec.schemas").joinpath(SCHEMA_FILES[kind]).read_text("utf-8")
+
+
+@lru_cache(maxsize=None)
+def load_schema(kind: str) -> dict:
+    """A schema as a dict."""
+    return json.loads(schema_text(kind))
+
+
+@lru_cache(maxsize=None)
+def _validator(kind: str):
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+
+    registry = Registry().with_resources(
+        (file, Resource.from_contents(load_schema(name), default_specification=DRAFT202012))
+        for name, file in SCHEMA_FILES.items())
+    return Draft202012Validator(load_schema(kind), registry=registry)
+
+
+@lru_cache(maxsize=None)
+def _fast_check(kind: str):
+    from mirrorspec.load.fastcheck import SchemaCompiler
+
+    compiler = SchemaCompiler({file: load_schema(name) for name, file in SCHEMA_FILES.items()})
+    return compiler.compile(SCHEMA_FILES[kind])
+
+
+def validate_document(doc: Document, kind: str) -> list[MirrorspecError]:
+    """All schema problems of `doc` against schema `kind`, in file order.
+
+    A compiled check answers "valid?" quickly; jsonschema explains only the invalid documents.
+    """
+    if _fast_check(kind)(doc.data):
+        return []
+    validator = _validator(kind)
+    problems: list[MirrorspecError] = []
+    for error in validator.iter_errors(doc.data):
+        problems.extend(_convert(doc, error))
+    problems.sort(key=lambda p: (p.location.line or 0, p.location.col or 0))
+    return problems
+
+
+def suggest(word: Any, choices: Iterable[Any]) -> str:
+    """' (did you mean 'x'?)' for the closest choice, or ''."""
+    choices = [str(c) for c in choices]
+    text = str(word)
+    for choice in choices:
+        if choice.lower() == text.lower() or choice.replace("_", "-") == text.replace("_", "-"):
+            return f" (did you mean '{choice}'?)"
+    close = difflib.get_close_matches(text, choices, n=1, cutoff=0.6)
+    if not close and len(text) >= 3:
+        close = [c for c in choices if c.lower().startswith(text.lower())][:1]
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def _describe(value: Any) -> str:
+    kind = _JSON_TYPES.get(type(value), type(value).__name__)
+    if isinstance(value, (dict, list)):
+        return kind
+    return f"{kind} {json.dumps(value, default=str)}"
+
+
+def _convert(doc: Document, error) -> list[MirrorspecError]:
+    path = tuple(error.absolute_path)
+    kind = error.validator
+    instance = error.instance
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if kind == "additionalProperties" and isinstance(instance, dict):
+        known = schema.get("properties", {})
+        problems = []
+        for key in instance:
+            if key not in known:
+                problems.append(doc.problem(path + (key,), f"unknown key '{key}'" + suggest(key, known),
+                                            at_key=True))
+        return problems
+    if kind == "required" and isinstance(instance, dict):
+        missing = [k for k in error.validator_value if k not in instance]
+        return [doc.problem(path, f"missing required key '{k}'", at_key=True) for k in missing]
+    if kind == "type":
+        expected = error.validator_value
+        expected = [expected] if isinstance(expected, str) else list(expected)
+        wanted = " or ".join(_EXPECTED.get(t, t) for t in expected)
+        return [doc.problem(path, f"expected {wanted}, got {_describe(instance)}")]
+    if kind == "enum":
+        allowed = ", ".join(json.dumps(v) for v in error.validator_value)
+        message = f"{json.dumps(instance, default=str)} is not one of {allowed}"
+        hint = None
+        if isinstance(instance, str):
+            message += suggest(instance, [v for v in error.validator_value if isinstance(v, str)])
+            if instance in _ESCAPES:
+                hint = f'write the character in double quotes: "{_ESCAPES[instance]}"'
+        return [doc.problem(path, message, hint=hint)]
+    if kind == "const":
+        return [doc.problem(path, f"must be {json.dumps(error.validator_value)}, "
+                                  f"got {json.dumps(instance, default=str)}")]
+    if kind in ("minProperties", "maxProperties") and path[-2:-1] == ("tests",):
+        return [doc.problem(path, "a test is one key naming its type (unique, not_null, "
+                                  "accepted_values, relationships, row_count, freshness)")]
+    if kind == "minLength" and error.validator_value == 1:
+        return [doc.problem(path, "must not be empty")]
+    if kind == "minItems" and error.validator_value == 1:
+        return [doc.problem(path, "must list at least one value")]
+    if kind == "pattern":
+        return [doc.problem(path, f"{json.dumps(instance)} does not match {error.validator_value}")]
+    return [doc.problem(path, error.message)]

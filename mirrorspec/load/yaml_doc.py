@@ -1,0 +1,242 @@
+"""YAML files → plain Python data that remembers the line and column of every key and item.
+
+The C parser/composer (`yaml.compose` with `CSafeLoader`) builds the node tree; one small walk
+turns it into dicts/lists/scalars and records a position per key path. Duplicate keys, custom
+tags and syntax errors become located problems instead of silent overwrites.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+from mirrorspec.errors import Location, MirrorspecError
+
+try:  # the C loader is ~10x faster; fall back to pure Python where libyaml is missing
+    _Loader = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - depends on the PyYAML build
+    _Loader = yaml.SafeLoader
+
+
+_STR = "tag:yaml.org,2002:str"
+_MERGE = "tag:yaml.org,2002:merge"
+_NULL = "tag:yaml.org,2002:null"
+_SCALAR_BUILDERS = {
+    "tag:yaml.org,2002:int": "construct_yaml_int",
+    "tag:yaml.org,2002:float": "construct_yaml_float",
+    "tag:yaml.org,2002:bool": "construct_yaml_bool",
+}
+# Resolved YAML types we keep as their source text (dates are plain strings to mirrorspec).
+_TEXT_TAGS = {_STR, "tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:value"}
+_TEMPLATE_MARKERS = ("{{", "{%", "{#")
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+
+
+@dataclass
+class Document:
+    """One loaded YAML file: its data, and the composed node tree that locates any key path.
+
+    Positions are looked up on demand (only problems need them), which keeps loading close to
+    the speed of plain `yaml.load`. `templates` lists the paths of string values holding Jinja.
+    """
+
+    file: str  # the name shown in messages
+    path: Path
+    data: Any
+    root: Any = None  # the yaml node tree
+    templates: list[tuple] = field(default_factory=list)
+
+    def location(self, path: tuple, at_key: bool = False) -> Location:
+        """Where `path` is (its value, or its key with `at_key`); falls back to the nearest parent."""
+        found, key_node, value_node = _find(self.root, tuple(path))
+        shown = format_key_path(path) or None
+        if value_node is None:
+            return Location(self.file, 1, 1, shown)
+        if len(found) < len(path):
+            at_key = True
+        node = key_node if at_key and key_node is not None else value_node
+        return Location(self.file, node.start_mark.line + 1, node.start_mark.column + 1, shown)
+
+    def problem(self, path: tuple, message: str, at_key: bool = False,
+                hint: str | None = None) -> MirrorspecError:
+        """A located problem about `path`."""
+        return MirrorspecError(message, self.location(path, at_key), hint)
+
+
+def _find(root: Any, path: tuple) -> tuple[tuple, Any, Any]:
+    """Walk `path` down the node tree: (the prefix found, its key node, its value node)."""
+    node, key_node, found = root, root, ()
+    for part in path:
+        if isinstance(node, MappingNode):
+            match = None
+            for k, v in node.value:  # the last match: a merged or duplicated key's final value
+                if isinstance(k, ScalarNode) and _key_text(k) == part:
+                    match = (k, v)
+            if match is None:
+                break
+            key_node, node = match
+        elif isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            key_node = node = node.value[part]
+        else:
+            break
+        found += (part,)
+    return found, key_node, node
+
+
+def _key_text(node: ScalarNode) -> Any:
+    if node.tag == _STR:
+        return node.value
+    builder = _SCALAR_BUILDERS.get(node.tag)
+    return getattr(_CONSTRUCTOR, builder)(node) if builder else node.value
+
+
+def format_key_path(path: tuple) -> str:
+    """('tables', 0, 'key_columns') → 'tables[0].key_columns'."""
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += ("." if text else "") + str(part)
+    return text
+
+
+def display_name(path: Path) -> str:
+    """The path as a user would type it: relative to the working directory when inside it."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return str(path)
+    return str(path) if rel.startswith("..") else rel
+
+
+def load_document(path: Path, problems: list[MirrorspecError], name: str | None = None) -> Document:
+    """Read and parse one YAML file; syntax errors and duplicate keys go to `problems`."""
+    shown = name or display_name(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        problems.append(MirrorspecError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
+                                        Location(shown)))
+        return Document(shown, path, None)
+    except OSError as exc:
+        problems.append(MirrorspecError(f"cannot read the file: {exc.strerror}", Location(shown)))
+        return Document(shown, path, None)
+    return parse_document(text, shown, path, problems)
+
+
+def parse_document(text: str, file: str, path: Path | None, problems: list[MirrorspecError]) -> Document:
+    """Parse YAML `text` (one document) into a Document."""
+    doc = Document(file, path or Path(file), None)
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        message = "invalid YAML: " + " ".join(
+            part for part in (exc.context, exc.problem) if part)
+        line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
+        problems.append(MirrorspecError(message, Location(file, line, col)))
+        return doc
+    except yaml.YAMLError as exc:
+        problems.append(MirrorspecError(f"invalid YAML: {exc}", Location(file)))
+        return doc
+    if node is None:
+        return doc
+    doc.root = node
+    builder = _Builder(doc, problems)
+    doc.data = builder.build(node, ())
+    return doc
+
+
+class _Builder:
+    """Turns a composed node tree into Python data (duplicate keys: reported, the last one wins)."""
+
+    def __init__(self, doc: Document, problems: list[MirrorspecError]):
+        self.doc = doc
+        self.problems = problems
+        self.active: set[int] = set()
+
+    def build(self, node: Any, path: tuple) -> Any:
+        if isinstance(node, ScalarNode):
+            tag = node.tag
+            if tag in _TEXT_TAGS:
+                value = node.value
+                if "{" in value and any(m in value for m in _TEMPLATE_MARKERS):
+                    self.doc.templates.append(path)
+                return value
+            if tag == _NULL:
+                return None
+            builder = _SCALAR_BUILDERS.get(tag)
+            if builder is not None:
+                return getattr(_CONSTRUCTOR, builder)(node)
+            self._unsupported(node, path)
+            return node.value
+        if id(node) in self.active:
+            self.problems.append(self.doc.problem(path, "a recursive YAML alias is not supported"))
+            return None
+        self.active.add(id(node))
+        try:
+            if isinstance(node, MappingNode):
+                if node.tag != "tag:yaml.org,2002:map":
+                    self._unsupported(node, path)
+                return self._mapping(node, path)
+            if isinstance(node, SequenceNode):
+                if node.tag != "tag:yaml.org,2002:seq":
+                    self._unsupported(node, path)
+                return self._sequence(node, path)
+        finally:
+            self.active.discard(id(node))
+        return None  # pragma: no cover - the composer only makes the three node kinds
+
+    def _unsupported(self, node: Any, path: tuple) -> None:
+        self.problems.append(MirrorspecError(
+            f"unsupported YAML tag {node.tag}",
+            Location(self.doc.file, node.start_mark.line + 1, node.start_mark.column + 1,
+                     format_key_path(path) or None)))
+
+    def _sequence(self, node: SequenceNode, path: tuple) -> list:
+        build = self.build
+        return [build(child, path + (index,)) for index, child in enumerate(node.value)]
+
+    def _mapping(self, node: MappingNode, path: tuple) -> dict:
+        merged = 0
+        if any(key.tag == _MERGE for key, _ in node.value):
+            own = sum(1 for key, _ in node.value if key.tag != _MERGE)
+            try:
+                _CONSTRUCTOR.flatten_mapping(node)
+            except yaml.constructor.ConstructorError as exc:
+                mark = exc.problem_mark
+                self.problems.append(MirrorspecError(
+                    f"invalid YAML merge: {exc.problem}",
+                    Location(self.doc.file, mark.line + 1, mark.column + 1)))
+                return {}
+            merged = len(node.value) - own
+        result: dict = {}
+        first_line: dict = {}
+        for index, (key_node, value_node) in enumerate(node.value):
+            if not isinstance(key_node, ScalarNode):
+                self.problems.append(MirrorspecError(
+                    "a key must be a plain value, not a list or mapping",
+                    Location(self.doc.file, key_node.start_mark.line + 1,
+                             key_node.start_mark.column + 1, format_key_path(path) or None)))
+                continue
+            key = key_node.value if key_node.tag == _STR else self.build(key_node, path)
+            try:
+                hash(key)
+            except TypeError:  # pragma: no cover - scalars are hashable
+                continue
+            if index >= merged:
+                if key in first_line:
+                    kmark = key_node.start_mark
+                    self.problems.append(MirrorspecError(
+                        f"duplicate key '{key}' (first defined on line {first_line[key]})",
+                        Location(self.doc.file, kmark.line + 1, kmark.column + 1,
+                                 format_key_path(path + (key,)))))
+                first_line[key] = key_node.start_mark.line + 1
+            result[key] = self.build(value_node, path + (key,))
+        return result

@@ -1,0 +1,603 @@
+"""The project model: frozen dataclasses built from schema-valid documents, plus cross-checks.
+
+JSON Schema already checked each value's shape; this module checks what spans values
+(keys ⊆ columns, unique tables and columns, safe names, dialect rules, test references) and
+merges `defaults:` and feed-inferred columns/keys. Every problem is located and all are raised
+together. Pure Python (stdlib plus `mirrorspec.mirroring`).
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from mirrorspec import mirroring
+from mirrorspec.errors import Location, MirrorspecError, ProjectError
+from mirrorspec.load.project import LoadedProject
+from mirrorspec.load.validate import suggest
+from mirrorspec.load.yaml_doc import Document
+
+FEED_TYPES = ("qlik_replicate", "arcion", "debezium", "aws_dms", "csv", "parquet")
+DELIMITED_FORMATS = ("csv", "delimited_text")
+# YAML key of `delimited:` → FileFormatTypeProperties name (seed 000)
+DELIMITED_KEYS = {
+    "first_row_as_header": "FirstRowAsHeader",
+    "row_separator": "RowSeparator",
+    "column_separator": "ColumnSeparator",
+    "quote_character": "QuoteCharacter",
+    "escape_character": "EscapeCharacter",
+    "null_value": "NullValue",
+    "encoding": "Encoding",
+}
+DEFAULT_TARGET = "default"
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+# Table keys that add up with `defaults:` instead of replacing them.
+_ADDITIVE_KEYS = ("tags", "tests")
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str | None = None  # the seed's DataType spelling
+    nullable: bool | None = None  # None: not said (IsNullable omitted)
+    description: str | None = None
+
+
+@dataclass(frozen=True)
+class Delimited:
+    """`delimited:`: the FileExtension and the FileFormatTypeProperties the user set."""
+
+    extension: str | None = None
+    properties: dict[str, Any] = field(default_factory=dict)  # seed names → values
+
+
+@dataclass(frozen=True)
+class Source:
+    type: str = "landing_zone"
+    path: str | None = None  # as written (resolved by the compiler)
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_feed(self) -> bool:
+        return self.type != "landing_zone"
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    schema: str | None = None
+    description: str | None = None
+    key_columns: tuple[str, ...] = ()
+    file_detection: str = "sequential"
+    upsert_default: bool | None = None
+    format: str = "parquet"
+    delimited: Delimited | None = None
+    columns: tuple[Column, ...] = ()
+    source: Source = field(default_factory=Source)
+    tags: tuple[str, ...] = ()
+    recreate: bool = False
+    tests: tuple[dict[str, Any], ...] = ()
+    yaml_file: str | None = None  # relative to the project dir
+    location: Location | None = field(default=None, compare=False)
+    inferred: tuple[str, ...] = field(default=(), compare=False)  # what came from the feed
+
+    @property
+    def warehouse_schema(self) -> str:
+        return mirroring.warehouse_schema(self.schema)
+
+    @property
+    def unique_id(self) -> str:
+        return f"{self.warehouse_schema}.{self.name}"
+
+
+@dataclass(frozen=True)
+class Partner:
+    name: str
+    source_type: str | None = None
+    source_version: str | None = None
+    additional_information: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Output:
+    """The resolved profile output (target)."""
+
+    profile: str
+    target: str
+    landing_zone: str = "landing_zone"  # as written; the compiler resolves it
+    warehouse: str = "warehouse"
+    spark_master: str = "local[*]"
+    spark_remote: str | None = None
+    spark_conf: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Project:
+    name: str
+    version: str
+    project_dir: Path
+    target_path: str
+    output: Output
+    partner: Partner | None
+    tables: tuple[Table, ...]
+    variables: dict[str, Any] = field(default_factory=dict)
+
+
+InferFn = Callable[[str, str | None, dict], Any]
+
+
+def is_uri(text: str) -> bool:
+    """`s3a://…`, `abfss://…`, `file:///…` are URIs; everything else is a local path."""
+    return bool(_URI.match(text))
+
+
+def resolve_location(text: str, project_dir: Path) -> str:
+    """A URI untouched; a path made absolute against the project folder."""
+    text = text.strip()
+    if is_uri(text):
+        return text.rstrip("/")
+    return os.path.normpath(os.path.join(str(project_dir), os.path.expanduser(text)))
+
+
+# --- building --------------------------------------------------------------------------------
+
+def build_project(loaded: LoadedProject, target: str | None = None,
+                  infer: InferFn | None = None) -> Project:
+    """Validated documents → Project, raising one ProjectError with every cross-check problem.
+
+    `infer(type, abs_path, options)` is asked for columns/keys a feed table leaves out
+    (default: `mirrorspec.sources.infer_schema`).
+    """
+    problems: list[MirrorspecError] = list(loaded.problems)
+    if not loaded.project_ok:
+        _raise(problems)
+    project_doc = loaded.project
+    data = project_doc.data
+    name = str(data["name"])
+    output = Output(data.get("profile") or name, target or DEFAULT_TARGET)
+    if loaded.profiles_ok:
+        output = _resolve_output(loaded, data.get("profile") or name, target, problems)
+    partner = None
+    if data.get("partner"):
+        raw = data["partner"]
+        version = raw.get("source_version")
+        partner = Partner(raw["name"], raw.get("source_type"),
+                          None if version is None else str(version),
+                          raw.get("additional_information"))
+    if infer is None:
+        from mirrorspec.sources import infer_schema as infer
+    builder = _TableBuilder(loaded, problems, infer)
+    tables = builder.build_all(data.get("defaults") or {})
+    _raise(problems)
+    version = data.get("version")
+    return Project(
+        name=name,
+        version="" if version is None else str(version),
+        project_dir=loaded.project_dir,
+        target_path=data.get("target-path") or "target",
+        output=output,
+        partner=partner,
+        tables=tuple(sorted(tables, key=lambda t: t.unique_id)),
+        variables=loaded.variables,
+    )
+
+
+def _raise(problems: list[MirrorspecError]) -> None:
+    """One ProjectError with every problem, sorted by file (project file first), line, column."""
+    if not problems:
+        return
+    order: dict[str, int] = {}
+    for problem in problems:
+        order.setdefault(problem.location.file if problem.location else "", len(order))
+
+    def key(problem: MirrorspecError):
+        loc = problem.location
+        if loc is None:
+            return (-1, 0, 0)
+        return (order[loc.file], loc.line or 0, loc.col or 0)
+
+    problems = sorted(problems, key=key)
+    raise ProjectError(problems[0].message, problems=problems)
+
+
+def _resolve_output(loaded: LoadedProject, profile: str, target: str | None,
+                    problems: list[MirrorspecError]) -> Output:
+    doc = loaded.profiles
+    profiles = doc.data if doc is not None else {}
+    if profile not in profiles:
+        if doc is not None and loaded.profiles_explicit:
+            problems.append(MirrorspecError(
+                f"profile '{profile}' is not in {doc.file}" + suggest(profile, profiles),
+                Location(doc.file, 1, 1),
+                hint="add it, or set `profile:` in mirrorspec_project.yml to one that exists"))
+        elif target not in (None, DEFAULT_TARGET):
+            problems.append(MirrorspecError(
+                f"--target {target}: there is no profiles.yml defining profile '{profile}'",
+                hint="create profiles.yml in the project folder (see docs/project-reference.md)"))
+        return Output(profile, target or DEFAULT_TARGET)
+    spec = profiles[profile]
+    outputs = spec["outputs"]
+    chosen = target or spec.get("target")
+    if chosen is None:
+        chosen = DEFAULT_TARGET if DEFAULT_TARGET in outputs or len(outputs) != 1 else next(iter(outputs))
+    if chosen not in outputs:
+        where = (profile, "target") if target is None and "target" in spec else (profile, "outputs")
+        problems.append(doc.problem(
+            where, f"target '{chosen}' is not an output of profile '{profile}'"
+                   + suggest(chosen, outputs) + f"; outputs: {', '.join(outputs)}"))
+        return Output(profile, chosen)
+    out = outputs[chosen] or {}
+    spark = out.get("spark") or {}
+    conf = {str(k): _conf_text(v) for k, v in (spark.get("conf") or {}).items()}
+    return Output(profile, chosen, out.get("landing_zone") or "landing_zone",
+                  out.get("warehouse") or "warehouse", spark.get("master") or "local[*]",
+                  spark.get("remote"), conf)
+
+
+def _conf_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def unsafe_name(what: str, name: str) -> str | None:
+    """'column 'a/b' contains a path separator', or None for a safe name."""
+    if name == mirroring.ROW_MARKER_COLUMN:
+        return f"{what} '{name}' is reserved for the row marker"
+    reason = mirroring.unsafe_name_reason(name)
+    return f"{what} '{name}' {reason}" if reason else None
+
+
+class _TableBuilder:
+    """Builds the Table values of every table file, locating each problem."""
+
+    def __init__(self, loaded: LoadedProject, problems: list[MirrorspecError], infer: InferFn):
+        self.loaded = loaded
+        self.problems = problems
+        self.infer = infer
+        self.project_doc = loaded.project
+
+    def build_all(self, defaults: Mapping[str, Any]) -> list[Table]:
+        entries = []  # (table, doc, path, raw)
+        bad = self.loaded.bad_tables
+        for doc in self.loaded.tables:
+            if (doc.file, -1) in bad or not isinstance(doc.data, dict):
+                continue
+            for index, raw in enumerate(doc.data.get("tables") or []):
+                if (doc.file, index) not in bad:
+                    entries.append((doc, ("tables", index), raw))
+        seen: dict[str, Location] = {}
+        tables = []
+        for doc, path, raw in entries:
+            locate = _Locator(doc, path, raw, self.project_doc, defaults)
+            table, _bad = self._build(raw, defaults, locate)
+            key = table.unique_id.lower()
+            if key in seen:
+                self.problems.append(locate.problem(
+                    "name", f"duplicate table {table.unique_id} (also defined at {seen[key]})",
+                    at_key=True))
+                continue
+            seen[key] = locate.at("name", at_key=False)
+            tables.append((table, locate))
+        by_id = {t.unique_id.lower(): t for t, _ in tables}
+        by_name: dict[str, list[Table]] = {}
+        for t, _ in tables:
+            by_name.setdefault(t.name.lower(), []).append(t)
+        result = []
+        for table, locate in tables:
+            tests = self._tests(table, locate, by_id, by_name)
+            result.append(_replace(table, tests=tests))
+        return result
+
+    # one table ----------------------------------------------------------------------------
+    def _build(self, raw: Mapping[str, Any], defaults: Mapping[str, Any],
+               locate: "_Locator") -> tuple[Table, bool]:
+        """The table and whether it had problems."""
+        merged = _merge_defaults(defaults, raw)
+        problems = self.problems
+        start = len(problems)
+        name = merged["name"]
+        schema = merged.get("schema")
+        for key, value, what in (("name", name, "table name"), ("schema", schema, "schema name")):
+            if value is None:
+                continue
+            message = unsafe_name(what, value)
+            if message is None and value.lower().endswith(mirroring.SCHEMA_FOLDER_SUFFIX):
+                message = (f"{what} '{value}' ends with '{mirroring.SCHEMA_FOLDER_SUFFIX}' "
+                           "(reserved for schema folders)")
+            if message:
+                problems.append(locate.problem(key, message))
+
+        columns = self._columns(merged.get("columns") or [], fmt_of(merged), locate)
+        keys = tuple(merged.get("key_columns") or ())
+        source = self._source(merged.get("source") or {}, locate)
+        fmt = fmt_of(merged)
+        delimited = self._delimited(merged.get("delimited"), fmt, locate)
+        inferred: tuple[str, ...] = ()
+        if source.is_feed and source.path and (not keys or not columns):
+            columns, keys, inferred = self._infer(source, columns, keys, locate)
+
+        declared = {c.name for c in columns}
+        seen_keys = set()
+        for index, key in enumerate(keys):
+            message = unsafe_name("key column", key)
+            if message:
+                problems.append(locate.problem(("key_columns", index), message))
+            elif key in seen_keys:
+                problems.append(locate.problem(("key_columns", index), f"key column '{key}' is listed twice"))
+            elif columns and key not in declared:
+                problems.append(locate.problem(
+                    ("key_columns", index),
+                    f"key column '{key}' is not a declared column" + suggest(key, declared)))
+            seen_keys.add(key)
+        upsert = merged.get("upsert_default")
+        if upsert and not keys:
+            problems.append(locate.problem(
+                "upsert_default", "upsert_default needs key_columns: upserts replace rows by key",
+                hint="declare key_columns or remove upsert_default"))
+        table = Table(
+            name=name,
+            schema=schema,
+            description=merged.get("description"),
+            key_columns=keys,
+            file_detection=merged.get("file_detection") or "sequential",
+            upsert_default=upsert,
+            format=fmt,
+            delimited=delimited,
+            columns=columns,
+            source=source,
+            tags=tuple(dict.fromkeys(merged.get("tags") or ())),
+            recreate=bool(merged.get("recreate", False)),
+            tests=tuple(merged.get("tests") or ()),  # raw until normalised in build_all
+            yaml_file=_relative(locate.doc.path, self.loaded.project_dir),
+            location=locate.at("name", at_key=True),
+            inferred=inferred,
+        )
+        return table, len(problems) > start
+
+    def _columns(self, raw_columns: list, fmt: str, locate: "_Locator") -> tuple[Column, ...]:
+        columns = []
+        seen: dict[str, str] = {}
+        for index, raw in enumerate(raw_columns):
+            name = raw["name"]
+            message = unsafe_name("column", name)
+            if message:
+                self.problems.append(locate.problem(("columns", index, "name"), message))
+                continue
+            if fmt in DELIMITED_FORMATS and raw.get("type") is None:
+                self.problems.append(locate.problem(
+                    ("columns", index), f"column '{name}' needs a type: {fmt} tables declare "
+                    "SchemaDefinition DataTypes", at_key=True))
+            if name.lower() in seen:
+                self.problems.append(locate.problem(
+                    ("columns", index, "name"), f"duplicate column '{name}' "
+                    f"(column names are compared case-insensitively: '{seen[name.lower()]}')"))
+                continue
+            seen[name.lower()] = name
+            type_name = raw.get("type")
+            columns.append(Column(name, None if type_name is None else mirroring.canonical_data_type(type_name),
+                                  raw.get("nullable"), raw.get("description")))
+        return tuple(columns)
+
+    def _source(self, raw: Mapping[str, Any], locate: "_Locator") -> Source:
+        source_type = raw.get("type") or "landing_zone"
+        path = raw.get("path")
+        if source_type != "landing_zone" and not path:
+            self.problems.append(locate.problem(
+                "source", f"source type {source_type} needs a path (where the feed files are)",
+                hint="add source.path: a folder relative to the project, or a URI"))
+        if source_type == "landing_zone" and path:
+            self.problems.append(locate.problem(
+                ("source", "path"), "a landing_zone source has no path: another publisher writes "
+                "the landing zone configured in profiles.yml",
+                hint="set source.type to the feed format, or remove source.path"))
+        return Source(source_type, path, dict(raw.get("options") or {}))
+
+    def _delimited(self, raw: Mapping[str, Any] | None, fmt: str, locate: "_Locator") -> Delimited | None:
+        if raw is None:
+            if fmt == "delimited_text":
+                self.problems.append(locate.problem(
+                    "format", "a delimited_text table needs delimited.extension (FileExtension), "
+                    "e.g. tsv"))
+            return None
+        if fmt not in DELIMITED_FORMATS:
+            self.problems.append(locate.problem(
+                "delimited", f"delimited applies to csv and delimited_text tables, not {fmt}",
+                at_key=True))
+            return None
+        extension = raw.get("extension")
+        if extension is not None:
+            extension = extension.strip().lstrip(".")
+            if not extension or mirroring.unsafe_name_reason(extension) or "." in extension:
+                self.problems.append(locate.problem(
+                    ("delimited", "extension"),
+                    f"extension '{raw['extension']}' is not a file extension such as 'tsv'"))
+            elif extension.lower() == "parquet":
+                self.problems.append(locate.problem(
+                    ("delimited", "extension"), "parquet is not a delimited text extension"))
+        elif fmt == "delimited_text":
+            self.problems.append(locate.problem(
+                "delimited", "delimited_text needs delimited.extension (FileExtension), e.g. tsv",
+                at_key=True))
+        encoding = raw.get("encoding")
+        if encoding is not None:
+            try:
+                codecs.lookup(encoding)
+            except LookupError:
+                self.problems.append(locate.problem(
+                    ("delimited", "encoding"), f"unknown encoding '{encoding}'",
+                    hint="use an encoding name such as UTF-8, UTF-16, windows-1252 or ascii"))
+        properties = {DELIMITED_KEYS[k]: v for k, v in raw.items() if k in DELIMITED_KEYS}
+        return Delimited(extension, properties)
+
+    def _infer(self, source: Source, columns: tuple[Column, ...], keys: tuple[str, ...],
+               locate: "_Locator") -> tuple[tuple[Column, ...], tuple[str, ...], tuple[str, ...]]:
+        path = resolve_location(source.path, self.loaded.project_dir)
+        try:
+            schema = self.infer(source.type, path, dict(source.options))
+        except MirrorspecError as exc:
+            self.problems.append(locate.problem(
+                "source", f"cannot read the feed's schema: {exc.render()}"))
+            return columns, keys, ()
+        if schema is None:
+            return columns, keys, ()
+        origin = f" ({schema.origin})" if getattr(schema, "origin", "") else ""
+        notes = []
+        feed_columns = tuple(Column(c.name, mirroring.canonical_data_type(c.data_type) or None,
+                                    bool(c.nullable)) for c in schema.columns)
+        feed_keys = tuple(schema.key_columns)
+        if columns and feed_columns:
+            feed_types = {c.name.lower(): c for c in feed_columns}
+            for index, column in enumerate(columns):
+                other = feed_types.get(column.name.lower())
+                if other is None:
+                    self.problems.append(locate.problem(
+                        ("columns", index, "name"),
+                        f"column '{column.name}' is not in the feed{origin}" + suggest(column.name, feed_types)))
+                elif column.type and other.type and column.type != other.type:
+                    self.problems.append(locate.problem(
+                        ("columns", index, "type"),
+                        f"column '{column.name}' is {column.type} here but {other.type} in the feed{origin}"))
+        if keys and feed_keys and [k.lower() for k in keys] != [k.lower() for k in feed_keys]:
+            self.problems.append(locate.problem(
+                "key_columns", f"key_columns {list(keys)} differ from the feed's key "
+                f"{list(feed_keys)}{origin}",
+                hint="remove key_columns to use the feed's key, or fix them"))
+        if not columns and feed_columns:
+            columns = feed_columns
+            notes.append(f"columns {', '.join(c.name for c in columns)}")
+        if not keys and feed_keys:
+            keys = feed_keys
+            notes.append(f"key_columns {', '.join(keys)}")
+        if notes:
+            notes = [f"{n} from the feed{origin}" for n in notes]
+        return columns, keys, tuple(notes)
+
+    # data tests ------------------------------------------------------------------------------
+    def _tests(self, table: Table, locate: "_Locator", by_id: dict[str, Table],
+               by_name: dict[str, list[Table]]) -> tuple[dict[str, Any], ...]:
+        result = []
+        declared = [c.name for c in table.columns]
+        for index, raw in enumerate(table.tests):
+            where = ("tests", index)
+            if isinstance(raw, str):
+                kind, params = raw, {}
+            else:
+                kind, params = next(iter(raw.items()))
+                params = dict(params or {})
+            test: dict[str, Any] = {"type": kind, "severity": params.pop("severity", "error")}
+            if kind in ("unique", "not_null"):
+                cols = list(params.get("columns") or table.key_columns)
+                if not cols:
+                    self.problems.append(locate.problem(
+                        where, f"{kind} needs columns: the table has no key_columns",
+                        hint=f"write `{kind}: {{columns: [...]}}`"))
+                    continue
+                test["columns"] = cols
+                for column in params.get("columns") or ():
+                    self._check_column(column, declared, locate, where, kind)
+            elif kind == "accepted_values":
+                test["column"] = params["column"]
+                test["values"] = list(params["values"])
+                self._check_column(params["column"], declared, locate, where, kind)
+            elif kind == "relationships":
+                other = self._resolve_table(params["to"], by_id, by_name, locate, where)
+                if other is None:
+                    continue
+                field_name = params.get("field") or params["column"]
+                self._check_column(params["column"], declared, locate, where, kind)
+                self._check_column(field_name, [c.name for c in other.columns], locate, where,
+                                   f"{kind} (in {other.unique_id})")
+                test.update(column=params["column"], to=other.unique_id, field=field_name)
+            elif kind == "freshness":
+                test["max_age_seconds"] = int(params["max_age_seconds"])
+            result.append(test)
+        return tuple(result)
+
+    def _check_column(self, column: str, declared: list[str], locate: "_Locator",
+                      where: tuple, what: str) -> None:
+        if declared and column not in declared:
+            self.problems.append(locate.problem(
+                where, f"{what}: '{column}' is not a declared column" + suggest(column, declared)))
+
+    def _resolve_table(self, to: str, by_id: dict[str, Table], by_name: dict[str, list[Table]],
+                       locate: "_Locator", where: tuple) -> Table | None:
+        if "." in to and to.lower() in by_id:
+            return by_id[to.lower()]
+        matches = by_name.get(to.lower(), [])
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            self.problems.append(locate.problem(
+                where, f"relationships: '{to}' is ambiguous ({', '.join(t.unique_id for t in matches)}); "
+                "write schema.table"))
+            return None
+        self.problems.append(locate.problem(
+            where, f"relationships: no table '{to}' in the project" + suggest(to, sorted(by_id))))
+        return None
+
+
+class _Locator:
+    """Locates a merged table's keys: in its own file, else in the project's `defaults:`."""
+
+    def __init__(self, doc: Document, path: tuple, raw: Mapping[str, Any], project_doc: Document,
+                 defaults: Mapping[str, Any]):
+        self.doc = doc
+        self.path = path
+        self.raw = raw
+        self.project_doc = project_doc
+        self.defaults = defaults
+
+    def at(self, key: str | tuple, at_key: bool = False) -> Location:
+        parts = key if isinstance(key, tuple) else (key,)
+        if parts[0] not in self.raw and parts[0] in self.defaults:
+            return self.project_doc.location(("defaults",) + parts, at_key)
+        return self.doc.location(self.path + parts, at_key)
+
+    def problem(self, key: str | tuple, message: str, at_key: bool = False,
+                hint: str | None = None) -> MirrorspecError:
+        return MirrorspecError(message, self.at(key, at_key), hint)
+
+
+def fmt_of(table: Mapping[str, Any]) -> str:
+    return table.get("format") or "parquet"
+
+
+def _merge_defaults(defaults: Mapping[str, Any], table: Mapping[str, Any]) -> dict[str, Any]:
+    """A table's keys over the project defaults; mappings merge, tags and tests add up."""
+    merged = dict(defaults)
+    for key, value in table.items():
+        base = merged.get(key)
+        if key in _ADDITIVE_KEYS and isinstance(base, list) and isinstance(value, list):
+            merged[key] = base + value
+        elif isinstance(base, dict) and isinstance(value, dict):
+            merged[key] = _deep_merge(base, value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    result = dict(base)
+    for key, value in top.items():
+        if isinstance(result.get(key), dict) and isinstance(value, dict):
+            result[key] = _deep_merge(result[key], value)
+        else:
+            result[key] = value
+    return result
+
+
+def _replace(table: Table, **changes: Any) -> Table:
+    from dataclasses import replace
+    return replace(table, **changes)
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return str(path)

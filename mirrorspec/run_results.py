@@ -1,0 +1,165 @@
+"""`target/run_results.json`: what a `run`, `publish` or `build` did to each table (pure Python).
+
+Shaped after dbt's run_results artifact: a `metadata` block, the invocation `args` (never secret
+values: `--vars` values are left out, only their names are kept), `elapsed_time`, and one entry
+per selected table. Statuses: `success`, `error` (the table failed; the run exits 1), `waiting`
+(a gap: the engine awaits a landing file; not a failure), `skipped` (not run because an earlier
+step of the same table failed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from mirrorspec import __version__
+from mirrorspec.errors import MirrorspecError
+from mirrorspec.mirroring import dumps_json
+
+RUN_RESULTS_FILE = "run_results.json"
+RUN_RESULTS_SCHEMA = "mirrorspec/run-results/v1"
+STATUSES = ("success", "error", "waiting", "skipped")
+
+
+def utc_now() -> str:
+    """ISO 8601 UTC timestamp with a `Z`."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass
+class StepTiming:
+    """One step of a table (publish, mirror) with its start and end."""
+
+    name: str
+    started_at: str
+    completed_at: str
+    seconds: float
+
+
+@dataclass
+class TableRunResult:
+    """What happened to one table."""
+
+    unique_id: str
+    status: str = "success"
+    mirror_status: str | None = None  # the engine's Fabric-style status (Replicating, Failed, …)
+    execution_time: float = 0.0
+    timing: list[StepTiming] = field(default_factory=list)
+    files_published: list[str] = field(default_factory=list)
+    rows_published: int = 0
+    held_back: list[str] = field(default_factory=list)
+    files_applied: list[str] = field(default_factory=list)
+    rows_inserted: int = 0
+    rows_updated: int = 0
+    rows_deleted: int = 0
+    delta_version: int | None = None
+    awaiting: str | None = None
+    error: str | None = None
+    error_code: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "error"
+
+    def fail(self, message: str, code: str | None = None) -> None:
+        """Mark the table failed (the first error is kept: it is the cause)."""
+        if self.status != "error":
+            self.status = "error"
+            self.error = message
+            self.error_code = code
+
+    @property
+    def rows_changed(self) -> int:
+        return self.rows_inserted + self.rows_updated + self.rows_deleted
+
+
+@dataclass
+class RunResults:
+    """The whole invocation."""
+
+    command: str
+    args: dict[str, Any]
+    results: list[TableRunResult] = field(default_factory=list)
+    elapsed_time: float = 0.0
+    started_at: str = field(default_factory=utc_now)
+    invocation_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+
+    @property
+    def failed(self) -> bool:
+        """True when any table failed."""
+        return any(r.failed for r in self.results)
+
+    def counts(self) -> dict[str, int]:
+        """How many tables ended in each status."""
+        out = {status: 0 for status in STATUSES}
+        for result in self.results:
+            out[result.status] = out.get(result.status, 0) + 1
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "metadata": {
+                "schema": RUN_RESULTS_SCHEMA,
+                "mirrorspec_version": __version__,
+                "generated_at": utc_now(),
+                "invocation_id": self.invocation_id,
+            },
+            "command": self.command,
+            "args": self.args,
+            "started_at": self.started_at,
+            "elapsed_time": round(self.elapsed_time, 3),
+            "counts": self.counts(),
+            "results": [_result_dict(r) for r in self.results],
+        }
+
+    def write(self, target_dir: str | os.PathLike) -> Path:
+        """Write `<target_dir>/run_results.json` (temp file + rename) and return its path."""
+        folder = Path(target_dir)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / RUN_RESULTS_FILE
+        tmp = folder / f".{RUN_RESULTS_FILE}.tmp"
+        tmp.write_text(dumps_json(self.to_dict()), encoding="utf-8")
+        os.replace(tmp, path)
+        return path
+
+
+def _result_dict(result: TableRunResult) -> dict[str, Any]:
+    doc = asdict(result)
+    doc["execution_time"] = round(result.execution_time, 3)
+    for step in doc["timing"]:
+        step["seconds"] = round(step["seconds"], 3)
+    return doc
+
+
+def safe_args(**args: Any) -> dict[str, Any]:
+    """Invocation args for the artifact: `vars` reduced to their names (values may be secret)."""
+    out: dict[str, Any] = {}
+    for key, value in args.items():
+        if key == "vars":
+            out["vars"] = sorted(value) if isinstance(value, dict) else (None if value is None
+                                                                           else "<given>")
+        elif isinstance(value, tuple):
+            out[key] = list(value)
+        elif isinstance(value, os.PathLike):
+            out[key] = os.fspath(value)
+        else:
+            out[key] = value
+    return out
+
+
+def read_run_results(path: str | os.PathLike) -> dict[str, Any]:
+    """Load a run_results.json (a target folder or the file itself) as a dict."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / RUN_RESULTS_FILE
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise MirrorspecError(f"{path}: no run results", hint="run `mirrorspec run` first") from None
+    except json.JSONDecodeError as exc:
+        raise MirrorspecError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None

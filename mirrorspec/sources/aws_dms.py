@@ -1,0 +1,357 @@
+"""AWS DMS Amazon S3 target files → canonical changes (`source: {type: aws_dms}`).
+
+DMS writes full-load files (`LOAD00000001.csv`, hexadecimal counter) and CDC files named by
+timestamp (`20231029-113401000.csv`), as CSV (default) or Parquet.
+
+- CDC rows carry `Op` (I/U/D) as the first column: I → insert (0), U → update (1), D → delete (2).
+  Full-load rows have no Op (unless `IncludeOpForFullLoad`) → insert. `CdcInsertsOnly` files have
+  no Op either → insert.
+- With `TimestampColumnName` set (option `timestamp_column`), DMS adds that column right after
+  `Op` (first when there is no Op); it orders CDC changes.
+- Order: full-load files first, then CDC rows by the timestamp column (if any), then file path and
+  row. Full-load files come first whatever their names (`LOAD…` sorts after `2023…`).
+- CSV without a header (DMS default; `AddColumnName=true` writes one): the columns are the
+  table's YAML columns, in order. A row's Op column is recognised by its field count.
+- `CsvNoSupValue` (option `no_sup_value`) marks LOB columns DMS did not supply in an update: such
+  a column is absent (`_present`) and completed from the mirrored row, never the placeholder.
+
+DMS cannot express a primary-key change in S3 files (an update carries only the new image), so
+a key change shows up as an update of a new key; see docs/sources/aws_dms.md.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
+
+from mirrorspec.errors import SourceError
+from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE, ReadResult
+from mirrorspec.sources.debezium import (TableShape, coerce, read_text_changes, table_shape)
+
+TYPE_NAME = "aws_dms"
+OP_CODES = {"I": OP_INSERT, "U": OP_UPDATE, "D": OP_DELETE}
+OP_COLUMN_NAME = "Op"
+DMS_ORDER_FIELDS = (("phase", "int"), ("ts", "string"), ("file", "string"), ("line", "bigint"))
+
+_KNOWN_OPTIONS = ("format", "timestamp_column", "header", "delimiter", "quote", "null_value",
+                  "no_sup_value", "binary_encoding", "key_columns")
+
+
+@dataclass(frozen=True)
+class DmsOptions:
+    """`source.options` of an aws_dms table, validated (names follow the DMS S3 settings)."""
+
+    format: str | None = None  # csv | parquet; None: by file extension
+    timestamp_column: str | None = None  # TimestampColumnName
+    header: bool = False  # AddColumnName
+    delimiter: str = ","  # CsvDelimiter
+    quote: str = '"'  # "" when Rfc4180 is false
+    null_value: str = ""  # CsvNullValue
+    no_sup_value: str | None = None  # CsvNoSupValue (with UseCsvNoSupValue)
+    binary_encoding: str = "hex"
+    key_columns: tuple[str, ...] = ()
+
+
+def _flag(value: Any, name: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "y", "yes", "1"):
+        return True
+    if text in ("false", "n", "no", "0"):
+        return False
+    raise SourceError(f"aws_dms source: option {name} must be true or false, not {value!r}")
+
+
+def parse_options(options: dict[str, Any] | None) -> DmsOptions:
+    """Validate `source.options`; raises SourceError naming the bad option."""
+    options = dict(options or {})
+    unknown = sorted(set(options) - set(_KNOWN_OPTIONS))
+    if unknown:
+        raise SourceError(f"aws_dms source: unknown option(s) {', '.join(unknown)}",
+                          hint=f"known options: {', '.join(_KNOWN_OPTIONS)}")
+    fmt = options.get("format")
+    if fmt is not None and str(fmt).lower() not in ("csv", "parquet"):
+        raise SourceError(f"aws_dms source: format {fmt!r} is not csv or parquet")
+    delimiter = str(options.get("delimiter", ","))
+    if delimiter == "\\t":
+        delimiter = "\t"
+    if len(delimiter) != 1:
+        raise SourceError(f"aws_dms source: delimiter {delimiter!r} must be one character")
+    quote = str(options.get("quote", '"'))
+    if len(quote) > 1:
+        raise SourceError(f"aws_dms source: quote {quote!r} must be one character or empty")
+    encoding = str(options.get("binary_encoding", "hex")).lower()
+    if encoding not in ("hex", "base64"):
+        raise SourceError(f"aws_dms source: binary_encoding {encoding!r} is not hex or base64")
+    keys = options.get("key_columns") or ()
+    no_sup = options.get("no_sup_value")
+    return DmsOptions(
+        format=str(fmt).lower() if fmt else None,
+        timestamp_column=str(options["timestamp_column"]) if options.get("timestamp_column")
+        else None,
+        header=_flag(options.get("header", False), "header"),
+        delimiter=delimiter,
+        quote=quote,
+        null_value=str(options.get("null_value", "")),
+        no_sup_value=str(no_sup) if no_sup not in (None, "") else None,
+        binary_encoding=encoding,
+        key_columns=(keys,) if isinstance(keys, str) else tuple(str(k) for k in keys),
+    )
+
+
+def is_full_load_file(path: str) -> bool:
+    """DMS names full-load files LOAD<hex counter>.<ext>."""
+    return os.path.basename(path).upper().startswith("LOAD")
+
+
+def file_format(path: str, options: DmsOptions) -> str:
+    """'parquet' or 'csv' for a DMS file."""
+    if options.format:
+        return options.format
+    name = path.lower()
+    return "parquet" if name.endswith((".parquet", ".parquet.gz", ".parq")) else "csv"
+
+
+# --- CSV (pure Python) -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where the Op, timestamp and data columns sit in a row."""
+
+    op_index: int | None
+    ts_index: int | None
+    columns: tuple[tuple[int | None, str, str], ...]  # (field index or None, name, DataType)
+    width: int
+
+
+def _headerless_layouts(shape: TableShape, options: DmsOptions) -> dict[int, _Layout]:
+    """Layouts by field count: without Op (full load) and with Op (CDC)."""
+    ts_name = options.timestamp_column
+    data = [(name, data_type) for name, data_type in shape.columns if name != ts_name]
+    layouts = {}
+    for has_op in (False, True):
+        at = 1 if has_op else 0
+        ts_index = at if ts_name else None
+        first = at + (1 if ts_name else 0)
+        columns = []
+        for name, data_type in shape.columns:
+            if name == ts_name:
+                columns.append((ts_index, name, data_type))
+            else:
+                columns.append((first + data.index((name, data_type)), name, data_type))
+        width = first + len(data)
+        layouts[width] = _Layout(0 if has_op else None, ts_index, tuple(columns), width)
+    return layouts
+
+
+def _header_layout(header: list[str], shape: TableShape, options: DmsOptions, file: str,
+                   line: int) -> _Layout:
+    positions = {name: i for i, name in enumerate(header)}
+    op_index = positions.get(OP_COLUMN_NAME)
+    ts_index = positions.get(options.timestamp_column) if options.timestamp_column else None
+    if options.timestamp_column and ts_index is None:
+        raise SourceError(f"the header has no timestamp column {options.timestamp_column!r}",
+                          file=file, line=line,
+                          hint="set timestamp_column to DMS's TimestampColumnName, or remove it")
+    columns = tuple((positions.get(name), name, data_type) for name, data_type in shape.columns)
+    known = [i for i, _, _ in columns if i is not None]
+    if not known:
+        raise SourceError(f"the header names none of the table's columns "
+                          f"({', '.join(shape.names)})", file=file, line=line,
+                          hint="set header: false if the file has no header row")
+    return _Layout(op_index, ts_index, columns, len(header))
+
+
+def parse_csv(text: str, file: str, shape: TableShape, options: DmsOptions) -> Iterator[tuple]:
+    """Canonical rows of one DMS CSV file (pure Python)."""
+    quoting = csv.QUOTE_MINIMAL if options.quote else csv.QUOTE_NONE
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=options.delimiter,
+                        quotechar=options.quote or None, quoting=quoting, strict=True)
+    phase = 0 if is_full_load_file(file) else 1
+    layouts = None if options.header else _headerless_layouts(shape, options)
+    layout: _Layout | None = None
+    null, no_sup = options.null_value, options.no_sup_value
+    previous_end = 0
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise SourceError(f"malformed CSV: {exc}", file=file, line=previous_end + 1,
+                              hint="check the delimiter and quote options") from None
+        line = previous_end + 1
+        previous_end = reader.line_num
+        if not fields or fields == [""]:
+            continue
+        if options.header and layout is None:
+            layout = _header_layout(fields, shape, options, file, line)
+            continue
+        if layouts is not None:
+            layout = layouts.get(len(fields))
+            if layout is None:
+                counts = " or ".join(str(n) for n in sorted(layouts))
+                raise SourceError(
+                    f"row has {len(fields)} fields; expected {counts} (the table's "
+                    f"{len(shape.columns)} columns, the Op column and the timestamp column)",
+                    file=file, line=line,
+                    hint="the YAML columns must list every column DMS writes, in order; set "
+                         "header: true if the file has a header row")
+        elif len(fields) != layout.width:
+            raise SourceError(f"row has {len(fields)} fields; the header has {layout.width}",
+                              file=file, line=line)
+        yield _csv_row(fields, layout, shape, options, file, line, phase, null, no_sup)
+
+
+def _csv_row(fields, layout: _Layout, shape: TableShape, options: DmsOptions, file: str,
+             line: int, phase: int, null: str, no_sup: str | None) -> tuple:
+    op = OP_INSERT
+    if layout.op_index is not None:
+        code = fields[layout.op_index].strip()
+        if code:
+            op = OP_CODES.get(code.upper(), -1)
+            if op < 0:
+                raise SourceError(f"unknown DMS operation {code!r} in the Op column", file=file,
+                                  line=line, hint="expected I, U or D")
+    if op != OP_INSERT and not shape.key_columns:
+        raise SourceError("update/delete row for a table without key columns", file=file,
+                          line=line, hint="declare key_columns for the table")
+    values = []
+    present: list[str] = []
+    absent = False
+    for index, name, data_type in layout.columns:
+        raw = fields[index] if index is not None else None
+        if raw is not None and no_sup is not None and raw == no_sup:
+            absent = True
+            values.append(None)
+            continue
+        present.append(name)
+        if raw is None or raw == null:
+            values.append(None)
+            continue
+        try:
+            values.append(coerce(raw, data_type, binary=options.binary_encoding))
+        except (ValueError, TypeError, ArithmeticError) as exc:
+            raise SourceError(f"column {name!r} ({data_type}): cannot read {raw!r}: {exc}",
+                              file=file, line=line,
+                              hint="fix the value or the column's type in the YAML") from None
+    ts = fields[layout.ts_index] if layout.ts_index is not None else None
+    order = (phase, ts if phase else None, file, line)
+    return (*values, op, order, present if absent else None, file, line)
+
+
+# --- the reader -------------------------------------------------------------------------------
+
+class AwsDmsReader:
+    """`aws_dms`: AWS DMS S3 target CSV and Parquet files."""
+
+    type_name = TYPE_NAME
+
+    def infer_schema(self, path: str, options: dict[str, Any]):
+        """DMS files carry no schema a compile could trust (CSV has none): the YAML declares it."""
+        parse_options(options)
+        return None
+
+    def read(self, spark: Any, table: Any, files: Sequence[str], state: dict[str, Any]
+             ) -> ReadResult:
+        """Canonical changes of `files`; raises SourceError naming file and row on bad input."""
+        opts = parse_options(table.source.options)
+        shape = table_shape(table, opts.key_columns)
+        csv_files = [f for f in files if file_format(f, opts) == "csv"]
+        parquet_files = [f for f in files if file_format(f, opts) == "parquet"]
+
+        def parse(text: str, file: str):
+            return parse_csv(text, file, shape, opts)
+
+        frames = []
+        if csv_files or not parquet_files:
+            frames.append(read_text_changes(spark, csv_files, shape, parse, DMS_ORDER_FIELDS))
+        if parquet_files:
+            frames.append(read_parquet_changes(spark, parquet_files, shape, opts))
+        changes = frames[0]
+        for frame in frames[1:]:
+            changes = changes.unionByName(frame)
+        return ReadResult(changes=changes, files=tuple(files))
+
+
+def read_parquet_changes(spark: Any, files: Sequence[str], shape: TableShape, options: DmsOptions):
+    """Canonical changes of DMS Parquet files (columns matched by name, case-insensitively)."""
+    from pyspark.sql import functions as F
+
+    from mirrorspec.mirroring import spark_type_for
+
+    raw = spark.read.option("mergeSchema", "true").parquet(*files)
+    by_lower = {name.lower(): name for name in raw.columns}
+    op_name = by_lower.get(OP_COLUMN_NAME.lower())
+    op_text = F.upper(F.trim(F.col(op_name))) if op_name else F.lit(None).cast("string")
+    ts_name = by_lower.get(options.timestamp_column.lower()) if options.timestamp_column else None
+    if options.timestamp_column and ts_name is None:
+        raise SourceError(f"no Parquet file has the timestamp column "
+                          f"{options.timestamp_column!r}", file=files[0],
+                          hint="set timestamp_column to DMS's TimestampColumnName, or remove it")
+    # A column a file lacks (added to the source table later) reads as NULL.
+    selected = raw.select(
+        *[(F.col(by_lower[name.lower()]) if name.lower() in by_lower else F.lit(None))
+          .cast(spark_type_for(data_type)).alias(name) for name, data_type in shape.columns],
+        op_text.alias("_op_text"),
+        (F.col(ts_name).cast("string") if ts_name else F.lit(None).cast("string")).alias("_ts"),
+        _file_name_column(files).alias("_source_file"),
+        (F.col("_metadata.row_index") + 1).cast("bigint").alias("_source_line"))
+    _check_parquet_ops(selected, shape)
+    op = (F.when(F.col("_op_text") == "U", OP_UPDATE).when(F.col("_op_text") == "D", OP_DELETE)
+          .otherwise(OP_INSERT))
+    phase = F.when(_is_load(F.col("_source_file")), 0).otherwise(1)
+    return selected.select(
+        *shape.names,
+        op.cast("int").alias("_op"),
+        F.struct(phase.alias("phase"), F.when(phase == 1, F.col("_ts")).alias("ts"),
+                 F.col("_source_file").alias("file"), F.col("_source_line").alias("line")
+                 ).alias("_order"),
+        F.lit(None).cast("array<string>").alias("_present"),
+        "_source_file", "_source_line")
+
+
+def _check_parquet_ops(selected, shape: TableShape) -> None:
+    """Raise SourceError for the first row with an unknown Op, or a U/D on a keyless table."""
+    from pyspark.sql import functions as F
+
+    op = F.col("_op_text")
+    bad = op.isNotNull() & (op != "") & ~op.isin(*OP_CODES)
+    if not shape.key_columns:
+        bad = bad | op.isin("U", "D")
+    first = (selected.where(bad).select("_source_file", "_source_line", "_op_text")
+             .orderBy("_source_file", "_source_line").limit(1).collect())
+    if not first:
+        return
+    row = first[0]
+    if row["_op_text"] in OP_CODES:
+        raise SourceError("update/delete row for a table without key columns",
+                          file=row["_source_file"], line=row["_source_line"],
+                          hint="declare key_columns for the table")
+    raise SourceError(f"unknown DMS operation {row['_op_text']!r} in the Op column",
+                      file=row["_source_file"], line=row["_source_line"],
+                      hint="expected I, U or D")
+
+
+def _file_name_column(files: Sequence[str]):
+    """The caller's spelling of each row's file (Spark reports `file:` URIs), as a Column."""
+    from pyspark.sql import functions as F
+
+    names = []
+    for file in files:
+        local = os.path.abspath(file) if "://" not in file else file
+        names += [F.lit(local), F.lit(file)]
+    uri = F.col("_metadata.file_path")
+    plain = F.url_decode(F.regexp_replace(uri, "^file:(//)?", ""))
+    return F.coalesce(F.create_map(*names)[plain], uri)
+
+
+def _is_load(file_name):
+    from pyspark.sql import functions as F
+
+    base = F.regexp_extract(file_name, r"([^/]*)$", 1)
+    return F.upper(base).startswith("LOAD")

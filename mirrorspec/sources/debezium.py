@@ -1,0 +1,827 @@
+"""Debezium JSON change events → canonical changes (`source: {type: debezium}`).
+
+One event per line (NDJSON), pretty-printed/concatenated objects, or a JSON array per file. An
+event is the Debezium envelope (`before`, `after`, `source`, `op`, `ts_ms`), with or without the
+JsonConverter `{schema, payload}` wrapper, optionally inside a Kafka record `{key, value}`.
+
+- `op` r/c → insert (0), u → update (1), d → delete (2, key from `before`), t → truncate (8);
+  `m` (logical decoding messages) and tombstones (`null` values) are skipped.
+- An update whose key differs between `before` and `after` → delete of the old key, then insert.
+- `__debezium_unavailable_value` (Postgres TOAST, Oracle LOB placeholders) → the column is absent
+  (`_present`), never the literal.
+- Order: `source.lsn` (Postgres) or `source.scn` (Oracle); else the position (MySQL binlog
+  `file`/`pos`/`row`, SQL Server `commit_lsn`/`change_lsn`/`event_serial_no`); else `ts_ms`
+  (`source.ts_ms`, else the envelope's); ties by feed file and line.
+
+Options (`source.options`): `key_columns`, `decimal_handling` (double | string), `time_unit`
+(ms | us | ns, for integer timestamps without a schema), `unavailable_value_placeholder`,
+`table` (keep only events whose `source.table` — or `schema.table` — matches).
+
+The Spark helpers at the bottom (`read_text_changes`) are shared with the AWS DMS CSV reader.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as dt
+import decimal
+import gzip
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from mirrorspec.errors import SourceError
+from mirrorspec.sources.base import (
+    OP_DELETE,
+    OP_INSERT,
+    OP_TRUNCATE,
+    OP_UPDATE,
+    InferredColumn,
+    InferredSchema,
+    ReadResult,
+    iter_json_documents,
+    list_feed_files,
+)
+
+TYPE_NAME = "debezium"
+PLACEHOLDER = "__debezium_unavailable_value"
+
+# --- options ----------------------------------------------------------------------------------
+
+_DECIMAL_MODES = ("double", "string")
+_TIME_UNITS = {"ms": 1000, "us": 1, "ns": None}
+_KNOWN_OPTIONS = ("key_columns", "decimal_handling", "time_unit", "unavailable_value_placeholder",
+                  "table")
+
+
+@dataclass(frozen=True)
+class DebeziumOptions:
+    """`source.options` of a debezium table, validated."""
+
+    key_columns: tuple[str, ...] = ()
+    decimal_handling: str = "double"
+    time_unit: str = "ms"
+    placeholder: str = PLACEHOLDER
+    table: str | None = None
+
+
+def parse_options(options: dict[str, Any] | None) -> DebeziumOptions:
+    """Validate `source.options`; raises SourceError naming the bad option."""
+    options = dict(options or {})
+    unknown = sorted(set(options) - set(_KNOWN_OPTIONS))
+    if unknown:
+        raise SourceError(f"debezium source: unknown option(s) {', '.join(unknown)}",
+                          hint=f"known options: {', '.join(_KNOWN_OPTIONS)}")
+    keys = options.get("key_columns") or ()
+    if isinstance(keys, str):
+        keys = (keys,)
+    decimal_mode = str(options.get("decimal_handling", "double")).lower()
+    if decimal_mode not in _DECIMAL_MODES:
+        raise SourceError(f"debezium source: decimal_handling {decimal_mode!r} is not one of "
+                          f"{', '.join(_DECIMAL_MODES)}")
+    unit = str(options.get("time_unit", "ms")).lower()
+    if unit not in _TIME_UNITS:
+        raise SourceError(f"debezium source: time_unit {unit!r} is not one of ms, us, ns")
+    return DebeziumOptions(
+        key_columns=tuple(str(k) for k in keys),
+        decimal_handling=decimal_mode,
+        time_unit=unit,
+        placeholder=str(options.get("unavailable_value_placeholder", PLACEHOLDER)),
+        table=str(options["table"]) if options.get("table") else None,
+    )
+
+
+# --- events -----------------------------------------------------------------------------------
+
+@dataclass
+class Event:
+    """One Debezium change event, unwrapped."""
+
+    line: int
+    envelope: dict[str, Any]
+    value_schema: dict[str, Any] | None
+    key: Any = None
+    key_schema: dict[str, Any] | None = None
+
+
+def _unwrap(value: Any) -> tuple[Any, dict[str, Any] | None]:
+    """(payload, schema) of a JsonConverter value (wrapped or not, or a JSON-encoded string)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return value, None
+    if isinstance(value, dict) and "payload" in value and set(value) <= {"schema", "payload"}:
+        schema = value.get("schema")
+        return value.get("payload"), schema if isinstance(schema, dict) else None
+    return value, None
+
+
+def to_event(line: int, raw: Any, file: str) -> Event | None:
+    """The event of one JSON value, or None for a tombstone. Raises SourceError if it isn't one."""
+    key = key_schema = None
+    if isinstance(raw, dict) and "value" in raw and not {"op", "payload", "after"} & set(raw):
+        key, key_schema = _unwrap(raw.get("key"))
+        raw = raw.get("value")
+    payload, schema = _unwrap(raw)
+    if payload is None:
+        return None  # tombstone: Kafka's compaction marker after a delete
+    if not isinstance(payload, dict) or "op" not in payload:
+        raise SourceError("not a Debezium change event (no 'op' field)", file=file, line=line,
+                          hint="point source.path at the topic's change events only; the "
+                               "ExtractNewRecordState (unwrapped) format is not supported")
+    return Event(line, payload, schema, key, key_schema)
+
+
+def _struct_fields(schema: dict[str, Any] | None, name: str) -> list[dict[str, Any]] | None:
+    """Fields of the envelope's `before`/`after` struct in a value schema."""
+    if not schema:
+        return None
+    for field in schema.get("fields") or ():
+        if field.get("field") == name and field.get("type") == "struct":
+            return list(field.get("fields") or ())
+    return None
+
+
+def row_fields(schema: dict[str, Any] | None) -> list[dict[str, Any]] | None:
+    """The row's column schemas (from `after`, else `before`), or None without a schema."""
+    return _struct_fields(schema, "after") or _struct_fields(schema, "before")
+
+
+# --- types ------------------------------------------------------------------------------------
+
+_TS_MS = {"io.debezium.time.Timestamp", "org.apache.kafka.connect.data.Timestamp"}
+_TS_US = {"io.debezium.time.MicroTimestamp"}
+_TS_NS = {"io.debezium.time.NanoTimestamp"}
+_TS_STR = {"io.debezium.time.ZonedTimestamp", "io.debezium.time.IsoTimestamp"}
+_DATE_DAYS = {"io.debezium.time.Date", "org.apache.kafka.connect.data.Date"}
+_DATE_STR = {"io.debezium.time.IsoDate"}
+_TIME_MS = {"io.debezium.time.Time", "org.apache.kafka.connect.data.Time"}
+_TIME_US = {"io.debezium.time.MicroTime"}
+_TIME_NS = {"io.debezium.time.NanoTime"}
+_TIME_STR = {"io.debezium.time.ZonedTime", "io.debezium.time.IsoTime"}
+_DECIMAL = "org.apache.kafka.connect.data.Decimal"
+_VAR_DECIMAL = "io.debezium.data.VariableScaleDecimal"
+_PLAIN = {"int8": "Int16", "int16": "Int16", "int32": "Int32", "int64": "Int64",
+          "float32": "Single", "float64": "Double", "boolean": "Boolean", "string": "String",
+          "bytes": "ByteArray"}
+
+
+def data_type_for(field: dict[str, Any], decimal_handling: str = "double") -> str:
+    """The SchemaDefinition DataType a Debezium field schema maps to (see docs/sources/debezium.md)."""
+    name = field.get("name") or ""
+    if name in _TS_MS | _TS_US | _TS_NS | _TS_STR:
+        return "DateTime"
+    if name in _DATE_DAYS | _DATE_STR:
+        return "IDate"
+    if name in _TIME_MS | _TIME_US | _TIME_NS | _TIME_STR:
+        return "String"
+    if name in (_DECIMAL, _VAR_DECIMAL):
+        return "Double" if decimal_handling == "double" else "String"
+    return _PLAIN.get(field.get("type") or "", "String")  # struct/array/map → JSON text
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """How to decode a source value: the field's Connect type and logical name."""
+
+    type: str | None
+    name: str
+    scale: int | None
+
+
+def _kind(field: dict[str, Any] | None) -> _Kind:
+    if not field:
+        return _Kind(None, "", None)
+    scale = (field.get("parameters") or {}).get("scale")
+    return _Kind(field.get("type"), field.get("name") or "",
+                 int(scale) if scale is not None else None)
+
+
+class _Timestamp(int):
+    """Microseconds since the epoch (UTC)."""
+
+
+class _Date(int):
+    """Days since the epoch."""
+
+
+class _TimeOfDay(int):
+    """Microseconds since midnight."""
+
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_EPOCH_DATE = dt.date(1970, 1, 1)
+
+
+def _micros(value: dt.datetime) -> int:
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.timezone.utc)
+    delta = value - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def parse_timestamp(text: str) -> int:
+    """Microseconds since the epoch of an ISO-8601 / `YYYY-MM-DD HH:MM:SS[.f]` text (UTC unless it
+    carries an offset). Raises ValueError."""
+    text = text.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    head, sep, frac = text.partition(".")
+    if sep:
+        # Python accepts at most 6 fractional digits: truncate nanoseconds, keep the offset.
+        digits = len(frac) - len(frac.lstrip("0123456789"))
+        frac = frac[:min(digits, 6)] + frac[digits:]
+        text = head + "." + frac
+    return _micros(dt.datetime.fromisoformat(text))
+
+
+def parse_date(text: str) -> int:
+    """Days since the epoch of `YYYY-MM-DD` (a timestamp text keeps its date). Raises ValueError."""
+    text = text.strip()
+    if len(text) > 11 and text[4:5] == "-":
+        return parse_timestamp(text) // 86_400_000_000
+    try:
+        return (dt.date.fromisoformat(text) - _EPOCH_DATE).days
+    except ValueError:
+        # Oracle's default DATE text (DMS writes it: `4-Jun-14`)
+        for pattern in ("%d-%b-%y", "%d-%b-%Y"):
+            try:
+                return (dt.datetime.strptime(text, pattern).date() - _EPOCH_DATE).days
+            except ValueError:
+                pass
+        raise
+
+
+def _bytes(value: Any) -> bytes:
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value)
+    return base64.b64decode(str(value), validate=True)
+
+
+def _unscaled(value: Any) -> int:
+    return int.from_bytes(_bytes(value), "big", signed=True)
+
+
+def decode(value: Any, kind: _Kind) -> Any:
+    """A Debezium JSON value → a Python value that carries its meaning (timestamps, dates,
+    times and decimals as the helper types above). Raises ValueError."""
+    if value is None:
+        return None
+    name = kind.name
+    if name in _TS_MS:
+        return _Timestamp(int(value) * 1000)
+    if name in _TS_US:
+        return _Timestamp(int(value))
+    if name in _TS_NS:
+        return _Timestamp(int(value) // 1000)
+    if name in _TS_STR:
+        return _Timestamp(parse_timestamp(str(value)))
+    if name in _DATE_DAYS:
+        return _Date(int(value))
+    if name in _DATE_STR:
+        return _Date(parse_date(str(value)))
+    if name in _TIME_MS:
+        return _TimeOfDay(int(value) * 1000)
+    if name in _TIME_US:
+        return _TimeOfDay(int(value))
+    if name in _TIME_NS:
+        return _TimeOfDay(int(value) // 1000)
+    if name == _DECIMAL and kind.type == "bytes":
+        return decimal.Decimal(_unscaled(value)).scaleb(-(kind.scale or 0))
+    if name == _VAR_DECIMAL and isinstance(value, dict):
+        return decimal.Decimal(_unscaled(value["value"])).scaleb(-int(value.get("scale") or 0))
+    if kind.type == "bytes":
+        return _bytes(value)
+    return value
+
+
+_INT_RANGES = {"Int16": 1 << 15, "Int32": 1 << 31, "Int64": 1 << 63}
+_TRUE = {"true", "t", "1", "y", "yes"}
+_FALSE = {"false", "f", "0", "n", "no"}
+
+
+def _to_int(value: Any) -> int:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError(f"{value!r} is not a whole number")
+        return int(value)
+    if isinstance(value, decimal.Decimal):
+        if value != value.to_integral_value():
+            raise ValueError(f"{value} is not a whole number")
+        return int(value)
+    text = str(value).strip()
+    try:
+        return int(text)
+    except ValueError:
+        number = decimal.Decimal(text)
+        if number != number.to_integral_value():
+            raise ValueError(f"{text!r} is not a whole number") from None
+        return int(number)
+
+
+def _to_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, _Timestamp):
+        return (_EPOCH + dt.timedelta(microseconds=int(value))).strftime("%Y-%m-%d %H:%M:%S.%f")
+    if isinstance(value, _Date):
+        return (_EPOCH_DATE + dt.timedelta(days=int(value))).isoformat()
+    if isinstance(value, _TimeOfDay):
+        seconds, micros = divmod(int(value), 1_000_000)
+        hours, rest = divmod(seconds, 3600)
+        return f"{hours:02d}:{rest // 60:02d}:{rest % 60:02d}.{micros:06d}"
+    if isinstance(value, decimal.Decimal):
+        return format(value, "f")
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=False)
+    return str(value)
+
+
+def coerce(value: Any, data_type: str, int_time_unit: str = "ms",
+           binary: str = "base64") -> Any:
+    """A decoded value → what the Arrow column of `data_type` holds: int, float, bool, str, bytes,
+    microseconds (DateTime/ITime) or days (IDate). Strings are parsed. Raises ValueError."""
+    if value is None:
+        return None
+    if data_type == "String":
+        return _to_text(value)
+    if data_type in _INT_RANGES:
+        if isinstance(value, (_Timestamp, _Date, _TimeOfDay)):
+            number = int(value)
+        else:
+            number = _to_int(value)
+        limit = _INT_RANGES[data_type]
+        if not -limit <= number < limit:
+            raise ValueError(f"{number} is out of range for {data_type}")
+        return number
+    if data_type in ("Double", "Single"):
+        if isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):
+            text = value.strip()
+            number = float(text)
+            return number
+        return float(value)
+    if data_type == "Boolean":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, (int, float)) and value in (0, 1):
+            return bool(value)
+        text = str(value).strip().lower()
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+        raise ValueError(f"{value!r} is not a boolean")
+    if data_type in ("DateTime", "ITime"):
+        if isinstance(value, _Timestamp):
+            return int(value)
+        if isinstance(value, _Date):
+            return int(value) * 86_400_000_000
+        if isinstance(value, bool):
+            raise ValueError(f"{value!r} is not a timestamp")
+        if isinstance(value, int):
+            if int_time_unit == "ns":
+                return value // 1000
+            return value * _TIME_UNITS[int_time_unit]
+        return parse_timestamp(str(value))
+    if data_type == "IDate":
+        if isinstance(value, _Date):
+            return int(value)
+        if isinstance(value, _Timestamp):
+            return int(value) // 86_400_000_000
+        if isinstance(value, bool):
+            raise ValueError(f"{value!r} is not a date")
+        if isinstance(value, int):
+            return value
+        return parse_date(str(value))
+    if data_type == "ByteArray":
+        if isinstance(value, (bytes, bytearray)):
+            return bytes(value)
+        if binary == "hex":
+            text = str(value).strip()
+            if text[:2] in ("0x", "0X", "\\x"):
+                text = text[2:]
+            return binascii.unhexlify(text)
+        return base64.b64decode(str(value), validate=True)
+    raise ValueError(f"unknown DataType {data_type!r}")
+
+
+def is_unavailable(value: Any, placeholder: str) -> bool:
+    """True for Debezium's "unchanged, not sent" placeholder in any of its encodings."""
+    if isinstance(value, str):
+        return value == placeholder or value == _b64_placeholder(placeholder)
+    if isinstance(value, list) and value:
+        return all(is_unavailable(item, placeholder) for item in value)
+    if isinstance(value, dict) and "value" in value and set(value) <= {"scale", "value"}:
+        return is_unavailable(value["value"], placeholder)
+    return False
+
+
+_B64_CACHE: dict[str, str] = {}
+
+
+def _b64_placeholder(placeholder: str) -> str:
+    cached = _B64_CACHE.get(placeholder)
+    if cached is None:
+        cached = base64.b64encode(placeholder.encode("utf-8")).decode("ascii")
+        _B64_CACHE[placeholder] = cached
+    return cached
+
+
+# --- events → canonical rows ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TableShape:
+    """What a parser needs of the table: its columns (name, DataType) and key columns."""
+
+    columns: tuple[tuple[str, str], ...]
+    key_columns: tuple[str, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.columns)
+
+
+# A canonical row as the parsers emit it: column values in table order, then
+# (op, order tuple, present list or None, file, line).
+Row = tuple
+
+
+def _order_of(envelope: dict[str, Any]) -> tuple:
+    """(lsn, position, pos, row, ts_ms) of an event; see the module docstring."""
+    source = envelope.get("source") or {}
+    lsn = source.get("lsn")
+    if lsn is None and source.get("scn") not in (None, ""):
+        lsn = source.get("scn")
+    if lsn is not None:
+        return int(lsn), None, None, None, None
+    if source.get("file") is not None and source.get("pos") is not None:
+        return (None, str(source["file"]), int(source["pos"]), int(source.get("row") or 0), None)
+    if source.get("change_lsn") is not None or source.get("commit_lsn") is not None:
+        position = f"{source.get('commit_lsn') or ''}|{source.get('change_lsn') or ''}"
+        return None, position, int(source.get("event_serial_no") or 0), None, None
+    ts = source.get("ts_ms", envelope.get("ts_ms"))
+    return None, None, None, None, int(ts) if ts is not None else None
+
+
+class EventParser:
+    """Turns the events of one file into canonical rows for one table."""
+
+    def __init__(self, shape: TableShape, options: DebeziumOptions, file: str):
+        self.shape = shape
+        self.options = options
+        self.file = file
+        self._kinds_cache: dict[int, dict[str, _Kind]] = {}
+
+    def _kinds(self, schema: dict[str, Any] | None) -> dict[str, _Kind]:
+        if schema is None:
+            return {}
+        cached = self._kinds_cache.get(id(schema))
+        if cached is None:
+            cached = {f.get("field"): _kind(f) for f in row_fields(schema) or ()}
+            self._kinds_cache[id(schema)] = cached
+        return cached
+
+    def _matches_table(self, envelope: dict[str, Any]) -> bool:
+        wanted = self.options.table
+        if not wanted:
+            return True
+        source = envelope.get("source") or {}
+        table = source.get("table") or source.get("collection")
+        schema = source.get("schema") or source.get("db")
+        return wanted in (table, f"{schema}.{table}")
+
+    def _image(self, image: Any, event: Event, what: str, partial: bool) -> tuple[list, list | None]:
+        """(values in table order, present names or None) of a `before`/`after` image."""
+        if not isinstance(image, dict):
+            raise SourceError(f"'{what}' is not an object", file=self.file, line=event.line)
+        kinds = self._kinds(event.value_schema)
+        values: list = []
+        present: list[str] = []
+        absent = False
+        placeholder = self.options.placeholder
+        for name, data_type in self.shape.columns:
+            if name not in image:
+                if partial:
+                    absent = True
+                    values.append(None)
+                    continue
+                values.append(None)
+                present.append(name)
+                continue
+            raw = image[name]
+            if is_unavailable(raw, placeholder):
+                absent = True
+                values.append(None)
+                continue
+            try:
+                values.append(coerce(decode(raw, kinds.get(name, _Kind(None, "", None))),
+                                     data_type, self.options.time_unit))
+            except (ValueError, TypeError, KeyError, ArithmeticError, binascii.Error) as exc:
+                raise SourceError(f"column {name!r} ({data_type}): cannot read {raw!r} "
+                                  f"in '{what}': {exc}", file=self.file, line=event.line,
+                                  hint="fix the value or the column's type in the YAML"
+                                  ) from None
+            present.append(name)
+        return values, (present if absent else None)
+
+    def _key(self, values: list) -> tuple:
+        names = self.shape.names
+        return tuple(values[names.index(k)] for k in self.shape.key_columns)
+
+    def _key_image(self, event: Event) -> dict[str, Any] | None:
+        key = event.key
+        if isinstance(key, dict) and all(k in key for k in self.shape.key_columns):
+            return key
+        return None
+
+    def rows(self, event: Event) -> list[Row]:
+        """The canonical rows of one event (none, one, or two for a key change)."""
+        envelope = event.envelope
+        if not self._matches_table(envelope):
+            return []
+        op = envelope.get("op")
+        order = _order_of(envelope)
+        width = len(self.shape.columns)
+
+        def row(op_code: int, values: list, present: list | None, part: int) -> Row:
+            return (*values, op_code, (*order, self.file, event.line, part), present,
+                    self.file, event.line)
+
+        if op in ("r", "c"):
+            values, present = self._image(envelope.get("after"), event, "after", False)
+            return [row(OP_INSERT, values, present, 0)]
+        if op == "u":
+            self._need_keys(event, "update")
+            values, present = self._image(envelope.get("after"), event, "after", True)
+            before = envelope.get("before")
+            if isinstance(before, dict) and all(k in before for k in self.shape.key_columns):
+                old, _ = self._image(before, event, "before", True)
+                if self._key(old) != self._key(values):
+                    return [row(OP_DELETE, old, None, 0), row(OP_INSERT, values, present, 1)]
+            return [row(OP_UPDATE, values, present, 0)]
+        if op == "d":
+            self._need_keys(event, "delete")
+            before = envelope.get("before")
+            if before is None:
+                before = self._key_image(event)
+            if before is None:
+                raise SourceError("delete event without a 'before' image (or Kafka key)",
+                                  file=self.file, line=event.line,
+                                  hint="configure the source table's replica identity so "
+                                       "deletes carry the key")
+            values, _ = self._image(before, event, "before", True)
+            return [row(OP_DELETE, values, None, 0)]
+        if op == "t":
+            return [row(OP_TRUNCATE, [None] * width, None, 0)]
+        if op == "m":
+            return []
+        raise SourceError(f"unknown Debezium operation {op!r}", file=self.file, line=event.line,
+                          hint="expected one of r, c, u, d, t")
+
+    def _need_keys(self, event: Event, what: str) -> None:
+        if not self.shape.key_columns:
+            raise SourceError(f"{what} event for a table without key columns", file=self.file,
+                              line=event.line,
+                              hint="declare key_columns for the table (or in source.options)")
+
+
+def parse_text(text: str, file: str, shape: TableShape, options: DebeziumOptions) -> Iterator[Row]:
+    """Canonical rows of one Debezium feed file (pure Python)."""
+    parser = EventParser(shape, options, file)
+    for line, raw in iter_json_documents(text, file):
+        event = to_event(line, raw, file)
+        if event is not None:
+            yield from parser.rows(event)
+
+
+# --- schema inference (compile time, no JVM) --------------------------------------------------
+
+def read_local_text(file: str) -> str:
+    """Text of a local feed file (gzip by extension)."""
+    if file.endswith((".gz", ".gzip")):
+        with gzip.open(file, "rt", encoding="utf-8") as handle:
+            return handle.read()
+    with open(file, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def infer_from_events(events: Iterable[tuple[str, Event]], options: DebeziumOptions
+                      ) -> InferredSchema | None:
+    """Columns from the first event with a value schema; keys from options, else the first Kafka
+    key schema (or key object) seen alongside."""
+    columns: tuple[InferredColumn, ...] = ()
+    origin = ""
+    keys = options.key_columns
+    for file, event in events:
+        if not columns:
+            fields = row_fields(event.value_schema)
+            if fields:
+                columns = tuple(
+                    InferredColumn(f["field"], data_type_for(f, options.decimal_handling),
+                                   bool(f.get("optional", True)))
+                    for f in fields if f.get("field"))
+                origin = f"{file}:{event.line}"
+        if not keys:
+            if event.key_schema and event.key_schema.get("fields"):
+                keys = tuple(f["field"] for f in event.key_schema["fields"] if f.get("field"))
+            elif isinstance(event.key, dict) and event.key:
+                keys = tuple(event.key)
+        if columns and keys:
+            break
+    if not columns and not keys:
+        return None
+    return InferredSchema(columns=columns, key_columns=tuple(keys), origin=origin)
+
+
+def _local_events(path: str, limit: int = 10_000) -> Iterator[tuple[str, Event]]:
+    seen = 0
+    for file in list_feed_files(path):
+        try:
+            text = read_local_text(file)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SourceError(f"cannot read feed file: {exc}", file=file) from None
+        for line, raw in iter_json_documents(text, file):
+            event = to_event(line, raw, file)
+            if event is not None:
+                yield file, event
+            seen += 1
+            if seen >= limit:
+                return
+
+
+# --- the reader -------------------------------------------------------------------------------
+
+def table_shape(table: Any, extra_keys: Sequence[str] = ()) -> TableShape:
+    """The TableShape of a compiled TablePlan (columns without a type read as String)."""
+    columns = tuple((c.name, c.type or "String") for c in table.columns)
+    if not columns:
+        raise SourceError(f"table {table.unique_id} has no columns",
+                          hint="declare the columns in the YAML, or let compile infer them "
+                               "from the feed")
+    keys = tuple(table.key_columns or extra_keys)
+    missing = [k for k in keys if k not in {n for n, _ in columns}]
+    if missing:
+        raise SourceError(f"table {table.unique_id}: key column(s) {', '.join(missing)} "
+                          f"are not columns")
+    return TableShape(columns, keys)
+
+
+class DebeziumReader:
+    """`debezium`: Debezium JSON change events."""
+
+    type_name = TYPE_NAME
+
+    def infer_schema(self, path: str, options: dict[str, Any]) -> InferredSchema | None:
+        """Columns from the first event's schema; keys from options or the Kafka key schema."""
+        opts = parse_options(options)
+        if "://" in path and not path.startswith("file:"):
+            return None  # remote feeds are inferred at run time, not by compile
+        return infer_from_events(_local_events(path), opts)
+
+    def read(self, spark: Any, table: Any, files: Sequence[str], state: dict[str, Any]
+             ) -> ReadResult:
+        """Canonical changes of `files`; raises SourceError naming file and line on bad input."""
+        opts = parse_options(table.source.options)
+        shape = table_shape(table, opts.key_columns)
+
+        def parse(text: str, file: str) -> Iterator[Row]:
+            return parse_text(text, file, shape, opts)
+
+        changes = read_text_changes(spark, files, shape, parse, DEBEZIUM_ORDER_FIELDS)
+        return ReadResult(changes=changes, files=tuple(files))
+
+
+# --- Spark: text files → Python parser → canonical DataFrame (shared with aws_dms) -------------
+
+DEBEZIUM_ORDER_FIELDS = (("lsn", "bigint"), ("position", "string"), ("pos", "bigint"),
+                         ("row", "bigint"), ("ts_ms", "bigint"), ("file", "string"),
+                         ("line", "bigint"), ("part", "int"))
+
+_ERROR_COLUMN = "_parse_error"
+
+
+def change_schema(shape: TableShape, order_fields: Sequence[tuple[str, str]]):
+    """The Spark schema of canonical changes for `shape` (plus the internal error column)."""
+    from pyspark.sql.types import (ArrayType, IntegerType, LongType, StringType, StructField,
+                                   StructType, _parse_datatype_string)
+
+    from mirrorspec.mirroring import spark_type_for
+
+    fields = [StructField(name, _parse_datatype_string(spark_type_for(data_type)), True)
+              for name, data_type in shape.columns]
+    order = StructType([StructField(name, _parse_datatype_string(kind), True)
+                        for name, kind in order_fields])
+    fields += [
+        StructField("_op", IntegerType(), False),
+        StructField("_order", order, False),
+        StructField("_present", ArrayType(StringType()), True),
+        StructField("_source_file", StringType(), False),
+        StructField("_source_line", LongType(), False),
+        StructField(_ERROR_COLUMN, StringType(), True),
+    ]
+    return StructType(fields)
+
+
+def _local_name(uri: str, wanted: dict[str, str]) -> str:
+    """The caller's spelling of a file Spark reports as a URI."""
+    from urllib.parse import unquote
+
+    if uri in wanted:
+        return wanted[uri]
+    plain = unquote(uri[5:] if uri.startswith("file:") else uri)
+    if plain.startswith("//"):
+        plain = plain[2:]
+    for key in (plain, os.path.normpath(plain)):
+        if key in wanted:
+            return wanted[key]
+    return plain
+
+
+def read_text_changes(spark: Any, files: Sequence[str], shape: TableShape,
+                      parse: Callable[[str, str], Iterable[Row]],
+                      order_fields: Sequence[tuple[str, str]], batch_rows: int = 8192):
+    """Run `parse(text, file)` on every file (one Spark task per file, whole text) and return the
+    canonical DataFrame. A SourceError in any file is re-raised here (the first by file order),
+    so nothing of a bad batch reaches the landing zone."""
+    from pyspark.sql import functions as F
+
+    schema = change_schema(shape, order_fields)
+    if not files:
+        return spark.createDataFrame([], schema).drop(_ERROR_COLUMN)
+    wanted: dict[str, str] = {}
+    for file in files:
+        wanted[file] = file
+        if "://" not in file:
+            wanted[os.path.normpath(os.path.abspath(file))] = file
+    names = list(schema.names)
+    column_count = len(shape.columns)
+
+    def run(batches):
+        import pyarrow as pa
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        arrow_schema = to_arrow_schema(schema)
+        buffer: list[list] = [[] for _ in names]
+
+        def flush():
+            batch = pa.RecordBatch.from_arrays(
+                [pa.array(col, type=arrow_schema.field(i).type) for i, col in enumerate(buffer)],
+                schema=arrow_schema)
+            for col in buffer:
+                col.clear()
+            return batch
+
+        for batch in batches:
+            paths = batch.column(0).to_pylist()
+            texts = batch.column(1).to_pylist()
+            for uri, text in zip(paths, texts):
+                file = _local_name(uri, wanted)
+                try:
+                    for row in parse(text or "", file):
+                        for i, value in enumerate(row):
+                            buffer[i].append(value)
+                        buffer[-1].append(None)
+                        if len(buffer[0]) >= batch_rows:
+                            yield flush()
+                except SourceError as exc:
+                    for col in buffer:
+                        col.clear()
+                    error = [None] * column_count + [
+                        -1, {name: None for name, _ in order_fields}, None, file,
+                        exc.line or 0, json.dumps({"message": exc.message, "hint": exc.hint})]
+                    for i, value in enumerate(error):
+                        buffer[i].append(value)
+                    yield flush()
+                    return
+        if buffer[0]:
+            yield flush()
+
+    raw = (spark.read.text(list(files), wholetext=True)
+           .select(F.col("_metadata.file_path").alias("path"), "value"))
+    parsed = raw.mapInArrow(run, schema)
+    from pyspark import StorageLevel
+
+    parsed = parsed.persist(StorageLevel.MEMORY_AND_DISK)
+    errors = (parsed.where(F.col(_ERROR_COLUMN).isNotNull())
+              .select("_source_file", "_source_line", _ERROR_COLUMN)
+              .orderBy("_source_file", "_source_line").limit(1).collect())
+    if errors:
+        parsed.unpersist()
+        first = errors[0]
+        detail = json.loads(first[_ERROR_COLUMN])
+        raise SourceError(detail["message"], file=first["_source_file"],
+                          line=first["_source_line"] or None, hint=detail.get("hint"))
+    return parsed.drop(_ERROR_COLUMN)

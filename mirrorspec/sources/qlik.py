@@ -1,0 +1,671 @@
+"""Qlik Replicate JSON messages (seed 001) → canonical changes.
+
+Files hold one message per line, or JSON arrays / concatenated documents. A message is the
+envelope `{"magic": "atMSG", "type": "MD"|"DT", ..., "message": {...}}` or the bare message
+(`{data, beforeData, headers}` for data, `{lineage, tableStructure, ...}` for metadata).
+
+- Metadata (MD): `tableStructure.tableColumns` gives columns (ordinal, type, precision, scale,
+  primaryKeyPosition); a later tableVersion adds columns. The reader remembers the structures it
+  saw (reader state), since later files carry only data messages.
+- Data (DT): REFRESH/INSERT → insert, UPDATE → update, DELETE → delete (key from beforeData,
+  else data); an UPDATE whose key differs between beforeData and data → delete + insert.
+  `columnMask` (hex, bit k−1 = ordinal k) tells absent columns from NULLs → `_present`.
+- Order: changeSequence (fixed width; REFRESH's empty one first), then file path, then line.
+- Only whole transactions are published: events from the first unfinished transaction on
+  (one with `transactionLastEvent` false everywhere) wait for the next run.
+
+Parsing runs in Python workers (mirrorspec.spark.publisher.map_tasks); big line-per-message files
+are split into chunks at line boundaries. Module level stays free of pyspark.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
+
+from mirrorspec.errors import SourceError
+from mirrorspec.sources.base import (InferredColumn, InferredSchema, ReadResult, iter_json_documents,
+                                     list_feed_files, local_path, value_converter)
+
+TYPE_NAME = "qlik_replicate"
+CHUNK_BYTES = 16 * 1024 * 1024
+
+# Qlik Replicate data type → SchemaDefinition DataType (NUMERIC: see numeric_data_type)
+QLIK_TYPES: dict[str, str] = {
+    "INT1": "Int16", "INT2": "Int16", "INT4": "Int32", "INT8": "Int64",
+    "UINT1": "Int16", "UINT2": "Int32", "UINT4": "Int64", "UINT8": "Int64",
+    "REAL4": "Single", "REAL8": "Double",
+    "STRING": "String", "WSTRING": "String", "CLOB": "String", "NCLOB": "String",
+    "BOOLEAN": "Boolean", "BYTES": "ByteArray", "BLOB": "ByteArray",
+    "DATE": "IDate", "TIME": "String", "DATETIME": "DateTime",
+}
+_INTS = ("Int16", "Int32", "Int64")
+# DataTypes a YAML column may declare for a feed type without it being a conflict.
+_ACCEPTED: dict[str, tuple[str, ...]] = {
+    "Int16": _INTS + ("Double", "Single", "String"),
+    "Int32": ("Int32", "Int64", "Double", "String"),
+    "Int64": ("Int64", "Double", "String"),
+    "Single": ("Single", "Double", "String"),
+    "Double": ("Double", "String"),
+    "String": ("String",),
+    "Boolean": ("Boolean", "String"),
+    "ByteArray": ("ByteArray", "String"),
+    "IDate": ("IDate", "DateTime", "String"),
+    "DateTime": ("DateTime", "String"),
+}
+_TYPE_WITH_ARGS = re.compile(r"^\s*([A-Za-z0-9_]+)\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?\s*$")
+
+
+def numeric_data_type(precision: int | None, scale: int | None, decimal: str = "double") -> str:
+    """NUMERIC(p,s): integers up to 18 digits → Int64 (up to 9 → Int32), else Double (or String
+    with the source option `decimal: string`, which keeps every digit)."""
+    if scale == 0 and precision and precision <= 9:
+        return "Int32"
+    if scale == 0 and precision and precision <= 18:
+        return "Int64"
+    return "String" if decimal == "string" else "Double"
+
+
+def data_type_for(qlik_type: str, precision: int | None = None, scale: int | None = None,
+                  decimal: str = "double") -> str:
+    """The DataType a Qlik column type lands as (unknown types land as String)."""
+    match = _TYPE_WITH_ARGS.match(str(qlik_type or ""))
+    name = match.group(1).upper() if match else str(qlik_type).upper()
+    if match and match.group(2) is not None:
+        precision = int(match.group(2))
+        scale = int(match.group(3) or 0)
+    if name in ("NUMERIC", "DECIMAL", "NUMBER"):
+        return numeric_data_type(precision, scale, decimal)
+    return QLIK_TYPES.get(name, "String")
+
+
+def accepts(feed_type: str, declared: str) -> bool:
+    """Whether a YAML DataType is a faithful representation of a feed DataType."""
+    return declared == feed_type or declared in _ACCEPTED.get(feed_type, (feed_type, "String"))
+
+
+# --- metadata ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class QlikColumn:
+    name: str
+    ordinal: int
+    qlik_type: str
+    data_type: str
+    key_position: int = 0
+    nullable: bool = True
+
+
+@dataclass(frozen=True)
+class QlikStructure:
+    """One metadata message: a table's columns at one tableVersion, and where it was read."""
+
+    schema: str | None
+    table: str | None
+    version: int | None
+    columns: tuple[QlikColumn, ...]
+    file: str
+    line: int
+
+    @property
+    def key_columns(self) -> tuple[str, ...]:
+        keyed = sorted((c.key_position, c.name) for c in self.columns if c.key_position)
+        return tuple(name for _, name in keyed)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @staticmethod
+    def from_dict(doc: dict[str, Any]) -> "QlikStructure":
+        cols = tuple(QlikColumn(**c) for c in doc["columns"])
+        return QlikStructure(doc.get("schema"), doc.get("table"), doc.get("version"), cols,
+                             doc["file"], int(doc["line"]))
+
+
+def _int(value: Any, default: int = 0) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def parse_structure(message: dict, file: str, line: int, decimal: str = "double") -> QlikStructure:
+    """A metadata message's `lineage` and `tableStructure.tableColumns`."""
+    lineage = message.get("lineage") or {}
+    table_columns = (message.get("tableStructure") or {}).get("tableColumns")
+    if not isinstance(table_columns, dict) or not table_columns:
+        raise SourceError("metadata message without tableStructure.tableColumns", file=file,
+                          line=line, hint="the Replicate metadata message must list the columns")
+    columns = []
+    for name, spec in table_columns.items():
+        if not isinstance(spec, dict):
+            raise SourceError(f"metadata column {name!r} is not an object", file=file, line=line)
+        qlik_type = str(spec.get("type") or "STRING")
+        columns.append(QlikColumn(
+            name=name, ordinal=_int(spec.get("ordinal")), qlik_type=qlik_type,
+            data_type=data_type_for(qlik_type, _int(spec.get("precision"), None),
+                                    _int(spec.get("scale"), None), decimal),
+            key_position=_int(spec.get("primaryKeyPosition")),
+            nullable=spec.get("nullable") is not False))
+    if any(c.ordinal <= 0 for c in columns):  # no ordinals: the listed order
+        columns = [QlikColumn(c.name, i + 1, c.qlik_type, c.data_type, c.key_position, c.nullable)
+                   for i, c in enumerate(columns)]
+    columns.sort(key=lambda c: c.ordinal)
+    version = lineage.get("tableVersion")
+    return QlikStructure(lineage.get("schema"), lineage.get("table"),
+                         _int(version, None) if version is not None else None,
+                         tuple(columns), file, line)
+
+
+def classify(doc: Any) -> tuple[str, dict]:
+    """('MD'|'DT', message) for an envelope or a bare message; ValueError for anything else."""
+    if not isinstance(doc, dict):
+        raise ValueError(f"expected a JSON object, found {type(doc).__name__}")
+    if "magic" in doc or ("type" in doc and "message" in doc):
+        kind = str(doc.get("type") or "").upper()
+        message = doc.get("message")
+        if isinstance(message, str):
+            raise ValueError("the envelope's message is not a JSON object (Avro-encoded messages "
+                             "are not supported: set the Replicate endpoint's message format to JSON)")
+        if kind not in ("MD", "DT") or not isinstance(message, dict):
+            raise ValueError(f"unknown message type {doc.get('type')!r} (expected MD or DT)")
+        return kind, message
+    if "tableStructure" in doc or "lineage" in doc:
+        return "MD", doc
+    if "data" in doc or "beforeData" in doc or "headers" in doc:
+        return "DT", doc
+    raise ValueError("not a Qlik Replicate message (no envelope, data, beforeData or headers)")
+
+
+def mask_ordinals(mask: Any) -> set[int] | None:
+    """Ordinals set in a columnMask/changeMask hex string (bit k−1 = ordinal k), or None."""
+    if mask is None:
+        return None
+    if isinstance(mask, (bytes, bytearray)):
+        number = int.from_bytes(bytes(mask), "big")
+    else:
+        text = str(mask).strip()
+        if not text:
+            return None
+        try:
+            number = int(text, 16)
+        except ValueError:
+            raise ValueError(f"mask {mask!r} is not hexadecimal") from None
+    result, ordinal = set(), 1
+    while number:
+        if number & 1:
+            result.add(ordinal)
+        number >>= 1
+        ordinal += 1
+    return result
+
+
+# --- files -----------------------------------------------------------------------------------------
+
+def _read_bytes(path: str) -> bytes:
+    with open(local_path(path), "rb") as handle:
+        raw = handle.read()
+    if path.endswith(".gz") or raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    return raw
+
+
+def _avro_error(path: str) -> SourceError:
+    return SourceError("Avro-encoded Qlik Replicate messages are not supported", file=path, line=1,
+                       hint="set the Replicate target endpoint's message format to JSON")
+
+
+@dataclass
+class FileScan:
+    """What the driver learns from one feed file before the workers parse it."""
+
+    path: str
+    mode: str  # "lines" (one message per line) or "documents" (arrays, pretty-printed)
+    structures: list[QlikStructure]
+    chunks: list[tuple[int, int, int]]  # (start byte, end byte, first line)
+    first_data_line: int | None
+    compressed: bool
+
+
+def _decode(raw: bytes, path: str, line: int = 1) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SourceError(f"not UTF-8 text ({exc.reason})", file=path,
+                          line=line + raw.count(b"\n", 0, exc.start)) from None
+
+
+def scan_file(path: str, decimal: str = "double", chunk_bytes: int = CHUNK_BYTES) -> FileScan:
+    """Find the metadata messages of a file and split it into chunks for the workers."""
+    raw = _read_bytes(path)
+    compressed = path.endswith(".gz") or raw[:2] == b"\x1f\x8b"
+    if raw.startswith(b"Obj\x01"):
+        raise _avro_error(path)
+    head = raw.lstrip(b" \t\r\n")
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:].lstrip()
+    if not head:
+        return FileScan(path, "lines", [], [], None, compressed)
+    if head[:1] not in (b"{", b"["):
+        if b"atMSG" in raw[:4096]:
+            raise _avro_error(path)
+        raise SourceError("malformed JSON: the file does not start with a JSON object or array",
+                          file=path, line=1 + raw.count(b"\n", 0, len(raw) - len(head)))
+    mode = "lines"
+    if head[:1] == b"[":
+        mode = "documents"
+    else:
+        first = head.split(b"\n", 1)[0].strip()
+        try:
+            json.loads(first)
+        except ValueError:
+            mode = "documents"
+    structures: list[QlikStructure] = []
+    first_data: int | None = None
+    if mode == "documents":
+        for line, doc in iter_json_documents(_decode(raw, path), path):
+            try:
+                kind, message = classify(doc)
+            except ValueError as exc:
+                raise SourceError(str(exc), file=path, line=line) from None
+            if kind == "MD":
+                structures.append(parse_structure(message, path, line, decimal))
+            elif first_data is None:
+                first_data = line
+        return FileScan(path, mode, structures, [(0, len(raw), 1)], first_data, compressed)
+    pos = raw.find(b'"tableStructure"')
+    line, line_pos = 1, 0
+    while pos != -1:
+        start = raw.rfind(b"\n", 0, pos) + 1
+        end = raw.find(b"\n", pos)
+        end = len(raw) if end == -1 else end
+        line += raw.count(b"\n", line_pos, start)
+        line_pos = start
+        try:
+            kind, message = classify(json.loads(_decode(raw[start:end], path, line)))
+        except ValueError as exc:
+            raise SourceError(f"malformed JSON: {exc}", file=path, line=line) from None
+        if kind == "MD":
+            structures.append(parse_structure(message, path, line, decimal))
+        pos = raw.find(b'"tableStructure"', end)
+    chunks = []
+    if compressed:
+        chunks.append((0, len(raw), 1))
+    else:
+        start, first_line = 0, 1
+        while start < len(raw):
+            end = raw.find(b"\n", min(start + chunk_bytes, len(raw)))
+            end = len(raw) if end == -1 else end + 1
+            chunks.append((start, end, first_line))
+            first_line += raw.count(b"\n", start, end)
+            start = end
+    return FileScan(path, mode, structures, chunks, None, compressed)
+
+
+# --- the worker-side parser --------------------------------------------------------------------
+
+OUTPUT_EXTRA = ("_txn", "_txn_last", "_error")
+
+
+def _read_chunk(task: dict) -> bytes:
+    if task["compressed"]:
+        return _read_bytes(task["file"])
+    with open(local_path(task["file"]), "rb") as handle:
+        handle.seek(task["start"])
+        return handle.read(task["end"] - task["start"])
+
+
+def _documents(task: dict):
+    raw = _read_chunk(task)
+    path, first = task["file"], task["first_line"]
+    if task["mode"] == "documents":
+        yield from iter_json_documents(_decode(raw, path, first), path, first)
+        return
+    loads = json.loads
+    for index, chunk in enumerate(raw.split(b"\n")):
+        if not chunk.strip():
+            continue
+        line = first + index
+        try:
+            doc = loads(chunk)
+        except ValueError as exc:
+            raise SourceError(f"malformed JSON: {exc}", file=path, line=line) from None
+        if isinstance(doc, list):
+            for item in doc:
+                yield line, item
+        else:
+            yield line, doc
+
+
+class _Out:
+    """Columnar output of one task."""
+
+    def __init__(self, columns: Sequence[str]):
+        self.columns = list(columns)
+        self.lists: dict[str, list] = {c: [] for c in self.columns}
+        for extra in ("_op", "_order", "_present", "_source_file", "_source_line") + OUTPUT_EXTRA:
+            self.lists[extra] = []
+
+    def add(self, values: dict, op: int, order: tuple, present, file: str, line: int,
+            txn, last) -> None:
+        lists = self.lists
+        for name in self.columns:
+            lists[name].append(values.get(name))
+        lists["_op"].append(op)
+        lists["_order"].append(order)
+        lists["_present"].append(present)
+        lists["_source_file"].append(file)
+        lists["_source_line"].append(line)
+        lists["_txn"].append(txn)
+        lists["_txn_last"].append(last)
+        lists["_error"].append(None)
+
+    def error(self, exc: SourceError, file: str) -> None:
+        self.add({}, -1, ("", file, exc.line or 0, 0), None, exc.file or file, exc.line or 0,
+                 None, None)
+        self.lists["_error"][-1] = exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")
+
+
+def _as_bool(value: Any) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "1", "t"):
+        return True
+    if text in ("false", "0", "f"):
+        return False
+    return None
+
+
+def parse_task(task: dict) -> dict[str, list]:
+    """Parse one chunk of one file into canonical change columns (runs in a Python worker)."""
+    ctx = task["ctx"]
+    columns = [name for name, _ in ctx["columns"]]
+    out = _Out(columns)
+    try:
+        _parse_into(task, ctx, out)
+    except SourceError as exc:
+        out.error(exc, task["file"])
+    return out.lists
+
+
+def _parse_into(task: dict, ctx: dict, out: _Out) -> None:
+    path = task["file"]
+    names = [name for name, _ in ctx["columns"]]
+    converters = {name: value_converter(dt, ctx.get("binary", "hex")) for name, dt in ctx["columns"]}
+    keys = list(ctx["keys"])
+    all_names = frozenset(names)
+    # (file, line, {ordinal: name}) of every metadata message, in order
+    structures = [(s[0], s[1], {int(k): v for k, v in s[2].items()}) for s in ctx["structures"]]
+    default_map = {int(k): v for k, v in ctx["default_ordinals"].items()}
+    refresh_op = ctx["refresh_op"]
+    skip_before = tuple(ctx["skip_before"]) if path in ctx.get("skip_files", ()) else None
+    table_filter = ctx.get("table")
+    idx, current = -1, (structures[0][2] if structures else default_map)
+    # pick the structure in effect: the last metadata message before this position
+    positions = [(s[0], s[1]) for s in structures]
+
+    def convert(name: str, value: Any, line: int) -> Any:
+        if value is None:
+            return None
+        try:
+            return converters[name](value)
+        except ValueError as exc:
+            raise SourceError(f"column {name!r}: {exc}", file=path, line=line,
+                              hint="fix the value, or declare the column's type in the YAML") from None
+
+    for line, doc in _documents(task):
+        while idx + 1 < len(positions) and positions[idx + 1] <= (path, line):
+            idx += 1
+            current = structures[idx][2]
+        try:
+            kind, message = classify(doc)
+        except ValueError as exc:
+            raise SourceError(str(exc), file=path, line=line) from None
+        if kind == "MD":
+            continue
+        if table_filter and message.get("table") not in (None, table_filter):
+            continue
+        headers = message.get("headers") or {}
+        operation = str(headers.get("operation") or "").upper()
+        sequence = str(headers.get("changeSequence") or "")
+        data = message.get("data")
+        before = message.get("beforeData")
+        if data is not None and not isinstance(data, dict):
+            raise SourceError("data is not a JSON object", file=path, line=line)
+        if before is not None and not isinstance(before, dict):
+            raise SourceError("beforeData is not a JSON object", file=path, line=line)
+        data = data or {}
+        txn = headers.get("transactionId") or None
+        last = _as_bool(headers.get("transactionLastEvent"))
+        order = (sequence, path, line, 0)
+        if skip_before is not None and order < skip_before:
+            continue
+        try:
+            mask = mask_ordinals(headers.get("columnMask"))
+        except ValueError as exc:
+            raise SourceError(str(exc), file=path, line=line) from None
+        if mask is not None:
+            present = {current[o] for o in mask if o in current} & all_names
+        else:
+            present = set(data) & all_names if data else set(all_names)
+
+        if operation in ("INSERT", "REFRESH", "UPDATE"):
+            op = 0 if operation == "INSERT" else (refresh_op if operation == "REFRESH" else 1)
+            row = {n: convert(n, data.get(n), line) for n in present}
+            if operation == "UPDATE" and before and keys:
+                old = {k: convert(k, before.get(k), line) for k in keys if k in before}
+                for k in keys:
+                    if k not in present and k in old:
+                        row[k] = old[k]
+                        present.add(k)
+                if len(old) == len(keys) and all(k in present for k in keys) \
+                        and any(old[k] != row[k] for k in keys):
+                    old_row = {n: convert(n, before.get(n), line) for n in before if n in all_names}
+                    out.add(old_row, 2, (sequence, path, line, 0), None, path, line, txn, last)
+                    for n in before:
+                        if n in all_names and n not in present:
+                            row[n] = old_row[n]
+                            present.add(n)
+                    op, order = 0, (sequence, path, line, 1)
+            out.add(row, op, order, None if present >= all_names else sorted(present),
+                    path, line, txn, last)
+        elif operation == "DELETE":
+            source = before if before else data
+            row = {n: convert(n, source.get(n), line) for n in source if n in all_names}
+            out.add(row, 2, order, None, path, line, txn, last)
+        else:
+            raise SourceError(f"unknown operation {headers.get('operation')!r} (expected REFRESH, "
+                              "INSERT, UPDATE or DELETE)", file=path, line=line)
+
+
+# --- the reader ------------------------------------------------------------------------------
+
+def _options(options: dict | None) -> dict:
+    options = dict(options or {})
+    decimal = str(options.get("decimal", "double")).lower()
+    if decimal not in ("double", "string"):
+        raise SourceError(f"source option decimal: {decimal!r} must be 'double' or 'string'")
+    options["decimal"] = decimal
+    return options
+
+
+def _select(structures: list[QlikStructure], options: dict) -> list[QlikStructure]:
+    """The metadata messages of the configured table; error when the feed mixes tables."""
+    wanted_table, wanted_schema = options.get("table"), options.get("schema")
+    chosen = [s for s in structures
+              if (not wanted_table or s.table == wanted_table)
+              and (not wanted_schema or s.schema == wanted_schema)]
+    tables = {(s.schema, s.table) for s in chosen}
+    if len(tables) > 1:
+        listed = ", ".join(f"{s}.{t}" for s, t in sorted(tables, key=str))
+        raise SourceError(f"the feed holds metadata for several tables ({listed})",
+                          file=chosen[-1].file, line=chosen[-1].line,
+                          hint="set source.options.table (and schema) to the Replicate table name")
+    return chosen
+
+
+def merge_columns(structures: Sequence[QlikStructure]) -> list[QlikColumn]:
+    """Columns of every table version, first-seen order (a new tableVersion adds columns)."""
+    seen: dict[str, QlikColumn] = {}
+    for structure in structures:
+        for column in structure.columns:
+            seen[column.name] = column
+    order: list[str] = []
+    for structure in structures:
+        for column in structure.columns:
+            if column.name not in order:
+                order.append(column.name)
+    return [seen[n] for n in order]
+
+
+class QlikReplicateReader:
+    """`source.type: qlik_replicate`."""
+
+    type_name = TYPE_NAME
+
+    def infer_schema(self, path: str, options: dict[str, Any]) -> InferredSchema | None:
+        """Columns and keys from the feed's metadata messages (pure Python)."""
+        opts = _options(options)
+        structures: list[QlikStructure] = []
+        try:
+            files = list_feed_files(path)
+        except SourceError:
+            return None
+        for file in files:
+            structures.extend(scan_file(file, opts["decimal"]).structures)
+        structures = _select(structures, opts)
+        if not structures:
+            return None
+        columns = merge_columns(structures)
+        latest = structures[-1]
+        return InferredSchema(
+            columns=tuple(InferredColumn(c.name, c.data_type, c.nullable) for c in columns),
+            key_columns=latest.key_columns, origin=f"{latest.file}:{latest.line}")
+
+    def read(self, spark: Any, table: Any, files: Sequence[str], state: dict[str, Any]) -> ReadResult:
+        """Parse `files` into canonical changes, holding back unfinished transactions."""
+        from pyspark.sql import functions as F
+
+        from mirrorspec.spark.publisher import map_tasks
+
+        opts = _options(table.source.options)
+        reader_state = dict(state.get("reader") or {})
+        known = [QlikStructure.from_dict(d) for d in reader_state.get("structures", [])]
+        scans = [scan_file(f, opts["decimal"]) for f in sorted(files)]
+        origins = {(s.file, s.line) for s in known}
+        found = [s for scan in scans for s in scan.structures if (s.file, s.line) not in origins]
+        structures = sorted(_select(known + found, opts), key=lambda s: (s.file, s.line))
+        columns, keys, ordinals = self._resolve(table, structures, scans)
+
+        published_before = any(b.get("sequence") for b in state.get("batches", []))
+        refresh_op = 4 if (published_before and keys) else 0
+        skip = reader_state.get("cutoff")
+        ctx = {
+            "columns": [[c, t] for c, t in columns], "keys": keys,
+            "structures": [[s.file, s.line, {str(c.ordinal): c.name for c in s.columns}]
+                           for s in structures],
+            "default_ordinals": {str(k): v for k, v in ordinals.items()},
+            "refresh_op": refresh_op, "binary": opts.get("binary_encoding", "hex"),
+            "skip_before": skip or [], "skip_files": list(state.get("held_back", [])) if skip else [],
+            "table": opts.get("table"),
+        }
+        tasks = [{"file": scan.path, "mode": scan.mode, "start": a, "end": b, "first_line": line,
+                  "compressed": scan.compressed, "ctx": ctx}
+                 for scan in scans for a, b, line in scan.chunks]
+        schema = _schema(columns)
+        if not tasks:
+            parsed = spark.createDataFrame([], schema)
+        else:
+            parsed = map_tasks(spark, tasks, parse_task, schema).persist()
+        error = parsed.where(F.col("_error").isNotNull()).orderBy("_source_file", "_source_line") \
+            .limit(1).collect()
+        if error:
+            parsed.unpersist()
+            row = error[0]
+            message, _, hint = row["_error"].partition("\n  hint: ")
+            raise SourceError(message, file=row["_source_file"], line=row["_source_line"],
+                              hint=hint or None)
+        cutoff = (parsed.where(F.col("_txn").isNotNull())
+                  .groupBy("_txn").agg(F.max(F.col("_txn_last").cast("int")).alias("done"),
+                                       F.min("_order").alias("first"))
+                  .where(F.col("done") == 0).agg(F.min("first")).first()[0])
+        changes = parsed
+        held: list[str] = []
+        new_state = {"structures": [s.to_dict() for s in structures]}
+        if cutoff is not None:
+            bound = F.struct(*[F.lit(v) for v in cutoff]).cast(parsed.schema["_order"].dataType)
+            held = sorted(r[0] for r in parsed.where(F.col("_order") >= bound)
+                          .select("_source_file").distinct().collect())
+            changes = parsed.where(F.col("_order") < bound)
+            new_state["cutoff"] = list(cutoff)
+        changes = changes.drop(*OUTPUT_EXTRA)
+        consumed = tuple(f for f in sorted(files) if f not in held)
+        return ReadResult(changes=changes, files=consumed, held_back=tuple(held),
+                          info={"state": new_state, "key_columns": keys, "cached": [parsed],
+                                "persisted": True,
+                                "columns": [InferredColumn(c, t) for c, t in columns]})
+
+    @staticmethod
+    def _resolve(table: Any, structures: list[QlikStructure], scans: list[FileScan]):
+        """Columns [(name, DataType)], key columns and the fallback ordinal map for the batch."""
+        feed = merge_columns(structures)
+        planned = [(c.name, c.type or "String") for c in (table.columns or [])]
+        if not planned and not feed:
+            first = next(((s.path, s.first_data_line or 1) for s in scans if s.chunks), None)
+            raise SourceError("data messages for a table with no metadata message and no YAML "
+                              "columns", file=first[0] if first else None,
+                              line=first[1] if first else None,
+                              hint="declare the table's columns in its YAML, or replay the "
+                                   "Replicate metadata message into the feed")
+        columns = list(planned)
+        names = {n for n, _ in planned}
+        for column in feed:
+            declared = next((t for n, t in planned if n == column.name), None)
+            if declared is None:
+                columns.append((column.name, column.data_type))
+                names.add(column.name)
+            elif not accepts(column.data_type, declared):
+                where = next(s for s in reversed(structures)
+                             if any(c.name == column.name for c in s.columns))
+                raise SourceError(
+                    f"column {column.name!r} is {declared} in the YAML but the feed's metadata "
+                    f"says {column.qlik_type} ({column.data_type})", file=where.file, line=where.line,
+                    hint="make the YAML type match the feed (or drop it to use the feed's)")
+        feed_keys = list(structures[-1].key_columns) if structures else []
+        keys = list(table.key_columns or [])
+        if keys and feed_keys and keys != feed_keys:
+            raise SourceError(f"key_columns {keys} in the YAML differ from the feed's primary key "
+                              f"{feed_keys}", file=structures[-1].file, line=structures[-1].line,
+                              hint="make key_columns match the table's primary key")
+        keys = keys or feed_keys
+        ordinals = {i + 1: n for i, (n, _) in enumerate(planned)}
+        return columns, keys, ordinals
+
+
+def _schema(columns: list[tuple[str, str]]):
+    from pyspark.sql import types as T
+
+    from mirrorspec.mirroring import spark_type_for
+
+    simple = {"double": T.DoubleType(), "float": T.FloatType(), "smallint": T.ShortType(),
+              "int": T.IntegerType(), "bigint": T.LongType(), "timestamp": T.TimestampType(),
+              "date": T.DateType(), "string": T.StringType(), "boolean": T.BooleanType(),
+              "binary": T.BinaryType()}
+    fields = [T.StructField(name, simple[spark_type_for(dt)], True) for name, dt in columns]
+    fields += [
+        T.StructField("_op", T.IntegerType(), False),
+        T.StructField("_order", T.StructType([
+            T.StructField("seq", T.StringType()), T.StructField("file", T.StringType()),
+            T.StructField("line", T.LongType()), T.StructField("sub", T.IntegerType())])),
+        T.StructField("_present", T.ArrayType(T.StringType())),
+        T.StructField("_source_file", T.StringType()),
+        T.StructField("_source_line", T.LongType()),
+        T.StructField("_txn", T.StringType()),
+        T.StructField("_txn_last", T.BooleanType()),
+        T.StructField("_error", T.StringType()),
+    ]
+    return T.StructType(fields)

@@ -1,0 +1,598 @@
+"""The mirroring engine: apply a landing zone to Delta tables, exactly once, as Fabric does.
+
+Per table and run: list the folder, pick the pending files (sequence or modification time), read
+them in one DataFrame, stop at the first bad file, fold the good ones into ONE Delta commit (a
+MERGE, or an append for insert-only batches) that also carries the progress (`txn` action plus
+`userMetadata`), then move the processed files to `_ProcessedFiles/` (the last one stays).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from mirrorspec import mirroring
+from mirrorspec.console import Console, NullConsole
+from mirrorspec.errors import LandingZoneError
+from mirrorspec.faults import crash_point
+from mirrorspec.spark import fold, landing, reader
+from mirrorspec.spark import fs as fsmod
+
+STATE_KEY = "mirrorspec"
+STATE_FORMAT = 1
+_LOG_FILE = re.compile(r"^\d{20}\.json$")
+_CONFLICT_WORDS = ("Concurrent", "ProtocolChanged", "MetadataChanged", "DeltaConcurrent")
+_ATTEMPTS = 4
+
+
+@dataclass(frozen=True)
+class MirrorOptions:
+    """How a pass runs."""
+
+    threads: int = 2                 # tables processed concurrently
+    strict: bool = False             # report a __rowMarker__ that isn't the last column
+    retention_days: float = 7.0      # _ProcessedFiles purge
+    select: tuple[str, ...] = ()     # unique ids / globs like "sales.*" / names; empty = all
+    move_processed: bool = True
+
+
+@dataclass(frozen=True)
+class MirrorTarget:
+    """A landing-zone table and the Delta table it is mirrored into."""
+
+    unique_id: str          # "<warehouse schema>.<table>"
+    schema: str | None      # landing schema folder name without ".schema", None at root
+    name: str
+    landing_path: str       # the table's landing folder (path or URI)
+    delta_path: str         # WAREHOUSE/<schema or dbo>/<table>
+
+
+@dataclass
+class TableOutcome:
+    """What a pass did to one table."""
+
+    unique_id: str
+    schema: str | None
+    name: str
+    status: str = "Replicating"   # Replicating, Failed, Dropped, Waiting
+    files_applied: list[str] = field(default_factory=list)
+    rows_inserted: int = 0
+    rows_updated: int = 0
+    rows_deleted: int = 0
+    processed_rows: int = 0       # cumulative across runs
+    processed_bytes: int = 0      # cumulative
+    error: dict | None = None     # {"errorCode", "message", "file", "row"}
+    awaiting: str | None = None   # gap: the 20-digit name awaited
+    delta_version: int | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class MirrorResult:
+    """Outcomes of a pass, one per table."""
+
+    tables: list[TableOutcome]
+
+    @property
+    def failed(self) -> bool:
+        return any(t.status == "Failed" for t in self.tables)
+
+
+# --- the table's progress, read from its Delta log ------------------------------------------
+
+@dataclass
+class TableState:
+    """What the Delta table says about the table's progress."""
+
+    exists: bool = False
+    meta: dict = field(default_factory=dict)   # userMetadata[STATE_KEY] of the latest commit of ours
+    version: int | None = None                 # Delta version of that commit
+    metrics: dict = field(default_factory=dict)  # its operationMetrics
+    operation: str | None = None
+
+
+def read_state(filesystem, delta_path: str) -> TableState:
+    """The latest mirrorspec commit of a Delta table (its `userMetadata` and metrics), reading the
+    `_delta_log` JSON from the newest commit backwards (no Spark job)."""
+    log = fsmod.join(delta_path, "_delta_log")
+    entries = filesystem.list(log)
+    commits = sorted((e for e in entries if _LOG_FILE.match(e.name)), key=lambda e: e.name,
+                     reverse=True)
+    state = TableState(exists=bool(commits) or any(".checkpoint" in e.name for e in entries))
+    for entry in commits:
+        try:
+            text = filesystem.read_bytes(entry.path).decode("utf-8")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            if '"commitInfo"' not in line:
+                continue
+            info = json.loads(line).get("commitInfo") or {}
+            try:
+                user = json.loads(info.get("userMetadata") or "null")
+            except ValueError:
+                user = None
+            if isinstance(user, dict) and isinstance(user.get(STATE_KEY), dict):
+                state.meta = user[STATE_KEY]
+                state.version = int(entry.name.split(".")[0])
+                state.metrics = info.get("operationMetrics") or {}
+                state.operation = info.get("operation")
+                return state
+    return state
+
+
+# --- discovery --------------------------------------------------------------------------------
+
+def discover_targets(landing_zone: str, warehouse: str, spark=None) -> list[MirrorTarget]:
+    """The tables of a landing zone, each with the Delta path it is mirrored into."""
+    filesystem = fsmod.filesystem_for(landing_zone, spark)
+    return [_target(t.schema, t.name, t.path, warehouse)
+            for t in landing.discover(filesystem, landing_zone)]
+
+
+def _target(schema: str | None, name: str, landing_path: str, warehouse: str) -> MirrorTarget:
+    wschema = mirroring.warehouse_schema(schema)
+    return MirrorTarget(f"{wschema}.{name}", schema, name, landing_path,
+                        fsmod.join(warehouse, wschema, name))
+
+
+def selected(target: MirrorTarget, patterns: tuple[str, ...]) -> bool:
+    """Whether a table matches `--select` (unique ids, names or globs; empty selects all)."""
+    if not patterns:
+        return True
+    names = [target.unique_id.lower(), target.name.lower()]
+    if target.schema:
+        names.append(f"{target.schema}.{target.name}".lower())
+    return any(fnmatch.fnmatchcase(n, p.lower()) for p in patterns for n in names)
+
+
+# --- one table ----------------------------------------------------------------------------------
+
+class _Conflict(Exception):
+    """Another writer committed first: re-read the table's state and try again."""
+
+
+class _TableRun:
+    """One table in one pass."""
+
+    def __init__(self, spark, target: MirrorTarget, options: MirrorOptions, console: Console,
+                 landing_zone: str | None):
+        self.spark = spark
+        self.target = target
+        self.options = options
+        self.console = console
+        if landing_zone is None:  # the folder's parent (and the schema folder's parent)
+            landing_zone = target.landing_path.rstrip("/").rsplit("/", 2 if target.schema else 1)[0]
+        self.landing_zone = fsmod.normalize(landing_zone)
+        self.lfs = fsmod.filesystem_for(target.landing_path, spark)
+        self.wfs = fsmod.filesystem_for(target.delta_path, spark)
+        self.outcome = TableOutcome(target.unique_id, target.schema, target.name)
+        self.app_id = mirroring.mirror_id(target.schema, target.name)
+
+    # -- entry point
+    def run(self) -> TableOutcome:
+        started = time.monotonic()
+        try:
+            self._run()
+        except LandingZoneError as exc:
+            self._fail(exc.code, exc.message + (f" ({exc.hint})" if exc.hint else ""),
+                       exc.file, exc.row)
+        except Exception as exc:  # noqa: BLE001 - one table's failure never stops another
+            self._fail("MirroringError", _short(exc), None, None)
+        self.outcome.seconds = time.monotonic() - started
+        return self.outcome
+
+    def _fail(self, code: str, message: str, file: str | None, row: int | None) -> None:
+        self.outcome.status = "Failed"
+        where = (f"{file}" + (f": row {row}" if row else "") + ": ") if file else ""
+        self.outcome.error = {"errorCode": code, "message": where + message, "file": file,
+                              "row": row}
+        self.console.error(f"{self.target.unique_id}: {where}{message}",
+                           table=self.target.unique_id, file=file, row=row, code=code)
+
+    def _run(self) -> None:
+        metadata = landing.read_metadata(self.lfs, self.target.landing_path)
+        if not metadata.present:
+            self.console.warning(f"{self.target.landing_path}: no _metadata.json; the table is "
+                                 "insert-only and keyless", table=self.target.unique_id)
+        for attempt in range(_ATTEMPTS):
+            try:
+                self._attempt(metadata)
+                return
+            except _Conflict as exc:
+                if attempt == _ATTEMPTS - 1:
+                    raise LandingZoneError(
+                        f"gave up after {_ATTEMPTS} conflicting commits by another writer: {exc}",
+                        code="ConcurrentWriter", hint="run again; nothing was applied twice")
+                self.console.info(f"{self.target.unique_id}: another writer committed first; "
+                                  "re-reading the table", table=self.target.unique_id)
+
+    # -- one try: read state, pick files, commit, move
+    def _attempt(self, metadata: mirroring.TableMetadata) -> None:
+        target = self.target
+        state = read_state(self.wfs, target.delta_path)
+        listing = landing.list_folder(self.lfs, target.landing_path, metadata)
+        for warning in dict.fromkeys(listing.warnings):
+            self.console.warning(warning, table=target.unique_id)
+        state = self._handle_recreated(state, listing, metadata)
+        folder_id = listing.folder_id or self._write_folder_id()
+        meta = state.meta
+        self.outcome.processed_rows = int(meta.get("processed_rows", 0))
+        self.outcome.processed_bytes = int(meta.get("processed_bytes", 0))
+        self.outcome.delta_version = state.version
+        if metadata.last_update_time_detection:
+            done = set(meta.get("files", [])) | set(meta.get("carry", []))
+            pending = landing.pending_by_time(listing, done)
+            last_applied = meta["files"][-1] if meta.get("files") else None
+        else:
+            pending = landing.pending_by_sequence(listing, int(meta.get("sequence") or 0))
+            last_applied = (pending.applied_present[-1].name if pending.applied_present
+                            else None)
+        self.outcome.awaiting = pending.awaiting
+        if not pending.files:
+            self._move([f for f in pending.applied_present if f.name != last_applied])
+            self._finish_status(None, pending)
+            return
+        self.console.info(f"{target.unique_id}: {len(pending.files)} file(s) pending",
+                          table=target.unique_id, files=len(pending.files))
+        schemas, union, bad = self._check_files(pending.files, metadata, state)
+        applied: list[landing.LandingFile] = []
+        if schemas:
+            changes = reader.read_changes(self._session(), schemas, union, metadata)
+            stats, data_bad = self._validate(changes, schemas, metadata)
+            if data_bad is not None:
+                bad = data_bad
+            cutoff = bad[0] if bad else len(schemas)
+            applied = [s.file for s in schemas[:cutoff]]
+            if applied:
+                self._commit(changes, cutoff, applied, stats, union, metadata, state, meta,
+                             folder_id, pending)
+        to_move = list(pending.applied_present) + applied
+        keep = applied[-1].name if applied else last_applied
+        self._move([f for f in to_move if f.name != keep])
+        self._finish_status(bad, pending, pending.files)
+
+    def _finish_status(self, bad, pending: landing.Pending, files=None) -> None:
+        self._purge()
+        if bad is not None:
+            order, row, message, code = bad
+            self._fail(code, message, files[order].path, row)
+        elif pending.awaiting:
+            self.outcome.status = "Waiting"
+            self.console.warning(f"{self.target.unique_id}: waiting for {pending.awaiting} "
+                                 "(a gap in the file sequence blocks later files)",
+                                 table=self.target.unique_id, awaiting=pending.awaiting)
+        else:
+            self.outcome.status = "Replicating"
+
+    # -- table identity
+    def _handle_recreated(self, state: TableState, listing: landing.FolderListing,
+                          metadata: mirroring.TableMetadata) -> TableState:
+        if not state.exists or not state.meta:
+            return state
+        recorded = state.meta.get("folder_id")
+        reason = None
+        if recorded and listing.folder_id != recorded:
+            reason = "the table folder was recreated (its identity changed)"
+        elif not metadata.last_update_time_detection and state.meta.get("sequence"):
+            sequences = [f.sequence for f in listing.files if f.sequence is not None]
+            if sequences and max(sequences) < int(state.meta["sequence"]):
+                reason = "its file sequence restarted below what was applied"
+        if reason is None:
+            return state
+        self.console.warning(f"{self.target.unique_id}: {reason}; dropping the Delta table and "
+                             "rebuilding it from the folder's files", table=self.target.unique_id)
+        self.wfs.delete(self.target.delta_path)
+        return TableState()
+
+    def _write_folder_id(self) -> str:
+        path = fsmod.join(self.target.landing_path, landing.FOLDER_ID_FILE)
+        token = uuid.uuid4().hex
+        if self.lfs.create_exclusive(path, token + "\n"):
+            return token
+        return self.lfs.read_bytes(path).decode().strip()  # another process created it first
+
+    # -- files → schemas, stopping at the first bad one
+    def _check_files(self, files, metadata, state: TableState):
+        union: list[T.StructField] = []
+        if state.exists:
+            union = list(self._session().read.format("delta").load(
+                self.target.delta_path).schema.fields)
+        schemas: list[reader.FileSchema] = []
+        for order, file in enumerate(files):
+            if file.size == 0:
+                return schemas, union, (order, None, "zero-byte file (a file must hold at least "
+                                        "its Parquet footer or header row); re-write it under "
+                                        "the same name", "BadFile")
+            try:
+                schema = reader.file_schema(self._session(), self.lfs, file, metadata)
+            except LandingZoneError as exc:
+                return schemas, union, (order, exc.row, exc.message, exc.code)
+            trial = list(union)
+            reason = reader.check_schema(schema, trial, metadata.key_columns, self.options.strict)
+            if reason:
+                code = "ColumnTypeChanged" if "changed type" in reason else "BadFile"
+                return schemas, union, (order, None, reason, code)
+            union = trial
+            schemas.append(schema)
+        union = [T.StructField(f.name, T.StringType(), True) if isinstance(f.dataType, T.NullType)
+                 else f for f in union]
+        return schemas, union, None
+
+    # -- one Spark job: rows per file, the first bad row of each file, keyed-row counts
+    def _validate(self, changes, schemas, metadata):
+        keyed = sorted(int(m) for m in mirroring.KEYED_MARKERS)
+        try:
+            rows = changes.groupBy(reader.FILE_ORDER).agg(
+                F.count(F.lit(1)).alias("rows"),
+                F.min(reader.ROW_ORDER).alias("first"),
+                F.min(F.when(F.col(reader.PROBLEM).isNotNull(),
+                             F.struct(F.col(reader.ROW_ORDER).alias("row"),
+                                      F.col(reader.PROBLEM).alias("problem")))).alias("bad"),
+                F.sum(F.when(F.col(reader.MARKER).isin(keyed), 1).otherwise(0)).alias("keyed"),
+            ).collect()
+        except Exception as exc:  # noqa: BLE001 - find the file Spark couldn't read
+            order = self._unreadable_file(changes, len(schemas))
+            if order is None:
+                raise
+            return {}, (order, None, f"unreadable file: {_short(exc)}", "BadFile")
+        stats = {int(r[reader.FILE_ORDER]): r for r in rows}
+        for order in range(len(schemas)):
+            row = stats.get(order)
+            if row is not None and row["bad"] is not None:
+                number = int(row["bad"]["row"]) - int(row["first"]) + 1
+                code = "BadRowMarker" if "__rowMarker__ '" in row["bad"]["problem"] else "BadFile"
+                return stats, (order, number, row["bad"]["problem"], code)
+        return stats, None
+
+    def _unreadable_file(self, changes, count: int) -> int | None:
+        for order in range(count):
+            try:
+                changes.filter(F.col(reader.FILE_ORDER) == order).agg(F.count(F.lit(1))).collect()
+            except Exception:  # noqa: BLE001
+                return order
+        return None
+
+    # -- the one commit
+    def _commit(self, changes, cutoff, applied, stats, union, metadata, state, meta, folder_id,
+                pending) -> None:
+        from delta.tables import DeltaTable
+
+        target = self.target
+        columns = [f.name for f in union]
+        keys = list(metadata.key_columns)
+        rows_read = sum(int(stats[o]["rows"]) for o in range(cutoff) if o in stats)
+        keyed_rows = sum(int(stats[o]["keyed"] or 0) for o in range(cutoff) if o in stats)
+        size = sum(f.size for f in applied)
+        if metadata.last_update_time_detection:
+            txn_version = int(meta.get("batch", 0)) + 1
+        else:
+            txn_version = int(applied[-1].sequence)
+        attempt = uuid.uuid4().hex
+        new_meta = {
+            "format": STATE_FORMAT,
+            "table": target.unique_id,
+            "mode": "time" if metadata.last_update_time_detection else "sequence",
+            "files": [f.name for f in applied],
+            "carry": [f.name for f in pending.applied_present],
+            "sequence": applied[-1].sequence,
+            "batch": int(meta.get("batch", 0)) + 1,
+            "watermark": [applied[-1].mtime, applied[-1].name],
+            "folder_id": folder_id,
+            "landing_zone": self.landing_zone,
+            "landing_path": fsmod.normalize(target.landing_path),
+            "rows": rows_read,
+            "bytes": size,
+            "processed_rows": int(meta.get("processed_rows", 0)) + rows_read,
+            "processed_bytes": int(meta.get("processed_bytes", 0)) + size,
+            "attempt": attempt,
+        }
+        user_metadata = json.dumps({STATE_KEY: new_meta}, separators=(",", ":"))
+        session = self._session()
+        batch = changes.filter(F.col(reader.FILE_ORDER) < cutoff).drop(reader.PROBLEM)
+        existing = {f.name.lower() for f in session.read.format("delta").load(
+            target.delta_path).schema.fields} if state.exists else set()
+        new_columns = [f for f in union if f.name.lower() not in existing]
+        self.console.info(f"{target.unique_id}: applying {len(applied)} file(s), "
+                          f"{rows_read} change row(s)", table=target.unique_id,
+                          files=len(applied), rows=rows_read)
+        try:
+            if state.exists and keyed_rows and new_columns:
+                added = ", ".join(f"{fold._q(f.name)} {f.dataType.simpleString()}"
+                                  for f in new_columns)
+                session.sql(f"ALTER TABLE delta.{fold._q(target.delta_path)} "
+                            f"ADD COLUMNS ({added})")
+            crash_point("before_commit", target.unique_id)
+            if not keyed_rows or not state.exists:
+                if keyed_rows:
+                    data = fold.rows_for_empty_table(fold.fold_changes(batch, columns, keys),
+                                                     columns)
+                else:
+                    data = batch.select(*[F.col(c) for c in columns])
+                (data.write.format("delta").mode("append")
+                 .option("txnAppId", self.app_id).option("txnVersion", txn_version)
+                 .option("userMetadata", user_metadata)
+                 .option("mergeSchema", "true")
+                 .save(target.delta_path))
+            else:
+                conf = {"spark.databricks.delta.write.txnAppId": self.app_id,
+                        "spark.databricks.delta.write.txnVersion": str(txn_version),
+                        "spark.databricks.delta.commitInfo.userMetadata": user_metadata}
+                for key, value in conf.items():
+                    session.conf.set(key, value)
+                try:
+                    fold.run_merge(DeltaTable.forPath(session, target.delta_path),
+                                   fold.fold_changes(batch, columns, keys), columns, keys)
+                finally:
+                    for key in conf:
+                        session.conf.unset(key)
+        except Exception as exc:  # noqa: BLE001
+            if any(word in f"{type(exc).__name__} {exc}" for word in _CONFLICT_WORDS):
+                raise _Conflict(_short(exc)) from None
+            raise
+        crash_point("after_commit", target.unique_id)
+        after = read_state(self.wfs, target.delta_path)
+        if after.meta.get("attempt") != attempt:
+            raise _Conflict(f"txn version {txn_version} of {self.app_id} was committed by "
+                            "another writer")
+        metrics = after.metrics
+        if after.operation == "MERGE":
+            self.outcome.rows_inserted = int(metrics.get("numTargetRowsInserted", 0))
+            self.outcome.rows_updated = int(metrics.get("numTargetRowsUpdated", 0))
+            self.outcome.rows_deleted = int(metrics.get("numTargetRowsDeleted", 0))
+        else:
+            self.outcome.rows_inserted = int(metrics.get("numOutputRows", 0))
+        self.outcome.files_applied = [f.name for f in applied]
+        self.outcome.delta_version = after.version
+        self.outcome.processed_rows = new_meta["processed_rows"]
+        self.outcome.processed_bytes = new_meta["processed_bytes"]
+        self.console.info(
+            f"{target.unique_id}: committed version {after.version}: "
+            f"+{self.outcome.rows_inserted} inserted, {self.outcome.rows_updated} updated, "
+            f"{self.outcome.rows_deleted} deleted", table=target.unique_id,
+            version=after.version)
+
+    # -- files after the commit
+    def _move(self, files) -> None:
+        if not self.options.move_processed:
+            return
+        processed = fsmod.join(self.target.landing_path, mirroring.PROCESSED_FOLDER)
+        for index, file in enumerate(files):
+            if not self.lfs.exists(file.path):
+                continue
+            self.lfs.rename(file.path, fsmod.join(processed, file.name))
+            if index == 0:
+                crash_point("during_moves", self.target.unique_id)
+
+    def _purge(self) -> None:
+        if not self.options.move_processed:
+            return
+        processed = fsmod.join(self.target.landing_path, mirroring.PROCESSED_FOLDER)
+        limit = time.time() - self.options.retention_days * 86400
+        for entry in self.lfs.list(processed):
+            if entry.mtime < limit:
+                self.lfs.delete(entry.path)
+
+    def _session(self):
+        if not hasattr(self, "_own_session"):
+            # Each table gets its own session: the txn/userMetadata confs of one table's commit
+            # must never leak into another's running concurrently.
+            self._own_session = self.spark.newSession()
+        _activate(self._own_session)
+        return self._own_session
+
+
+def _activate(session) -> None:
+    """Make `session` the active one of this thread's JVM side (Delta reads conf from it)."""
+    try:
+        session._jvm.org.apache.spark.sql.SparkSession.setActiveSession(session._jsparkSession)
+    except Exception:  # noqa: BLE001 - Spark Connect has no JVM; its sessions are separate anyway
+        pass
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    first = text[0] if text else type(exc).__name__
+    return first[:500]
+
+
+# --- passes -------------------------------------------------------------------------------------
+
+def mirror_tables(spark, targets: list[MirrorTarget], warehouse: str,
+                  options: MirrorOptions = MirrorOptions(), console: Console | None = None,
+                  landing_zone: str | None = None,
+                  stop: threading.Event | None = None) -> MirrorResult:
+    """Mirror `targets` concurrently (`options.threads`); one table's failure never stops
+    another. Tables not started when `stop` is set are left for the next pass."""
+    console = console or NullConsole()
+    chosen = [t for t in targets if selected(t, options.select)]
+
+    def work(target: MirrorTarget) -> TableOutcome | None:
+        if stop is not None and stop.is_set():
+            return None
+        return _TableRun(spark, target, options, console, landing_zone).run()
+
+    if options.threads <= 1 or len(chosen) <= 1:
+        outcomes = [work(t) for t in chosen]
+    else:
+        with ThreadPoolExecutor(max_workers=options.threads,
+                                thread_name_prefix="mirror") as pool:
+            outcomes = list(pool.map(work, chosen))
+    return MirrorResult([o for o in outcomes if o is not None])
+
+
+def drop_deleted_tables(spark, landing_zone: str, warehouse: str, present: set[str],
+                        options: MirrorOptions, console: Console) -> list[TableOutcome]:
+    """Drop the Delta tables this landing zone mirrored whose folder is gone."""
+    wfs = fsmod.filesystem_for(warehouse, spark)
+    root = fsmod.normalize(landing_zone)
+    outcomes = []
+    for schema_entry in wfs.list(warehouse):
+        if not schema_entry.is_dir or schema_entry.name.startswith(("_", ".")):
+            continue
+        for table_entry in wfs.list(schema_entry.path):
+            if not table_entry.is_dir:
+                continue
+            unique_id = f"{schema_entry.name}.{table_entry.name}"
+            if unique_id in present:
+                continue
+            schema = None if schema_entry.name == mirroring.DEFAULT_SCHEMA else schema_entry.name
+            target = MirrorTarget(unique_id, schema, table_entry.name, "", table_entry.path)
+            if not selected(target, options.select):
+                continue
+            state = read_state(wfs, table_entry.path)
+            if not state.exists or state.meta.get("landing_zone") != root:
+                continue  # not mirrored from this landing zone: never ours to drop
+            wfs.delete(table_entry.path)
+            # The landing schema isn't known any more; the entry keeps the warehouse schema.
+            outcome = TableOutcome(unique_id, schema_entry.name, table_entry.name,
+                                   status="Dropped")
+            console.warning(f"{unique_id}: its landing folder was deleted; Delta table dropped",
+                            table=unique_id)
+            outcomes.append(outcome)
+    return outcomes
+
+
+def mirror_landing_zone(spark, landing_zone: str, warehouse: str,
+                        options: MirrorOptions = MirrorOptions(), console: Console | None = None,
+                        stop: threading.Event | None = None) -> MirrorResult:
+    """One pass: discover tables, drop those whose folder was deleted, mirror the rest, write
+    WAREHOUSE/replicator.json and WAREHOUSE/tables.json."""
+    from mirrorspec.status import write_status
+
+    console = console or NullConsole()
+    lfs = fsmod.filesystem_for(landing_zone, spark)
+    if not lfs.is_dir(landing_zone):
+        raise LandingZoneError("the landing zone folder does not exist", file=landing_zone,
+                               code="LandingZoneNotFound",
+                               hint="check --landing-zone; nothing was dropped or applied")
+    try:
+        events = landing.read_partner_events(lfs, landing_zone)
+        if events:
+            source = (events.get("sourceInfo") or {}) if isinstance(events.get("sourceInfo"),
+                                                                    dict) else {}
+            console.info(f"partner: {events.get('partnerName')}, source: "
+                         f"{source.get('sourceType')} {source.get('sourceVersion') or ''}".rstrip(),
+                         partner=events.get("partnerName"), source=source.get("sourceType"))
+    except LandingZoneError as exc:
+        console.warning(exc.render())
+    targets = discover_targets(landing_zone, warehouse, spark)
+    console.info(f"{len(targets)} table(s) in {landing_zone}", tables=len(targets))
+    dropped = drop_deleted_tables(spark, landing_zone, warehouse,
+                                  {t.unique_id for t in targets}, options, console)
+    result = mirror_tables(spark, targets, warehouse, options, console,
+                           landing_zone=landing_zone, stop=stop)
+    result.tables = dropped + result.tables
+    wfs = fsmod.filesystem_for(warehouse, spark)
+    wfs.mkdirs(warehouse)
+    write_status(warehouse, result.tables, files=wfs)
+    return result

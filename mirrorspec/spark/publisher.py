@@ -1,0 +1,476 @@
+"""The publisher: new feed files → canonical changes → one Parquet landing file per batch.
+
+`publish_table` lists the table's feed (`source.path`: folder or glob) for files it has not
+published yet, reads them with the registered reader, completes partial rows from the mirrored
+table, and writes ONE landing file named with the next 20-digit sequence: the table's columns, then
+`__rowMarker__` (int32) last; full rows for 1/4, key columns (+ whatever the feed had) for 2.
+
+Crash safety. The state file (`<plan.state_path>/publish/<unique_id>.json`) records, per batch,
+the source files and the sequence they got. The batch is recorded as `pending` after the
+temporary file `_publishing_<seq>/part-*.parquet` is written and before it is renamed into place:
+- crash before the rename → the next run reads the same files again and writes the same
+  sequence with the same content (stable row order, no timestamps in the file);
+- crash after the rename → the next run finds the landing file and only completes the state.
+A bad feed file fails the table with an error naming file and line; nothing of the batch lands.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+from mirrorspec.compile.plan import Plan, TablePlan
+from mirrorspec.console import Console, NullConsole
+from mirrorspec.errors import MirrorspecError, SourceError
+from mirrorspec.faults import crash_point
+from mirrorspec.mirroring import (METADATA_FILE, PROCESSED_FOLDER, ROW_MARKER_COLUMN, dumps_json,
+                                  parse_metadata_text, parse_sequence, sequence_file_name)
+from mirrorspec.sources import get_reader
+from mirrorspec.sources.base import (CHANGE_COLUMNS, OP_COLUMN, OP_DELETE, OP_INSERT, OP_TRUNCATE,
+                                     OP_UPDATE, OP_UPSERT, PRESENT_COLUMN, SOURCE_FILE_COLUMN,
+                                     SOURCE_LINE_COLUMN, list_feed_files)
+
+STATE_VERSION = 1
+TEMP_PREFIX = "_publishing_"
+
+
+@dataclass
+class PublishResult:
+    """What one publish of one table did."""
+
+    unique_id: str
+    files_written: list[str] = field(default_factory=list)
+    rows: int = 0
+    status: str = "UpToDate"  # Published | UpToDate | Failed
+    error: dict | None = None
+    held_back: list[str] = field(default_factory=list)
+
+
+# --- file system (local paths and file: URIs in Python; other URIs through Hadoop) ---------
+
+def _is_local(path: str) -> bool:
+    return "://" not in path or path.startswith("file:")
+
+
+def _local(path: str) -> str:
+    if path.startswith("file://"):
+        return path[len("file://"):]
+    if path.startswith("file:"):
+        return path[len("file:"):]
+    return path
+
+
+def join(base: str, *parts: str) -> str:
+    return "/".join([base.rstrip("/")] + [p.strip("/") for p in parts])
+
+
+class _Fs:
+    """The few file operations the publisher needs."""
+
+    def __init__(self, spark):
+        self.spark = spark
+
+    def _hadoop(self, path: str):
+        jvm = self.spark._jvm
+        hpath = jvm.org.apache.hadoop.fs.Path(path)
+        return hpath.getFileSystem(self.spark._jsc.hadoopConfiguration()), hpath
+
+    def exists(self, path: str) -> bool:
+        if _is_local(path):
+            return os.path.exists(_local(path))
+        fs, hpath = self._hadoop(path)
+        return bool(fs.exists(hpath))
+
+    def list_names(self, path: str) -> list[str]:
+        if _is_local(path):
+            try:
+                return os.listdir(_local(path))
+            except FileNotFoundError:
+                return []
+        fs, hpath = self._hadoop(path)
+        if not fs.exists(hpath):
+            return []
+        return [status.getPath().getName() for status in fs.listStatus(hpath)]
+
+    def read_text(self, path: str) -> str | None:
+        if _is_local(path):
+            try:
+                with open(_local(path), encoding="utf-8") as handle:
+                    return handle.read()
+            except FileNotFoundError:
+                return None
+        fs, hpath = self._hadoop(path)
+        if not fs.exists(hpath):
+            return None
+        stream = fs.open(hpath)
+        try:
+            return self.spark._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
+        finally:
+            stream.close()
+
+    def write_text(self, path: str, text: str) -> None:
+        """Write atomically: a temporary `_` name, then a rename."""
+        folder, name = path.rsplit("/", 1)
+        temp = join(folder, f"_{name}.tmp")
+        if _is_local(path):
+            os.makedirs(_local(folder), exist_ok=True)
+            with open(_local(temp), "w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(_local(temp), _local(path))
+            return
+        fs, htemp = self._hadoop(temp)
+        out = fs.create(htemp, True)
+        try:
+            out.write(bytearray(text.encode("utf-8")))
+        finally:
+            out.close()
+        _, hpath = self._hadoop(path)
+        if fs.exists(hpath):
+            fs.delete(hpath, False)
+        fs.rename(htemp, hpath)
+
+    def rename(self, source: str, target: str) -> None:
+        if _is_local(source):
+            os.replace(_local(source), _local(target))
+            return
+        fs, hsource = self._hadoop(source)
+        _, htarget = self._hadoop(target)
+        if fs.exists(htarget):
+            fs.delete(htarget, False)
+        if not fs.rename(hsource, htarget):
+            raise OSError(f"could not rename {source} to {target}")
+
+    def remove_tree(self, path: str) -> None:
+        if _is_local(path):
+            shutil.rmtree(_local(path), ignore_errors=True)
+            return
+        fs, hpath = self._hadoop(path)
+        if fs.exists(hpath):
+            fs.delete(hpath, True)
+
+
+# --- state -----------------------------------------------------------------------------------
+
+def state_file(plan: Plan, table: TablePlan) -> str:
+    """Where the publisher keeps what it published for `table`."""
+    return join(plan.state_path, "publish", f"{table.unique_id}.json")
+
+
+def _new_state(table: TablePlan) -> dict[str, Any]:
+    return {"version": STATE_VERSION, "unique_id": table.unique_id,
+            "source_type": table.source.type, "files": {}, "batches": [], "held_back": [],
+            "reader": {}, "pending": None}
+
+
+def load_state(fs: _Fs, plan: Plan, table: TablePlan) -> dict[str, Any]:
+    """The table's publisher state (a fresh one when there is none)."""
+    path = state_file(plan, table)
+    text = fs.read_text(path)
+    if text is None:
+        return _new_state(table)
+    try:
+        state = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MirrorspecError(f"{path}:{exc.lineno}: publisher state is not valid JSON ({exc.msg})",
+                              hint="restore it, or delete it together with the landing folder "
+                                   "and run with --full-refresh") from None
+    if state.get("version") != STATE_VERSION:
+        raise MirrorspecError(f"{path}: publisher state version {state.get('version')!r} is not "
+                              f"supported (expects {STATE_VERSION})")
+    base = _new_state(table)
+    base.update(state)
+    return base
+
+
+def _save_state(fs: _Fs, plan: Plan, table: TablePlan, state: dict[str, Any]) -> None:
+    fs.write_text(state_file(plan, table), json.dumps(state, indent=1, sort_keys=True) + "\n")
+
+
+# --- landing folder ----------------------------------------------------------------------------
+
+def next_sequence(fs: _Fs, landing_path: str, state: dict[str, Any]) -> int:
+    """One after the highest sequence in the landing folder, its _ProcessedFiles and the state."""
+    highest = 0
+    for folder in (landing_path, join(landing_path, PROCESSED_FOLDER)):
+        for name in fs.list_names(folder):
+            seq = parse_sequence(name)
+            if seq is not None:
+                highest = max(highest, seq)
+    for batch in state.get("batches", []):
+        if batch.get("sequence"):
+            highest = max(highest, int(batch["sequence"]))
+    return highest + 1
+
+
+def _landed(fs: _Fs, landing_path: str, sequence: int) -> bool:
+    name = sequence_file_name(sequence)
+    return (fs.exists(join(landing_path, name))
+            or fs.exists(join(landing_path, PROCESSED_FOLDER, name)))
+
+
+def _has_data_files(fs: _Fs, landing_path: str) -> bool:
+    for folder in (landing_path, join(landing_path, PROCESSED_FOLDER)):
+        if any(parse_sequence(n) is not None for n in fs.list_names(folder)):
+            return True
+    return False
+
+
+def ensure_metadata(fs: _Fs, table: TablePlan, key_columns: Sequence[str]) -> None:
+    """Write the table's `_metadata.json` unless present; fail if it names other keyColumns."""
+    metadata = dict(table.metadata or {})
+    if key_columns and not metadata.get("keyColumns"):
+        metadata = {"keyColumns": list(key_columns), **metadata}
+    path = join(table.landing_path, METADATA_FILE)
+    existing = fs.read_text(path)
+    if existing is not None:
+        current = parse_metadata_text(existing, path)
+        wanted = tuple(metadata.get("keyColumns") or ())
+        if current.key_columns == wanted:
+            return
+        if current.key_columns or _has_data_files(fs, table.landing_path):
+            raise SourceError(
+                f"{path} declares keyColumns {list(current.key_columns)} but the table's keys are "
+                f"{list(wanted)}; keyColumns can't change once set",
+                hint="recreate the table folder (drop it and run with --full-refresh) to change keys")
+    fs.write_text(path, dumps_json(metadata))
+
+
+# --- running pure parsers inside Spark ------------------------------------------------------------
+
+def map_tasks(spark, tasks: Sequence[dict], parse: Callable[[dict], dict[str, list]], schema):
+    """A DataFrame made by running `parse(task)` for every task in a Python worker.
+
+    `parse` returns the columns of `schema` as lists (same length); each task runs in its own
+    partition, so tasks run in parallel. Arrow carries the result to the JVM.
+    """
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    arrow_schema = to_arrow_schema(schema)
+    payload = [json.dumps(task) for task in tasks]
+
+    def run(batches: Iterable):
+        import pyarrow as pa
+
+        for batch in batches:
+            for text in batch.column(0).to_pylist():
+                columns = parse(json.loads(text))
+                arrays = [_to_arrow(columns[f.name], f.type, pa) for f in arrow_schema]
+                yield pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
+
+    frame = spark.createDataFrame([(p,) for p in payload], "task string")
+    frame = frame.repartition(max(1, len(payload)))
+    return frame.mapInArrow(run, schema)
+
+
+def _to_arrow(values: list, arrow_type, pa):
+    if pa.types.is_struct(arrow_type):
+        fields = [arrow_type.field(i) for i in range(arrow_type.num_fields)]
+        children = [_to_arrow([v[i] for v in values], f.type, pa) for i, f in enumerate(fields)]
+        return pa.StructArray.from_arrays(children, fields=fields)
+    return pa.array(values, type=arrow_type)
+
+
+# --- publishing ------------------------------------------------------------------------------------
+
+def publish_table(spark, table: TablePlan, plan: Plan, console: Console | None = None) -> PublishResult:
+    """Publish what is new in `table`'s feed into its landing folder (see the module docstring)."""
+    console = console or NullConsole()
+    result = PublishResult(table.unique_id)
+    fs = _Fs(spark)
+    try:
+        state = load_state(fs, plan, table)
+        if state.get("pending"):
+            pending = state["pending"]
+            if _landed(fs, table.landing_path, int(pending["sequence"])):
+                _commit(fs, plan, table, state, pending)
+                console.info(f"{table.unique_id}: recorded landing file "
+                             f"{sequence_file_name(int(pending['sequence']))} published before a crash",
+                             table=table.unique_id)
+                result.files_written.append(join(table.landing_path,
+                                                 sequence_file_name(int(pending["sequence"]))))
+                result.rows = int(pending.get("rows") or 0)
+                result.status = "Published"
+                # fall through: new files may be waiting too
+            else:
+                return _publish_batch(spark, fs, table, plan, state, list(pending["files"]),
+                                      int(pending["sequence"]), console, result)
+        if not table.source.path:
+            raise SourceError(f"table {table.unique_id} has source type {table.source.type!r} "
+                              "but no source path", hint="set source.path in the table's YAML")
+        published = state.get("files", {})
+        held = [f for f in state.get("held_back", [])]
+        new = [f for f in list_feed_files(table.source.path) if f not in published and f not in held]
+        files = sorted(set(held) | set(new))
+        if not new:
+            result.held_back = held
+            return result
+        sequence = next_sequence(fs, table.landing_path, state)
+        return _publish_batch(spark, fs, table, plan, state, files, sequence, console, result)
+    except MirrorspecError as exc:
+        return _failed(result, exc, console)
+
+
+def _failed(result: PublishResult, exc: MirrorspecError, console: Console) -> PublishResult:
+    error: dict[str, Any] = {"errorCode": type(exc).__name__, "message": exc.render()}
+    if isinstance(exc, SourceError):
+        error["file"], error["line"] = exc.file, exc.line
+    result.status = "Failed"
+    result.error = error
+    result.files_written = []
+    result.rows = 0
+    console.error(f"{result.unique_id}: {exc.render()}", table=result.unique_id, **error)
+    return result
+
+
+def _publish_batch(spark, fs: _Fs, table: TablePlan, plan: Plan, state: dict[str, Any],
+                   files: list[str], sequence: int, console: Console,
+                   result: PublishResult) -> PublishResult:
+    reader = get_reader(table.source.type)
+    prior = {k: v for k, v in state.items() if k != "pending"}
+    read = reader.read(spark, table, files, prior)
+    cached = list(read.info.get("cached", []))
+    try:
+        changes = read.changes
+        if not read.info.get("persisted"):
+            changes = changes.persist()
+            cached.append(changes)
+        keys = list(table.key_columns or read.info.get("key_columns") or [])
+        written, rows = _write_landing(spark, fs, table, changes, keys, sequence)
+    finally:
+        for frame in cached:
+            frame.unpersist()
+    held_back = sorted(read.held_back)
+    consumed = sorted(set(read.files or files) - set(held_back))
+    outcome = {"sequence": sequence if written else None, "files": files, "consumed": consumed,
+               "held_back": held_back, "rows": rows, "reader": read.info.get("state", {})}
+    if written:
+        ensure_metadata(fs, table, keys)
+        state["pending"] = outcome
+        _save_state(fs, plan, table, state)
+        crash_point("before_publish_rename", table.unique_id)
+        final = join(table.landing_path, sequence_file_name(sequence))
+        fs.rename(written, final)
+        fs.remove_tree(join(table.landing_path, f"{TEMP_PREFIX}{sequence:020d}"))
+        crash_point("after_publish_rename", table.unique_id)
+        result.files_written.append(final)
+        result.rows += rows
+        result.status = "Published"
+        console.info(f"{table.unique_id}: published {rows} change(s) from {len(consumed)} file(s) "
+                     f"as {sequence_file_name(sequence)}", table=table.unique_id, rows=rows,
+                     sequence=sequence)
+    _commit(fs, plan, table, state, outcome)
+    result.held_back = held_back
+    if held_back:
+        console.info(f"{table.unique_id}: holding back {len(held_back)} file(s) with an unfinished "
+                     "transaction until the next run", table=table.unique_id, held_back=held_back)
+    return result
+
+
+def _commit(fs: _Fs, plan: Plan, table: TablePlan, state: dict[str, Any], outcome: dict) -> None:
+    for name in outcome["consumed"]:
+        state["files"][name] = outcome["sequence"]
+    state["held_back"] = list(outcome["held_back"])
+    state["reader"] = outcome.get("reader") or {}
+    state["batches"].append({"sequence": outcome["sequence"], "files": outcome["files"],
+                             "rows": outcome["rows"]})
+    state["pending"] = None
+    _save_state(fs, plan, table, state)
+
+
+# --- from canonical changes to a landing file ---------------------------------------------------
+
+_VALID_OPS = (OP_INSERT, OP_UPDATE, OP_DELETE, OP_UPSERT, OP_TRUNCATE)
+
+
+def _check_changes(changes, columns: list[str], keys: list[str]) -> dict[str, int]:
+    """One pass over the batch: counts of rows, bad rows and partial rows; raises on bad rows."""
+    from pyspark.sql import functions as F
+
+    from mirrorspec.spark.completion import partial_condition
+
+    op = F.col(OP_COLUMN)
+    bad_op = ~op.isin(*_VALID_OPS) | op.isNull()
+    keyless = op.isin(OP_UPDATE, OP_DELETE, OP_UPSERT, OP_TRUNCATE) if not keys else F.lit(False)
+    null_key = (op.isin(OP_UPDATE, OP_DELETE, OP_UPSERT)
+                & F.greatest(*[F.col(k).isNull() for k in keys], F.lit(False))) if keys else F.lit(False)
+    data_columns = [c for c in columns if c not in keys]
+    checks = {"bad_op": bad_op, "keyless": keyless, "null_key": null_key,
+              "partial": partial_condition(data_columns) if keys else F.lit(False),
+              "truncate": op == OP_TRUNCATE}
+    row = changes.agg(F.count(F.lit(1)).alias("rows"),
+                      *[F.sum(F.when(c, 1).otherwise(0)).alias(n) for n, c in checks.items()]).first()
+    counts = {k: int(row[k] or 0) for k in ["rows", *checks]}
+    problems = [
+        ("bad_op", lambda r: f"unknown change operation {r[OP_COLUMN]!r}",
+         "the reader produced an operation that isn't insert/update/delete/upsert/truncate"),
+        ("keyless", lambda r: "the table has no key columns, so updates and deletes can't be applied",
+         "declare key_columns in the table's YAML (or let the feed's metadata declare them)"),
+        ("null_key", lambda r: "a key column is NULL in an update or delete",
+         "the feed must carry the key of every update and delete"),
+    ]
+    for name, message, hint in problems:
+        if counts[name]:
+            first = (changes.where(checks[name])
+                     .orderBy(SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN).limit(1).first())
+            raise SourceError(message(first), file=first[SOURCE_FILE_COLUMN],
+                              line=first[SOURCE_LINE_COLUMN], hint=hint)
+    return counts
+
+
+def _write_landing(spark, fs: _Fs, table: TablePlan, changes, keys: list[str],
+                   sequence: int) -> tuple[str | None, int]:
+    """Write the batch as `_publishing_<seq>/part-*.parquet`; (that file or None, row count)."""
+    from pyspark.sql import functions as F
+
+    from mirrorspec.spark.completion import (complete_changes, expand_truncates, read_mirrored,
+                                             sort_columns, with_tie)
+
+    columns = [c for c in changes.columns if not c.startswith("_")]
+    missing = [k for k in keys if k not in columns]
+    if missing:
+        raise SourceError(f"key column(s) {', '.join(missing)} are not columns of the feed "
+                          f"(columns: {', '.join(columns)})",
+                          hint="fix key_columns in the table's YAML")
+    counts = _check_changes(changes, columns, keys)
+    if counts["rows"] == 0:
+        return None, 0
+    frame = with_tie(changes.select(*columns, *CHANGE_COLUMNS))
+    mirrored = None
+    if counts["partial"] or counts["truncate"]:
+        mirrored = read_mirrored(spark, table.delta_path)
+    if counts["truncate"]:
+        frame = expand_truncates(spark, frame, keys, mirrored)
+    if counts["partial"]:
+        frame = complete_changes(spark, frame, columns, keys, mirrored)
+    landing = (frame.repartition(1).sortWithinPartitions(*sort_columns(keys))
+               .select(*[F.col(c) for c in columns],
+                       F.col(OP_COLUMN).cast("int").alias(ROW_MARKER_COLUMN)))
+    temp = join(table.landing_path, f"{TEMP_PREFIX}{sequence:020d}")
+    fs.remove_tree(temp)
+    landing.write.mode("overwrite").parquet(temp)
+    parts = sorted(n for n in fs.list_names(temp) if n.startswith("part-") and n.endswith(".parquet"))
+    if len(parts) != 1:
+        raise MirrorspecError(f"expected one Parquet part in {temp}, found {len(parts)}")
+    part = join(temp, parts[0])
+    rows = spark.read.parquet(part).count()
+    if rows == 0:
+        fs.remove_tree(temp)
+        return None, 0
+    return part, rows
+
+
+def present_list(columns: Sequence[str], present: Iterable[str] | None) -> list[str] | None:
+    """Canonical `_present`: None when every column is present."""
+    if present is None:
+        return None
+    present = list(present)
+    return None if set(columns) <= set(present) else present
+
+
+__all__ = ["PublishResult", "publish_table", "state_file", "load_state", "next_sequence",
+           "ensure_metadata", "map_tasks", "present_list", "PRESENT_COLUMN"]

@@ -1,0 +1,329 @@
+"""Reading a table's pending landing files into ONE DataFrame of tagged change rows.
+
+The result holds the table's columns (the union over the files, typed), `__marker` (0/1/2/4, or
+-1 for an invalid cell), `__problem` (why a row is bad, else NULL), `__file_order` (position of
+the file in the batch) and `__row_order` (position of the row in its file). Files with the same
+columns are read in one Spark read; the file of each row comes from `_metadata.file_name`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from mirrorspec import mirroring
+from mirrorspec.errors import LandingZoneError
+from mirrorspec.spark import fs as fsmod
+from mirrorspec.spark.landing import LandingFile
+
+MARKER = "__marker"
+PROBLEM = "__problem"
+FILE_ORDER = "__file_order"
+ROW_ORDER = "__row_order"
+_CORRUPT = "__corrupt_record"
+INVALID_MARKER = -1
+_HEADER_BYTES = 1 << 16
+
+# Python codec names for the Java charset names producers write.
+_PY_ENCODINGS = {"windows-1252": "cp1252", "us-ascii": "ascii", "utf8": "utf-8"}
+
+
+@dataclass
+class FileSchema:
+    """The columns of one landing file (the row marker apart)."""
+
+    file: LandingFile
+    fields: list[T.StructField]          # table columns in file order, typed
+    marker: str | None                   # the marker column's name as spelled in the file
+    marker_last: bool                    # False when the marker isn't the final column
+    header: tuple[str, ...] = ()         # delimited files: the header, marker included
+    typed: dict[str, str] | None = None  # delimited files: column → DataType it is cast to
+    marker_type: T.DataType | None = None  # Parquet files: the marker column's own type
+
+
+def _is_marker(name: str) -> bool:
+    return name.lower() == mirroring.ROW_MARKER_COLUMN.lower()
+
+
+# --- per-file schemas ---------------------------------------------------------------------
+
+def _arrow_fields(filesystem, file: LandingFile) -> list[T.StructField] | None:
+    """Spark fields of a local Parquet file from its footer (no Spark job), or None."""
+    if fsmod.is_remote(file.path):
+        return None
+    import pyarrow.parquet as pq
+    from pyspark.sql.pandas.types import from_arrow_type
+
+    try:
+        schema = pq.read_schema(fsmod.local_path(file.path))
+    except Exception as exc:  # noqa: BLE001 - any footer problem means the file is unreadable
+        raise LandingZoneError(f"not a readable Parquet file: {exc}", file=file.path,
+                               code="BadFile", hint="re-write the file under the same name")
+    try:
+        return [T.StructField(f.name, from_arrow_type(f.type, prefer_timestamp_ntz=True), True)
+                for f in schema]
+    except Exception:  # noqa: BLE001 - a type PySpark can't map: let Spark infer it
+        return None
+
+
+def _spark_fields(spark: SparkSession, file: LandingFile) -> list[T.StructField]:
+    try:
+        return list(spark.read.parquet(file.path).schema.fields)
+    except Exception as exc:  # noqa: BLE001
+        raise LandingZoneError(f"not a readable Parquet file: {_short(exc)}", file=file.path,
+                               code="BadFile", hint="re-write the file under the same name")
+
+
+def _csv_dialect(options: mirroring.DelimitedOptions) -> dict:
+    quote = options.quote_character
+    escape = options.escape_character
+    return {
+        "delimiter": options.column_separator,
+        "quotechar": quote or None,
+        "quoting": csv.QUOTE_MINIMAL if quote else csv.QUOTE_NONE,
+        "escapechar": (escape if escape and escape != quote else None),
+        "doublequote": bool(quote) and escape == quote,
+    }
+
+
+def _python_encoding(encoding: str) -> str:
+    return _PY_ENCODINGS.get(encoding.lower(), encoding)
+
+
+def read_header(filesystem, file: LandingFile, options: mirroring.DelimitedOptions) -> list[str]:
+    """The header row of a delimited file (its first record)."""
+    data = filesystem.read_bytes(file.path, _HEADER_BYTES)
+    try:
+        text = data.decode(_python_encoding(options.encoding), errors="ignore")
+    except LookupError:
+        raise LandingZoneError(f"unknown Encoding {options.encoding!r}", file=file.path,
+                               code="InvalidMetadata") from None
+    text = text.lstrip("\ufeff")
+    try:
+        row = next(csv.reader(io.StringIO(text, newline=""), **_csv_dialect(options)), None)
+    except csv.Error as exc:
+        raise LandingZoneError(f"malformed header row: {exc}", file=file.path, row=1,
+                               code="BadFile") from None
+    if not row or all(not c.strip() for c in row):
+        raise LandingZoneError("the header row is missing (FirstRowAsHeader is required)",
+                               file=file.path, row=1, code="BadFile")
+    return [c.strip() for c in row]
+
+
+def file_schema(spark: SparkSession, filesystem, file: LandingFile,
+                metadata: mirroring.TableMetadata) -> FileSchema:
+    """Columns and types of one landing file, without reading its rows."""
+    if file.format == "parquet":
+        fields = _arrow_fields(filesystem, file)
+        if fields is None:
+            fields = _spark_fields(spark, file)
+        names = [f.name for f in fields]
+        markers = [i for i, n in enumerate(names) if _is_marker(n)]
+        marker = names[markers[0]] if markers else None
+        table_fields = [f for f in fields if not _is_marker(f.name)]
+        return FileSchema(file, table_fields, marker, not markers or markers[0] == len(names) - 1,
+                          marker_type=fields[markers[0]].dataType if markers else None)
+    header = read_header(filesystem, file, metadata.delimited)
+    declared = {c.name.lower(): c for c in metadata.columns}
+    fields, typed = [], {}
+    marker = None
+    for name in header:
+        if _is_marker(name):
+            marker = name
+            continue
+        column = declared.get(name.lower())
+        if column is not None:
+            spark_type = T._parse_datatype_string(mirroring.spark_type_for(column.data_type))
+            typed[name] = column.data_type
+        else:
+            spark_type = T.StringType()
+        fields.append(T.StructField(name, spark_type, True))
+    marker_last = marker is None or _is_marker(header[-1])
+    return FileSchema(file, fields, marker, marker_last, tuple(header), typed)
+
+
+def check_schema(schema: FileSchema, union: list[T.StructField], key_columns: tuple[str, ...],
+                 strict: bool) -> str | None:
+    """Why this file can't be applied after the columns in `union`, or None. Extends `union`
+    with the file's new columns (first-seen order)."""
+    if strict and not schema.marker_last:
+        return (f"{mirroring.ROW_MARKER_COLUMN} is not the last column (--strict); "
+                "write it as the final column")
+    names = {f.name.lower() for f in schema.fields}
+    missing = [k for k in key_columns if k.lower() not in names]
+    if missing:
+        return (f"key column(s) {', '.join(missing)} missing from the file "
+                f"(keyColumns: {', '.join(key_columns)})")
+    known = {f.name.lower(): i for i, f in enumerate(union)}
+    seen = set()
+    for field in schema.fields:
+        lower = field.name.lower()
+        if lower in seen:
+            return f"column {field.name!r} appears twice"
+        seen.add(lower)
+        if lower not in known:
+            union.append(field)
+            known[lower] = len(union) - 1
+            continue
+        current = union[known[lower]]
+        if isinstance(current.dataType, T.NullType):
+            union[known[lower]] = T.StructField(current.name, field.dataType, True)
+        elif not isinstance(field.dataType, T.NullType) and field.dataType != current.dataType:
+            return (f"column {field.name!r} changed type from {current.dataType.simpleString()} "
+                    f"to {field.dataType.simpleString()}; recreate the table folder to change a "
+                    "column type")
+    return None
+
+
+# --- reading rows -----------------------------------------------------------------------------
+
+def _encoded_name(spark: SparkSession, path: str) -> str:
+    """The file name as Spark's `_metadata.file_name` spells it (URL-encoded)."""
+    uri = spark._jvm.org.apache.hadoop.fs.Path(path).toUri().toString()
+    return uri.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _order_column(spark: SparkSession, ordered: list[tuple[int, LandingFile]]) -> Column:
+    pairs = []
+    for order, file in ordered:
+        pairs += [F.lit(_encoded_name(spark, file.path)), F.lit(order)]
+    return F.create_map(*pairs)[F.col("_metadata.file_name")].cast("int")
+
+
+def _marker_expr(column: str | None, default: int) -> Column:
+    if column is None:
+        return F.lit(default)
+    raw = F.trim(F.col(column).cast("string"))
+    number = raw.try_cast("double")
+    valid = sorted(mirroring.VALID_MARKERS)
+    return (F.when(raw.isNull() | (raw == ""), F.lit(default))
+            .when(number.isin(valid), number.cast("int"))
+            .otherwise(F.lit(INVALID_MARKER)))
+
+
+def _read_parquet_group(spark, group: list[tuple[int, FileSchema]]) -> tuple[DataFrame, str | None]:
+    first = group[0][1]
+    fields = list(first.fields)
+    if first.marker is not None:
+        fields.append(T.StructField(first.marker, first.marker_type, True))
+    df = (spark.read.schema(T.StructType(fields))
+          .parquet(*[s.file.path for _, s in group]))
+    df = df.withColumn(FILE_ORDER, _order_column(spark, [(o, s.file) for o, s in group]))
+    df = df.withColumn(ROW_ORDER, F.col("_metadata.row_index").cast("long"))
+    return df, first.marker
+
+
+def _read_csv_group(spark, group: list[tuple[int, FileSchema]],
+                    options: mirroring.DelimitedOptions) -> tuple[DataFrame, str | None]:
+    first = group[0][1]
+    fields = [T.StructField(n, T.StringType(), True) for n in first.header]
+    fields.append(T.StructField(_CORRUPT, T.StringType(), True))
+    reader = (spark.read.schema(T.StructType(fields))
+              .option("header", True)
+              .option("multiLine", True)  # one partition per file keeps row order; quoted newlines
+              .option("sep", options.column_separator)
+              .option("quote", options.quote_character or "\u0000")
+              .option("escape", options.escape_character or "\u0000")
+              .option("nullValue", options.null_value)
+              .option("encoding", options.encoding)
+              .option("mode", "PERMISSIVE")
+              .option("columnNameOfCorruptRecord", _CORRUPT)
+              .option("enforceSchema", True)
+              .option("ignoreLeadingWhiteSpace", False)
+              .option("ignoreTrailingWhiteSpace", False))
+    if options.escape_character == options.quote_character and options.quote_character:
+        reader = reader.option("escape", options.quote_character)
+    df = reader.csv([s.file.path for _, s in group])
+    df = df.withColumn(FILE_ORDER, _order_column(spark, [(o, s.file) for o, s in group]))
+    df = df.withColumn(ROW_ORDER, F.monotonically_increasing_id())
+    problems = [F.when(F.col(_CORRUPT).isNotNull(), F.lit("malformed delimited record"))]
+    for column, data_type in (first.typed or {}).items():
+        target = T._parse_datatype_string(mirroring.spark_type_for(data_type))
+        cast = F.col(column).try_cast(target)
+        problems.append(F.when(F.col(column).isNotNull() & cast.isNull(), F.concat(
+            F.lit(f"value '"), F.col(column), F.lit(f"' of column {column} is not a valid "
+                                                    f"{data_type}"))))
+        df = df.withColumn(f"__typed_{column}", cast)
+    df = df.withColumn("__read_problem", F.coalesce(*problems))
+    for column in (first.typed or {}):
+        df = df.withColumn(column, F.col(f"__typed_{column}")).drop(f"__typed_{column}")
+    return df.drop(_CORRUPT), first.marker
+
+
+def read_changes(spark: SparkSession, schemas: list[FileSchema], union: list[T.StructField],
+                 metadata: mirroring.TableMetadata) -> DataFrame:
+    """One DataFrame of the change rows of `schemas` (files in batch order), tagged and checked.
+
+    `__problem` names what is wrong with a row: an invalid marker, a NULL key in a 1/2/4 row,
+    a 1/2/4 row in a keyless table, a malformed record or a value that isn't of its type.
+    """
+    groups: dict[tuple, list[tuple[int, FileSchema]]] = {}
+    for order, schema in enumerate(schemas):
+        if schema.file.format == "parquet":
+            signature = ("parquet", tuple((f.name, f.dataType.json()) for f in schema.fields),
+                         schema.marker,
+                         schema.marker_type.json() if schema.marker_type else None)
+        else:
+            signature = ("csv", schema.header)
+        groups.setdefault(signature, []).append((order, schema))
+    default = metadata.default_marker
+    frames = []
+    for signature, group in groups.items():
+        if signature[0] == "parquet":
+            df, marker = _read_parquet_group(spark, group)
+            df = df.withColumn("__read_problem", F.lit(None).cast("string"))
+        else:
+            df, marker = _read_csv_group(spark, group, metadata.delimited)
+        df = df.withColumn("__marker_raw", F.col(marker).cast("string") if marker
+                           else F.lit(None).cast("string"))
+        df = df.withColumn(MARKER, _marker_expr(marker, default))
+        present = {f.name.lower(): f.name for f in df.schema.fields}
+        columns = []
+        for field in union:
+            source = present.get(field.name.lower())
+            if source is None:
+                columns.append(F.lit(None).cast(field.dataType).alias(field.name))
+            else:
+                columns.append(F.col(source).cast(field.dataType).alias(field.name))
+        frames.append(df.select(*columns, MARKER, "__marker_raw", "__read_problem",
+                                F.col(FILE_ORDER), F.col(ROW_ORDER)))
+    df = frames[0]
+    for frame in frames[1:]:
+        df = df.unionByName(frame)
+    return df.withColumn(PROBLEM, _problem_expr(metadata)).drop("__marker_raw", "__read_problem")
+
+
+def _problem_expr(metadata: mirroring.TableMetadata) -> Column:
+    keyed = F.col(MARKER).isin(sorted(int(m) for m in mirroring.KEYED_MARKERS))
+    checks = [
+        F.col("__read_problem"),
+        F.when(F.col(MARKER) == INVALID_MARKER, F.concat(
+            F.lit(f"{mirroring.ROW_MARKER_COLUMN} '"), F.col("__marker_raw"),
+            F.lit("' is not one of 0 (insert), 1 (update), 2 (delete), 4 (upsert)"))),
+    ]
+    if metadata.keyed:
+        null_key = None
+        for key in metadata.key_columns:
+            test = F.col(key).isNull()
+            null_key = test if null_key is None else (null_key | test)
+        checks.append(F.when(keyed & null_key, F.concat(
+            F.lit("NULL in key column(s) "
+                  + ", ".join(metadata.key_columns) + " of a row with "
+                  + f"{mirroring.ROW_MARKER_COLUMN} "), F.col(MARKER).cast("string"),
+            F.lit(" (only inserts may have NULL keys)"))))
+    else:
+        checks.append(F.when(keyed, F.concat(
+            F.lit(f"{mirroring.ROW_MARKER_COLUMN} "), F.col(MARKER).cast("string"),
+            F.lit(" needs keyColumns, but the table has none (declare keyColumns in "
+                  "_metadata.json; without them only inserts are possible)"))))
+    return F.coalesce(*checks)
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else type(exc).__name__

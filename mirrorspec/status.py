@@ -1,0 +1,123 @@
+"""Fabric-shaped monitoring JSON beside the mirrored tables (pure Python, no pyspark).
+
+`WAREHOUSE/replicator.json` holds the overall status, `WAREHOUSE/tables.json` one entry per
+table. Each pass merges its outcomes into the previous `tables.json`, so a pass over a subset of
+tables (or the runner) keeps the status of the others.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from typing import Any, Iterable
+
+REPLICATOR_FILE = "replicator.json"
+TABLES_FILE = "tables.json"
+
+
+def _now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _get(outcome: Any, name: str, default: Any = None) -> Any:
+    if isinstance(outcome, dict):
+        return outcome.get(name, default)
+    return getattr(outcome, name, default)
+
+
+def table_entry(outcome: Any, synced_at: str | None = None) -> dict[str, Any]:
+    """The tables.json entry of one TableOutcome (or an equivalent dict)."""
+    error = _get(outcome, "error")
+    status = _get(outcome, "status")
+    entry: dict[str, Any] = {
+        "sourceSchemaName": _get(outcome, "schema") or "dbo",
+        "sourceTableName": _get(outcome, "name"),
+        "status": status,
+        "metrics": {
+            "processedRows": int(_get(outcome, "processed_rows", 0) or 0),
+            "processedBytes": int(_get(outcome, "processed_bytes", 0) or 0),
+            "lastSyncDateTime": synced_at or _now_iso(),
+            "lastSyncLatencyInSeconds": round(float(_get(outcome, "seconds", 0.0) or 0.0), 3),
+        },
+        "error": ({"errorCode": error.get("errorCode"), "message": error.get("message")}
+                  if error else None),
+    }
+    awaiting = _get(outcome, "awaiting")
+    if awaiting:
+        entry["awaitingFile"] = awaiting
+    return entry
+
+
+class _LocalFiles:
+    """The default file access of write_status/read_status: plain local files."""
+
+    def read_text(self, path: str) -> str:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+
+    def write_text(self, path: str, text: str) -> None:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        temp = f"{path}.{os.getpid()}.tmp"
+        with open(temp, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temp, path)
+
+
+def _join(warehouse: str, name: str) -> str:
+    return warehouse.rstrip("/") + "/" + name
+
+
+def _read_json(files: Any, path: str) -> dict:
+    try:
+        data = json.loads(files.read_text(path))
+        return data if isinstance(data, dict) else {}
+    except Exception:  # noqa: BLE001 - a missing or torn status file just starts afresh
+        return {}
+
+
+def _key(entry: dict) -> tuple[str, str]:
+    return (str(entry.get("sourceSchemaName") or "dbo"), str(entry.get("sourceTableName")))
+
+
+def write_status(warehouse: str, outcomes: Iterable[Any], status: str | None = None,
+                 files: Any = None) -> dict:
+    """Merge `outcomes` into WAREHOUSE/tables.json and rewrite WAREHOUSE/replicator.json.
+
+    Tables not in `outcomes` keep their previous entry. The overall status is `status` when
+    given, else "Failed" when any table is Failed and "Running" otherwise. `files` is an object
+    with read_text/write_text (the engine passes its filesystem for URI warehouses); plain local
+    files by default. Returns `{"replicator": …, "tables": …}`.
+    """
+    files = files or _LocalFiles()
+    now = _now_iso()
+    previous = _read_json(files, _join(warehouse, TABLES_FILE)).get("tables") or []
+    merged: dict[tuple[str, str], dict] = {}
+    for entry in previous:
+        if isinstance(entry, dict):
+            merged[_key(entry)] = entry
+    for outcome in outcomes:
+        entry = table_entry(outcome, now)
+        merged[_key(entry)] = entry
+    tables = sorted(merged.values(), key=_key)
+    failed = sum(1 for entry in tables if entry.get("status") == "Failed")
+    overall = status or ("Failed" if failed else "Running")
+    replicator = {
+        "status": overall,
+        "lastUpdated": now,
+        "tables": {"total": len(tables), "failed": failed},
+    }
+    tables_doc = {"tables": tables}
+    files.write_text(_join(warehouse, TABLES_FILE),
+                     json.dumps(tables_doc, indent=2, ensure_ascii=False) + "\n")
+    files.write_text(_join(warehouse, REPLICATOR_FILE),
+                     json.dumps(replicator, indent=2, ensure_ascii=False) + "\n")
+    return {"replicator": replicator, "tables": tables_doc}
+
+
+def read_status(warehouse: str, files: Any = None) -> dict:
+    """`{"replicator": {...}, "tables": [...]}` from a warehouse; empty parts when never written."""
+    files = files or _LocalFiles()
+    replicator = _read_json(files, _join(warehouse, REPLICATOR_FILE))
+    tables = _read_json(files, _join(warehouse, TABLES_FILE)).get("tables") or []
+    return {"replicator": replicator, "tables": [t for t in tables if isinstance(t, dict)]}

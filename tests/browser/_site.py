@@ -1,0 +1,57 @@
+"""A small project with monitoring status and run results, for the docs-site tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+TABLES = [
+    {"name": "orders", "schema": "sales", "description": "Customer orders, one row per line",
+     "key_columns": ["order_id"], "format": "csv", "tags": ["finance", "daily"],
+     "columns": [{"name": "order_id", "type": "Int64", "nullable": False},
+                 {"name": "customer_name", "type": "String", "description": "Who ordered"},
+                 {"name": "amount", "type": "Double"}],
+     "tests": ["unique", {"not_null": {"columns": ["customer_name"], "severity": "warn"}}]},
+    {"name": "customers", "schema": "crm", "key_columns": ["customer_id", "region"],
+     "format": "delimited_text", "delimited": {"extension": "tsv", "column_separator": "\t"},
+     "columns": [{"name": "customer_id", "type": "Int32", "nullable": False},
+                 {"name": "region", "type": "String", "nullable": False},
+                 {"name": "email", "type": "String"}]},
+    {"name": "events", "description": "<script>alert('x')</script> & friends"},
+]
+
+STATUS = {"tables": [
+    {"sourceSchemaName": "sales", "sourceTableName": "orders", "status": "Replicating",
+     "metrics": {"processedRows": 4321, "processedBytes": 98765,
+                 "lastSyncDateTime": "2026-11-22T00:10:00Z", "lastSyncLatencyInSeconds": 1.5},
+     "error": None},
+    {"sourceSchemaName": "crm", "sourceTableName": "customers", "status": "Failed",
+     "metrics": {"processedRows": 7, "processedBytes": 100,
+                 "lastSyncDateTime": "2026-11-22T00:10:00Z", "lastSyncLatencyInSeconds": 0.2},
+     "error": {"errorCode": "BadFile",
+               "message": "00000000000000000002.tsv row 3: column region changed type"}},
+]}
+
+RUN_RESULTS = {"command": "run", "started_at": "2026-11-22T00:09:58Z", "results": [
+    {"unique_id": "sales.orders", "status": "success", "rows_inserted": 4000, "rows_updated": 300,
+     "rows_deleted": 21, "files_applied": ["00000000000000000001.csv"], "execution_time": 2.25,
+     "error": None},
+]}
+
+
+def write_project(folder: Path, tables=TABLES, status=True, run_results=True) -> Path:
+    """Project files (+ warehouse/tables.json and target/run_results.json when asked)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "mirrorspec_project.yml").write_text(yaml.safe_dump({"name": "shop"}))
+    (folder / "tables").mkdir(exist_ok=True)
+    (folder / "tables" / "shop.yml").write_text(yaml.safe_dump({"tables": tables},
+                                                               sort_keys=False))
+    if status:
+        (folder / "warehouse").mkdir(exist_ok=True)
+        (folder / "warehouse" / "tables.json").write_text(json.dumps(STATUS))
+    if run_results:
+        (folder / "target").mkdir(exist_ok=True)
+        (folder / "target" / "run_results.json").write_text(json.dumps(RUN_RESULTS))
+    return folder

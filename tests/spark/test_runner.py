@@ -1,0 +1,185 @@
+"""run_plan end to end on hand-built plans: landing_zone tables mirrored into Delta, failures
+isolated per table, _metadata.json / _partnerEvents.json deployment, selection, full refresh,
+run_results.json and the monitoring JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from mirrorspec import mirroring
+from mirrorspec.compile.plan import PLAN_VERSION, Plan, SourceSpec, SparkSpec, TablePlan, TableStep
+from mirrorspec.spark.runner import run_plan
+
+
+def landing_table(root: Path, wh: Path, schema: str | None, name: str, keys=("id",), **extra):
+    ws = schema or "dbo"
+    folder = root / mirroring.table_folder(name, schema)
+    return TablePlan(unique_id=f"{ws}.{name}", name=name, schema=schema, warehouse_schema=ws,
+                     landing_path=str(folder), delta_path=str(wh / ws / name),
+                     metadata=mirroring.render_metadata(key_columns=list(keys)),
+                     key_columns=list(keys), source=SourceSpec(type="landing_zone"),
+                     steps=[TableStep("MirrorTable")], **extra)
+
+
+def make_plan(root: Path, wh: Path, tables, partner_events=None) -> Plan:
+    return Plan(plan_version=PLAN_VERSION, project_name="t", project_version="1", profile="t",
+                target="dev", landing_zone=str(root), warehouse=str(wh),
+                state_path=str(wh / "_mirrorspec"), spark=SparkSpec(master="local[2]"),
+                partner_events=partner_events, tables=tables)
+
+
+def write_file(table: TablePlan, sequence: int, rows: list[tuple], with_marker=True) -> Path:
+    """A parquet landing file of (id, v[, __rowMarker__]) rows."""
+    folder = Path(table.landing_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    columns = {"id": pa.array([r[0] for r in rows], pa.int32()),
+               "v": pa.array([r[1] for r in rows], pa.string())}
+    if with_marker:
+        columns[mirroring.ROW_MARKER_COLUMN] = pa.array([r[2] for r in rows], pa.int32())
+    path = folder / mirroring.sequence_file_name(sequence)
+    pq.write_table(pa.table(columns), path)
+    return path
+
+
+def delta_rows(spark, table: TablePlan) -> list[tuple]:
+    return sorted(tuple(r) for r in spark.read.format("delta").load(table.delta_path)
+                  .select("id", "v").collect())
+
+
+@pytest.fixture()
+def zone(tmp_path):
+    root, wh = tmp_path / "landing", tmp_path / "warehouse"
+    orders = landing_table(root, wh, "sales", "orders")
+    bad = landing_table(root, wh, "sales", "bad")
+    plain = landing_table(root, wh, None, "plain", keys=())
+    write_file(orders, 1, [(1, "a"), (2, "b"), (3, "c")], with_marker=False)
+    write_file(orders, 2, [(2, "B", 1), (3, None, 2), (4, "d", 4), (1, "A", 4)])
+    write_file(bad, 1, [(1, "x", 0)])
+    write_file(bad, 2, [(1, "y", 3)])  # marker 3: a bad file
+    write_file(plain, 1, [(7, "p", 0), (7, "p", 0)])
+    plan = make_plan(root, wh, [plain, bad, orders],
+                     partner_events=mirroring.render_partner_events("mirrorspec", "SQL"))
+    return plan, tmp_path / "target"
+
+
+def by_id(results):
+    return {r.unique_id: r for r in results.results}
+
+
+def test_run_mirrors_every_table_and_isolates_the_failing_one(spark, zone):
+    plan, target = zone
+    results = run_plan(plan, spark=spark, threads=2, target_dir=target,
+                       args={"select": [], "threads": 2})
+    got = by_id(results)
+    orders, bad, plain = plan.table("sales.orders"), plan.table("sales.bad"), plan.table("dbo.plain")
+    assert delta_rows(spark, orders) == [(1, "A"), (2, "B"), (4, "d")]
+    assert delta_rows(spark, plain) == [(7, "p"), (7, "p")]
+    assert got["sales.orders"].status == "success"
+    assert got["sales.orders"].files_applied == ["00000000000000000001.parquet",
+                                                 "00000000000000000002.parquet"]
+    # the bad table applied its good first file and stopped at the second, naming it
+    assert got["sales.bad"].status == "error"
+    assert "00000000000000000002.parquet" in got["sales.bad"].error
+    assert delta_rows(spark, bad) == [(1, "x")]
+    assert results.failed
+
+    # _metadata.json deployed where absent; _partnerEvents.json at the landing root
+    meta = json.loads((Path(orders.landing_path) / "_metadata.json").read_text())
+    assert meta == {"keyColumns": ["id"]}
+    assert json.loads((Path(plan.landing_zone) / "_partnerEvents.json").read_text()) == {
+        "partnerName": "mirrorspec", "sourceInfo": {"sourceType": "SQL"}}
+
+    # run_results.json
+    doc = json.loads((target / "run_results.json").read_text())
+    entries = {r["unique_id"]: r for r in doc["results"]}
+    assert set(entries) == {"dbo.plain", "sales.bad", "sales.orders"}
+    assert entries["sales.bad"]["status"] == "error" and entries["sales.bad"]["error"]
+    assert entries["dbo.plain"]["rows_inserted"] == 2
+    assert doc["counts"]["error"] == 1 and doc["args"]["threads"] == 2
+    assert doc["elapsed_time"] > 0
+
+    # monitoring JSON
+    tables = {(t["sourceSchemaName"], t["sourceTableName"]): t
+              for t in json.loads((Path(plan.warehouse) / "tables.json").read_text())["tables"]}
+    assert tables[("sales", "bad")]["status"] == "Failed"
+    assert tables[("sales", "orders")]["status"] == "Replicating"
+    assert json.loads((Path(plan.warehouse) / "replicator.json").read_text())["status"] == "Failed"
+
+
+def test_rerun_applies_only_new_files(spark, zone):
+    plan, target = zone
+    orders = plan.table("sales.orders")
+    run_plan(plan, select=["sales.orders"], spark=spark)
+    write_file(orders, 3, [(9, "z", 0)])
+    results = run_plan(plan, select=["sales.orders"], spark=spark, target_dir=target)
+    assert [r.unique_id for r in results.results] == ["sales.orders"]
+    assert results.results[0].files_applied == ["00000000000000000003.parquet"]
+    assert results.results[0].rows_inserted == 1
+    assert delta_rows(spark, orders) == [(1, "A"), (2, "B"), (4, "d"), (9, "z")]
+
+
+def test_selection_and_exclusion(spark, zone):
+    plan, _ = zone
+    results = run_plan(plan, select=["sales.*"], exclude=["bad"], spark=spark)
+    assert [r.unique_id for r in results.results] == ["sales.orders"]
+    assert not Path(plan.table("dbo.plain").delta_path).exists()
+
+
+def test_changed_key_columns_fail_only_that_table(spark, zone):
+    plan, _ = zone
+    orders = plan.table("sales.orders")
+    (Path(orders.landing_path) / "_metadata.json").write_text('{"keyColumns": ["v"]}')
+    results = by_id(run_plan(plan, select=["sales.orders", "dbo.plain"], spark=spark))
+    assert results["sales.orders"].status == "error"
+    assert "recreate the table folder" in results["sales.orders"].error
+    assert results["sales.orders"].error_code == "KeyColumnsChanged"
+    assert results["dbo.plain"].status == "success"
+    assert not Path(orders.delta_path).exists()
+
+
+def test_full_refresh_of_a_landing_zone_table_rebuilds_from_processed_files(spark, zone):
+    from delta.tables import DeltaTable
+
+    plan, _ = zone
+    orders = plan.table("sales.orders")
+    run_plan(plan, select=["sales.orders"], spark=spark)
+    write_file(orders, 3, [(9, "z", 0)])
+    run_plan(plan, select=["sales.orders"], spark=spark)
+    processed = Path(orders.landing_path) / "_ProcessedFiles"
+    assert sorted(p.name for p in processed.iterdir()) == ["00000000000000000001.parquet",
+                                                          "00000000000000000002.parquet"]
+    before = delta_rows(spark, orders)
+    results = run_plan(plan, select=["sales.orders"], full_refresh=True, spark=spark)
+    assert results.results[0].status == "success"
+    assert len(results.results[0].files_applied) == 3
+    assert delta_rows(spark, orders) == before
+    versions = [r["version"] for r in DeltaTable.forPath(spark, orders.delta_path)
+                .history().collect()]
+    assert min(versions) == 0 and max(versions) <= 1  # a new table, not version 2+
+
+
+def test_full_refresh_refuses_when_the_first_files_were_purged(spark, zone):
+    plan, _ = zone
+    orders = plan.table("sales.orders")
+    run_plan(plan, select=["sales.orders"], spark=spark)
+    write_file(orders, 3, [(9, "z", 0)])
+    run_plan(plan, select=["sales.orders"], spark=spark)
+    (Path(orders.landing_path) / "_ProcessedFiles" / "00000000000000000001.parquet").unlink()
+    before = delta_rows(spark, orders)
+    results = run_plan(plan, select=["sales.orders"], full_refresh=True, spark=spark)
+    assert results.results[0].status == "error"
+    assert results.results[0].error_code == "FullRefreshImpossible"
+    assert "00000000000000000002" in results.results[0].error
+    assert delta_rows(spark, orders) == before  # left as it was
+
+
+def test_nothing_selected_runs_nothing(spark, zone):
+    plan, target = zone
+    results = run_plan(plan, select=["nothing_like_this"], spark=spark, target_dir=target)
+    assert results.results == [] and not results.failed
+    assert json.loads((target / "run_results.json").read_text())["results"] == []
