@@ -73,19 +73,31 @@ RULES: dict[str, Rule] = {
         "Delete the table's landing folder if the mirrored table should go too; otherwise the "
         "table simply stops receiving changes.",
         f"{_SEED} › Table operations › Drop table"),
+    "table_renamed": Rule(
+        "table renamed?", CAUTION,
+        "Open mirroring can't rename a table: the new folder is a new table, filled only by "
+        "what lands in it; the old table stays as it is until its folder is deleted.",
+        "Make sure the new table gets a full initial load, then delete the old table's "
+        "landing folder (open mirroring drops the old table). If it is not a rename, it is a "
+        "removed and an added table.",
+        f"{_SEED} › Table operations › Rename table"),
     "key_columns_changed": Rule(
         "key columns changed", BREAKING,
-        "keyColumns can't be changed once _metadata.json declares them: updates and deletes "
-        "of the existing table folder keep matching rows on the old key.",
+        "keyColumns can't be changed once a table's _metadata.json declares them: the "
+        "existing table folder keeps its old key (`mirrorspec run` stops the table with "
+        "KeyColumnsChanged rather than mix rows matched on two keys).",
         "Keep the old keys, or recreate the table folder under the new keyColumns." + _HOW,
         f"{_SEED} › Metadata file in the landing zone (\"once added keyColumns can't be changed\")"),
     "key_columns_added": Rule(
-        "key columns declared", CAUTION,
-        "A table without keyColumns accepts only inserts; keyColumns may be added to its "
-        "_metadata.json once, after which updates and deletes match on them. Rows inserted "
-        "before may hold duplicate keys, which an update replaces all at once.",
-        "Check the existing rows have unique keys; once declared the key can't change.",
-        f"{_SEED} › Metadata file in the landing zone (\"This file can be added anytime\")"),
+        "key columns declared", BREAKING,
+        "The table's _metadata.json (without keyColumns) is already in the landing zone, and "
+        "once it is there keyColumns can't be changed: rows landed so far were plain inserts "
+        "(duplicates allowed), so `mirrorspec run` refuses new keys for a folder that holds "
+        "data.",
+        "Recreate the table folder with the keys from the start, or keep the table "
+        "insert-only." + _HOW,
+        f"{_SEED} › Metadata file in the landing zone (\"once added keyColumns can't be "
+        "changed\")"),
     "key_columns_reordered": Rule(
         "key columns reordered", SAFE,
         "The same columns form the key; rows match on the same values.",
@@ -226,13 +238,13 @@ class Change:
     def message(self) -> str:
         """One line for people: `column type changed: amount Int32 → Double`."""
         title = self.rule.title
-        if self.kind == "column_renamed":
+        if self.kind in ("column_renamed", "table_renamed"):
             return f"{title}: {self.before} → {self.after}"
         if self.kind in ("column_added", "column_removed"):
             data_type = self.after if self.kind == "column_added" else self.before
             return f"{title}: {self.subject}" + (f" ({data_type})" if data_type else "")
         if self.kind == "description_changed":
-            return title
+            return title + (f": {self.subject}" if self.subject is not None else "")
         text = title + (f": {self.subject}" if self.subject is not None else "")
         if self.before is not None or self.after is not None:
             text += (" " if self.subject is not None else ": ") + \
@@ -266,10 +278,10 @@ class TableDiff:
         """Breaking and not acknowledged by `recreate: true`."""
         return self.breaking and not self.recreate
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, allow_breaking: bool = False) -> dict[str, Any]:
         return {"unique_id": self.unique_id, "status": self.status,
                 "landing_folder": self.landing_folder, "recreate": self.recreate,
-                "breaking": self.breaking, "blocking": self.blocking,
+                "breaking": self.breaking, "blocking": self.blocking and not allow_breaking,
                 "changes": [c.to_dict(self.unique_id) for c in self.changes]}
 
 
@@ -335,7 +347,7 @@ class PlanDiff:
             "unchanged": [t.unique_id for t in self.by_status(UNCHANGED)],
             "breaking_changes": [{"table": t.unique_id, "blocking": t in self.blocking_tables,
                                   **c.to_dict(t.unique_id)} for t, c in self.breaking_changes],
-            "tables": [t.to_dict() for t in self.changed],
+            "tables": [t.to_dict(self.allow_breaking) for t in self.changed],
         }
 
 
@@ -359,7 +371,35 @@ def diff_plans(base: Plan | None, head: Plan, base_label: str = "base",
             changes = tuple(diff_tables(before, after))
             status = MODIFIED if changes else UNCHANGED
             tables.append(TableDiff(uid, status, _folder(after), after.recreate, changes))
-    return PlanDiff(base_label, head_label, tuple(tables), allow_breaking)
+    return PlanDiff(base_label, head_label, tuple(_pair_renamed_tables(tables, old, new)),
+                    allow_breaking)
+
+
+def _pair_renamed_tables(tables: list[TableDiff], old: dict[str, TablePlan],
+                         new: dict[str, TablePlan]) -> list[TableDiff]:
+    """Mark an added table that looks like a removed one (same name in another schema, or the
+    same declared columns and keys) as a possible rename."""
+    removed = [t.unique_id for t in tables if t.status == REMOVED]
+    out = []
+    for table in tables:
+        if table.status == ADDED and removed:
+            after = new[table.unique_id]
+            match = next((uid for uid in removed if _same_table(old[uid], after)), None)
+            if match is not None:
+                removed.remove(match)
+                table = TableDiff(table.unique_id, table.status, table.landing_folder,
+                                  table.recreate, table.changes + (
+                                      Change("table_renamed", None, match, table.unique_id),))
+        out.append(table)
+    return out
+
+
+def _same_table(before: TablePlan, after: TablePlan) -> bool:
+    if before.name == after.name:
+        return True
+    columns = [(c.name, _type(c)) for c in before.columns]
+    return bool(columns) and columns == [(c.name, _type(c)) for c in after.columns] \
+        and _keys(before) == _keys(after)
 
 
 def diff_tables(before: TablePlan, after: TablePlan) -> list[Change]:
@@ -420,6 +460,9 @@ def _column_changes(old: list[ColumnSpec], new: list[ColumnSpec]) -> list[Change
                 changes.append(Change("column_type_declared", column.name, None, new_type))
             elif new_type is not None:
                 changes.append(Change("column_type_changed", column.name, old_type, new_type))
+        if (column.description or None) != (other.description or None):
+            changes.append(Change("description_changed", column.name, column.description,
+                                  other.description))
         if bool(column.nullable) != bool(other.nullable):
             changes.append(Change("column_nullability_changed", column.name,
                                   _nullability(column), _nullability(other)))
@@ -431,6 +474,8 @@ def _column_changes(old: list[ColumnSpec], new: list[ColumnSpec]) -> list[Change
 
 def _dialect_changes(before: TablePlan, after: TablePlan) -> list[Change]:
     old, new = _dialect(before), _dialect(after)
+    if old["file_format"] != new["file_format"]:  # the properties follow; one change says it
+        return [Change("dialect_changed", "file_format", old["file_format"], new["file_format"])]
     return [Change("dialect_changed", name, old.get(name), new.get(name))
             for name in _union_keys(old, new) if old.get(name) != new.get(name)]
 
@@ -527,7 +572,10 @@ def _dialect(table: TablePlan) -> dict[str, Any]:
         return dialect
     dialect["FileFormat"] = _canonical_format(declared)
     extension = _get_ci(metadata, "FileExtension")
-    dialect["FileExtension"] = str(extension).lstrip(".").lower() if extension else None
+    extension = str(extension).lstrip(".").lower() if extension else None
+    if extension is None and dialect["FileFormat"] == "CSV":
+        extension = "csv"  # CSV files are recognised by their .csv name anyway
+    dialect["FileExtension"] = extension
     properties = _get_ci(metadata, "FileFormatTypeProperties") or {}
     if not isinstance(properties, dict):
         properties = {}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import codecs
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -211,7 +211,7 @@ def _resolve_output(loaded: LoadedProject, profile: str, target: str | None,
     if profile not in profiles:
         if doc is not None and loaded.profiles_explicit:
             problems.append(MirrorspecError(
-                f"profile '{profile}' is not in {doc.file}" + suggest(profile, profiles),
+                f"profile '{profile}' is not defined" + suggest(profile, profiles),
                 Location(doc.file, 1, 1),
                 hint="add it, or set `profile:` in mirrorspec_project.yml to one that exists"))
         elif target not in (None, DEFAULT_TARGET):
@@ -262,7 +262,7 @@ class _TableBuilder:
         self.project_doc = loaded.project
 
     def build_all(self, defaults: Mapping[str, Any]) -> list[Table]:
-        entries = []  # (table, doc, path, raw)
+        entries = []  # (doc, key path of the table, raw mapping)
         bad = self.loaded.bad_tables
         for doc in self.loaded.tables:
             if (doc.file, -1) in bad or not isinstance(doc.data, dict):
@@ -274,7 +274,7 @@ class _TableBuilder:
         tables = []
         for doc, path, raw in entries:
             locate = _Locator(doc, path, raw, self.project_doc, defaults)
-            table, _bad = self._build(raw, defaults, locate)
+            table = self._build(raw, defaults, locate)
             key = table.unique_id.lower()
             if key in seen:
                 self.problems.append(locate.problem(
@@ -295,11 +295,10 @@ class _TableBuilder:
 
     # one table ----------------------------------------------------------------------------
     def _build(self, raw: Mapping[str, Any], defaults: Mapping[str, Any],
-               locate: "_Locator") -> tuple[Table, bool]:
-        """The table and whether it had problems."""
+               locate: "_Locator") -> Table:
+        """The merged table; its problems go to self.problems."""
         merged = _merge_defaults(defaults, raw)
         problems = self.problems
-        start = len(problems)
         name = merged["name"]
         schema = merged.get("schema")
         for key, value, what in (("name", name, "table name"), ("schema", schema, "schema name")):
@@ -312,23 +311,24 @@ class _TableBuilder:
             if message:
                 problems.append(locate.problem(key, message))
 
-        columns = self._columns(merged.get("columns") or [], fmt_of(merged), locate)
+        fmt = fmt_of(merged)
+        columns = self._columns(merged.get("columns") or [], fmt, locate)
         keys = tuple(merged.get("key_columns") or ())
         source = self._source(merged.get("source") or {}, locate)
-        fmt = fmt_of(merged)
         delimited = self._delimited(merged.get("delimited"), fmt, locate)
         inferred: tuple[str, ...] = ()
         if source.is_feed and source.path and (not keys or not columns):
             columns, keys, inferred = self._infer(source, columns, keys, locate)
 
-        declared = {c.name for c in columns}
+        declared = [c.name for c in columns]
         seen_keys = set()
         for index, key in enumerate(keys):
             message = unsafe_name("key column", key)
             if message:
                 problems.append(locate.problem(("key_columns", index), message))
             elif key in seen_keys:
-                problems.append(locate.problem(("key_columns", index), f"key column '{key}' is listed twice"))
+                problems.append(locate.problem(("key_columns", index),
+                                               f"key column '{key}' is listed twice"))
             elif columns and key not in declared:
                 problems.append(locate.problem(
                     ("key_columns", index),
@@ -357,7 +357,7 @@ class _TableBuilder:
             location=locate.at("name", at_key=True),
             inferred=inferred,
         )
-        return table, len(problems) > start
+        return table
 
     def _columns(self, raw_columns: list, fmt: str, locate: "_Locator") -> tuple[Column, ...]:
         columns = []
@@ -379,8 +379,8 @@ class _TableBuilder:
                 continue
             seen[name.lower()] = name
             type_name = raw.get("type")
-            columns.append(Column(name, None if type_name is None else mirroring.canonical_data_type(type_name),
-                                  raw.get("nullable"), raw.get("description")))
+            canonical = None if type_name is None else mirroring.canonical_data_type(type_name)
+            columns.append(Column(name, canonical, raw.get("nullable"), raw.get("description")))
         return tuple(columns)
 
     def _source(self, raw: Mapping[str, Any], locate: "_Locator") -> Source:
@@ -436,46 +436,67 @@ class _TableBuilder:
 
     def _infer(self, source: Source, columns: tuple[Column, ...], keys: tuple[str, ...],
                locate: "_Locator") -> tuple[tuple[Column, ...], tuple[str, ...], tuple[str, ...]]:
-        path = resolve_location(source.path, self.loaded.project_dir)
-        try:
-            schema = self.infer(source.type, path, dict(source.options))
-        except MirrorspecError as exc:
-            self.problems.append(locate.problem(
-                "source", f"cannot read the feed's schema: {exc.render()}"))
-            return columns, keys, ()
+        """Columns/keys the YAML leaves out, taken from the feed; conflicts are problems."""
+        schema = self._ask_feed(source, locate)
         if schema is None:
             return columns, keys, ()
         origin = f" ({schema.origin})" if getattr(schema, "origin", "") else ""
-        notes = []
-        feed_columns = tuple(Column(c.name, mirroring.canonical_data_type(c.data_type) or None,
+        feed_columns = tuple(Column(c.name, mirroring.canonical_data_type(c.data_type),
                                     bool(c.nullable)) for c in schema.columns)
         feed_keys = tuple(schema.key_columns)
+        self._compare_with_feed(columns, keys, feed_columns, feed_keys, origin, locate)
+        notes = []
+        if not columns and feed_columns:
+            for column, raw in zip(feed_columns, schema.columns):
+                if column.type is None:
+                    self.problems.append(locate.problem(
+                        "source", f"the feed{origin} gives column '{column.name}' the type "
+                        f"{raw.data_type!r}, which is not a DataType",
+                        hint="declare the table's columns with their types in the YAML"))
+            columns = feed_columns
+            notes.append(f"columns {', '.join(c.name for c in columns)} from the feed{origin}")
+        if not keys and feed_keys:
+            keys = feed_keys
+            notes.append(f"key_columns {', '.join(keys)} from the feed{origin}")
+        return columns, keys, tuple(notes)
+
+    def _ask_feed(self, source: Source, locate: "_Locator") -> Any:
+        path = resolve_location(source.path, self.loaded.project_dir)
+        try:
+            return self.infer(source.type, path, dict(source.options))
+        except MirrorspecError as exc:
+            self.problems.append(locate.problem(
+                "source", f"cannot read the feed's schema: {exc.render()}"))
+        except OSError:
+            pass  # no feed files yet: nothing to infer, nothing wrong
+        except Exception as exc:  # noqa: BLE001 - a reader bug must not hide the located table
+            self.problems.append(locate.problem(
+                "source", f"the {source.type} reader failed to read the feed's schema: "
+                f"{type(exc).__name__}: {exc}"))
+        return None
+
+    def _compare_with_feed(self, columns: tuple[Column, ...], keys: tuple[str, ...],
+                           feed_columns: tuple[Column, ...], feed_keys: tuple[str, ...],
+                           origin: str, locate: "_Locator") -> None:
         if columns and feed_columns:
-            feed_types = {c.name.lower(): c for c in feed_columns}
+            by_name = {c.name.lower(): c for c in feed_columns}
             for index, column in enumerate(columns):
-                other = feed_types.get(column.name.lower())
+                other = by_name.get(column.name.lower())
                 if other is None:
                     self.problems.append(locate.problem(
                         ("columns", index, "name"),
-                        f"column '{column.name}' is not in the feed{origin}" + suggest(column.name, feed_types)))
+                        f"column '{column.name}' is not in the feed{origin}"
+                        + suggest(column.name, [c.name for c in feed_columns])))
                 elif column.type and other.type and column.type != other.type:
                     self.problems.append(locate.problem(
                         ("columns", index, "type"),
-                        f"column '{column.name}' is {column.type} here but {other.type} in the feed{origin}"))
+                        f"column '{column.name}' is {column.type} here but {other.type} "
+                        f"in the feed{origin}"))
         if keys and feed_keys and [k.lower() for k in keys] != [k.lower() for k in feed_keys]:
             self.problems.append(locate.problem(
                 "key_columns", f"key_columns {list(keys)} differ from the feed's key "
                 f"{list(feed_keys)}{origin}",
                 hint="remove key_columns to use the feed's key, or fix them"))
-        if not columns and feed_columns:
-            columns = feed_columns
-            notes.append(f"columns {', '.join(c.name for c in columns)}")
-        if not keys and feed_keys:
-            keys = feed_keys
-            notes.append(f"key_columns {', '.join(keys)}")
-        if notes:
-            notes = [f"{n} from the feed{origin}" for n in notes]
-        return columns, keys, tuple(notes)
 
     # data tests ------------------------------------------------------------------------------
     def _tests(self, table: Table, locate: "_Locator", by_id: dict[str, Table],
@@ -592,7 +613,6 @@ def _deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, An
 
 
 def _replace(table: Table, **changes: Any) -> Table:
-    from dataclasses import replace
     return replace(table, **changes)
 
 

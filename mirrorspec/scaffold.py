@@ -32,7 +32,7 @@ def scaffold_project(destination: str | Path, force: bool = False) -> Path:
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())) and not force:
         raise MirrorspecError(f"{folder} already exists and is not empty",
                               hint="choose another name, or pass --force to write into it")
-    templates = resources.files("mirrorspec.templates").joinpath("project")
+    templates = resources.files("mirrorspec").joinpath("templates").joinpath("project")
     for relative, text in sorted(_template_files(templates, "").items()):
         target = folder / relative
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -57,12 +57,11 @@ def diff(project_dir: Path, state: Path | None, base_ref: str | None, target: st
         raise click.UsageError("give exactly one of --state PATH or --base GIT_REF")
     console = get_console()
     options = {"target": target, "vars": vars_, "profiles_dir": profiles_dir}
+    head_plan = compile_plan(project_dir, **options)  # first: its errors are the likely ones
     if state is not None:
-        base_plan = read_state(state)  # before compiling: --state may be the project's target/
-        base_label = str(state)
+        base_plan, base_label = read_state(state), str(state)
     else:
         base_plan, base_label = compile_git_revision(project_dir, base_ref, **options)
-    head_plan = compile_plan(project_dir, **options)
     result = diff_plans(base_plan, head_plan, base_label, "working tree",
                         allow_breaking=allow_breaking)
     _report(console, result, fmt, output)

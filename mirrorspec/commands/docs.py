@@ -38,10 +38,11 @@ def generate(project_dir: Path, target: str | None, vars_: str | None,
     plan, target_dir = result.plan, Path(result.target_dir)
     status = _read_status(plan.warehouse)
     run_results = read_json_if_present(target_dir / "run_results.json")
-    out = generate_site(plan, target_dir / DOCS_DIR, status, run_results)
+    delta = _delta_summaries(plan)
+    out = generate_site(plan, target_dir / DOCS_DIR, status, run_results, delta)
     console.result(f"Docs for {len(plan.tables)} table(s) written to {out / 'index.html'}",
                    path=str(out), tables=len(plan.tables), status=status is not None,
-                   run_results=run_results is not None)
+                   run_results=run_results is not None, delta_tables=len(delta))
 
 
 @docs.command("serve")
@@ -113,6 +114,20 @@ def _target_dir(project_dir: Path) -> Path:
     if not isinstance(value, str) or not value.strip() or "{" in value:
         value = "target"
     return project_dir / Path(value).expanduser()
+
+
+def _delta_summaries(plan) -> dict[str, Any]:
+    """unique_id → DeltaSummary for the tables whose Delta table exists on a local path."""
+    from mirrorspec.docsite.delta_stats import summarize
+
+    out = {}
+    for table in plan.tables:
+        if "://" in table.delta_path:
+            continue
+        summary = summarize(table.delta_path)
+        if summary is not None:
+            out[table.unique_id] = summary
+    return out
 
 
 def _url_host(host: str) -> str:

@@ -75,7 +75,8 @@ def project_options(func: Callable) -> Callable:
     """--project-dir, --profiles-dir, --target, --vars, --plan."""
     for decorator in reversed([
         click.option("--project-dir", default=".", show_default=True,
-                     type=click.Path(file_okay=False), help="The project folder."),
+                     envvar="MIRRORSPEC_PROJECT_DIR", type=click.Path(file_okay=False),
+                     help="The project folder."),
         click.option("--profiles-dir", default=None, type=click.Path(file_okay=False),
                      help="Folder holding profiles.yml (default: the project folder)."),
         click.option("--target", "-t", default=None, help="Profile target to use."),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import fields, is_dataclass
 from pathlib import Path
@@ -101,7 +102,7 @@ def _table_plan(table: Table, project: Project, landing_zone: str, warehouse: st
 def check_landing_zone(plan: Plan, project: Project) -> list[MirrorspecError]:
     """Problems with what the configured landing zone already holds: keyColumns can't change
     once a table's `_metadata.json` is there (seed 000). URIs are not checked."""
-    if is_uri(plan.landing_zone):
+    if is_uri(plan.landing_zone) or not os.path.isdir(plan.landing_zone):
         return []
     locations = {t.unique_id: t.location for t in project.tables}
     problems = []
@@ -135,7 +136,7 @@ def artifact_texts(plan: Plan) -> dict[str, str]:
     files = {}
     for table in plan.tables:
         folder = mirroring.table_folder(table.name, table.schema)
-        files[f"landing_zone/{folder}/{mirroring.METADATA_FILE}"] = mirroring.dumps_json(table.metadata)
+        files[f"landing_zone/{folder}/{mirroring.METADATA_FILE}"] = metadata_text(table.metadata)
     if plan.partner_events is not None:
         files[f"landing_zone/{mirroring.PARTNER_EVENTS_FILE}"] = mirroring.dumps_json(plan.partner_events)
     files["plan.json"] = plan_text(plan)
@@ -143,18 +144,80 @@ def artifact_texts(plan: Plan) -> dict[str, str]:
 
 
 def plan_text(plan: Plan) -> str:
-    """`plan.to_json()`, byte for byte, without dataclasses.asdict's deep copies (3x faster)."""
-    return mirroring.dumps_json(_plain(plan))
+    """`plan.to_json()`, byte for byte (a test holds them equal), ~3x faster: no
+    dataclasses.asdict deep copies and no generator-based pretty printer."""
+    out: list[str] = []
+    _emit(plan, "", out)
+    out.append("\n")
+    return "".join(out)
 
 
-def _plain(value: Any) -> Any:
-    if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
+def metadata_text(metadata: dict[str, Any]) -> str:
+    """`mirroring.dumps_json(metadata)`, byte for byte."""
+    out: list[str] = []
+    _emit(metadata, "", out)
+    out.append("\n")
+    return "".join(out)
+
+
+_encode_string = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) uses
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _emit(value: Any, indent: str, out: list[str]) -> None:
+    """json.dumps(asdict(value), indent=2, ensure_ascii=False) into `out`."""
+    kind = type(value)
+    if kind is str:
+        out.append(_encode_string(value))
+        return
+    if kind is dict or kind in _FIELDS or (is_dataclass(value) and not isinstance(value, type)):
+        if kind is dict:
+            items = value.items()
+        else:
+            names = _FIELDS.get(kind)
+            if names is None:
+                names = _FIELDS[kind] = tuple(f.name for f in fields(value))
+            items = [(name, getattr(value, name)) for name in names]
+        if not items:
+            out.append("{}")
+            return
+        inner = indent + "  "
+        separator = ",\n" + inner
+        out.append("{\n" + inner)
+        first = True
+        for key, item in items:
+            if first:
+                first = False
+            else:
+                out.append(separator)
+            out.append(_encode_string(key if type(key) is str else json.dumps(key)) + ": ")
+            _emit(item, inner, out)
+        out.append("\n" + indent + "}")
+        return
+    if kind is list or kind is tuple:
+        if not value:
+            out.append("[]")
+            return
+        inner = indent + "  "
+        separator = ",\n" + inner
+        out.append("[\n" + inner)
+        first = True
+        for item in value:
+            if first:
+                first = False
+            else:
+                out.append(separator)
+            _emit(item, inner, out)
+        out.append("\n" + indent + "]")
+        return
+    if isinstance(value, str):  # str subclasses
+        out.append(_encode_string(value))
+    elif isinstance(value, dict):
+        _emit(dict(value), indent, out)
+    elif isinstance(value, (list, tuple)):
+        _emit(list(value), indent, out)
+    else:
+        out.append(json.dumps(value))
 
 
 def target_dir(project: Project) -> Path:

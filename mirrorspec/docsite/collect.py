@@ -61,6 +61,7 @@ class TableView:
     yaml_file: str | None
     status: dict[str, Any] | None = None  # from WAREHOUSE/tables.json
     run: dict[str, Any] | None = None  # from target/run_results.json
+    delta: Any = None  # a delta_stats.DeltaSummary, when the Delta table exists locally
 
     @property
     def state(self) -> str:
@@ -105,9 +106,10 @@ class SiteData:
 
 
 def collect(plan: Plan, status: dict[str, Any] | None = None,
-            run_results: dict[str, Any] | None = None) -> SiteData:
+            run_results: dict[str, Any] | None = None,
+            delta: dict[str, Any] | None = None) -> SiteData:
     """Build the site's data. `status` is the monitoring JSON (tables.json object), `run_results`
-    the run_results.json object; either may be None."""
+    the run_results.json object, `delta` unique_id → DeltaSummary; each may be None."""
     status_by_table = _index_status(status)
     run_by_table = {r.get("unique_id"): r for r in (run_results or {}).get("results", [])
                     if isinstance(r, dict)}
@@ -119,6 +121,7 @@ def collect(plan: Plan, status: dict[str, Any] | None = None,
         view.status = status_by_table.get(_status_key(table.warehouse_schema, table.name)) \
             or status_by_table.get(_status_key(table.schema or "", table.name))
         view.run = run_by_table.get(table.unique_id)
+        view.delta = (delta or {}).get(table.unique_id)
         tables.append(view)
     return SiteData(plan.project_name, plan.project_version, plan.target, plan.landing_zone,
                     plan.warehouse, tables,

@@ -28,6 +28,7 @@ def _environment():
     env.filters["tojson_pretty"] = lambda value: json.dumps(value, indent=2, ensure_ascii=False)
     env.filters["number"] = _number
     env.filters["state"] = state_of
+    env.filters["bytes"] = _bytes
     return env
 
 
@@ -37,11 +38,26 @@ def _number(value: Any) -> str:
     return f"{value:,}"
 
 
+def _bytes(value: Any) -> str:
+    if not isinstance(value, int):
+        return "—"
+    size = float(value)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
+        size /= 1024
+    return f"{size:,.1f} TiB"
+
+
 def generate_site(plan: Plan, out_dir: str | os.PathLike, status: dict[str, Any] | None = None,
-                  run_results: dict[str, Any] | None = None) -> Path:
-    """Write index.html, one page per table and catalog.json into `out_dir` (replacing it)."""
+                  run_results: dict[str, Any] | None = None,
+                  delta: dict[str, Any] | None = None) -> Path:
+    """Write index.html, one page per table and catalog.json into `out_dir` (replacing it).
+
+    `status`: the monitoring JSON; `run_results`: run_results.json; `delta`: unique_id →
+    delta_stats.DeltaSummary. All optional: the site shows what is known."""
     out = Path(out_dir)
-    site = collect(plan, status, run_results)
+    site = collect(plan, status, run_results, delta)
     env = _environment()
     staging = out.with_name(out.name + ".tmp")
     shutil.rmtree(staging, ignore_errors=True)

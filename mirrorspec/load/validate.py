@@ -36,7 +36,8 @@ _ESCAPES = {"\\t": "\\t", "\\n": "\\n", "\\r": "\\r", "\\r\\n": "\\r\\n", "tab":
 
 def schema_text(kind: str) -> str:
     """The JSON text of a schema ('project', 'tables' or 'profiles')."""
-    return resources.files("mirrorspec.schemas").joinpath(SCHEMA_FILES[kind]).read_text("utf-8")
+    folder = resources.files("mirrorspec").joinpath("schemas")
+    return folder.joinpath(SCHEMA_FILES[kind]).read_text(encoding="utf-8")
 
 
 @lru_cache(maxsize=None)

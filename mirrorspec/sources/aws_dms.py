@@ -267,15 +267,19 @@ class AwsDmsReader:
         def parse(text: str, file: str):
             return parse_csv(text, file, shape, opts)
 
-        frames = []
+        frames, info = [], {}
         if csv_files or not parquet_files:
-            frames.append(read_text_changes(spark, csv_files, shape, parse, DMS_ORDER_FIELDS))
+            frame, info = read_text_changes(spark, csv_files, shape, parse, DMS_ORDER_FIELDS)
+            frames.append(frame)
         if parquet_files:
             frames.append(read_parquet_changes(spark, parquet_files, shape, opts))
+            info = {"cached": info.get("cached", [])}  # the union itself is not persisted
         changes = frames[0]
         for frame in frames[1:]:
             changes = changes.unionByName(frame)
-        return ReadResult(changes=changes, files=tuple(files))
+        if shape.key_columns and not table.key_columns:
+            info["key_columns"] = list(shape.key_columns)
+        return ReadResult(changes=changes, files=tuple(files), info=info)
 
 
 def read_parquet_changes(spark: Any, files: Sequence[str], shape: TableShape, options: DmsOptions):

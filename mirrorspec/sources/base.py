@@ -177,6 +177,8 @@ def _int_converter(bits: int):
     low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
 
     def convert(value: Any) -> int:
+        if type(value) is int and low <= value <= high:
+            return value
         if isinstance(value, bool):
             raise ValueError(f"{value!r} is not an integer")
         if isinstance(value, int):

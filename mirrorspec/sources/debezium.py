@@ -700,8 +700,10 @@ class DebeziumReader:
         def parse(text: str, file: str) -> Iterator[Row]:
             return parse_text(text, file, shape, opts)
 
-        changes = read_text_changes(spark, files, shape, parse, DEBEZIUM_ORDER_FIELDS)
-        return ReadResult(changes=changes, files=tuple(files))
+        changes, info = read_text_changes(spark, files, shape, parse, DEBEZIUM_ORDER_FIELDS)
+        if shape.key_columns and not table.key_columns:
+            info["key_columns"] = list(shape.key_columns)
+        return ReadResult(changes=changes, files=tuple(files), info=info)
 
 
 # --- Spark: text files → Python parser → canonical DataFrame (shared with aws_dms) -------------
@@ -754,13 +756,14 @@ def read_text_changes(spark: Any, files: Sequence[str], shape: TableShape,
                       parse: Callable[[str, str], Iterable[Row]],
                       order_fields: Sequence[tuple[str, str]], batch_rows: int = 8192):
     """Run `parse(text, file)` on every file (one Spark task per file, whole text) and return the
-    canonical DataFrame. A SourceError in any file is re-raised here (the first by file order),
-    so nothing of a bad batch reaches the landing zone."""
+    canonical DataFrame and the ReadResult.info that tells the publisher it is persisted (to
+    unpersist after publishing). A SourceError in any file is re-raised here (the first by file
+    order), so nothing of a bad batch reaches the landing zone."""
     from pyspark.sql import functions as F
 
     schema = change_schema(shape, order_fields)
     if not files:
-        return spark.createDataFrame([], schema).drop(_ERROR_COLUMN)
+        return spark.createDataFrame([], schema).drop(_ERROR_COLUMN), {}
     wanted: dict[str, str] = {}
     for file in files:
         wanted[file] = file
@@ -824,4 +827,4 @@ def read_text_changes(spark: Any, files: Sequence[str], shape: TableShape,
         detail = json.loads(first[_ERROR_COLUMN])
         raise SourceError(detail["message"], file=first["_source_file"],
                           line=first["_source_line"] or None, hint=detail.get("hint"))
-    return parsed.drop(_ERROR_COLUMN)
+    return parsed.drop(_ERROR_COLUMN), {"cached": [parsed], "persisted": True}

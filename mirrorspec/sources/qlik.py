@@ -238,8 +238,9 @@ def _decode(raw: bytes, path: str, line: int = 1) -> str:
                           line=line + raw.count(b"\n", 0, exc.start)) from None
 
 
-def scan_file(path: str, decimal: str = "double", chunk_bytes: int = CHUNK_BYTES) -> FileScan:
+def scan_file(path: str, decimal: str = "double", chunk_bytes: int | None = None) -> FileScan:
     """Find the metadata messages of a file and split it into chunks for the workers."""
+    chunk_bytes = chunk_bytes or CHUNK_BYTES
     raw = _read_bytes(path)
     compressed = path.endswith(".gz") or raw[:2] == b"\x1f\x8b"
     if raw.startswith(b"Obj\x01"):
@@ -318,19 +319,35 @@ def _read_chunk(task: dict) -> bytes:
         return handle.read(task["end"] - task["start"])
 
 
+try:  # orjson parses a message several times faster; the stdlib is the fallback
+    from orjson import loads as _orjson_loads
+except ImportError:  # pragma: no cover - orjson is an optional speed-up
+    _orjson_loads = None
+
+
+def loads_line(chunk: bytes) -> Any:
+    """Parse one JSON document (orjson when installed; the stdlib for its error messages and
+    for integers beyond 64 bits)."""
+    if _orjson_loads is not None:
+        try:
+            return _orjson_loads(chunk)
+        except ValueError:
+            pass
+    return json.loads(chunk)
+
+
 def _documents(task: dict):
     raw = _read_chunk(task)
     path, first = task["file"], task["first_line"]
     if task["mode"] == "documents":
         yield from iter_json_documents(_decode(raw, path, first), path, first)
         return
-    loads = json.loads
     for index, chunk in enumerate(raw.split(b"\n")):
-        if not chunk.strip():
+        if not chunk or chunk.isspace():
             continue
         line = first + index
         try:
-            doc = loads(chunk)
+            doc = loads_line(chunk)
         except ValueError as exc:
             raise SourceError(f"malformed JSON: {exc}", file=path, line=line) from None
         if isinstance(doc, list):
@@ -354,6 +371,10 @@ class _Out:
         lists = self.lists
         for name in self.columns:
             lists[name].append(values.get(name))
+        self.add_meta(op, order, present, file, line, txn, last)
+
+    def add_meta(self, op: int, order: tuple, present, file: str, line: int, txn, last) -> None:
+        lists = self.lists
         lists["_op"].append(op)
         lists["_order"].append(order)
         lists["_present"].append(present)
@@ -392,10 +413,14 @@ def parse_task(task: dict) -> dict[str, list]:
     return out.lists
 
 
+_ALL = None  # "every column present" in the mask cache
+
+
 def _parse_into(task: dict, ctx: dict, out: _Out) -> None:
     path = task["file"]
     names = [name for name, _ in ctx["columns"]]
     converters = {name: value_converter(dt, ctx.get("binary", "hex")) for name, dt in ctx["columns"]}
+    hot = [(name, converters[name], out.lists[name]) for name in names]
     keys = list(ctx["keys"])
     all_names = frozenset(names)
     # (file, line, {ordinal: name}) of every metadata message, in order
@@ -405,8 +430,8 @@ def _parse_into(task: dict, ctx: dict, out: _Out) -> None:
     skip_before = tuple(ctx["skip_before"]) if path in ctx.get("skip_files", ()) else None
     table_filter = ctx.get("table")
     idx, current = -1, (structures[0][2] if structures else default_map)
-    # pick the structure in effect: the last metadata message before this position
     positions = [(s[0], s[1]) for s in structures]
+    masks: dict[Any, frozenset | None] = {}
 
     def convert(name: str, value: Any, line: int) -> Any:
         if value is None:
@@ -418,9 +443,11 @@ def _parse_into(task: dict, ctx: dict, out: _Out) -> None:
                               hint="fix the value, or declare the column's type in the YAML") from None
 
     for line, doc in _documents(task):
+        # the structure in effect: the last metadata message before this position
         while idx + 1 < len(positions) and positions[idx + 1] <= (path, line):
             idx += 1
             current = structures[idx][2]
+            masks = {}
         try:
             kind, message = classify(doc)
         except ValueError as exc:
@@ -444,17 +471,39 @@ def _parse_into(task: dict, ctx: dict, out: _Out) -> None:
         order = (sequence, path, line, 0)
         if skip_before is not None and order < skip_before:
             continue
-        try:
-            mask = mask_ordinals(headers.get("columnMask"))
-        except ValueError as exc:
-            raise SourceError(str(exc), file=path, line=line) from None
-        if mask is not None:
-            present = {current[o] for o in mask if o in current} & all_names
+        mask = headers.get("columnMask")
+        if mask:
+            if mask not in masks:
+                try:
+                    ordinals = mask_ordinals(mask)
+                except ValueError as exc:
+                    raise SourceError(str(exc), file=path, line=line) from None
+                chosen = frozenset(current[o] for o in ordinals if o in current) & all_names
+                masks[mask] = _ALL if chosen == all_names else chosen
+            present = masks[mask]
         else:
-            present = set(data) & all_names if data else set(all_names)
+            present = _ALL if all_names <= data.keys() else frozenset(data) & all_names
 
         if operation in ("INSERT", "REFRESH", "UPDATE"):
             op = 0 if operation == "INSERT" else (refresh_op if operation == "REFRESH" else 1)
+            key_change = False
+            if operation == "UPDATE" and before and keys:
+                key_change = any(k in before and k in data and before[k] != data[k] for k in keys)
+            if present is _ALL and not key_change:  # the common case: a full row
+                try:
+                    for name, conv, values in hot:
+                        value = data.get(name)
+                        values.append(None if value is None else conv(value))
+                except ValueError:
+                    for name, _, values in hot:  # roll back, then name the culprit
+                        if len(values) > len(out.lists["_op"]):
+                            values.pop()
+                    for name in names:
+                        convert(name, data.get(name), line)
+                    raise
+                out.add_meta(op, order, None, path, line, txn, last)
+                continue
+            present = set(all_names if present is _ALL else present)
             row = {n: convert(n, data.get(n), line) for n in present}
             if operation == "UPDATE" and before and keys:
                 old = {k: convert(k, before.get(k), line) for k in keys if k in before}
@@ -522,6 +571,16 @@ def merge_columns(structures: Sequence[QlikStructure]) -> list[QlikColumn]:
     return [seen[n] for n in order]
 
 
+@dataclass
+class QlikBatch:
+    """What the driver worked out for one batch of files."""
+
+    columns: list[tuple[str, str]]
+    keys: list[str]
+    structures: list[QlikStructure]
+    tasks: list[dict]
+
+
 class QlikReplicateReader:
     """`source.type: qlik_replicate`."""
 
@@ -546,12 +605,8 @@ class QlikReplicateReader:
             columns=tuple(InferredColumn(c.name, c.data_type, c.nullable) for c in columns),
             key_columns=latest.key_columns, origin=f"{latest.file}:{latest.line}")
 
-    def read(self, spark: Any, table: Any, files: Sequence[str], state: dict[str, Any]) -> ReadResult:
-        """Parse `files` into canonical changes, holding back unfinished transactions."""
-        from pyspark.sql import functions as F
-
-        from mirrorspec.spark.publisher import map_tasks
-
+    def plan_tasks(self, table: Any, files: Sequence[str], state: dict[str, Any]) -> "QlikBatch":
+        """Scan `files` on the driver: metadata, columns, keys and the parse tasks (pure Python)."""
         opts = _options(table.source.options)
         reader_state = dict(state.get("reader") or {})
         known = [QlikStructure.from_dict(d) for d in reader_state.get("structures", [])]
@@ -576,6 +631,16 @@ class QlikReplicateReader:
         tasks = [{"file": scan.path, "mode": scan.mode, "start": a, "end": b, "first_line": line,
                   "compressed": scan.compressed, "ctx": ctx}
                  for scan in scans for a, b, line in scan.chunks]
+        return QlikBatch(columns, keys, structures, tasks)
+
+    def read(self, spark: Any, table: Any, files: Sequence[str], state: dict[str, Any]) -> ReadResult:
+        """Parse `files` into canonical changes, holding back unfinished transactions."""
+        from pyspark.sql import functions as F
+
+        from mirrorspec.spark.publisher import map_tasks
+
+        batch = self.plan_tasks(table, files, state)
+        columns, keys, structures, tasks = batch.columns, batch.keys, batch.structures, batch.tasks
         schema = _schema(columns)
         if not tasks:
             parsed = spark.createDataFrame([], schema)
@@ -647,25 +712,8 @@ class QlikReplicateReader:
 
 
 def _schema(columns: list[tuple[str, str]]):
-    from pyspark.sql import types as T
+    from mirrorspec.spark.publisher import change_schema
 
-    from mirrorspec.mirroring import spark_type_for
-
-    simple = {"double": T.DoubleType(), "float": T.FloatType(), "smallint": T.ShortType(),
-              "int": T.IntegerType(), "bigint": T.LongType(), "timestamp": T.TimestampType(),
-              "date": T.DateType(), "string": T.StringType(), "boolean": T.BooleanType(),
-              "binary": T.BinaryType()}
-    fields = [T.StructField(name, simple[spark_type_for(dt)], True) for name, dt in columns]
-    fields += [
-        T.StructField("_op", T.IntegerType(), False),
-        T.StructField("_order", T.StructType([
-            T.StructField("seq", T.StringType()), T.StructField("file", T.StringType()),
-            T.StructField("line", T.LongType()), T.StructField("sub", T.IntegerType())])),
-        T.StructField("_present", T.ArrayType(T.StringType())),
-        T.StructField("_source_file", T.StringType()),
-        T.StructField("_source_line", T.LongType()),
-        T.StructField("_txn", T.StringType()),
-        T.StructField("_txn_last", T.BooleanType()),
-        T.StructField("_error", T.StringType()),
-    ]
-    return T.StructType(fields)
+    return change_schema(columns, [("seq", "string"), ("file", "string"), ("line", "bigint"),
+                                   ("sub", "int")],
+                         [("_txn", "string"), ("_txn_last", "boolean"), ("_error", "string")])

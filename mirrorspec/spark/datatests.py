@@ -276,13 +276,14 @@ def _relationships(spark, plan: Plan, df, table: TablePlan, test: dict[str, Any]
 
     from mirrorspec.selection import resolve_table
 
-    for key in ("column", "to", "field"):
+    for key in ("column", "to"):
         if not test.get(key):
             raise DataTestError(f"relationships on {table.unique_id} needs {key}")
     column = _columns(df, table, [test["column"]], "relationships")[0]
     parent = resolve_table(plan, str(test["to"]))
     parent_df = read_delta(spark, parent)
-    field_name = _columns(parent_df, parent, [test["field"]], "relationships")[0]
+    field_name = _columns(parent_df, parent, [test.get("field") or test["column"]],
+                          "relationships")[0]
     keys = parent_df.select(F.col(field_name).alias("_parent_key")).distinct()
     orphans = (df.where(F.col(column).isNotNull())
                .join(keys, F.col(column) == F.col("_parent_key"), "left_anti"))

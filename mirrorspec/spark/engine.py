@@ -292,6 +292,7 @@ class _TableRun:
         self.console.warning(f"{self.target.unique_id}: {reason}; dropping the Delta table and "
                              "rebuilding it from the folder's files", table=self.target.unique_id)
         self.wfs.delete(self.target.delta_path)
+        _forget_delta_logs(self.spark)
         return TableState()
 
     def _write_folder_id(self) -> str:
@@ -417,7 +418,7 @@ class _TableRun:
                     data = fold.rows_for_empty_table(fold.fold_changes(batch, columns, keys),
                                                      columns)
                 else:
-                    data = batch.select(*[F.col(c) for c in columns])
+                    data = batch.select(*[reader.col(c) for c in columns])
                 (data.write.format("delta").mode("append")
                  .option("txnAppId", self.app_id).option("txnVersion", txn_version)
                  .option("userMetadata", user_metadata)
@@ -491,6 +492,15 @@ class _TableRun:
         return self._own_session
 
 
+def _forget_delta_logs(spark) -> None:
+    """Drop Delta's cached logs after deleting a table folder, so a table re-created at the same
+    path isn't read through a stale snapshot."""
+    try:
+        spark._jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()
+    except Exception:  # noqa: BLE001 - Spark Connect: no JVM cache to clear
+        pass
+
+
 def _activate(session) -> None:
     """Make `session` the active one of this thread's JVM side (Delta reads conf from it)."""
     try:
@@ -553,6 +563,7 @@ def drop_deleted_tables(spark, landing_zone: str, warehouse: str, present: set[s
             if not state.exists or state.meta.get("landing_zone") != root:
                 continue  # not mirrored from this landing zone: never ours to drop
             wfs.delete(table_entry.path)
+            _forget_delta_logs(spark)
             # The landing schema isn't known any more; the entry keeps the warehouse schema.
             outcome = TableOutcome(unique_id, schema_entry.name, table_entry.name,
                                    status="Dropped")

@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
 from mirrorspec.mirroring import RowMarker
-from mirrorspec.spark.reader import FILE_ORDER, MARKER, ROW_ORDER
+from mirrorspec.spark.reader import FILE_ORDER, MARKER, ROW_ORDER, col
 
 IS_RESET = "__is_reset"
 ACTION = "__action"
@@ -40,7 +40,7 @@ def fold_changes(changes: DataFrame, columns: list[str], keys: list[str]) -> Dat
     set, `__insert_if_absent`), plus the rows to append (`__is_reset` false).
     """
     order = F.struct(F.col(FILE_ORDER), F.col(ROW_ORDER))
-    w = Window.partitionBy(*[F.col(k) for k in keys])
+    w = Window.partitionBy(*[col(k) for k in keys])
     marker = F.col(MARKER)
     df = changes.withColumn("__ord", order)
     df = df.withColumn("__j", F.max(F.when(marker == _DELETE, F.col("__ord"))).over(w))
@@ -65,7 +65,7 @@ def fold_changes(changes: DataFrame, columns: list[str], keys: list[str]) -> Dat
               .otherwise(0))
     reset = F.col("__ord") == F.coalesce(F.col("__p"), F.col("__j"))
     df = df.select(
-        *[F.col(c) for c in columns],
+        *[col(c) for c in columns],
         copies.alias("__copies"),
         F.coalesce(reset, F.lit(False)).alias("__reset"),
         F.when(has_delete, F.lit(ACTION_DELETE)).otherwise(F.lit(ACTION_SET)).alias("__act"),
@@ -75,7 +75,7 @@ def fold_changes(changes: DataFrame, columns: list[str], keys: list[str]) -> Dat
     df = df.filter(total > 0).withColumn("__i", F.explode(F.sequence(F.lit(0), total - 1)))
     is_reset_row = F.col("__reset") & (F.col("__i") == 0)
     return df.select(
-        *[F.col(c) for c in columns],
+        *[col(c) for c in columns],
         is_reset_row.alias(IS_RESET),
         F.when(is_reset_row, F.col("__act")).alias(ACTION),
         F.when(is_reset_row, F.col("__iia")).otherwise(F.lit(False)).alias(INSERT_IF_ABSENT),
@@ -85,7 +85,7 @@ def fold_changes(changes: DataFrame, columns: list[str], keys: list[str]) -> Dat
 def rows_for_empty_table(source: DataFrame, columns: list[str]) -> DataFrame:
     """What the MERGE would leave in an empty table: appended rows and set-rows to insert."""
     keep = (~F.col(IS_RESET)) | ((F.col(ACTION) == ACTION_SET) & F.col(INSERT_IF_ABSENT))
-    return source.filter(keep).select(*[F.col(c) for c in columns])
+    return source.filter(keep).select(*[col(c) for c in columns])
 
 
 def _q(name: str) -> str:

@@ -262,9 +262,38 @@ def map_tasks(spark, tasks: Sequence[dict], parse: Callable[[dict], dict[str, li
                 arrays = [_to_arrow(columns[f.name], f.type, pa) for f in arrow_schema]
                 yield pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
 
-    frame = spark.createDataFrame([(p,) for p in payload], "task string")
-    frame = frame.repartition(max(1, len(payload)))
-    return frame.mapInArrow(run, schema)
+    # one slice per task (up to 4 per core; beyond that, tasks share slices)
+    slices = max(1, min(len(payload), 4 * spark.sparkContext.defaultParallelism))
+    rdd = spark.sparkContext.parallelize([(p,) for p in payload], slices)
+    return spark.createDataFrame(rdd, "task string").mapInArrow(run, schema)
+
+
+def change_schema(columns: Sequence[tuple[str, str]], order_fields: Sequence[tuple[str, str]],
+                  extra: Sequence[tuple[str, str]] = ()):
+    """The StructType of a reader's canonical changes: table columns (DataTypes), then `_op`,
+    `_order` (a struct of `order_fields`), `_present`, `_source_file`, `_source_line`, `extra`."""
+    from pyspark.sql import types as T
+
+    from mirrorspec.mirroring import spark_type_for
+
+    simple = {"double": T.DoubleType(), "float": T.FloatType(), "smallint": T.ShortType(),
+              "int": T.IntegerType(), "bigint": T.LongType(), "timestamp": T.TimestampType(),
+              "date": T.DateType(), "string": T.StringType(), "boolean": T.BooleanType(),
+              "binary": T.BinaryType()}
+
+    def parse(name: str):
+        return simple[name]
+
+    fields = [T.StructField(name, parse(spark_type_for(dt)), True) for name, dt in columns]
+    fields += [
+        T.StructField(OP_COLUMN, T.IntegerType(), True),
+        T.StructField("_order", T.StructType([T.StructField(n, parse(t)) for n, t in order_fields])),
+        T.StructField(PRESENT_COLUMN, T.ArrayType(T.StringType())),
+        T.StructField(SOURCE_FILE_COLUMN, T.StringType()),
+        T.StructField(SOURCE_LINE_COLUMN, T.LongType()),
+    ]
+    fields += [T.StructField(n, parse(t), True) for n, t in extra]
+    return T.StructType(fields)
 
 
 def _to_arrow(values: list, arrow_type, pa):
@@ -323,14 +352,19 @@ def _failed(result: PublishResult, exc: MirrorspecError, console: Console) -> Pu
     result.error = error
     result.files_written = []
     result.rows = 0
-    console.error(f"{result.unique_id}: {exc.render()}", table=result.unique_id, **error)
+    console.error(f"{result.unique_id}: {exc.render()}", table=result.unique_id, error=error)
     return result
 
 
 def _publish_batch(spark, fs: _Fs, table: TablePlan, plan: Plan, state: dict[str, Any],
                    files: list[str], sequence: int, console: Console,
                    result: PublishResult) -> PublishResult:
-    reader = get_reader(table.source.type)
+    try:
+        reader = get_reader(table.source.type)
+    except (KeyError, ImportError) as exc:
+        raise SourceError(f"no feed reader for source type {table.source.type!r} ({exc})",
+                          hint="use one of qlik_replicate, arcion, debezium, aws_dms, csv, "
+                               "parquet") from None
     prior = {k: v for k, v in state.items() if k != "pending"}
     read = reader.read(spark, table, files, prior)
     cached = list(read.info.get("cached", []))
@@ -452,6 +486,8 @@ def _write_landing(spark, fs: _Fs, table: TablePlan, changes, keys: list[str],
                        F.col(OP_COLUMN).cast("int").alias(ROW_MARKER_COLUMN)))
     temp = join(table.landing_path, f"{TEMP_PREFIX}{sequence:020d}")
     fs.remove_tree(temp)
+    # INT96 (Spark's default) is deprecated; Fabric and every reader know TIMESTAMP_MICROS
+    spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
     landing.write.mode("overwrite").parquet(temp)
     parts = sorted(n for n in fs.list_names(temp) if n.startswith("part-") and n.endswith(".parquet"))
     if len(parts) != 1:

@@ -46,6 +46,11 @@ class FileSchema:
     marker_type: T.DataType | None = None  # Parquet files: the marker column's own type
 
 
+def col(name: str) -> Column:
+    """A column by its exact name (dots and spaces in user column names are not paths)."""
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
 def _is_marker(name: str) -> bool:
     return name.lower() == mirroring.ROW_MARKER_COLUMN.lower()
 
@@ -198,7 +203,7 @@ def _order_column(spark: SparkSession, ordered: list[tuple[int, LandingFile]]) -
 def _marker_expr(column: str | None, default: int) -> Column:
     if column is None:
         return F.lit(default)
-    raw = F.trim(F.col(column).cast("string"))
+    raw = F.trim(col(column).cast("string"))
     number = raw.try_cast("double")
     valid = sorted(mirroring.VALID_MARKERS)
     return (F.when(raw.isNull() | (raw == ""), F.lit(default))
@@ -244,14 +249,14 @@ def _read_csv_group(spark, group: list[tuple[int, FileSchema]],
     problems = [F.when(F.col(_CORRUPT).isNotNull(), F.lit("malformed delimited record"))]
     for column, data_type in (first.typed or {}).items():
         target = T._parse_datatype_string(mirroring.spark_type_for(data_type))
-        cast = F.col(column).try_cast(target)
-        problems.append(F.when(F.col(column).isNotNull() & cast.isNull(), F.concat(
-            F.lit(f"value '"), F.col(column), F.lit(f"' of column {column} is not a valid "
+        cast = col(column).try_cast(target)
+        problems.append(F.when(col(column).isNotNull() & cast.isNull(), F.concat(
+            F.lit("value '"), col(column), F.lit(f"' of column {column} is not a valid "
                                                     f"{data_type}"))))
         df = df.withColumn(f"__typed_{column}", cast)
     df = df.withColumn("__read_problem", F.coalesce(*problems))
     for column in (first.typed or {}):
-        df = df.withColumn(column, F.col(f"__typed_{column}")).drop(f"__typed_{column}")
+        df = df.withColumn(column, F.col(f"`__typed_{column}`")).drop(f"__typed_{column}")
     return df.drop(_CORRUPT), first.marker
 
 
@@ -279,7 +284,7 @@ def read_changes(spark: SparkSession, schemas: list[FileSchema], union: list[T.S
             df = df.withColumn("__read_problem", F.lit(None).cast("string"))
         else:
             df, marker = _read_csv_group(spark, group, metadata.delimited)
-        df = df.withColumn("__marker_raw", F.col(marker).cast("string") if marker
+        df = df.withColumn("__marker_raw", col(marker).cast("string") if marker
                            else F.lit(None).cast("string"))
         df = df.withColumn(MARKER, _marker_expr(marker, default))
         present = {f.name.lower(): f.name for f in df.schema.fields}
@@ -289,7 +294,7 @@ def read_changes(spark: SparkSession, schemas: list[FileSchema], union: list[T.S
             if source is None:
                 columns.append(F.lit(None).cast(field.dataType).alias(field.name))
             else:
-                columns.append(F.col(source).cast(field.dataType).alias(field.name))
+                columns.append(col(source).cast(field.dataType).alias(field.name))
         frames.append(df.select(*columns, MARKER, "__marker_raw", "__read_problem",
                                 F.col(FILE_ORDER), F.col(ROW_ORDER)))
     df = frames[0]
@@ -309,7 +314,7 @@ def _problem_expr(metadata: mirroring.TableMetadata) -> Column:
     if metadata.keyed:
         null_key = None
         for key in metadata.key_columns:
-            test = F.col(key).isNull()
+            test = col(key).isNull()
             null_key = test if null_key is None else (null_key | test)
         checks.append(F.when(keyed & null_key, F.concat(
             F.lit("NULL in key column(s) "

@@ -330,7 +330,8 @@ def _mirror(spark, plan: Plan, job: _TableJob, console: Console, step: str) -> N
     table, result = job.table, job.result
     with _timed(job, step):
         mirrored = mirror_tables(spark, [mirror_target(table)], plan.warehouse,
-                                 MirrorOptions(threads=1), console)
+                                 MirrorOptions(threads=1), console,
+                                 landing_zone=plan.landing_zone)
     outcome = mirrored.tables[0]
     job.outcome = outcome
     result.mirror_status = outcome.status

@@ -141,3 +141,44 @@ def test_lineage_svg_links_and_escapes():
                                            (None, "none"), ("Something new", "warn")])
 def test_status_colours(status, state):
     assert state_of(status) == state
+
+
+def test_serve_answers_and_stops_on_ctrl_c(site):
+    """`mirrorspec docs serve --port 0` serves the site; SIGINT ends it cleanly (exit 0)."""
+    import os
+    import signal
+    import subprocess
+    import urllib.request
+
+    project = site.parent.parent
+    server = subprocess.Popen(
+        [sys.executable, "-m", "mirrorspec", "docs", "serve", "--project-dir", str(project),
+         "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    try:
+        line = server.stdout.readline()
+        url = re.search(r"http://127\.0\.0\.1:\d+/", line).group(0)
+        with urllib.request.urlopen(url + "tables/sales.orders.html") as response:
+            page = response.read().decode()
+        assert response.status == 200 and "customer_name" in page
+        with urllib.request.urlopen(url) as response:  # / serves index.html
+            assert "crm.customers" in response.read().decode()
+    finally:
+        server.send_signal(signal.SIGINT)
+        rest, _ = server.communicate(timeout=60)
+    assert server.returncode == 0, rest
+    assert "Stopped." in rest
+
+
+def test_serve_on_a_busy_port_says_what_to_do(site):
+    import socket
+
+    project = site.parent.parent
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = CliRunner().invoke(cli, ["docs", "serve", "--project-dir", str(project),
+                                          "--port", str(port)])
+    assert result.exit_code == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr and "--port" in result.stderr

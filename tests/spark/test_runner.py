@@ -183,3 +183,47 @@ def test_nothing_selected_runs_nothing(spark, zone):
     results = run_plan(plan, select=["nothing_like_this"], spark=spark, target_dir=target)
     assert results.results == [] and not results.failed
     assert json.loads((target / "run_results.json").read_text())["results"] == []
+
+
+def feed_table(root: Path, wh: Path, feed: Path) -> TablePlan:
+    from mirrorspec.compile.plan import ColumnSpec
+
+    return TablePlan(unique_id="dbo.extract", name="extract", schema=None,
+                     warehouse_schema="dbo", landing_path=str(root / "extract"),
+                     delta_path=str(wh / "dbo" / "extract"),
+                     metadata=mirroring.render_metadata(key_columns=["id"]), key_columns=["id"],
+                     columns=[ColumnSpec("id", "Int32", False), ColumnSpec("v", "String")],
+                     source=SourceSpec(type="csv", path=str(feed)),
+                     steps=[TableStep("PublishFeed"), TableStep("MirrorTable")])
+
+
+def test_feed_table_is_published_then_mirrored_and_full_refresh_republishes(spark, tmp_path):
+    root, wh, feed = tmp_path / "landing", tmp_path / "warehouse", tmp_path / "feed"
+    feed.mkdir()
+    (feed / "snap_001.csv").write_text("id,v\n1,a\n2,b\n3,c\n")
+    table = feed_table(root, wh, feed)
+    plan = make_plan(root, wh, [table])
+    first = run_plan(plan, spark=spark).results[0]
+    assert first.status == "success", first.error
+    assert [Path(f).name for f in first.files_published] == ["00000000000000000001.parquet"]
+    assert first.rows_inserted == 3
+    assert [t.name for t in first.timing] == ["publish", "mirror"]
+
+    (feed / "snap_002.csv").write_text("id,v\n1,a\n2,B\n4,d\n")  # 2 updated, 3 deleted, 4 new
+    second = run_plan(plan, spark=spark).results[0]
+    assert second.status == "success", second.error
+    assert [Path(f).name for f in second.files_published] == ["00000000000000000002.parquet"]
+    assert (second.rows_inserted, second.rows_updated, second.rows_deleted) == (1, 1, 1)
+    # the landing folder held the applied file 1 (the last one stays): mirrored first
+    assert [t.name for t in second.timing] == ["mirror (catch up)", "publish", "mirror"]
+    assert delta_rows(spark, table) == [(1, "a"), (2, "B"), (4, "d")]
+
+    refreshed = run_plan(plan, spark=spark, full_refresh=True).results[0]
+    assert refreshed.status == "success", refreshed.error
+    # the whole feed is published again from sequence 1 into a new Delta table
+    assert [Path(f).name for f in refreshed.files_published] == [
+        "00000000000000000001.parquet"]
+    assert sorted(p.name for p in Path(table.landing_path).iterdir()) == [
+        "00000000000000000001.parquet", "_metadata.json", "_mirrorspec_folder_id"]
+    assert delta_rows(spark, table) == [(1, "a"), (2, "B"), (4, "d")]
+    assert refreshed.delta_version == 0

@@ -78,6 +78,25 @@ def test_table_added_and_removed():
     assert diff.by_status(REMOVED)[0].changes[0].severity == CAUTION
 
 
+def test_table_moved_to_another_schema_looks_like_a_rename():
+    diff = diff_plans(plan(table(schema="sales")), plan(table(schema="crm")))
+    added = diff.by_status(ADDED)[0]
+    assert [c.kind for c in added.changes] == ["table_added", "table_renamed"]
+    change = added.changes[1]
+    assert change.message == "table renamed?: sales.orders → crm.orders"
+    assert change.severity == CAUTION and not diff.blocking
+
+
+def test_table_with_same_columns_and_keys_looks_like_a_rename():
+    diff = diff_plans(plan(table("orders")), plan(table("order_lines")))
+    assert [c.kind for c in diff.by_status(ADDED)[0].changes] == ["table_added", "table_renamed"]
+
+
+def test_unrelated_tables_are_not_renames():
+    diff = diff_plans(plan(table("orders")), plan(table("other", columns=COLUMNS[:1])))
+    assert [c.kind for c in diff.by_status(ADDED)[0].changes] == ["table_added"]
+
+
 def test_no_base_plan_means_every_table_is_added():
     diff = diff_plans(None, plan(table("a"), table("b")))
     assert [t.status for t in diff.tables] == [ADDED, ADDED]
@@ -85,7 +104,8 @@ def test_no_base_plan_means_every_table_is_added():
 
 def test_table_in_another_schema_is_another_table():
     diff = diff_plans(plan(table(schema="sales")), plan(table(schema="crm")))
-    assert {t.status for t in diff.tables} == {ADDED, REMOVED}
+    assert {t.unique_id: t.status for t in diff.tables} == {"crm.orders": ADDED,
+                                                            "sales.orders": REMOVED}
 
 
 def test_table_landing_folder_is_named_like_the_landing_zone():
@@ -111,9 +131,10 @@ def test_key_columns_dropped_is_breaking():
     assert kinds(table(keys=("id",)), table(keys=())) == ["key_columns_changed"]
 
 
-def test_keys_declared_on_a_keyless_table_is_not_breaking():
+def test_keys_declared_on_a_keyless_table_is_breaking():
+    # mirrorspec always lands a _metadata.json; once there, its keyColumns can't change
     change = only(table(keys=()), table(keys=("id",)))
-    assert change.kind == "key_columns_added" and change.severity == CAUTION
+    assert change.kind == "key_columns_added" and change.breaking
 
 
 def test_key_columns_reordered_is_safe():
@@ -219,6 +240,11 @@ def test_default_written_out_is_not_a_change():
         == []
 
 
+def test_csv_extension_written_out_is_not_a_change():
+    assert diff_tables(delimited(file_format="CSV", extension=None),
+                       delimited(file_format="CSV", extension="csv")) == []
+
+
 def test_file_extension_changed_is_breaking():
     change = only(delimited(extension="tsv"), delimited(extension="psv"))
     assert (change.kind, change.subject) == ("dialect_changed", "FileExtension")
@@ -226,8 +252,9 @@ def test_file_extension_changed_is_breaking():
 
 def test_parquet_to_csv_is_breaking():
     got = diff_tables(table(), delimited(file_format="CSV", extension=None))
-    assert got and all(c.breaking for c in got if c.kind == "dialect_changed")
-    assert ("dialect_changed", "file_format") in [(c.kind, c.subject) for c in got]
+    assert [(c.kind, c.subject, c.before, c.after) for c in got] == \
+        [("dialect_changed", "file_format", "parquet", "csv")]
+    assert got[0].breaking
 
 
 def test_file_detection_strategy_changed_is_breaking():
@@ -275,6 +302,16 @@ def test_table_properties_are_reported_not_breaking(field, value, kind):
     assert change.kind == kind and not change.breaking
 
 
+def test_column_description_change_is_reported():
+    before = table(columns=[])
+    before = TablePlan(**{**before.__dict__, "columns": [ColumnSpec("id", "Int32", False)]})
+    after = TablePlan(**{**before.__dict__,
+                         "columns": [ColumnSpec("id", "Int32", False, "Order number")]})
+    change = only(before, after)
+    assert change.kind == "description_changed" and change.subject == "id"
+    assert change.message == "description changed: id" and not change.breaking
+
+
 def test_source_path_alone_is_not_a_change():
     before = table(source=SourceSpec("qlik_replicate", "/a/feeds"))
     after = table(source=SourceSpec("qlik_replicate", "/b/feeds"))
@@ -306,6 +343,9 @@ def test_recreate_only_covers_its_own_table():
 def test_allow_breaking_unblocks():
     diff = diff_plans(plan(table()), plan(table(keys=("name",))), allow_breaking=True)
     assert diff.breaking_changes and not diff.blocking and diff.blocking_tables == []
+    doc = json.loads(report_json(diff))
+    assert doc["tables"][0]["breaking"] is True and doc["tables"][0]["blocking"] is False
+    assert doc["breaking_changes"][0]["blocking"] is False
 
 
 def test_breaking_changes_are_listed_first():
@@ -337,7 +377,7 @@ def test_json_report_schema():
     assert (doc["base"], doc["head"]) == ("origin/main", "working tree")
     assert doc["breaking"] is True and doc["blocking"] is True
     assert doc["summary"] == {"tables_added": 1, "tables_removed": 1, "tables_modified": 1,
-                              "tables_unchanged": 1, "changes": 3, "breaking_changes": 1,
+                              "tables_unchanged": 1, "changes": 4, "breaking_changes": 1,
                               "blocking_changes": 1}
     assert doc["unchanged"] == ["sales.same"]
     assert (doc["added"], doc["removed"], doc["modified"]) == \

@@ -1,0 +1,505 @@
+"""Plain extracts (`source: {type: csv}` / `{type: parquet}`): every new extract is a full snapshot.
+
+The reader lands only the change set between consecutive snapshots, like Lakeflow's
+AUTO CDC FROM SNAPSHOT: inserts (0) of new keys, updates (1) of rows whose values changed, and
+deletes (2) of keys the new snapshot no longer has. Unchanged rows produce nothing.
+
+- A snapshot is one file directly under `source.path`, or one sub-folder of it (all its files,
+  e.g. the `part-*.parquet` files a Spark job writes).
+- Several new snapshots in one run are applied in order: by name (default) or by modification
+  time (option `snapshot_order: modified`); each is compared with the one before it.
+- The previous snapshot is the last extract this reader published (its files are remembered in
+  the publisher state, `state["reader"]["snapshot"]`). It is read again from the feed, so a
+  re-publish after a crash computes exactly the same change set. When it is gone (or on the first
+  run) the current mirrored Delta table (`table.delta_path`) stands in; when that doesn't exist
+  either, the first snapshot is all inserts.
+- Tables need key columns; a snapshot with a NULL or duplicated key is an error, and so is an empty
+  snapshot unless `allow_empty: true` (an empty extract would delete every row).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from mirrorspec.errors import SourceError
+from mirrorspec.sources.base import (OP_DELETE, OP_INSERT, OP_UPDATE, InferredColumn,
+                                     InferredSchema, ReadResult, list_feed_files)
+
+STATE_SNAPSHOT = "snapshot"
+
+_COMMON_OPTIONS = ("snapshot_order", "allow_empty", "key_columns", "decimal_handling")
+_CSV_OPTIONS = ("header", "delimiter", "quote", "escape", "null_value", "encoding",
+                "timestamp_format", "date_format", "binary_encoding")
+
+
+@dataclass(frozen=True)
+class ExtractOptions:
+    """`source.options` of a csv/parquet extract table, validated."""
+
+    snapshot_order: str = "name"  # name | modified
+    allow_empty: bool = False
+    key_columns: tuple[str, ...] = ()
+    decimal_handling: str = "double"  # parquet decimals (inference): double | string
+    header: bool = True
+    delimiter: str = ","
+    quote: str = '"'
+    escape: str = "\""  # RFC 4180: a quote inside quotes is doubled
+    null_value: str = ""
+    encoding: str = "UTF-8"
+    timestamp_format: str | None = None
+    date_format: str | None = None
+    binary_encoding: str = "hex"  # hex | base64
+
+
+def _flag(value: Any, name: str, kind: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "yes", "y", "1"):
+        return True
+    if text in ("false", "no", "n", "0"):
+        return False
+    raise SourceError(f"{kind} source: option {name} must be true or false, not {value!r}")
+
+
+def parse_options(options: dict[str, Any] | None, kind: str) -> ExtractOptions:
+    """Validate `source.options` for a `csv` or `parquet` source; SourceError names the option."""
+    options = dict(options or {})
+    allowed = _COMMON_OPTIONS + (_CSV_OPTIONS if kind == "csv" else ())
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise SourceError(f"{kind} source: unknown option(s) {', '.join(unknown)}",
+                          hint=f"known options: {', '.join(allowed)}")
+    order = str(options.get("snapshot_order", "name")).lower()
+    if order not in ("name", "modified"):
+        raise SourceError(f"{kind} source: snapshot_order {order!r} is not name or modified")
+    decimal_mode = str(options.get("decimal_handling", "double")).lower()
+    if decimal_mode not in ("double", "string"):
+        raise SourceError(f"{kind} source: decimal_handling {decimal_mode!r} is not double or "
+                          f"string")
+    binary = str(options.get("binary_encoding", "hex")).lower()
+    if binary not in ("hex", "base64"):
+        raise SourceError(f"{kind} source: binary_encoding {binary!r} is not hex or base64")
+    delimiter = str(options.get("delimiter", ","))
+    delimiter = "\t" if delimiter == "\\t" else delimiter
+    keys = options.get("key_columns") or ()
+    return ExtractOptions(
+        snapshot_order=order,
+        allow_empty=_flag(options.get("allow_empty", False), "allow_empty", kind),
+        key_columns=(keys,) if isinstance(keys, str) else tuple(str(k) for k in keys),
+        decimal_handling=decimal_mode,
+        header=_flag(options.get("header", True), "header", kind),
+        delimiter=delimiter,
+        quote=str(options.get("quote", '"')),
+        escape=str(options.get("escape", "\"")),
+        null_value=str(options.get("null_value", "")),
+        encoding=str(options.get("encoding", "UTF-8")),
+        timestamp_format=options.get("timestamp_format"),
+        date_format=options.get("date_format"),
+        binary_encoding=binary,
+    )
+
+
+# --- snapshots --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One extract: a file, or a folder of files."""
+
+    name: str  # the file, or the folder, as the feed spells it
+    files: tuple[str, ...]
+
+
+def feed_root(path: str) -> str:
+    """The folder snapshots are named relative to: the folder itself, a file's parent, or the
+    part of a glob before its first wildcard component."""
+    plain = path[5:] if path.startswith("file:") else path
+    if any(ch in plain for ch in "*?["):
+        parts = plain.split("/")
+        fixed = []
+        for part in parts:
+            if any(ch in part for ch in "*?["):
+                break
+            fixed.append(part)
+        return "/".join(fixed) or "/"
+    if os.path.isfile(plain):
+        return os.path.dirname(plain)
+    return plain
+
+
+def group_snapshots(files: Sequence[str], root: str, order: str = "name") -> list[Snapshot]:
+    """Group feed files into snapshots (top-level files, or top-level folders) and order them."""
+    root_abs = os.path.abspath(root) if "://" not in root else root.rstrip("/")
+    groups: dict[str, list[str]] = {}
+    for file in files:
+        full = os.path.abspath(file) if "://" not in file else file
+        rel = os.path.relpath(full, root_abs) if "://" not in full else full[len(root_abs) + 1:]
+        parts = rel.split("/")
+        if len(parts) == 1 or rel.startswith(".."):
+            name = file
+        else:
+            name = os.path.join(root, parts[0]) if "://" not in root else f"{root_abs}/{parts[0]}"
+        groups.setdefault(name, []).append(file)
+    snapshots = [Snapshot(name, tuple(sorted(members))) for name, members in groups.items()]
+
+    def mtime(snapshot: Snapshot) -> float:
+        try:
+            return max(os.path.getmtime(f) for f in snapshot.files)
+        except OSError:
+            return 0.0
+
+    if order == "modified":
+        return sorted(snapshots, key=lambda s: (mtime(s), s.name))
+    return sorted(snapshots, key=lambda s: s.name)
+
+
+def previous_snapshot(state: dict[str, Any]) -> tuple[str, ...] | None:
+    """The files of the last snapshot this table published, if the state remembers them."""
+    reader_state = (state or {}).get("reader") or {}
+    files = reader_state.get(STATE_SNAPSHOT)
+    return tuple(files) if files else None
+
+
+def _exists(file: str) -> bool:
+    if "://" in file and not file.startswith("file:"):
+        return True  # remote: assume present; reading it fails loudly otherwise
+    return os.path.exists(file[5:] if file.startswith("file:") else file)
+
+
+# --- reading one snapshot (Spark) -------------------------------------------------------------
+
+def _columns(table: Any) -> list[tuple[str, str]]:
+    columns = [(c.name, c.type or "String") for c in table.columns]
+    if not columns:
+        raise SourceError(f"table {table.unique_id} has no columns",
+                          hint="declare the columns in the YAML")
+    return columns
+
+
+def _keys(table: Any, opts: ExtractOptions, kind: str) -> list[str]:
+    keys = list(table.key_columns or opts.key_columns)
+    if not keys:
+        raise SourceError(f"table {table.unique_id}: a {kind} extract needs key columns to tell "
+                          f"updates and deletes apart",
+                          hint="declare key_columns for the table")
+    return keys
+
+
+def _match_columns(available: Sequence[str], columns: Sequence[tuple[str, str]], file: str,
+                   what: str) -> dict[str, str]:
+    """Table column → the snapshot's column of that name (case-insensitive); all required."""
+    by_lower = {name.lower(): name for name in available}
+    missing = [name for name, _ in columns if name.lower() not in by_lower]
+    if missing:
+        raise SourceError(f"the extract's {what} lacks column(s) {', '.join(missing)}",
+                          file=file,
+                          hint="an extract is a full snapshot: it must carry every column of "
+                               "the table (or fix the column names in the YAML)")
+    return {name: by_lower[name.lower()] for name, _ in columns}
+
+
+def _typed(raw_col, data_type: str, opts: ExtractOptions):
+    """A string Column parsed as `data_type` (NULL where it doesn't parse)."""
+    from pyspark.sql import functions as F
+
+    from mirrorspec.mirroring import spark_type_for
+
+    if data_type == "ByteArray":
+        return F.try_to_binary(raw_col, F.lit(opts.binary_encoding))
+    if data_type in ("DateTime", "ITime") and opts.timestamp_format:
+        return F.try_to_timestamp(raw_col, F.lit(opts.timestamp_format))
+    if data_type == "IDate" and opts.date_format:
+        return F.try_to_timestamp(raw_col, F.lit(opts.date_format)).cast("date")
+    return raw_col.try_cast(spark_type_for(data_type))
+
+
+def _check_values(df, typed: dict[str, Any], raw: dict[str, Any], file: str) -> None:
+    """Raise SourceError for the first value that doesn't parse as its column's type."""
+    from pyspark.sql import functions as F
+
+    checks = [F.when(raw[name].isNotNull() & typed[name].isNull(), F.lit(name))
+              for name in typed]
+    if not checks:
+        return
+    bad = df.select(F.coalesce(*checks).alias("_bad"), *[raw[n].alias(n) for n in raw]) \
+        .where(F.col("_bad").isNotNull()).limit(1).collect()
+    if bad:
+        name = bad[0]["_bad"]
+        raise SourceError(f"column {name!r}: cannot read {bad[0][name]!r} as its type",
+                          file=file, hint="fix the value or the column's type in the YAML")
+
+
+class CsvExtractReader:
+    """`csv`: each new CSV extract (file or folder) is a full snapshot of the table."""
+
+    type_name = "csv"
+
+    def infer_schema(self, path: str, options: dict[str, Any]) -> InferredSchema | None:
+        """A CSV header names columns but not their types: the YAML declares them."""
+        parse_options(options, self.type_name)
+        return None
+
+    def read(self, spark: Any, table: Any, files: Sequence[str], state: dict[str, Any]
+             ) -> ReadResult:
+        """The change set of each new snapshot against the one before it."""
+        return read_snapshots(self, spark, table, files, state)
+
+    def read_snapshot(self, spark: Any, snapshot: Snapshot, columns, opts: ExtractOptions):
+        """The snapshot's rows, typed as the table's columns."""
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import StringType, StructField, StructType
+
+        reader = (spark.read.option("sep", opts.delimiter).option("quote", opts.quote)
+                  .option("escape", opts.escape).option("encoding", opts.encoding)
+                  .option("nullValue", opts.null_value).option("multiLine", "true")
+                  .option("mode", "PERMISSIVE"))
+        files = list(snapshot.files)
+        if opts.header:
+            names = reader.option("header", "true").csv(files[:1]).columns
+            mapping = _match_columns(names, columns, snapshot.files[0], "header")
+        else:
+            names = [name for name, _ in columns]
+            mapping = {name: name for name in names}
+        schema = StructType([StructField(n, StringType()) for n in names]
+                            + [StructField("_corrupt_record", StringType())])
+        raw = (reader.option("header", str(opts.header).lower())
+               .option("columnNameOfCorruptRecord", "_corrupt_record")
+               .schema(schema).csv(files)
+               .withColumn("_file", F.col("_metadata.file_path")))
+        # (a data column is selected too: Spark refuses queries of the corrupt column alone)
+        corrupt = raw.where(F.col("_corrupt_record").isNotNull()).select(
+            "_file", "_corrupt_record", F.col(f"`{names[0]}`")).limit(1).collect()
+        if corrupt:
+            record = corrupt[0]["_corrupt_record"]
+            raise SourceError(f"malformed CSV record (expected {len(names)} fields): "
+                              f"{record[:200]!r}", file=_plain_name(corrupt[0]["_file"], files),
+                              hint="check the delimiter, quote and header options")
+        strings = {name: F.col(f"`{mapping[name]}`") for name, _ in columns}
+        typed = {name: _typed(strings[name], data_type, opts) for name, data_type in columns}
+        _check_values(raw, typed, strings, snapshot.name)
+        return raw.select(*[typed[name].alias(name) for name, _ in columns])
+
+
+class ParquetExtractReader:
+    """`parquet`: each new Parquet extract (file or folder of part files) is a full snapshot."""
+
+    type_name = "parquet"
+
+    def infer_schema(self, path: str, options: dict[str, Any]) -> InferredSchema | None:
+        """Columns and types from the first extract's Parquet schema (pyarrow, no JVM)."""
+        opts = parse_options(options, self.type_name)
+        if "://" in path and not path.startswith("file:"):
+            return None
+        files = [f for f in list_feed_files(path) if f.lower().endswith(".parquet")]
+        if not files:
+            return None
+        import pyarrow.parquet as pq
+
+        try:
+            schema = pq.read_schema(files[0])
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for bad files
+            raise SourceError(f"cannot read the Parquet schema: {exc}", file=files[0]) from None
+        columns = tuple(InferredColumn(field.name, arrow_data_type(field.type,
+                                                                   opts.decimal_handling),
+                                       bool(field.nullable))
+                        for field in schema)
+        return InferredSchema(columns=columns, key_columns=opts.key_columns, origin=files[0])
+
+    def read(self, spark: Any, table: Any, files: Sequence[str], state: dict[str, Any]
+             ) -> ReadResult:
+        """The change set of each new snapshot against the one before it."""
+        return read_snapshots(self, spark, table, files, state)
+
+    def read_snapshot(self, spark: Any, snapshot: Snapshot, columns, opts: ExtractOptions):
+        """The snapshot's rows, typed as the table's columns."""
+        from mirrorspec.mirroring import spark_type_for
+
+        raw = spark.read.option("mergeSchema", "true").parquet(*snapshot.files)
+        mapping = _match_columns(raw.columns, columns, snapshot.name, "schema")
+        selected = {name: raw[f"`{mapping[name]}`"] for name, _ in columns}
+        typed = {}
+        for name, data_type in columns:
+            source_type = dict(raw.dtypes)[mapping[name]]
+            target = spark_type_for(data_type)
+            typed[name] = selected[name] if source_type == target else \
+                selected[name].try_cast(target)
+        _check_values(raw, typed, selected, snapshot.name)
+        return raw.select(*[typed[name].alias(name) for name, _ in columns])
+
+
+def arrow_data_type(arrow_type: Any, decimal_handling: str = "double") -> str:
+    """The SchemaDefinition DataType of a Parquet (Arrow) column type."""
+    import pyarrow.types as t
+
+    if t.is_int8(arrow_type) or t.is_int16(arrow_type) or t.is_uint8(arrow_type):
+        return "Int16"
+    if t.is_int32(arrow_type) or t.is_uint16(arrow_type):
+        return "Int32"
+    if t.is_integer(arrow_type):
+        return "Int64"
+    if t.is_float32(arrow_type) or t.is_float16(arrow_type):
+        return "Single"
+    if t.is_float64(arrow_type):
+        return "Double"
+    if t.is_decimal(arrow_type):
+        return "Double" if decimal_handling == "double" else "String"
+    if t.is_boolean(arrow_type):
+        return "Boolean"
+    if t.is_timestamp(arrow_type):
+        return "DateTime"
+    if t.is_date(arrow_type):
+        return "IDate"
+    if t.is_binary(arrow_type) or t.is_large_binary(arrow_type) or \
+            t.is_fixed_size_binary(arrow_type):
+        return "ByteArray"
+    return "String"
+
+
+def _plain_name(uri: str, files: Sequence[str]) -> str:
+    from urllib.parse import unquote
+
+    plain = unquote(uri[5:] if uri.startswith("file:") else uri)
+    plain = "/" + plain.lstrip("/") if uri.startswith("file:") else plain
+    for file in files:
+        if os.path.abspath(file) == plain or file == uri:
+            return file
+    return plain
+
+
+# --- the change set -----------------------------------------------------------------------------
+
+def read_snapshots(reader: Any, spark: Any, table: Any, files: Sequence[str],
+                   state: dict[str, Any]) -> ReadResult:
+    """Diff each new snapshot against its predecessor; remember the last one in the state."""
+    from pyspark.sql import functions as F
+
+    kind = reader.type_name
+    opts = parse_options(table.source.options, kind)
+    columns = _columns(table)
+    keys = _keys(table, opts, kind)
+    names = [name for name, _ in columns]
+    missing = [k for k in keys if k not in names]
+    if missing:
+        raise SourceError(f"table {table.unique_id}: key column(s) {', '.join(missing)} are "
+                          f"not columns")
+    snapshots = group_snapshots(files, feed_root(table.source.path or ""), opts.snapshot_order)
+    previous, origin = _previous(spark, reader, table, state, columns, opts)
+    frames = []
+    for index, snapshot in enumerate(snapshots):
+        current = reader.read_snapshot(spark, snapshot, columns, opts)
+        _check_keys(current, keys, snapshot, opts)
+        frames.append(diff_snapshots(previous, current, names, keys)
+                      .withColumn("_order", F.struct(F.lit(index).alias("snapshot"),
+                                                     F.lit(snapshot.name).alias("name")))
+                      .withColumn("_source_file", F.lit(snapshot.name))
+                      .withColumn("_source_line", F.lit(0).cast("bigint")))
+        previous = current
+    if frames:
+        changes = frames[0]
+        for frame in frames[1:]:
+            changes = changes.unionByName(frame)
+        new_state = {STATE_SNAPSHOT: list(snapshots[-1].files)}
+    else:
+        changes = _empty_changes(spark, columns)
+        new_state = dict((state or {}).get("reader") or {})
+    info = {"state": new_state, "previous_snapshot": origin,
+            "snapshots": [s.name for s in snapshots]}
+    if not table.key_columns:
+        info["key_columns"] = keys
+    return ReadResult(changes=changes.select(*names, "_op", "_order", "_present", "_source_file",
+                                             "_source_line"),
+                      files=tuple(files), info=info)
+
+
+def _previous(spark: Any, reader: Any, table: Any, state: dict[str, Any], columns, opts):
+    """(previous snapshot rows, where they came from)."""
+    remembered = previous_snapshot(state)
+    if remembered and all(_exists(f) for f in remembered):
+        snapshot = Snapshot(remembered[0] if len(remembered) == 1
+                            else os.path.dirname(remembered[0]), remembered)
+        return reader.read_snapshot(spark, snapshot, columns, opts), f"extract {snapshot.name}"
+    from mirrorspec.spark.completion import read_mirrored
+
+    mirrored = read_mirrored(spark, table.delta_path)
+    if mirrored is not None:
+        from pyspark.sql import functions as F
+
+        from mirrorspec.mirroring import spark_type_for
+
+        present = set(mirrored.columns)
+        rows = mirrored.select(*[(F.col(f"`{name}`") if name in present else F.lit(None))
+                                 .cast(spark_type_for(data_type)).alias(name)
+                                 for name, data_type in columns])
+        return rows, f"mirrored table {table.delta_path}"
+    return _empty_rows(spark, columns), "nothing (first snapshot)"
+
+
+def _check_keys(current, keys: Sequence[str], snapshot: Snapshot, opts: ExtractOptions) -> None:
+    from pyspark.sql import functions as F
+
+    null_key = current.where(F.greatest(*[F.col(k).isNull() for k in keys])
+                             if len(keys) > 1 else F.col(keys[0]).isNull()).limit(1).collect()
+    if null_key:
+        raise SourceError(f"a row has a NULL key ({', '.join(keys)})", file=snapshot.name,
+                          hint="every row of an extract needs a key value")
+    dup = current.groupBy(*keys).count().where(F.col("count") > 1).limit(1).collect()
+    if dup:
+        shown = ", ".join(f"{k}={dup[0][k]!r}" for k in keys)
+        raise SourceError(f"key {shown} appears {dup[0]['count']} times in the snapshot",
+                          file=snapshot.name,
+                          hint="an extract must hold one row per key")
+    if not opts.allow_empty and not current.limit(1).collect():
+        raise SourceError("the extract has no rows: publishing it would delete every row",
+                          file=snapshot.name,
+                          hint="set allow_empty: true in source.options if that is intended")
+
+
+def diff_snapshots(previous, current, names: Sequence[str], keys: Sequence[str]):
+    """Changes turning `previous` into `current`: 0 new keys, 1 changed rows, 2 missing keys.
+
+    Returns the table's columns plus `_op` and `_present` (null: full rows)."""
+    from pyspark.sql import functions as F
+
+    values = [n for n in names if n not in keys]
+    old = previous.select(*[F.col(f"`{n}`").alias(f"o_{i}") for i, n in enumerate(names)],
+                          F.lit(True).alias("_in_old"))
+    new = current.select(*[F.col(f"`{n}`").alias(f"n_{i}") for i, n in enumerate(names)],
+                         F.lit(True).alias("_in_new"))
+    index = {n: i for i, n in enumerate(names)}
+    on = [old[f"o_{index[k]}"] == new[f"n_{index[k]}"] for k in keys]
+    joined = old.join(new, on, "full_outer")
+    changed = F.lit(False)
+    for name in values:
+        i = index[name]
+        changed = changed | ~F.col(f"o_{i}").eqNullSafe(F.col(f"n_{i}"))
+    op = (F.when(F.col("_in_old").isNull(), F.lit(OP_INSERT))
+          .when(F.col("_in_new").isNull(), F.lit(OP_DELETE))
+          .when(changed, F.lit(OP_UPDATE)))
+    picked = [F.when(F.col("_in_new").isNull(), F.col(f"o_{i}")).otherwise(F.col(f"n_{i}"))
+              .alias(n) for n, i in index.items()]
+    return (joined.select(*picked, op.alias("_op"))
+            .where(F.col("_op").isNotNull())
+            .withColumn("_op", F.col("_op").cast("int"))
+            .withColumn("_present", F.lit(None).cast("array<string>")))
+
+
+def _empty_rows(spark: Any, columns):
+    from pyspark.sql.types import StructField, StructType, _parse_datatype_string
+
+    from mirrorspec.mirroring import spark_type_for
+
+    return spark.createDataFrame([], StructType([
+        StructField(name, _parse_datatype_string(spark_type_for(t))) for name, t in columns]))
+
+
+def _empty_changes(spark: Any, columns):
+    from pyspark.sql import functions as F
+
+    return (_empty_rows(spark, columns)
+            .withColumn("_op", F.lit(0))
+            .withColumn("_order", F.struct(F.lit(0).alias("snapshot"), F.lit("").alias("name")))
+            .withColumn("_present", F.lit(None).cast("array<string>"))
+            .withColumn("_source_file", F.lit(""))
+            .withColumn("_source_line", F.lit(0).cast("bigint")))

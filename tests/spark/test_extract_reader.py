@@ -1,0 +1,114 @@
+"""CSV/Parquet extract readers: the change set between consecutive snapshots."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mirrorspec.compile.plan import ColumnSpec, SourceSpec, TablePlan
+from mirrorspec.errors import SourceError
+from mirrorspec.sources import get_reader
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "extract"
+CUSTOMERS = [("id", "Int64"), ("name", "String"), ("city", "String"), ("balance", "Double"),
+             ("signup_date", "IDate"), ("updated_at", "DateTime")]
+
+
+def plan_for(tmp_path, feed, columns, keys, kind="csv", options=None) -> TablePlan:
+    return TablePlan(
+        unique_id="dbo.t", name="t", schema=None, warehouse_schema="dbo",
+        landing_path=str(tmp_path / "landing" / "t"), delta_path=str(tmp_path / "wh" / "dbo" / "t"),
+        metadata={"keyColumns": list(keys)}, key_columns=list(keys),
+        columns=[ColumnSpec(n, t) for n, t in columns],
+        source=SourceSpec(type=kind, path=str(feed), options=dict(options or {})))
+
+
+def changes(result):
+    return [(r["_order"]["snapshot"], r["_op"], r["id"], r["city"], r["balance"])
+            for r in result.changes.orderBy("_order", "id").collect()]
+
+
+def test_three_csv_snapshots_in_one_run(spark, tmp_path):
+    feed = FIXTURES / "csv"
+    files = sorted(str(p) for p in feed.iterdir())
+    table = plan_for(tmp_path, feed, CUSTOMERS, ["id"])
+    result = get_reader("csv").read(spark, table, files, {})
+    assert changes(result) == [
+        # first snapshot, nothing mirrored yet: all inserts
+        (0, 0, 1, "Oslo", 10.5), (0, 0, 2, "Rome", 20.0), (0, 0, 3, "Nice", None),
+        # second: 1 unchanged (nothing), 2 moved, 3 gone, 4 new (header in another order)
+        (1, 1, 2, "Milan", 20.0), (1, 2, 3, "Nice", None), (1, 0, 4, "Bergen, NO", 40.25),
+        # third: 1 gone, 4 lost its balance, 5 new; 2 unchanged
+        (2, 2, 1, "Oslo", 10.5), (2, 1, 4, "Bergen, NO", None), (2, 0, 5, "Turku", 5.0)]
+    assert result.info["state"] == {"snapshot": [files[2]]}
+    row = result.changes.where("id = 4 and _op = 0").first()
+    assert row["name"] == 'Dan "D"' and row["signup_date"] == dt.date(2023, 4, 1)
+    assert row["updated_at"] == dt.datetime(2024, 1, 2, 9, 31)
+    assert row["_present"] is None and row["_source_file"] == files[1]
+
+
+def test_previous_snapshot_from_state_makes_republish_identical(spark, tmp_path):
+    feed = FIXTURES / "csv"
+    files = sorted(str(p) for p in feed.iterdir())
+    table = plan_for(tmp_path, feed, CUSTOMERS, ["id"])
+    state = {"reader": {"snapshot": [files[1]]}}
+    first = changes(get_reader("csv").read(spark, table, files[2:], state))
+    again = changes(get_reader("csv").read(spark, table, files[2:], state))
+    assert first == again == [(0, 2, 1, "Oslo", 10.5), (0, 1, 4, "Bergen, NO", None),
+                              (0, 0, 5, "Turku", 5.0)]
+
+
+def test_mirrored_table_stands_in_when_the_previous_extract_is_gone(spark, tmp_path):
+    feed = tmp_path / "feed"
+    feed.mkdir()
+    shutil.copy(FIXTURES / "csv" / "customers_2024-01-03.csv", feed)
+    table = plan_for(tmp_path, feed, CUSTOMERS, ["id"])
+    mirrored = spark.createDataFrame(
+        [(2, "Ben", "Milan", 20.0, dt.date(2023, 2, 1), dt.datetime(2024, 1, 2, 9, 30)),
+         (9, "Old", "Gone", 1.0, None, None)],
+        "id bigint, name string, city string, balance double, signup_date date, "
+        "updated_at timestamp")
+    mirrored.write.format("delta").save(table.delta_path)
+    state = {"reader": {"snapshot": [str(tmp_path / "removed.csv")]}}
+    result = get_reader("csv").read(spark, table, [str(feed / "customers_2024-01-03.csv")], state)
+    assert changes(result) == [(0, 0, 4, "Bergen, NO", None), (0, 0, 5, "Turku", 5.0),
+                               (0, 2, 9, "Gone", 1.0)]
+    assert result.info["previous_snapshot"].startswith("mirrored table")
+
+
+def test_parquet_folder_snapshots(spark, tmp_path):
+    feed = FIXTURES / "parquet"
+    files = sorted(str(p) for p in feed.rglob("*.parquet"))
+    columns = [("sku", "String"), ("qty", "Int32"), ("price", "Double"), ("seen", "DateTime")]
+    table = plan_for(tmp_path, feed, columns, ["sku"], kind="parquet")
+    result = get_reader("parquet").read(spark, table, files, {})
+    rows = [(r["_order"]["snapshot"], r["_op"], r["sku"], r["qty"])
+            for r in result.changes.orderBy("_order", "sku").collect()]
+    assert rows == [(0, 0, "A-1", 5), (0, 0, "A-2", 0), (0, 0, "B-1", 7),
+                    (1, 1, "A-1", 4), (1, 2, "B-1", 7), (1, 0, "C-1", 1)]
+    assert result.info["snapshots"] == [str(feed / "snapshot=2024-03-01"),
+                                        str(feed / "snapshot=2024-03-02")]
+    assert len(result.info["state"]["snapshot"]) == 1
+
+
+@pytest.mark.parametrize("content, words", [
+    ("id,name,city,balance,signup_date,updated_at\n1,A,X,1,2023-01-01,2024-01-01\n"
+     "1,B,Y,2,2023-01-01,2024-01-01\n", "key id=1 appears 2 times"),
+    ("id,name,city,balance,signup_date,updated_at\n1,A,X,lots,2023-01-01,2024-01-01\n",
+     "column 'balance': cannot read 'lots'"),
+    ("id,name,balance\n1,A,2\n", "lacks column(s) city, signup_date, updated_at"),
+    ("id,name,city,balance,signup_date,updated_at\n", "has no rows"),
+    ("id,name,city,balance,signup_date,updated_at\n,A,X,1,2023-01-01,2024-01-01\n", "NULL key"),
+])
+def test_bad_extracts_are_rejected_naming_the_file(spark, tmp_path, content, words):
+    feed = tmp_path / "feed"
+    feed.mkdir()
+    bad = feed / "extract.csv"
+    bad.write_text(content)
+    table = plan_for(tmp_path, feed, CUSTOMERS, ["id"])
+    with pytest.raises(SourceError) as err:
+        get_reader("csv").read(spark, table, [str(bad)], {})
+    assert err.value.file == str(bad) and words in err.value.message

@@ -1,0 +1,303 @@
+"""The publisher end to end: feed → landing zone (checked against seed 000's rules) → Delta.
+
+Qlik Replicate and Arcion fixtures (tests/fixtures/{qlik,arcion}) are published with
+`publish_table`, the landing zone is checked (20-digit names, `__rowMarker__` last as int32, full
+rows), and mirrored with the engine into Delta tables compared with the expected rows.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from mirrorspec.compile.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
+from mirrorspec.mirroring import ROW_MARKER_COLUMN, parse_sequence
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def make(tmp_path: Path, source_type: str, feed: Path, name="t", columns=(), keys=(),
+         options=None, metadata=None):
+    root = tmp_path
+    tbl = TablePlan(unique_id=f"dbo.{name}", name=name, schema=None, warehouse_schema="dbo",
+                    landing_path=str(root / "lz" / name), delta_path=str(root / "wh" / "dbo" / name),
+                    metadata=dict(metadata or ({"keyColumns": list(keys)} if keys else {})),
+                    key_columns=list(keys), columns=[ColumnSpec(n, t) for n, t in columns],
+                    source=SourceSpec(source_type, str(feed), dict(options or {})))
+    plan = Plan(1, "p", "1", "p", "dev", str(root / "lz"), str(root / "wh"),
+                str(root / "wh" / "_mirrorspec"), SparkSpec(), None, [tbl])
+    return tbl, plan
+
+
+def publish(spark, tbl, plan):
+    from mirrorspec.spark.publisher import publish_table
+
+    return publish_table(spark, tbl, plan)
+
+
+def mirror(spark, tbl, plan):
+    from mirrorspec.spark.engine import MirrorOptions, MirrorTarget, mirror_tables
+
+    result = mirror_tables(spark, [MirrorTarget(tbl.unique_id, tbl.schema, tbl.name,
+                                                tbl.landing_path, tbl.delta_path)],
+                           plan.warehouse, MirrorOptions(threads=1))
+    assert not result.failed, result.tables[0].error
+    return result
+
+
+def delta_rows(spark, tbl, *columns):
+    frame = spark.read.format("delta").load(tbl.delta_path)
+    return sorted(tuple(r) for r in frame.select(*columns).collect())
+
+
+def landing_files(tbl):
+    folder = Path(tbl.landing_path)
+    return sorted(p.name for p in folder.iterdir() if parse_sequence(p.name) is not None)
+
+
+def check_landing_file(path: Path, columns: list[str], keys: list[str]):
+    """Seed 000: 20-digit name, __rowMarker__ the last column (int), full rows for 1/4."""
+    assert parse_sequence(path.name) is not None and len(path.name.split(".")[0]) == 20
+    table = pq.read_table(path)
+    assert table.column_names == columns + [ROW_MARKER_COLUMN]
+    assert str(table.schema.field(ROW_MARKER_COLUMN).type) == "int32"
+    rows = table.to_pylist()
+    for row in rows:
+        assert row[ROW_MARKER_COLUMN] in (0, 1, 2, 4)
+        assert all(row[k] is not None for k in keys)
+    return rows
+
+
+def copy_feed(src: Path, dst: Path, names=None) -> Path:
+    dst.mkdir(parents=True, exist_ok=True)
+    for f in sorted(src.iterdir()):
+        if names is None or f.name in names:
+            shutil.copy(f, dst / f.name)
+    return dst
+
+
+# --- Qlik Replicate -----------------------------------------------------------------------------
+
+def test_qlik_fixture_lands_by_the_seed_rules_and_mirrors(spark, tmp_path):
+    feed = copy_feed(FIXTURES / "qlik" / "customers", tmp_path / "feed")
+    tbl, plan = make(tmp_path, "qlik_replicate", feed, "customers")
+    result = publish(spark, tbl, plan)
+    assert result.status == "Published", result.error
+    assert [Path(f).name for f in result.files_written] == ["00000000000000000001.parquet"]
+    assert result.rows == 8
+    meta = json.loads((Path(tbl.landing_path) / "_metadata.json").read_text())
+    assert meta["keyColumns"] == ["ID"]
+    rows = check_landing_file(Path(result.files_written[0]),
+                              ["ID", "NAME", "CITY", "BALANCE", "UPDATED", "PHOTO"], ["ID"])
+    assert [(r["ID"], r[ROW_MARKER_COLUMN]) for r in rows] == [
+        (1, 0), (2, 0), (3, 0), (4, 0), (3, 2), (1, 1), (2, 2), (22, 0)]
+    # the 0B update is a full row: absent CITY/UPDATED/PHOTO came from the full load
+    assert rows[5]["NAME"] == "Ann B" and rows[5]["CITY"] == "Oslo" and rows[5]["PHOTO"] == b"\n\x0b"
+
+    again = publish(spark, tbl, plan)
+    assert again.status == "UpToDate" and landing_files(tbl) == ["00000000000000000001.parquet"]
+
+    mirror(spark, tbl, plan)
+    assert delta_rows(spark, tbl, "ID", "NAME", "CITY", "BALANCE") == [
+        (1, "Ann B", "Oslo", 99.0), (4, "Dan", None, 5.25), (22, "Bob", "Rome", 20.0)]
+
+    # next batch: a partial update completed from the mirrored Delta row, and a REFRESH reload
+    (feed / "CDC00000004.json").write_text("\n".join(json.dumps(m) for m in [
+        {"magic": "atMSG", "type": "DT", "message": {
+            "data": {"ID": 22, "CITY": "Pisa"}, "beforeData": None,
+            "headers": {"operation": "UPDATE", "changeSequence": "20240502100100000000000000000000009",
+                        "transactionId": "T9", "transactionLastEvent": True, "columnMask": "05"}}},
+        {"magic": "atMSG", "type": "DT", "message": {
+            "data": {"ID": 4, "NAME": "Dan", "CITY": "Kyiv", "BALANCE": "5.25",
+                     "UPDATED": None, "PHOTO": None},
+            "headers": {"operation": "REFRESH", "changeSequence": ""}}},
+    ]) + "\n")
+    second = publish(spark, tbl, plan)
+    assert second.status == "Published", second.error
+    rows = check_landing_file(Path(second.files_written[0]),
+                              ["ID", "NAME", "CITY", "BALANCE", "UPDATED", "PHOTO"], ["ID"])
+    # REFRESH sorts first and, after earlier batches, upserts instead of duplicating the key
+    assert [(r["ID"], r[ROW_MARKER_COLUMN]) for r in rows] == [(4, 4), (22, 1)]
+    assert rows[1]["NAME"] == "Bob" and rows[1]["CITY"] == "Pisa" and rows[1]["BALANCE"] == 20.0
+    mirror(spark, tbl, plan)
+    assert delta_rows(spark, tbl, "ID", "NAME", "CITY") == [
+        (1, "Ann B", "Oslo"), (4, "Dan", "Kyiv"), (22, "Bob", "Pisa")]
+
+
+def _dt(op, data, seq, txn, last, mask="07"):
+    return {"magic": "atMSG", "type": "DT", "message": {"data": data, "beforeData": None, "headers": {
+        "operation": op, "changeSequence": f"{seq:035d}", "transactionId": txn,
+        "transactionLastEvent": last, "columnMask": mask}}}
+
+
+MD = {"magic": "atMSG", "type": "MD", "message": {
+    "lineage": {"schema": "dbo", "table": "T", "tableVersion": 1},
+    "tableStructure": {"tableColumns": {
+        "ID": {"ordinal": 1, "type": "INT8", "primaryKeyPosition": 1},
+        "V": {"ordinal": 2, "type": "STRING", "primaryKeyPosition": 0},
+        "W": {"ordinal": 3, "type": "STRING", "primaryKeyPosition": 0}}}}}
+
+
+def _write(path: Path, docs):
+    path.write_text("".join(json.dumps(d) + "\n" for d in docs))
+
+
+def test_unfinished_transaction_waits_for_the_next_run(spark, tmp_path):
+    feed = tmp_path / "feed"
+    feed.mkdir()
+    _write(feed / "001.json", [MD,
+                               _dt("INSERT", {"ID": 1, "V": "a", "W": "w"}, 1, "T1", False),
+                               _dt("INSERT", {"ID": 2, "V": "b", "W": "w"}, 2, "T1", True),
+                               _dt("INSERT", {"ID": 3, "V": "c", "W": "w"}, 3, "T2", False)])
+    tbl, plan = make(tmp_path, "qlik_replicate", feed)
+    first = publish(spark, tbl, plan)
+    assert first.status == "Published" and first.rows == 2
+    assert first.held_back == [str(feed / "001.json")]
+    assert [r["ID"] for r in pq.read_table(first.files_written[0]).to_pylist()] == [1, 2]
+
+    nothing_new = publish(spark, tbl, plan)
+    assert nothing_new.status == "UpToDate" and nothing_new.held_back == [str(feed / "001.json")]
+
+    _write(feed / "002.json", [_dt("UPDATE", {"ID": 3, "V": "c2"}, 4, "T2", True, mask="03"),
+                               _dt("INSERT", {"ID": 5, "V": "e", "W": "w"}, 5, "T3", True)])
+    second = publish(spark, tbl, plan)
+    assert second.status == "Published" and second.held_back == []
+    rows = pq.read_table(second.files_written[0]).to_pylist()
+    # T1 is not published twice; the partial update takes W from T2's own insert
+    assert [(r["ID"], r["V"], r["W"], r[ROW_MARKER_COLUMN]) for r in rows] == [
+        (3, "c", "w", 0), (3, "c2", "w", 1), (5, "e", "w", 0)]
+    assert [Path(f).name for f in second.files_written] == ["00000000000000000002.parquet"]
+
+
+def test_bad_file_fails_the_table_and_publishes_nothing(spark, tmp_path):
+    feed = tmp_path / "feed"
+    feed.mkdir()
+    _write(feed / "001.json", [MD, _dt("INSERT", {"ID": 1, "V": "a", "W": "w"}, 1, "T1", True)])
+    (feed / "002.json").write_text(json.dumps(_dt("INSERT", {"ID": 2}, 2, "T2", True)) + "\n"
+                                   + '{"magic": "atMSG", "type": "DT", "message": {\n')
+    tbl, plan = make(tmp_path, "qlik_replicate", feed)
+    result = publish(spark, tbl, plan)
+    assert result.status == "Failed" and result.files_written == []
+    assert result.error["file"] == str(feed / "002.json") and result.error["line"] == 2
+    assert "malformed JSON" in result.error["message"]
+    assert not Path(tbl.landing_path).exists() or landing_files(tbl) == []
+    # rewriting the bad file lets the next run publish both files
+    _write(feed / "002.json", [_dt("INSERT", {"ID": 2, "V": "b", "W": "w"}, 2, "T2", True)])
+    fixed = publish(spark, tbl, plan)
+    assert fixed.status == "Published" and fixed.rows == 2
+
+
+def test_crash_before_and_after_rename(spark, tmp_path, monkeypatch):
+    import mirrorspec.spark.publisher as publisher
+
+    class Crash(Exception):
+        pass
+
+    def crash_at(point):
+        def fake(name, table=None):
+            if name == point:
+                raise Crash(name)
+        return fake
+
+    feed = tmp_path / "feed"
+    feed.mkdir()
+    _write(feed / "001.json", [MD] + [_dt("INSERT", {"ID": i, "V": "v", "W": "w"}, i, f"T{i}", True)
+                                      for i in range(1, 6)])
+    tbl, plan = make(tmp_path, "qlik_replicate", feed)
+    monkeypatch.setattr(publisher, "crash_point", crash_at("before_publish_rename"))
+    with pytest.raises(Crash):
+        publish(spark, tbl, plan)
+    assert landing_files(tbl) == []
+    temp = next(Path(tbl.landing_path).glob("_publishing_*/part-*.parquet"))
+    first_bytes = temp.read_bytes()
+    # a new file arriving meanwhile must not change what sequence 1 holds
+    _write(feed / "002.json", [_dt("INSERT", {"ID": 9, "V": "v", "W": "w"}, 9, "T9", True)])
+    monkeypatch.setattr(publisher, "crash_point", crash_at("after_publish_rename"))
+    with pytest.raises(Crash):
+        publish(spark, tbl, plan)
+    landed = Path(tbl.landing_path) / "00000000000000000001.parquet"
+    assert landed.read_bytes() == first_bytes
+    monkeypatch.setattr(publisher, "crash_point", crash_at("none"))
+    result = publish(spark, tbl, plan)
+    assert result.status == "Published"
+    assert landing_files(tbl) == ["00000000000000000001.parquet", "00000000000000000002.parquet"]
+    assert landed.read_bytes() == first_bytes
+    assert [r["ID"] for r in pq.read_table(Path(tbl.landing_path) / "00000000000000000002.parquet")
+            .to_pylist()] == [9]
+    state = json.loads(Path(publisher.state_file(plan, tbl)).read_text())
+    assert state["files"] == {str(feed / "001.json"): 1, str(feed / "002.json"): 2}
+    assert state["pending"] is None
+
+
+def test_existing_metadata_with_other_keys_fails(spark, tmp_path):
+    feed = tmp_path / "feed"
+    feed.mkdir()
+    _write(feed / "001.json", [MD, _dt("INSERT", {"ID": 1, "V": "a", "W": "w"}, 1, "T1", True)])
+    tbl, plan = make(tmp_path, "qlik_replicate", feed)
+    Path(tbl.landing_path).mkdir(parents=True)
+    (Path(tbl.landing_path) / "_metadata.json").write_text('{"keyColumns": ["V"]}')
+    (Path(tbl.landing_path) / "00000000000000000003.parquet").write_bytes(b"")
+    result = publish(spark, tbl, plan)
+    assert result.status == "Failed" and "keyColumns" in result.error["message"]
+    (Path(tbl.landing_path) / "_metadata.json").write_text('{"keyColumns": ["ID"]}')
+    ok = publish(spark, tbl, plan)
+    # numbering continues after the highest sequence already in the folder
+    assert [Path(f).name for f in ok.files_written] == ["00000000000000000004.parquet"]
+
+
+# --- Arcion ----------------------------------------------------------------------------------------
+
+REGION = [("r_regionkey", "Int32"), ("r_name", "String"), ("r_comment", "String")]
+
+
+@pytest.mark.parametrize("fixture, options", [
+    ("region_csv", {"column_order": ["r_comment", "r_name", "r_regionkey"]}),
+    ("region_json", {}),
+])
+def test_arcion_seed_region_insert_update_delete(spark, tmp_path, fixture, options):
+    src = FIXTURES / "arcion" / fixture
+    names = sorted(p.name for p in src.iterdir())
+    delete_file = next(n for n in names if "delete" in n or n == "region_2.csv")
+    feed = copy_feed(src, tmp_path / "feed", [n for n in names if n != delete_file])
+    tbl, plan = make(tmp_path, "arcion", feed, "region", REGION, ["r_regionkey"], options)
+    first = publish(spark, tbl, plan)
+    assert first.status == "Published", first.error
+    rows = check_landing_file(Path(first.files_written[0]), [c for c, _ in REGION], ["r_regionkey"])
+    # the update carried only r_comment (and the key): r_name was completed from the insert
+    assert [(r["r_regionkey"], r["r_name"], r["r_comment"], r[ROW_MARKER_COLUMN]) for r in rows] == [
+        (10, "India", "India", 0), (10, "India", "USA", 1)]
+    mirror(spark, tbl, plan)
+    assert delta_rows(spark, tbl, "r_regionkey", "r_name", "r_comment") == [(10, "India", "USA")]
+
+    shutil.copy(src / delete_file, feed / delete_file)
+    second = publish(spark, tbl, plan)
+    rows = check_landing_file(Path(second.files_written[0]), [c for c, _ in REGION], ["r_regionkey"])
+    assert [(r["r_regionkey"], r[ROW_MARKER_COLUMN]) for r in rows] == [(10, 2)]
+    mirror(spark, tbl, plan)
+    assert delta_rows(spark, tbl, "r_regionkey") == []
+
+
+def test_arcion_partial_update_completed_from_delta(spark, tmp_path):
+    feed = tmp_path / "feed"
+    feed.mkdir()
+    (feed / "1.csv").write_text("0,AFRICA,c0\n1,AMERICA,c1\n")
+    tbl, plan = make(tmp_path, "arcion", feed, "region", REGION, ["r_regionkey"])
+    assert publish(spark, tbl, plan).status == "Published"
+    mirror(spark, tbl, plan)
+    # update of r_comment only; then a delete and re-insert of key 0 that lacks r_comment
+    (feed / "2.csv").write_text(
+        '1,1,3,NULL,NULL,0,new,NULL,1,U,"{""timestamp"":2}","{}"\n'
+        'NULL,0,2,NULL,NULL,0,NULL,NULL,0,D,"{""timestamp"":3}","{}"\n'
+        '0,NULL,1,EUROPE,NULL,1,NULL,NULL,0,I,"{""timestamp"":4}","{}"\n')
+    result = publish(spark, tbl, plan)
+    assert result.status == "Published", result.error
+    rows = pq.read_table(result.files_written[0]).to_pylist()
+    assert [(r["r_regionkey"], r["r_name"], r["r_comment"], r[ROW_MARKER_COLUMN]) for r in rows] == [
+        (1, "AMERICA", "new", 1), (0, "AFRICA", "c0", 2), (0, "EUROPE", None, 0)]
+    mirror(spark, tbl, plan)
+    assert delta_rows(spark, tbl, "r_regionkey", "r_name", "r_comment") == [
+        (0, "EUROPE", None), (1, "AMERICA", "new")]

@@ -1,0 +1,129 @@
+"""Pure tests of the open-mirroring rules (mirrorspec.mirroring)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mirrorspec import mirroring as m
+from mirrorspec.errors import LandingZoneError
+
+
+@pytest.mark.parametrize("raw, expected", [
+    (None, 0), (0, 0), (1, 1), (2, 2), (4, 4), ("4", 4), (" 2 ", 2), ("1.0", 1), (2.0, 2), ("", 0),
+])
+def test_parse_marker_accepts_int_numeric_strings_and_null(raw, expected):
+    assert m.parse_marker(raw, default=0) == expected
+
+
+@pytest.mark.parametrize("raw", [3, "3", -1, 1.5, "x", True, "5"])
+def test_parse_marker_rejects_other_values(raw):
+    with pytest.raises(ValueError):
+        m.parse_marker(raw, default=0)
+
+
+def test_default_marker_follows_is_upsert_default_row_marker():
+    assert m.default_marker(True) == 4
+    assert m.default_marker(False) == 0
+    assert m.parse_marker(None, m.default_marker(True)) == 4
+
+
+def test_sequence_names():
+    assert m.sequence_file_name(1) == "00000000000000000001.parquet"
+    assert m.sequence_file_name(12, "csv") == "00000000000000000012.csv"
+    assert m.parse_sequence("00000000000000000012.csv") == 12
+    assert m.parse_sequence("0000000000000000012.csv") is None  # 19 digits
+    assert m.parse_sequence("data.parquet") is None
+    with pytest.raises(ValueError):
+        m.sequence_file_name(0)
+
+
+@pytest.mark.parametrize("name, ext, fmt", [
+    ("00000000000000000001.parquet", None, "parquet"),
+    ("x.snappy.parquet", None, "parquet"),
+    ("x.csv", None, "csv"),
+    ("x.csv.gz", None, "csv"),
+    ("x.tsv", "tsv", "csv"),
+    ("x.tsv", None, None),
+    ("_00000000000000000001.parquet", None, None),
+    ("_metadata.json", None, None),
+    ("notes.txt", None, None),
+])
+def test_data_file_format(name, ext, fmt):
+    assert m.data_file_format(name, ext) == fmt
+
+
+def test_folders_and_ids():
+    assert m.schema_from_folder("sales.schema") == "sales"
+    assert m.schema_from_folder("sales") is None
+    assert m.schema_from_folder(".schema") is None
+    assert m.table_folder("orders", "sales") == "sales.schema/orders"
+    assert m.warehouse_schema(None) == "dbo"
+    assert m.mirror_id(None, "t") == "mirrorspec:dbo.t"
+    assert m.mirror_id("s", "t") == "mirrorspec:s.t"
+
+
+def test_metadata_keys_are_case_insensitive():
+    meta = m.parse_metadata_text('{"KeyColumns": ["id"], "FileDetectionStrategy": '
+                                 '"LastUpdateTimeFileDetection", "IsUpsertDefaultRowMarker": true}',
+                                 "_metadata.json")
+    assert meta.key_columns == ("id",)
+    assert meta.last_update_time_detection and meta.upsert_default
+    assert meta.default_marker == 4
+
+
+def test_metadata_defaults():
+    meta = m.parse_metadata_text("{}", "_metadata.json")
+    assert meta.key_columns == () and not meta.keyed
+    assert meta.file_format == "CSV" and meta.default_marker == 0
+    assert meta.delimited == m.DelimitedOptions()
+    assert meta.delimited.row_separator == "\r\n" and meta.delimited.escape_character == "\\"
+
+
+def test_seed_tsv_metadata():
+    text = r'''{"KeyColumns": ["id"], "SchemaDefinition": {"Columns": [
+      {"Name": "id", "DataType": "Int32"}, {"Name": "seqNum", "DataType": "Int64",
+      "IsNullable": false}]}, "FileFormat": "DelimitedText", "FileExtension": "tsv",
+      "FileFormatTypeProperties": {"FirstRowAsHeader": true, "RowSeparator": "\r\n",
+      "ColumnSeparator": ",", "QuoteCharacter": "'", "EscapeCharacter": "\\",
+      "NullValue": "N/A", "Encoding": "UTF-8"}}'''
+    meta = m.parse_metadata_text(text, "_metadata.json")
+    assert meta.file_format == "DelimitedText" and meta.file_extension == "tsv"
+    assert meta.delimited.quote_character == "'" and meta.delimited.null_value == "N/A"
+    assert [(c.name, c.data_type, c.nullable) for c in meta.columns] == [
+        ("id", "Int32", True), ("seqNum", "Int64", False)]
+    assert m.spark_type_for("Int64") == "bigint"
+    assert m.spark_type_for("idate") == "date"
+
+
+@pytest.mark.parametrize("text, words", [
+    ("{not json", "invalid JSON"),
+    ('{"keyColumns": "id", "fileDetectionStrategy": "Sometimes"}', "fileDetectionStrategy"),
+    ('{"FileFormat": "DelimitedText"}', "FileExtension"),
+    ('{"FileFormatTypeProperties": {"ColumnSeparator": "#"}}', "ColumnSeparator"),
+    ('{"FileFormatTypeProperties": {"FirstRowAsHeader": false}}', "FirstRowAsHeader"),
+    ('{"SchemaDefinition": {"Columns": [{"Name": "a", "DataType": "Decimal"}]}}', "DataType"),
+    ('{"keyColumns": ["a", "a"]}', "twice"),
+    ('{"isUpsertDefaultRowMarker": "maybe"}', "isUpsertDefaultRowMarker"),
+])
+def test_invalid_metadata_names_the_file(text, words):
+    with pytest.raises(LandingZoneError) as info:
+        m.parse_metadata_text(text, "lz/t/_metadata.json")
+    assert info.value.file == "lz/t/_metadata.json"
+    assert info.value.code == "InvalidMetadata"
+    assert words in info.value.message
+
+
+def test_render_metadata_round_trips():
+    doc = m.render_metadata(["id"], True, True, [m.ColumnDefinition("id", "Int32", False)],
+                            "DelimitedText", "tsv", {"ColumnSeparator": "\t"})
+    meta = m.parse_metadata(doc, "x")
+    assert meta.key_columns == ("id",) and meta.last_update_time_detection
+    assert meta.delimited.column_separator == "\t" and meta.file_extension == "tsv"
+
+
+def test_reserved_names():
+    assert m.is_reserved_name("_ProcessedFiles") and m.is_reserved_name("_partnerEvents.json")
+    assert not m.is_reserved_name("orders")
+    assert m.unsafe_name_reason("__rowMarker__")
+    assert m.unsafe_name_reason("a/b")
+    assert m.unsafe_name_reason("ok") is None
