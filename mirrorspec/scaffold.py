@@ -2,7 +2,8 @@
 
 The JSON Schemas are copied into `<project>/.mirrorspec/schemas/` and every YAML file starts with
 `# yaml-language-server: $schema=<relative path>` to them, so editors check and complete the files
-offline and the schemas travel with the project (commit the folder).
+offline and the schemas travel with the project (commit the folder). `.vscode/settings.json` maps
+the same schemas by glob, which also covers table files added later in sub-folders.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ SCHEMA_HINT = f"{SCHEMA_FOLDER}/*.schema.json (relative paths)"
 PLACEHOLDER = "__PROJECT_NAME__"
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 # template file name → name in the project (package data can't ship dot-files reliably)
-_RENAMES = {"gitignore": ".gitignore"}
+_RENAMES = {"gitignore": ".gitignore", "vscode": ".vscode"}
 
 
 def scaffold_project(destination: str | Path, force: bool = False) -> Path:

@@ -85,17 +85,17 @@ def status(as_json: bool, **params: Any) -> None:
 
 
 def _resolve(table_name: str, params: dict[str, Any]):
-    """(display name, delta path, plan or None) for TABLE."""
+    """(display name, delta path, plan or None, key columns) for TABLE."""
     plan = _plan_or_none(params)
     if plan is None:
         schema, _, name = table_name.rpartition(".")
         schema = mirroring.warehouse_schema(schema or None)
         path = str(Path(params["warehouse"]) / schema / name)
-        return f"{schema}.{name}", path, None
+        return f"{schema}.{name}", path, None, []
     from mirrorspec.selection import resolve_table
 
     table = resolve_table(plan, table_name)
-    return table.unique_id, table.delta_path, plan
+    return table.unique_id, table.delta_path, plan, list(table.key_columns)
 
 
 def _session(plan: Plan | None):
@@ -124,10 +124,11 @@ def show(table: str, limit: int, where: str | None, version: int | None,
     if version is not None and timestamp is not None:
         raise MirrorspecError("give --version or --timestamp, not both")
     console = get_console()
-    name, path, plan = _resolve(table, params)
+    name, path, plan, keys = _resolve(table, params)
     from mirrorspec.spark.inspect import preview
 
-    columns, rows = preview(_session(plan), path, name, limit, where, version, timestamp)
+    columns, rows = preview(_session(plan), path, name, limit, where, version, timestamp,
+                            order_by=keys)
     as_of = (f" as of version {version}" if version is not None
              else f" as of {timestamp}" if timestamp else "")
     console.table(f"{name}{as_of} ({len(rows)} row(s) shown)", columns, rows, kind="rows")
@@ -142,7 +143,7 @@ def show(table: str, limit: int, where: str | None, version: int | None,
 def history(table: str, limit: int | None, **params: Any) -> None:
     """The Delta history of a table: per commit, the landing files applied and rows changed."""
     console = get_console()
-    name, path, plan = _resolve(table, params)
+    name, path, plan, _keys = _resolve(table, params)
     from mirrorspec.spark.inspect import history as read_history
 
     entries = read_history(_session(plan), path, name, limit)

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from mirrorspec import mirroring
+from mirrorspec.errors import MirrorspecError
 
 PLAN_FILE = "plan.json"
 LANDING_FOLDER = "landing_zone"
@@ -19,6 +20,14 @@ def write_artifacts(target: Path, files: dict[str, str]) -> list[Path]:
     so the target never shows a table the project no longer has. Files whose text is unchanged are
     left alone.
     """
+    try:
+        return _write(target, files)
+    except OSError as exc:
+        raise MirrorspecError(f"cannot write {exc.filename or target}: {exc.strerror}",
+                              hint="check the permissions of the target folder (target-path)") from None
+
+
+def _write(target: Path, files: dict[str, str]) -> list[Path]:
     target.mkdir(parents=True, exist_ok=True)
     _remove_stale(target, set(files))
     written = []
@@ -33,7 +42,7 @@ def write_artifacts(target: Path, files: dict[str, str]) -> list[Path]:
         if _same_text(path, text):
             written.append(path)
             continue
-        tmp = parent / f".{path.name}.tmp"
+        tmp = parent / f".{path.name}.{os.getpid()}.tmp"  # concurrent compiles don't collide
         with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
         os.replace(tmp, path)

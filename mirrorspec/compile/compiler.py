@@ -119,7 +119,7 @@ def check_landing_zone(plan: Plan, project: Project) -> list[MirrorspecError]:
         except MirrorspecError:
             continue  # the engine reports a bad _metadata.json itself
         if existing.key_columns and list(existing.key_columns) != table.key_columns:
-            new = table.key_columns or "none"
+            new = table.key_columns
             problems.append(MirrorspecError(
                 f"{table.unique_id}: key_columns {new} differ from keyColumns "
                 f"{list(existing.key_columns)} already in {path}; keys can't change once a "

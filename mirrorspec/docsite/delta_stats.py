@@ -48,7 +48,7 @@ def summarize(table_path: str | Path) -> DeltaSummary | None:
         return None
     commits = sorted(int(m.group(1)) for m in map(_COMMIT.match, names) if m)
     checkpoint = _latest_checkpoint(names)
-    files: dict[str, _File] = {}
+    files: dict[tuple, _File] = {}
     start = 0
     if checkpoint is not None:
         version, parts = checkpoint
@@ -131,18 +131,31 @@ def _json_lines(text: str) -> list[dict]:
     return actions
 
 
-def _apply(files: dict[str, _File], actions: Iterable[dict], info: dict[str, Any]) -> None:
+def _apply(files: dict[tuple, _File], actions: Iterable[dict], info: dict[str, Any]) -> None:
+    """Apply one commit. A logical file is (path, deletion vector id): a DV update removes
+    (path, old DV) and adds (path, new DV) in the same commit, in any order, so removes go
+    first."""
+    actions = list(actions)
+    for action in actions:
+        if action.get("remove"):
+            files.pop(_identity(action["remove"]), None)
     for action in actions:
         if action.get("add"):
             add = action["add"]
-            files[add["path"]] = _File(_records(add.get("stats")), _deleted(add),
-                                       int(add.get("size") or 0))
-        elif action.get("remove"):
-            files.pop(action["remove"].get("path"), None)
+            files[_identity(add)] = _File(_records(add.get("stats")), _deleted(add),
+                                          int(add.get("size") or 0))
         elif action.get("commitInfo"):
             commit = action["commitInfo"]
             info["timestamp"] = commit.get("timestamp", info.get("timestamp"))
             info["operation"] = commit.get("operation", info.get("operation"))
+
+
+def _identity(action: dict) -> tuple:
+    vector = action.get("deletionVector")
+    if not isinstance(vector, dict):
+        return (action.get("path"), None)
+    return (action.get("path"), vector.get("storageType"), vector.get("pathOrInlineDv"),
+            vector.get("offset"))
 
 
 def _records(stats: Any) -> int | None:

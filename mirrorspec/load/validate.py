@@ -121,7 +121,10 @@ def _convert(doc: Document, error) -> list[MirrorspecError]:
         expected = error.validator_value
         expected = [expected] if isinstance(expected, str) else list(expected)
         wanted = " or ".join(_EXPECTED.get(t, t) for t in expected)
-        return [doc.problem(path, f"expected {wanted}, got {_describe(instance)}")]
+        hint = None
+        if isinstance(instance, str) and expected == ["object"] and path and isinstance(path[-1], int):
+            hint = f"an item here is a mapping: write `- name: {instance}`"
+        return [doc.problem(path, f"expected {wanted}, got {_describe(instance)}", hint=hint)]
     if kind == "enum":
         allowed = ", ".join(json.dumps(v) for v in error.validator_value)
         message = f"{json.dumps(instance, default=str)} is not one of {allowed}"

@@ -1,8 +1,9 @@
 """YAML files → plain Python data that remembers the line and column of every key and item.
 
 The C parser/composer (`yaml.compose` with `CSafeLoader`) builds the node tree; one small walk
-turns it into dicts/lists/scalars and records a position per key path. Duplicate keys, custom
-tags and syntax errors become located problems instead of silent overwrites.
+turns it into dicts/lists/scalars. The tree is kept, so any key path can be located when a problem
+needs it. Duplicate keys, custom tags and syntax errors become located problems instead of silent
+overwrites.
 """
 
 from __future__ import annotations
@@ -136,11 +137,7 @@ def parse_document(text: str, file: str, path: Path | None, problems: list[Mirro
     try:
         node = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        message = "invalid YAML: " + " ".join(
-            part for part in (exc.context, exc.problem) if part)
-        line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
-        problems.append(MirrorspecError(message, Location(file, line, col)))
+        problems.append(_syntax_problem(exc, file))
         return doc
     except yaml.YAMLError as exc:
         problems.append(MirrorspecError(f"invalid YAML: {exc}", Location(file)))
@@ -153,6 +150,22 @@ def parse_document(text: str, file: str, path: Path | None, problems: list[Mirro
     return doc
 
 
+def _syntax_problem(exc: yaml.MarkedYAMLError, file: str) -> MirrorspecError:
+    """A located YAML syntax error. An unclosed `[`, `{` or quote is reported where it opens
+    (the parser only notices at the end); anything else where the parser stopped."""
+    mark = exc.problem_mark or exc.context_mark
+    message = "invalid YAML: " + " ".join(part for part in (exc.context, exc.problem) if part)
+    context = exc.context or ""
+    if exc.context_mark is not None and exc.problem_mark is not None and (
+            exc.context_mark.line != exc.problem_mark.line) and (
+            context.startswith("while parsing a flow") or "quoted scalar" in context):
+        mark = exc.context_mark
+        message += (f" (noticed at line {exc.problem_mark.line + 1}, "
+                    f"column {exc.problem_mark.column + 1})")
+    line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
+    return MirrorspecError(message, Location(file, line, col))
+
+
 class _Builder:
     """Turns a composed node tree into Python data (duplicate keys: reported, the last one wins)."""
 
@@ -160,6 +173,7 @@ class _Builder:
         self.doc = doc
         self.problems = problems
         self.active: set[int] = set()
+        self.merged: dict[int, int] = {}  # id(mapping node) → how many leading entries came from `<<`
 
     def build(self, node: Any, path: tuple) -> Any:
         if isinstance(node, ScalarNode):
@@ -204,7 +218,7 @@ class _Builder:
         return [build(child, path + (index,)) for index, child in enumerate(node.value)]
 
     def _mapping(self, node: MappingNode, path: tuple) -> dict:
-        merged = 0
+        merged = self.merged.get(id(node), 0)  # an aliased mapping is flattened only once
         if any(key.tag == _MERGE for key, _ in node.value):
             own = sum(1 for key, _ in node.value if key.tag != _MERGE)
             try:
@@ -215,7 +229,7 @@ class _Builder:
                     f"invalid YAML merge: {exc.problem}",
                     Location(self.doc.file, mark.line + 1, mark.column + 1)))
                 return {}
-            merged = len(node.value) - own
+            merged = self.merged[id(node)] = len(node.value) - own
         result: dict = {}
         first_line: dict = {}
         for index, (key_node, value_node) in enumerate(node.value):

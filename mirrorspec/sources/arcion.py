@@ -29,7 +29,7 @@ from typing import Any, Sequence
 from mirrorspec.errors import SourceError
 from mirrorspec.sources.base import (InferredSchema, ReadResult, iter_json_documents,
                                      list_feed_files, value_converter)
-from mirrorspec.sources.qlik import _decode, _read_bytes
+from mirrorspec.sources.qlik import _decode, _read_bytes, loads_line
 
 TYPE_NAME = "arcion"
 CHUNK_BYTES = 16 * 1024 * 1024
@@ -304,7 +304,7 @@ class _Parser:
                 if chunk.strip():
                     line = task["first_line"] + index
                     try:
-                        doc = json.loads(chunk)
+                        doc = loads_line(chunk)
                     except ValueError as exc:
                         raise SourceError(f"malformed JSON: {exc}", file=self.path, line=line) from None
                     self._json(doc, line)
@@ -373,9 +373,9 @@ class _Parser:
                 old[name] = self.value(name, fields[3 * i + 1], line)
         op = fields[3 * x].strip().upper()
         for what, text in (("cursor", fields[3 * x + 1]), ("operationcount", fields[3 * x + 2])):
-            if text.strip():
+            if text and not text.isspace():
                 try:
-                    json.loads(text)
+                    loads_line(text)
                 except ValueError as exc:
                     raise SourceError(f"malformed JSON in {what}: {exc}", file=self.path,
                                       line=line) from None

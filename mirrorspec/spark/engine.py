@@ -94,7 +94,7 @@ class TableState:
     """What the Delta table says about the table's progress."""
 
     exists: bool = False
-    meta: dict = field(default_factory=dict)   # userMetadata[STATE_KEY] of the latest commit of ours
+    meta: dict = field(default_factory=dict)   # userMetadata[STATE_KEY] of our latest commit
     version: int | None = None                 # Delta version of that commit
     metrics: dict = field(default_factory=dict)  # its operationMetrics
     operation: str | None = None
@@ -171,7 +171,8 @@ class _TableRun:
         self.options = options
         self.console = console
         if landing_zone is None:  # the folder's parent (and the schema folder's parent)
-            landing_zone = target.landing_path.rstrip("/").rsplit("/", 2 if target.schema else 1)[0]
+            depth = 2 if target.schema else 1
+            landing_zone = target.landing_path.rstrip("/").rsplit("/", depth)[0]
         self.landing_zone = fsmod.normalize(landing_zone)
         self.lfs = fsmod.filesystem_for(target.landing_path, spark)
         self.wfs = fsmod.filesystem_for(target.delta_path, spark)
@@ -468,9 +469,12 @@ class _TableRun:
             return
         processed = fsmod.join(self.target.landing_path, mirroring.PROCESSED_FOLDER)
         for index, file in enumerate(files):
-            if not self.lfs.exists(file.path):
-                continue
-            self.lfs.rename(file.path, fsmod.join(processed, file.name))
+            try:
+                self.lfs.rename(file.path, fsmod.join(processed, file.name))
+            except OSError:
+                if self.lfs.exists(file.path):
+                    raise
+                continue  # another process moved it already
             if index == 0:
                 crash_point("during_moves", self.target.unique_id)
 

@@ -27,8 +27,10 @@ def _require_delta(spark, delta_path: str, name: str) -> None:
 
 def preview(spark, delta_path: str, name: str | None = None, limit: int = 20,
             where: str | None = None, version: int | None = None,
-            timestamp: str | None = None) -> tuple[list[str], list[list[Any]]]:
-    """Columns and up to `limit` rows of the Delta table, as of `version` or `timestamp`."""
+            timestamp: str | None = None, order_by: list[str] | tuple[str, ...] = ()
+            ) -> tuple[list[str], list[list[Any]]]:
+    """Columns and up to `limit` rows of the Delta table, as of `version` or `timestamp`,
+    sorted by `order_by` (e.g. the key columns) when those columns exist."""
     name = name or delta_path
     _require_delta(spark, delta_path, name)
     if version is not None and timestamp is not None:
@@ -42,6 +44,10 @@ def preview(spark, delta_path: str, name: str | None = None, limit: int = 20,
         df = reader.load(delta_path)
         if where:
             df = df.where(where)
+        present = {c.lower(): c for c in df.columns}
+        order = [present[c.lower()] for c in order_by if c.lower() in present]
+        if order:
+            df = df.orderBy(*order)
         rows = df.limit(max(0, int(limit))).collect()
     except Exception as exc:  # noqa: BLE001 - Spark/Delta analysis errors become user errors
         raise InspectError(f"{name}: {_first_line(exc)}", hint=_hint(exc, version, timestamp)) \

@@ -17,6 +17,7 @@ spark.jars.packages) or `provided` (the platform already has Delta: add nothing)
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 from typing import Any, Mapping
@@ -55,6 +56,9 @@ _CONNECT_DEFAULTS = (
 
 # The conf each remote session was built with, by session id, so new_session() can repeat it.
 _REMOTE_SESSIONS: dict[str, tuple[str, dict[str, str]]] = {}
+# Connect sessions to close before the interpreter tears down: a gRPC channel closed from a
+# finalizer during shutdown can hang the process for minutes.
+_OPEN_REMOTE: list[Any] = []
 
 
 def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | None = None,
@@ -111,10 +115,30 @@ def new_session(spark: Any) -> Any:
     if url is None:
         raise MirrorspecError("this Spark Connect session was not built by mirrorspec, so a "
                               "second session on the same server can't be opened")
-    session = SparkSession.builder.remote(url).create()
+    session = _remote_create(url)
     _apply_runtime_conf(session, conf)
     _REMOTE_SESSIONS[session.session_id] = (url, conf)
     return session
+
+
+def _remote_create(url: str, app_name: str | None = None) -> Any:
+    builder = SparkSession.builder.remote(url)
+    if app_name:
+        builder = builder.appName(app_name)
+    session = builder.create()
+    if not _OPEN_REMOTE:
+        atexit.register(_close_remote_sessions)
+    _OPEN_REMOTE.append(session)
+    return session
+
+
+def _close_remote_sessions() -> None:
+    while _OPEN_REMOTE:
+        session = _OPEN_REMOTE.pop()
+        try:
+            session.stop()
+        except Exception:  # noqa: BLE001 - the server may be gone already; nothing to release
+            pass
 
 
 def _add_delta_jars(merged: dict[str, str], mode: str) -> None:
@@ -170,7 +194,7 @@ def _connect_session(remote: str, conf: dict[str, str], app_name: str) -> Any:
     runtime.update(conf)
     _check_reachable(remote)
     try:
-        session = SparkSession.builder.remote(remote).appName(app_name).create()
+        session = _remote_create(remote, app_name)
         extensions = session.conf.get("spark.sql.extensions", "") or ""
     except MirrorspecError:
         raise

@@ -61,13 +61,24 @@ def test_deletion_vectors_are_subtracted(tmp_path):
                .splitlines() if "add" in json.loads(line))
     dv = {"storageType": "u", "pathOrInlineDv": "ab^-aqEH.-t@S}K{vb[*k^", "offset": 1,
           "sizeInBytes": 36, "cardinality": 3}
-    commit = [{"remove": {"path": add["path"], "dataChange": True}},
+    # as delta-spark writes a MERGE with deletion vectors: the new rows' file, then the old
+    # file again with its DV, then the removal of the old file without DV — in one commit
+    commit = [{"commitInfo": {"timestamp": 1763770000000, "operation": "MERGE"}},
+              {"add": {"path": "new.parquet", "size": 10, "dataChange": True,
+                       "stats": json.dumps({"numRecords": 2})}},
               {"add": {**add, "deletionVector": dv, "dataChange": True}},
-              {"commitInfo": {"timestamp": 1763770000000, "operation": "MERGE"}}]
+              {"remove": {"path": add["path"], "dataChange": True}}]
     (log / f"{1:020d}.json").write_text("\n".join(json.dumps(a) for a in commit) + "\n")
     summary = summarize(table)
-    assert (summary.version, summary.rows, summary.last_operation) == (1, 1, "MERGE")
+    assert (summary.version, summary.rows, summary.files) == (1, 3, 2)
+    assert summary.last_operation == "MERGE"
     assert summary.last_commit == "2025-11-22T00:06:40Z"
+    # a later DV on the same file replaces the earlier one
+    dv2 = {**dv, "pathOrInlineDv": "other", "cardinality": 4}
+    commit = [{"add": {**add, "deletionVector": dv2, "dataChange": True}},
+              {"remove": {"path": add["path"], "deletionVector": dv, "dataChange": True}}]
+    (log / f"{2:020d}.json").write_text("\n".join(json.dumps(a) for a in commit) + "\n")
+    assert summarize(table).rows == 2
 
 
 def test_missing_statistics_make_the_count_unknown(tmp_path):
@@ -116,3 +127,12 @@ def test_docs_site_shows_delta_rows(tmp_path):
     orders = next(t for t in catalog["tables"] if t["unique_id"] == "sales.orders")
     assert orders["delta"]["rows"] == 12
     shutil.rmtree(project / "warehouse" / "sales")
+
+
+def test_log_written_by_delta_spark_merge_with_deletion_vectors():
+    """The `_delta_log` of a table mirrorspec's engine wrote: an initial load of 3 rows, then a
+    MERGE (update one key, delete another) that put a deletion vector on the first file."""
+    fixture = Path(__file__).parent / "fixtures" / "spark_merge_dv"
+    summary = summarize(fixture)
+    assert (summary.version, summary.rows, summary.files) == (1, 2, 2)
+    assert summary.last_operation == "MERGE"

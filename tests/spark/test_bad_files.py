@@ -73,7 +73,7 @@ CSV_HEAD = "id,v,__rowMarker__\r\n"
 
 CASES = [
     Case("marker3", _marker3, parquet_writer(_marker3), row=3, words=("3",)),
-    Case("marker_text", _marker_text, parquet_writer(_marker_text), row=1, words=("zero",)),
+    Case("marker_text", _marker_text, parquet_writer(_marker_text, marker_as_text=True), row=1, words=("zero",)),
     Case("zero_bytes", corrupt(sequence_name(2), "zero bytes"),
          raw_writer(sequence_name(2), b"")),
     Case("not_parquet", corrupt(sequence_name(2), "not parquet"),

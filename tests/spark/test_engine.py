@@ -348,7 +348,8 @@ def test_drop_recreate_and_random_batches(spark, tmp_path):
         folder = table_dir(landing, f"r{n}", metadata={"keyColumns": ["id"]})
         changes = []
         for seq in (1, 2, 3):
-            batch = [(rng.choice([0, 0, 1, 2, 4]), {"id": rng.randint(1, 4), "v": rng.randint(0, 9)})
+            batch = [(rng.choice([0, 0, 1, 2, 4]),
+                      {"id": rng.randint(1, 4), "v": rng.randint(0, 9)})
                      for _ in range(rng.randint(1, 8))]
             changes += batch
             parquet(folder, seq, {"id": [r["id"] for _, r in batch],

@@ -223,7 +223,8 @@ def test_feed_table_is_published_then_mirrored_and_full_refresh_republishes(spar
     # the whole feed is published again from sequence 1 into a new Delta table
     assert [Path(f).name for f in refreshed.files_published] == [
         "00000000000000000001.parquet"]
-    assert sorted(p.name for p in Path(table.landing_path).iterdir()) == [
-        "00000000000000000001.parquet", "_metadata.json", "_mirrorspec_folder_id"]
+    assert sorted(p.name for p in Path(table.landing_path).iterdir()
+                  if not p.name.startswith("_")) == ["00000000000000000001.parquet"]
+    assert not (Path(table.landing_path) / "_ProcessedFiles").exists()
     assert delta_rows(spark, table) == [(1, "a"), (2, "B"), (4, "d")]
     assert refreshed.delta_version == 0

@@ -13,7 +13,7 @@ from mirrorspec import mirroring
 from mirrorspec.compile import compile_project, validate_project
 from mirrorspec.compile.compiler import plan_text
 from mirrorspec.compile.plan import read_plan, resolve_secrets, secret_placeholder
-from mirrorspec.errors import ProjectError
+from mirrorspec.errors import MirrorspecError, ProjectError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -279,3 +279,10 @@ def test_vars_from_project_and_cli(tmp_path):
     assert compile_project(root).plan.tables[0].unique_id == "sales.orders"
     assert compile_project(root, vars="{schema: prod}").plan.tables[0].unique_id == "prod.orders"
     assert compile_project(root, vars={"table": "x"}).plan.tables[0].unique_id == "sales.x"
+
+
+def test_an_unwritable_target_is_a_user_error(tmp_path):
+    root = make(tmp_path, [{"name": "a"}])
+    (root / "target").write_text("a file where the target folder should be")
+    with pytest.raises(MirrorspecError, match="cannot write"):
+        compile_project(root)

@@ -43,7 +43,7 @@ def test_syntax_error_has_line_and_column():
     _, problems = parse("tables:\n  - name: [a\n  - name: b\n")
     assert len(problems) == 1
     loc = problems[0].location
-    assert loc.file == "t.yml" and loc.line == 3
+    assert loc.file == "t.yml" and loc.line == 2  # where the unclosed '[' opens
     assert "invalid YAML" in problems[0].message
 
 
@@ -144,3 +144,24 @@ def test_loader_matches_safe_load_and_locates_every_key(data, flow):
         line = lines[loc.line - 1]
         key = path[-1]
         assert line[loc.col - 1:].lstrip("'\"").startswith(key), (path, loc, line)
+
+
+def test_an_aliased_mapping_with_a_merge_is_not_a_duplicate_the_second_time():
+    doc, problems = parse("base: &b {a: 1, c: 3}\nt: &t\n  <<: *b\n  a: 2\nu: *t\n")
+    assert problems == []
+    assert doc.data["t"] == doc.data["u"] == {"a": 2, "c": 3}
+
+
+def test_unclosed_bracket_or_quote_is_reported_where_it_opens():
+    _, problems = parse("tables:\n  - name: a\n    key_columns: [id\n  - name: b\n")
+    assert (problems[0].location.line, problems[0].location.col) == (3, 18)
+    assert "noticed at line 4" in problems[0].message
+    _, problems = parse("tables:\n  - name: 'a\n  - name: b\n")
+    assert problems[0].location.line == 2
+
+
+def test_bad_indentation_is_reported_on_its_line():
+    _, problems = parse("tables:\n  - name: a\n   key_columns: [id]\n")
+    assert problems[0].location.line == 3
+    _, problems = parse("tables:\n  - name: a: b\n")
+    assert problems[0].location.line == 2

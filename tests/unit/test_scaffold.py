@@ -19,7 +19,7 @@ def test_init_creates_a_project_that_compiles(tmp_path, monkeypatch):
     root = scaffold_project("shop")
     assert root == Path("shop")
     for name in ("mirrorspec_project.yml", "profiles.yml", "tables/orders.yml", ".gitignore",
-                 "README.md", ".mirrorspec/schemas/tables.schema.json"):
+                 "README.md", ".mirrorspec/schemas/tables.schema.json", ".vscode/settings.json"):
         assert (root / name).is_file(), name
     result = compile_project(root, environ={})
     assert result.plan.project_name == "shop"
@@ -37,6 +37,9 @@ def test_every_yaml_file_starts_with_a_schema_line_that_resolves(tmp_path):
         schema = (path.parent / first.split("$schema=", 1)[1]).resolve()
         assert schema.is_file(), f"{path}: {schema}"
         assert json.loads(schema.read_text())["$schema"].startswith("https://json-schema.org/")
+    settings = json.loads((root / ".vscode/settings.json").read_text())["yaml.schemas"]
+    for schema in settings:
+        assert (root / schema).is_file(), schema
     copied = root / ".mirrorspec/schemas/project.schema.json"
     assert copied.read_text() == (REPO / "mirrorspec/schemas/project.schema.json").read_text()
 

@@ -1,0 +1,182 @@
+"""Helpers shared by the benchmarks: timing, peak memory of the process tree, the machine, one
+figures table, and the JSON line each bench prints for `bench/run_all.py`.
+
+Every bench script has a `--scale` flag (1.0 = the sizes issue 6 names) and `--json`; with
+`--json` its LAST stdout line is one JSON object of figures, which run_all collects.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+
+# --- time -----------------------------------------------------------------------------------
+
+class Timer:
+    """Wall seconds of a `with` block (`.seconds` after it ends)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._start = 0.0
+
+    def __enter__(self) -> "Timer":
+        self._start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.seconds = time.perf_counter() - self._start
+
+
+@contextmanager
+def timed() -> Iterator[Timer]:
+    with Timer() as timer:
+        yield timer
+
+
+# --- memory ---------------------------------------------------------------------------------
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as handle:
+                found.extend(int(c) for c in handle.read().split())
+    except OSError:
+        pass
+    return found
+
+
+def _rss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def tree_rss(pid: int | None = None) -> int:
+    """Resident bytes of `pid` (default: this process) and all its descendants (JVM, workers)."""
+    total, stack = 0, [pid or os.getpid()]
+    while stack:
+        current = stack.pop()
+        total += _rss(current)
+        stack.extend(_children(current))
+    return total
+
+
+class PeakMemory:
+    """Samples the process tree's RSS every `interval` s inside the `with` block (`.peak`)."""
+
+    def __init__(self, pid: int | None = None, interval: float = 0.1) -> None:
+        self.pid = pid
+        self.interval = interval
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> "PeakMemory":
+        self.peak = tree_rss(self.pid)
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.peak = max(self.peak, tree_rss(self.pid))
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self.peak = max(self.peak, tree_rss(self.pid))
+
+
+def fmt_bytes(n: int) -> str:
+    return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
+
+
+# --- the machine ------------------------------------------------------------------------------
+
+def machine() -> dict[str, Any]:
+    """CPU count and model, memory, OS, Python, Java: what every figure must be read with."""
+    info: dict[str, Any] = {"cpus": os.cpu_count(), "platform": platform.platform(),
+                            "python": sys.version.split()[0]}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                info["cpu_model"] = line.split(":", 1)[1].strip()
+                break
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                info["memory"] = fmt_bytes(int(line.split()[1]) * 1024)
+                break
+        info["load_average"] = os.getloadavg()[0]
+    except OSError:
+        pass
+    try:
+        out = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=30)
+        info["java"] = (out.stderr or out.stdout).splitlines()[0]
+    except (OSError, subprocess.SubprocessError, IndexError):
+        pass
+    return info
+
+
+# --- Spark ------------------------------------------------------------------------------------
+
+BENCH_SPARK_CONF = {
+    "spark.sql.shuffle.partitions": "4",
+    "spark.ui.enabled": "false",
+}
+
+
+def spark_session(master: str = "local[2]", driver_memory: str = "4g", app_name: str = "bench"):
+    """The bench's one SparkSession (Delta configured by mirrorspec)."""
+    from mirrorspec.spark.session import build_session
+
+    conf = dict(BENCH_SPARK_CONF, **{"spark.driver.memory": driver_memory})
+    return build_session(master, conf, app_name=app_name)
+
+
+# --- output -----------------------------------------------------------------------------------
+
+def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], out=None) -> None:
+    """A plain fixed-width table (pipes, so it pastes into Markdown as is)."""
+    out = out or sys.stdout
+    text = [[str(c) for c in columns]] + [["" if v is None else str(v) for v in r] for r in rows]
+    widths = [max(len(r[i]) for r in text) for i in range(len(columns))]
+    line = lambda r: "| " + " | ".join(v.ljust(w) for v, w in zip(r, widths)) + " |"  # noqa: E731
+    out.write(line(text[0]) + "\n")
+    out.write("|" + "|".join("-" * (w + 2) for w in widths) + "|\n")
+    for r in text[1:]:
+        out.write(line(r) + "\n")
+    out.flush()
+
+
+def emit(figures: dict[str, Any], as_json: bool) -> dict[str, Any]:
+    """Print the figures: one JSON line (for run_all) or `key: value` lines for people."""
+    if as_json:
+        print(json.dumps(figures, default=str), flush=True)
+    else:
+        for key, value in figures.items():
+            print(f"{key}: {value}")
+    return figures
+
+
+def rate(count: float, seconds: float) -> float:
+    return round(count / seconds, 1) if seconds > 0 else float("inf")

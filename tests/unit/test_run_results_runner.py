@@ -1,0 +1,114 @@
+"""The runner's pure parts: _metadata.json deployment, progress events, the summary rows.
+
+(mirrorspec.spark.runner imports pyspark only inside the functions that run Spark.)
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from mirrorspec import mirroring
+from mirrorspec.compile.plan import SourceSpec, TablePlan, TableStep
+from mirrorspec.console import Console
+from mirrorspec.errors import LandingZoneError
+from mirrorspec.run_results import RunResults, TableRunResult
+from mirrorspec.spark.runner import RunProgress, deploy_metadata, summary_rows
+
+
+def table(tmp_path: Path, keys=("id",), feed=False) -> TablePlan:
+    steps = [TableStep("PublishFeed"), TableStep("MirrorTable")] if feed else [
+        TableStep("MirrorTable")]
+    return TablePlan(unique_id="sales.orders", name="orders", schema="sales",
+                     warehouse_schema="sales", landing_path=str(tmp_path / "sales.schema/orders"),
+                     delta_path=str(tmp_path / "wh/sales/orders"),
+                     metadata=mirroring.render_metadata(key_columns=list(keys)),
+                     key_columns=list(keys),
+                     source=SourceSpec(type="qlik_replicate" if feed else "landing_zone"),
+                     steps=steps)
+
+
+def test_metadata_is_written_when_absent_and_left_alone_when_equal(tmp_path):
+    t = table(tmp_path)
+    assert deploy_metadata(t) is True
+    path = Path(t.landing_path) / "_metadata.json"
+    assert json.loads(path.read_text()) == {"keyColumns": ["id"]}
+    # same keys, other spelling of the property name: left as the publisher wrote it
+    path.write_text('{"KeyColumns": ["id"], "isUpsertDefaultRowMarker": true}')
+    assert deploy_metadata(t) is False
+    assert "isUpsertDefaultRowMarker" in path.read_text()
+
+
+def test_keyless_metadata_in_an_empty_folder_is_replaced(tmp_path):
+    t = table(tmp_path)
+    Path(t.landing_path).mkdir(parents=True)
+    (Path(t.landing_path) / "_metadata.json").write_text("{}")
+    assert deploy_metadata(t) is True
+    assert json.loads((Path(t.landing_path) / "_metadata.json").read_text())["keyColumns"] == ["id"]
+
+
+@pytest.mark.parametrize("feed, hint", [(True, "--full-refresh --select sales.orders"),
+                                        (False, "delete the folder")])
+def test_other_key_columns_are_an_error_saying_to_recreate_the_folder(tmp_path, feed, hint):
+    t = table(tmp_path, feed=feed)
+    folder = Path(t.landing_path)
+    folder.mkdir(parents=True)
+    (folder / "_metadata.json").write_text('{"keyColumns": ["order_id"]}')
+    (folder / "00000000000000000001.parquet").write_bytes(b"PAR1")
+    with pytest.raises(LandingZoneError) as info:
+        deploy_metadata(t)
+    text = info.value.render()
+    assert "recreate the table folder" in text and "['order_id']" in text and hint in text
+    assert str(folder / "_metadata.json") in text
+    assert info.value.code == "KeyColumnsChanged"
+
+
+def test_invalid_metadata_names_the_file(tmp_path):
+    t = table(tmp_path)
+    Path(t.landing_path).mkdir(parents=True)
+    (Path(t.landing_path) / "_metadata.json").write_text("{oops")
+    with pytest.raises(LandingZoneError, match="_metadata.json.*invalid JSON"):
+        deploy_metadata(t)
+
+
+def test_progress_emits_json_events_per_table():
+    stream = io.StringIO()
+    console = Console(log_format="json", stream=stream)
+    ok = TableRunResult("a.t", rows_inserted=5, files_applied=["00000000000000000001.parquet"])
+    bad = TableRunResult("a.u")
+    bad.fail("boom", "BadFile")
+    with RunProgress(console, 2) as progress:
+        progress.started("a.t")
+        progress.started("a.u")
+        progress.finished(ok)
+        progress.finished(bad)
+    events = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [e["event"] for e in events] == ["table_started", "table_started", "table_finished",
+                                            "table_finished"]
+    assert events[1]["running"] == 2
+    last = events[-1]
+    assert (last["done"], last["failed"], last["running"], last["total"]) == (2, 1, 0, 2)
+    assert last["status"] == "error" and last["error"] == "boom"
+    assert "rows_per_second" in events[2] and "1 of 2 OK a.t" in events[2]["message"]
+
+
+def test_progress_for_people_prints_one_line_per_table():
+    stream = io.StringIO()
+    console = Console(log_format="text", stream=stream)
+    waiting = TableRunResult("a.t", status="waiting", awaiting="00000000000000000003.parquet")
+    with RunProgress(console, 1) as progress:
+        progress.started("a.t")
+        progress.finished(waiting)
+    text = stream.getvalue()
+    assert "1 of 1 WAITING a.t" in text and "awaiting 00000000000000000003.parquet" in text
+
+
+def test_summary_rows():
+    result = TableRunResult("a.t", mirror_status="Replicating", rows_inserted=1, rows_updated=2,
+                            rows_deleted=3, files_published=["x"], files_applied=["x", "y"],
+                            execution_time=1.26)
+    assert summary_rows(RunResults("run", {}, [result])) == [
+        ["a.t", "success", "Replicating", 1, 2, 1, 2, 3, "1.3s"]]
