@@ -169,14 +169,55 @@ def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], out=None)
 
 
 def emit(figures: dict[str, Any], as_json: bool) -> dict[str, Any]:
-    """Print the figures: one JSON line (for run_all) or `key: value` lines for people."""
+    """With --json, print the figures as one JSON line (run_all reads the last line); people
+    get the bench's own lines instead."""
     if as_json:
         print(json.dumps(figures, default=str), flush=True)
-    else:
-        for key, value in figures.items():
-            print(f"{key}: {value}")
     return figures
 
 
 def rate(count: float, seconds: float) -> float:
     return round(count / seconds, 1) if seconds > 0 else float("inf")
+
+
+# --- where the time goes: Spark event logs -------------------------------------------------------
+
+def event_log_conf(folder: Path) -> str:
+    """PYSPARK_SUBMIT_ARGS that make the bench's driver write a Spark event log to `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return (f"--conf spark.eventLog.enabled=true --conf spark.eventLog.dir=file://{folder} "
+            "pyspark-shell")
+
+
+def stage_profile(folder: Path, top: int = 6) -> list[dict[str, Any]]:
+    """The slowest Spark stages in the event logs under `folder`: name, wall s, tasks, task s.
+
+    Wall time is submission → completion of the stage; task time is the sum of its tasks'
+    run times (executor CPU + I/O), which says what bounds the stage on 2 cores.
+    """
+    stages: dict[tuple, dict[str, Any]] = {}
+    for log in sorted(p for p in folder.glob("*") if p.is_file()):
+        with open(log, encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                if '"SparkListenerStageCompleted"' not in line and \
+                        '"SparkListenerTaskEnd"' not in line:
+                    continue
+                event = json.loads(line)
+                if event["Event"] == "SparkListenerTaskEnd":
+                    key = (log.name, event["Stage ID"], event.get("Stage Attempt ID", 0))
+                    info = event.get("Task Info", {})
+                    entry = stages.setdefault(key, {"task_s": 0.0})
+                    entry["task_s"] += (info.get("Finish Time", 0) - info.get("Launch Time", 0)) / 1e3
+                    continue
+                info = event["Stage Info"]
+                key = (log.name, info["Stage ID"], info.get("Stage Attempt ID", 0))
+                entry = stages.setdefault(key, {"task_s": 0.0})
+                started, finished = info.get("Submission Time"), info.get("Completion Time")
+                entry.update({"stage": info["Stage ID"], "name": info.get("Stage Name", "?"),
+                              "tasks": info.get("Number of Tasks"),
+                              "wall_s": (finished - started) / 1e3 if started and finished else 0.0})
+    done = [s for s in stages.values() if "name" in s]
+    for entry in done:
+        entry["task_s"] = round(entry["task_s"], 2)
+        entry["wall_s"] = round(entry["wall_s"], 2)
+    return sorted(done, key=lambda s: s["wall_s"], reverse=True)[:top]

@@ -27,8 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from mirrorspec.errors import SourceError
-from mirrorspec.sources.base import (InferredSchema, ReadResult, iter_json_documents,
-                                     list_feed_files, value_converter)
+from mirrorspec.sources.base import InferredSchema, ReadResult, iter_json_documents, value_converter
 from mirrorspec.sources.qlik import _decode, _read_bytes, loads_line
 
 TYPE_NAME = "arcion"

@@ -168,6 +168,8 @@ def _header_layout(header: list[str], shape: TableShape, options: DmsOptions, fi
 
 def parse_csv(text: str, file: str, shape: TableShape, options: DmsOptions) -> Iterator[tuple]:
     """Canonical rows of one DMS CSV file (pure Python)."""
+    if text.startswith("\ufeff"):
+        text = text[1:]  # a UTF-8 byte-order mark is not part of the first field
     quoting = csv.QUOTE_MINIMAL if options.quote else csv.QUOTE_NONE
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=options.delimiter,
                         quotechar=options.quote or None, quoting=quoting, strict=True)

@@ -505,6 +505,11 @@ class EventParser:
 
     def _image(self, image: Any, event: Event, what: str, partial: bool) -> tuple[list, list | None]:
         """(values in table order, present names or None) of a `before`/`after` image."""
+        if isinstance(image, str):  # MongoDB connectors send the document as JSON text
+            try:
+                image = json.loads(image)
+            except json.JSONDecodeError:
+                pass
         if not isinstance(image, dict):
             raise SourceError(f"'{what}' is not an object", file=self.file, line=event.line)
         kinds = self._kinds(event.value_schema)
@@ -553,7 +558,11 @@ class EventParser:
         if not self._matches_table(envelope):
             return []
         op = envelope.get("op")
-        order = _order_of(envelope)
+        try:
+            order = _order_of(envelope)
+        except (ValueError, TypeError):
+            raise SourceError("the event's source position (lsn, scn, pos, ts_ms) is not a "
+                              "number", file=self.file, line=event.line) from None
         width = len(self.shape.columns)
 
         def row(op_code: int, values: list, present: list | None, part: int) -> Row:

@@ -437,23 +437,28 @@ def _previous(spark: Any, reader: Any, table: Any, state: dict[str, Any], column
 
 
 def _check_keys(current, keys: Sequence[str], snapshot: Snapshot, opts: ExtractOptions) -> None:
+    """Reject a snapshot with a NULL key, a duplicated key, or no rows (unless allowed)."""
     from pyspark.sql import functions as F
 
-    null_key = current.where(F.greatest(*[F.col(k).isNull() for k in keys])
-                             if len(keys) > 1 else F.col(keys[0]).isNull()).limit(1).collect()
-    if null_key:
-        raise SourceError(f"a row has a NULL key ({', '.join(keys)})", file=snapshot.name,
-                          hint="every row of an extract needs a key value")
+    null_key = F.lit(False)
+    for key in keys:
+        null_key = null_key | F.col(f"`{key}`").isNull()
+    counts = current.agg(F.count(F.lit(1)).alias("rows"),
+                         F.sum(F.when(null_key, 1).otherwise(0)).alias("null_keys")).first()
+    if counts["null_keys"]:
+        raise SourceError(f"{counts['null_keys']} row(s) have a NULL key ({', '.join(keys)})",
+                          file=snapshot.name, hint="every row of an extract needs a key value")
+    if not counts["rows"]:
+        if opts.allow_empty:
+            return
+        raise SourceError("the extract has no rows: publishing it would delete every row",
+                          file=snapshot.name,
+                          hint="set allow_empty: true in source.options if that is intended")
     dup = current.groupBy(*keys).count().where(F.col("count") > 1).limit(1).collect()
     if dup:
         shown = ", ".join(f"{k}={dup[0][k]!r}" for k in keys)
         raise SourceError(f"key {shown} appears {dup[0]['count']} times in the snapshot",
-                          file=snapshot.name,
-                          hint="an extract must hold one row per key")
-    if not opts.allow_empty and not current.limit(1).collect():
-        raise SourceError("the extract has no rows: publishing it would delete every row",
-                          file=snapshot.name,
-                          hint="set allow_empty: true in source.options if that is intended")
+                          file=snapshot.name, hint="an extract must hold one row per key")
 
 
 def diff_snapshots(previous, current, names: Sequence[str], keys: Sequence[str]):

@@ -646,18 +646,25 @@ class QlikReplicateReader:
             parsed = spark.createDataFrame([], schema)
         else:
             parsed = map_tasks(spark, tasks, parse_task, schema).persist()
-        error = parsed.where(F.col("_error").isNotNull()).orderBy("_source_file", "_source_line") \
-            .limit(1).collect()
-        if error:
+        # one pass: errors, and the last event that ends a transaction (in change order)
+        summary = parsed.agg(
+            F.count(F.col("_error")).alias("errors"),
+            F.max(F.when(F.col("_txn_last"), F.col("_order"))).alias("last_end")).first()
+        if summary["errors"]:
+            row = (parsed.where(F.col("_error").isNotNull())
+                   .orderBy("_source_file", "_source_line").limit(1).collect()[0])
             parsed.unpersist()
-            row = error[0]
             message, _, hint = row["_error"].partition("\n  hint: ")
             raise SourceError(message, file=row["_source_file"], line=row["_source_line"],
                               hint=hint or None)
-        cutoff = (parsed.where(F.col("_txn").isNotNull())
-                  .groupBy("_txn").agg(F.max(F.col("_txn_last").cast("int")).alias("done"),
-                                       F.min("_order").alias("first"))
-                  .where(F.col("done") == 0).agg(F.min("first")).first()[0])
+        # the unfinished tail: transaction events after the last transactionLastEvent=true
+        # (Replicate emits committed transactions whole and in commit order)
+        tail = F.col("_txn").isNotNull() & F.col("_txn_last").isNotNull()
+        if summary["last_end"] is not None:
+            end = F.struct(*[F.lit(v) for v in summary["last_end"]]).cast(
+                parsed.schema["_order"].dataType)
+            tail = tail & (F.col("_order") > end)
+        cutoff = parsed.where(tail).agg(F.min("_order")).first()[0]
         changes = parsed
         held: list[str] = []
         new_state = {"structures": [s.to_dict() for s in structures]}

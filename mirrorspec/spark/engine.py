@@ -492,6 +492,9 @@ class _TableRun:
             # Each table gets its own session: the txn/userMetadata confs of one table's commit
             # must never leak into another's running concurrently.
             self._own_session = self.spark.newSession()
+            # Delimited files may declare any Java charset (windows-1252, …); Spark 4 only
+            # accepts a short list unless this is on.
+            self._own_session.conf.set("spark.sql.legacy.javaCharsets", "true")
         _activate(self._own_session)
         return self._own_session
 

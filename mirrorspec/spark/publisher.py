@@ -465,6 +465,11 @@ def _write_landing(spark, fs: _Fs, table: TablePlan, changes, keys: list[str],
                                              sort_columns, with_tie)
 
     columns = [c for c in changes.columns if not c.startswith("_")]
+    defaults = {PRESENT_COLUMN: "array<string>", SOURCE_FILE_COLUMN: "string",
+                SOURCE_LINE_COLUMN: "bigint"}
+    for name, kind in defaults.items():  # optional for readers whose rows are always full
+        if name not in changes.columns:
+            changes = changes.withColumn(name, F.lit(None).cast(kind))
     missing = [k for k in keys if k not in columns]
     if missing:
         raise SourceError(f"key column(s) {', '.join(missing)} are not columns of the feed "

@@ -83,15 +83,40 @@ def run_plan(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = ()
                                        console, progress) for job in jobs]
                 for future in futures:
                     future.result()
-        outcomes = [job.outcome for job in jobs if job.outcome is not None]
-        if outcomes:
-            from mirrorspec.status import write_status
-            write_status(plan.warehouse, outcomes)
+        if not publish_only:
+            _write_status(plan, jobs, files)
     results.results = [job.result for job in jobs]
     results.elapsed_time = time.monotonic() - started
     if target_dir is not None:
         results.write(target_dir)
     return results
+
+
+def _write_status(plan: Plan, jobs: list[_TableJob], files: "LandingFiles") -> None:
+    """The monitoring JSON: the engine's outcomes, and `Failed` for a table that failed before
+    or outside the engine (its `_metadata.json`, its publish), keeping its cumulative metrics."""
+    from mirrorspec.status import read_status, write_status
+
+    filesystem = files.fs(plan.warehouse)
+    previous = {(e.get("sourceSchemaName"), e.get("sourceTableName")): e
+                for e in read_status(plan.warehouse, filesystem).get("tables", [])}
+    outcomes: list[Any] = []
+    for job in jobs:
+        outcome = job.outcome
+        if job.result.failed and (outcome is None or outcome.status != "Failed"):
+            table = job.table
+            metrics = (previous.get((table.warehouse_schema, table.name)) or {}).get("metrics")
+            metrics = metrics or {}
+            outcome = {"schema": table.warehouse_schema, "name": table.name, "status": "Failed",
+                       "processed_rows": metrics.get("processedRows", 0),
+                       "processed_bytes": metrics.get("processedBytes", 0),
+                       "seconds": job.result.execution_time,
+                       "error": {"errorCode": job.result.error_code or "RunFailed",
+                                 "message": job.result.error}}
+        if outcome is not None:
+            outcomes.append(outcome)
+    if outcomes:
+        write_status(plan.warehouse, outcomes, files=filesystem)
 
 
 # --- preparing the landing zone ----------------------------------------------------------------

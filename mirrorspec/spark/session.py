@@ -12,7 +12,8 @@ Three ways to get Spark, all from the same profile output (`spark: {master, remo
 
 The conf key `mirrorspec.delta.jars` (never passed to Spark) says where Delta's jars come from:
 `cache` (default: the offline cache, else Maven via spark.jars.packages), `packages` (always
-spark.jars.packages) or `provided` (the platform already has Delta: add nothing).
+spark.jars.packages) or `provided` (the platform already has Delta: add nothing; the default
+under spark-submit, whose --jars/--packages stay in charge).
 """
 
 from __future__ import annotations
@@ -70,7 +71,9 @@ def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | Non
     session is returned instead; raises MirrorspecError when the server can't be used.
     """
     user_conf = {k: str(v) for k, v in (conf or {}).items()}
-    jars_mode = user_conf.pop(DELTA_JARS_KEY, "cache").strip().lower()
+    submitted = _inside_spark_submit()
+    # Under spark-submit, its --jars/--packages stay in charge unless the profile says otherwise.
+    jars_mode = user_conf.pop(DELTA_JARS_KEY, "provided" if submitted else "cache").strip().lower()
     if jars_mode not in DELTA_JARS_MODES:
         raise MirrorspecError(
             f"spark.conf {DELTA_JARS_KEY}: {jars_mode!r} is not one of {', '.join(DELTA_JARS_MODES)}",
@@ -82,7 +85,7 @@ def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | Non
     merged.update(user_conf)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
-    if not _inside_spark_submit():
+    if not submitted:
         builder = builder.master(master or "local[*]")
     _add_delta_jars(merged, jars_mode)
     for key, value in merged.items():

@@ -80,8 +80,11 @@ def test_run_fails_one_table_runs_the_other_then_status_and_json_logs(project):
     doc = json.loads((project / "target" / "run_results.json").read_text())
     results = {r["unique_id"]: r for r in doc["results"]}
     assert results["shop.good"]["status"] == "success"
+    # both files fold into one append to the new Delta table: (2, B) and (3, NULL)
+    assert results["shop.good"]["files_applied"] == ["00000000000000000001.parquet",
+                                                     "00000000000000000002.parquet"]
     assert (results["shop.good"]["rows_inserted"], results["shop.good"]["rows_updated"],
-            results["shop.good"]["rows_deleted"]) == (3, 1, 1)
+            results["shop.good"]["rows_deleted"]) == (2, 0, 0)
     assert results["shop.bad"]["status"] == "error"
 
     status = cli("status", "--project-dir", ".", "--json", cwd=project)

@@ -301,3 +301,21 @@ def test_arcion_partial_update_completed_from_delta(spark, tmp_path):
     mirror(spark, tbl, plan)
     assert delta_rows(spark, tbl, "r_regionkey", "r_name", "r_comment") == [
         (0, "EUROPE", None), (1, "AMERICA", "new")]
+
+
+def test_metadata_only_batch_lands_nothing_and_is_remembered(spark, tmp_path):
+    feed = tmp_path / "feed"
+    feed.mkdir()
+    _write(feed / "001.json", [MD])
+    tbl, plan = make(tmp_path, "qlik_replicate", feed)
+    first = publish(spark, tbl, plan)
+    assert first.status == "UpToDate" and first.files_written == []
+    assert not (Path(tbl.landing_path) / "00000000000000000001.parquet").exists()
+    # later files carry only data messages: the remembered metadata gives columns and ordinals
+    _write(feed / "002.json", [_dt("UPDATE", {"ID": 7, "V": "v"}, 1, "T1", True, mask="03")])
+    second = publish(spark, tbl, plan)
+    assert second.status == "Published", second.error
+    assert [Path(f).name for f in second.files_written] == ["00000000000000000001.parquet"]
+    rows = check_landing_file(Path(second.files_written[0]), ["ID", "V", "W"], ["ID"])
+    # W was absent and no mirrored row exists: NULL (the update lands as a full row)
+    assert [(r["ID"], r["V"], r["W"], r[ROW_MARKER_COLUMN]) for r in rows] == [(7, "v", None, 1)]

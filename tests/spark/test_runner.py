@@ -140,6 +140,12 @@ def test_changed_key_columns_fail_only_that_table(spark, zone):
     assert results["sales.orders"].error_code == "KeyColumnsChanged"
     assert results["dbo.plain"].status == "success"
     assert not Path(orders.delta_path).exists()
+    # the monitoring JSON says so too, though the engine never saw the table
+    tables = {t["sourceTableName"]: t
+              for t in json.loads((Path(plan.warehouse) / "tables.json").read_text())["tables"]}
+    assert tables["orders"]["status"] == "Failed"
+    assert tables["orders"]["error"]["errorCode"] == "KeyColumnsChanged"
+    assert tables["plain"]["status"] == "Replicating"
 
 
 def test_full_refresh_of_a_landing_zone_table_rebuilds_from_processed_files(spark, zone):

@@ -220,3 +220,20 @@ def test_table_filter_and_unknown_options():
     assert list(parse_text(text, "f", PG_SHAPE, parse_options({"table": "orders"}))) == []
     with pytest.raises(SourceError, match="unknown option"):
         parse_options({"decimal_mode": "string"})
+
+
+def test_non_numeric_position_is_a_located_error():
+    event = {"op": "c", "after": {"id": 1}, "source": {"lsn": "0/16B3748"}}
+    shape = TableShape((("id", "Int32"),), ("id",))
+    with pytest.raises(SourceError, match="source position") as err:
+        list(parse_text("\n" + json.dumps(event), "f.json", shape, DebeziumOptions()))
+    assert err.value.line == 2
+
+
+def test_images_sent_as_json_text_are_read():
+    event = {"op": "c", "after": json.dumps({"id": 5, "name": "doc"}), "source": {"ts_ms": 1}}
+    shape = TableShape((("id", "Int32"), ("name", "String")), ("id",))
+    (row,) = parse_text(json.dumps(event), "f.json", shape, DebeziumOptions())
+    assert row[:3] == (5, "doc", OP_INSERT)
+    with pytest.raises(SourceError, match="'after' is not an object"):
+        list(parse_text('{"op": "c", "after": 7}', "f.json", shape, DebeziumOptions()))

@@ -119,3 +119,8 @@ def test_update_on_keyless_table_and_bad_options():
     with pytest.raises(SourceError, match="must be true or false"):
         parse_options({"header": "maybe"})
     assert get_reader("aws_dms").infer_schema(str(FIXTURES / "csv"), {}) is None
+
+
+def test_byte_order_mark_is_not_part_of_the_op():
+    rows = list(parse_csv("\ufeffD,1,A,B,2020-01-01,X,1\n", "f.csv", SHAPE, parse_options({})))
+    assert rows[0][W] == OP_DELETE

@@ -1,0 +1,216 @@
+"""Run every benchmark and print ONE table of figures against issue 6's targets (`make bench`).
+
+    .venv/bin/python bench/run_all.py            # full sizes (1M changes, 10M rows: hours on 2 cores)
+    .venv/bin/python bench/run_all.py --quick    # small sizes, a few minutes on an idle machine
+    .venv/bin/python bench/run_all.py --only publish,latency
+
+Each bench runs as its own subprocess (its own JVM, so peak memory is its own) one after
+another (they are CPU-heavy; never in parallel). Logs and a `figures.json` go to --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import REPO_ROOT, event_log_conf, machine, print_table, stage_profile  # noqa: E402
+
+BENCH = Path(__file__).resolve().parent
+
+# name → (script, quick args, full args)
+SUITE: dict[str, tuple[str, list[str], list[str]]] = {
+    "compile": ("compile_bench.py", ["--json", "--repeat", "3"], ["--json", "--repeat", "5"]),
+    "mirror": ("mirror_bench.py", ["--scale", "0.02", "--files", "20"], ["--scale", "1.0"]),
+    "publish": ("publish_bench.py", ["--json", "--scale", "0.05"], ["--json", "--scale", "1.0"]),
+    "e2e": ("e2e_bench.py", ["--json", "--scale", "0.05"], ["--json", "--scale", "1.0"]),
+    "scaling": ("scaling_bench.py", ["--json", "--scale", "0.005", "--files", "20"],
+                ["--json", "--scale", "0.1"]),
+    "latency": ("latency_bench.py", ["--json", "--files", "20"], ["--json", "--files", "50"]),
+}
+COLUMNS = ["stage", "workload", "time", "throughput", "peak RSS", "target", "met"]
+
+
+def run_bench(name: str, args: list[str], out: Path, profile: bool = False
+              ) -> tuple[str, float, int]:
+    """Run one bench script; its stdout+stderr go to OUT/<name>.log. Returns (stdout, s, rc).
+
+    With `profile`, the bench's Spark driver writes an event log to OUT/<name>-events."""
+    script, started = BENCH / SUITE[name][0], time.perf_counter()
+    env = dict(os.environ)
+    if profile:
+        env["PYSPARK_SUBMIT_ARGS"] = event_log_conf(out / f"{name}-events")
+    result = subprocess.run([sys.executable, str(script), *args], cwd=str(REPO_ROOT),
+                            capture_output=True, text=True, env=env)
+    (out / f"{name}.log").write_text(result.stdout + "\n--- stderr ---\n" + result.stderr,
+                                     encoding="utf-8")
+    return result.stdout, time.perf_counter() - started, result.returncode
+
+
+def last_json(stdout: str) -> dict | None:
+    for line in reversed(stdout.strip().splitlines()):
+        if line.startswith("{"):
+            try:
+                return json.loads(line)
+            except ValueError:
+                return None
+    return None
+
+
+def yes_no(ok: bool | None) -> str:
+    return "?" if ok is None else ("yes" if ok else "NO")
+
+
+# --- one table row (or more) per bench ----------------------------------------------------------
+
+def rows_compile(stdout: str) -> list[list]:
+    f = last_json(stdout)
+    if not f:
+        return []
+    return [["compile", f"{f['tables']:,} tables ({f['yaml_files']} YAML files)",
+             f"{f['compile_s']:.3f} s (CPU {f.get('compile_cpu_s', 0):.3f} s)",
+             f"{f['ratio']}× YAML-only load", "-", "< 1 s",
+             yes_no(f["compile_s"] < 1.0)]]
+
+
+_MIRROR = {
+    "size": re.compile(r"scale ([\d.]+) — ([\d,]+) rows, ([\d,]+) changes .* in (\d+) Parquet"),
+    "engine": re.compile(r"engine pass: ([\d.]+) s for (\d+) files, ([\d,]+) changes/s, "
+                         r"peak RSS \(Python \+ JVM\) ([\d.]+ \w+)"),
+    "per_file": re.compile(r"\(a\) one MERGE per file: ([\d.]+) s(.*?)→ engine is ([\d.]+)× faster"),
+    "deltalake": re.compile(r"\(b\) deltalake.*?: ([\d.]+) s.*?→ engine is ([\d.]+)× (faster|slower)"),
+}
+
+
+def rows_mirror(stdout: str) -> list[list]:
+    found = {k: p.search(stdout) for k, p in _MIRROR.items()}
+    size, engine = found["size"], found["engine"]
+    if not engine:
+        return []
+    workload = (f"{size.group(3)} changes, {size.group(4)} files → {size.group(2)}-row table"
+                if size else "see mirror.log")
+    rows = [["mirror", workload, f"{float(engine.group(1)):.1f} s",
+             f"{engine.group(3)} changes/s", engine.group(4), "-", "-"]]
+    if found["per_file"]:
+        m = found["per_file"]
+        extrapolated = " (extrapolated)" if "EXTRAPOLATED" in m.group(2) else ""
+        rows.append(["  vs one MERGE per file", f"same changes{extrapolated}",
+                     f"{float(m.group(1)):.1f} s", f"engine {m.group(3)}× faster", "-",
+                     "≥ 10×", yes_no(float(m.group(3)) >= 10)])
+    if found["deltalake"]:
+        m = found["deltalake"]
+        faster = m.group(3) == "faster"
+        rows.append(["  vs deltalake (delta-rs)", "same changes, one MERGE",
+                     f"{float(m.group(1)):.1f} s", f"engine {m.group(2)}× {m.group(3)}", "-",
+                     "engine faster", yes_no(faster)])
+    return rows
+
+
+def rows_publish(stdout: str) -> list[list]:
+    f = last_json(stdout)
+    if not f:
+        return []
+    names = {"qlik": "Qlik Replicate messages", "arcion": "Arcion realtime CSV rows"}
+    rows = []
+    for feed, label in names.items():
+        if feed in f:
+            p = f[feed]
+            rows.append([f"publish {feed}", f"{f['changes_per_feed']:,} {label}",
+                         f"{p['seconds']:.1f} s", f"{p['changes_per_s']:,.0f} changes/s",
+                         p["peak_rss"], "≥ 100k/s", yes_no(p["changes_per_s"] >= 100_000)])
+    return rows
+
+
+def rows_e2e(stdout: str) -> list[list]:
+    f = last_json(stdout)
+    if not f:
+        return []
+    total = f["changes_per_feed"] * len(f["feeds"])
+    return [["end to end", f"{total:,} changes ({' + '.join(f['feeds'])}) feed → Delta",
+             f"{f['seconds']:.1f} s", f"{f['changes_per_s']:,.0f} changes/s", f["peak_rss"],
+             "correct rows", yes_no(f["correct"])]]
+
+
+def rows_scaling(stdout: str) -> list[list]:
+    f = last_json(stdout)
+    if not f:
+        return []
+    points = f["points"]
+    times = " / ".join(f"{p['pass_s']:.1f}" for p in points)
+    sizes = "/".join(f"{p['factor']}×" for p in points)
+    ok = f["exponent"] is not None and f["exponent"] <= 1.15
+    return [["scaling", f"{sizes} of {points[0]['changes']:,} changes", f"{times} s",
+             f"exponent {f['exponent']}, per-change {f['per_change_ratio']}×", "-",
+             "linear (exponent ≤ 1.15)", yes_no(ok)]]
+
+
+def rows_latency(stdout: str) -> list[list]:
+    f = last_json(stdout)
+    if not f:
+        return []
+    return [["watch latency", f"{f['files']} files of {f['rows_per_file']} rows, --watch "
+                              f"{f['watch_interval_s']}",
+             f"p50 {f['p50_s']} s, p95 {f['p95_s']} s", f"max {f['max_s']} s", "-",
+             "p50 < 5 s", yes_no(f["p50_s"] < 5 and f["correct"])]]
+
+
+ROWS = {"compile": rows_compile, "mirror": rows_mirror, "publish": rows_publish,
+        "e2e": rows_e2e, "scaling": rows_scaling, "latency": rows_latency}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes (minutes, not hours)")
+    parser.add_argument("--only", default=None, help=f"comma list of {', '.join(SUITE)}")
+    parser.add_argument("--out", default=None, help="folder for logs and figures.json")
+    parser.add_argument("--profile", action="store_true",
+                        help="Spark event logs per bench, and its slowest stages after the table")
+    args = parser.parse_args(argv)
+    names = [n.strip() for n in args.only.split(",")] if args.only else list(SUITE)
+    unknown = [n for n in names if n not in SUITE]
+    if unknown:
+        parser.error(f"unknown bench {', '.join(unknown)}; choose from {', '.join(SUITE)}")
+    out = Path(args.out or tempfile.mkdtemp(prefix="mirrorspec-bench-"))
+    out.mkdir(parents=True, exist_ok=True)
+    info = machine()
+    print(f"mirrorspec benchmarks ({'quick' if args.quick else 'full'} sizes) on {info.get('cpus')}"
+          f" CPUs ({info.get('cpu_model', '?')}), {info.get('memory', '?')} RAM, load average "
+          f"{info.get('load_average', 0):.1f}; logs in {out}", flush=True)
+    table, figures, failures = [], {"machine": info, "quick": args.quick}, []
+    for name in names:
+        script, quick, full = SUITE[name]
+        print(f"  running {script} {' '.join(quick if args.quick else full)} …", flush=True)
+        stdout, seconds, code = run_bench(name, quick if args.quick else full, out, args.profile)
+        rows = ROWS[name](stdout) if code == 0 else []
+        figures[name] = {"exit_code": code, "wall_s": round(seconds, 1),
+                         "figures": last_json(stdout), "rows": rows}
+        if args.profile:
+            figures[name]["slowest_stages"] = stage_profile(out / f"{name}-events")
+        if not rows:
+            failures.append(name)
+            rows = [[name, f"FAILED (exit {code}); see {out / (name + '.log')}", "", "", "", "",
+                     "NO"]]
+        table.extend(rows)
+    (out / "figures.json").write_text(json.dumps(figures, indent=2, default=str) + "\n",
+                                      encoding="utf-8")
+    print()
+    print_table(COLUMNS, table)
+    if args.profile:
+        print("\nslowest Spark stages per bench (wall s, summed task s, tasks):")
+        for name in names:
+            for stage in figures[name].get("slowest_stages") or []:
+                print(f"  {name:8} stage {stage['stage']:>4}  {stage['wall_s']:8.2f} s  "
+                      f"{stage['task_s']:8.2f} s  {stage['tasks']:>5}  {stage['name'][:70]}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
