@@ -107,6 +107,46 @@ class PeakMemory:
         self.peak = max(self.peak, tree_rss(self.pid))
 
 
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _cpu_ticks(pid: int) -> int:
+    """utime + stime of `pid` plus the reaped children's (cutime + cstime), in clock ticks."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        return sum(int(v) for v in fields[11:15])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def tree_cpu_seconds(pid: int | None = None) -> float:
+    """CPU seconds used so far by `pid` (default: this process) and its live descendants."""
+    total, stack = 0, [pid or os.getpid()]
+    while stack:
+        current = stack.pop()
+        total += _cpu_ticks(current)
+        stack.extend(_children(current))
+    return total / _TICKS
+
+
+class CpuTime:
+    """CPU seconds the process tree spends inside the `with` block (`.seconds`): unlike wall
+    time, it hardly changes when other work shares the machine."""
+
+    def __init__(self, pid: int | None = None) -> None:
+        self.pid = pid
+        self.seconds = 0.0
+        self._start = 0.0
+
+    def __enter__(self) -> "CpuTime":
+        self._start = tree_cpu_seconds(self.pid)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.seconds = tree_cpu_seconds(self.pid) - self._start
+
+
 def fmt_bytes(n: int) -> str:
     return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import PeakMemory, emit, fmt_bytes, machine, rate, spark_session, timed  # noqa: E402
+from _common import CpuTime, PeakMemory, emit, fmt_bytes, machine, rate, spark_session, timed  # noqa: E402
 from publish_bench import TABLES, compile_plan, generate_project  # noqa: E402
 
 
@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> dict:
         spark.range(1).count()  # JVM and session up before the clock starts
         from mirrorspec.spark.runner import run_plan
 
-        with PeakMemory() as memory, timed() as clock:
+        with PeakMemory() as memory, CpuTime() as cpu, timed() as clock:
             results = run_plan(plan, threads=args.threads, spark=spark)
         if results.failed:
             raise SystemExit("e2e run failed: " + "; ".join(
@@ -54,6 +54,8 @@ def main(argv: list[str] | None = None) -> dict:
         total = changes * len(feeds)
         figures.update({"seconds": round(clock.seconds, 2),
                         "changes_per_s": rate(total, clock.seconds),
+                        "cpu_s": round(cpu.seconds, 2),
+                        "changes_per_cpu_s": rate(total, cpu.seconds),
                         "peak_rss": fmt_bytes(memory.peak)})
         correct = True
         for feed in feeds:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import PeakMemory, emit, fmt_bytes, machine, rate, spark_session, timed  # noqa: E402
+from _common import CpuTime, PeakMemory, emit, fmt_bytes, machine, rate, spark_session, timed  # noqa: E402
 
 FILES = 10
 QLIK_TABLE = "orders"
@@ -213,18 +213,21 @@ def main(argv: list[str] | None = None) -> dict:
             if feed not in feeds:
                 continue
             table = next(t for t in plan.tables if t.name == table_name)
-            with PeakMemory() as memory, timed() as clock:
+            with PeakMemory() as memory, CpuTime() as cpu, timed() as clock:
                 result = publish_table(spark, table, plan)
             if result.status != "Published":
                 raise SystemExit(f"publish of {feed} failed: {result.error}")
             landed = sum(f.stat().st_size for f in Path(table.landing_path).glob("*.parquet"))
             figures[feed] = {"seconds": round(clock.seconds, 2),
                              "changes_per_s": rate(changes, clock.seconds),
+                             "cpu_s": round(cpu.seconds, 2),
+                             "changes_per_cpu_s": rate(changes, cpu.seconds),
                              "landing_rows": result.rows, "landing_bytes": landed,
                              "peak_rss": fmt_bytes(memory.peak)}
             if not args.json:
                 print(f"{feed}: {changes:,} changes → {result.rows:,} landing rows in "
-                      f"{clock.seconds:.1f} s = {changes / clock.seconds:,.0f} changes/s, "
+                      f"{clock.seconds:.1f} s = {changes / clock.seconds:,.0f} changes/s ({cpu.seconds:.1f} "
+                      f"CPU s), "
                       f"peak RSS {fmt_bytes(memory.peak)}")
     finally:
         if not args.workdir:

@@ -6,7 +6,8 @@ all in one warm SparkSession. For each size it reports the initial load and the 
 (the figure that matters), then how time grows with size:
 
 - exponent: the slope of log(time) over log(size) between the two largest sizes (1.0 = linear;
-  fixed costs make small sizes look sub-linear, so the largest sizes are the honest ones),
+  fixed costs make small sizes look sub-linear, so the largest sizes are the honest ones), for
+  wall time and for the CPU time of the process tree (steadier on a shared machine),
 - per-unit ratio: (time per change at 8×) / (time per change at 1×) (≤ 1 = no worse than linear).
 
     .venv/bin/python bench/scaling_bench.py --scale 0.01 [--json]   # base 100k rows / 10k changes
@@ -23,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import PeakMemory, emit, fmt_bytes, machine, print_table, rate, spark_session, timed  # noqa: E402,E501
+from _common import CpuTime, PeakMemory, emit, fmt_bytes, machine, print_table, rate, spark_session, timed  # noqa: E402,E501
 
 FACTORS = (1, 2, 4, 8)
 
@@ -42,25 +43,31 @@ def measure(spark, work: Path, scale: float, files: int, threads: int, seed: int
         mb.engine_pass(spark, landing, warehouse, threads)
     for path in paths:
         (aside / path.name).rename(path)
-    with PeakMemory() as memory, timed() as clock:
+    with PeakMemory() as memory, CpuTime() as cpu, timed() as clock:
         result = mb.engine_pass(spark, landing, warehouse, threads)
     applied = len(result.tables[0].files_applied)
     if applied != files:
         raise SystemExit(f"scale {scale}: the engine applied {applied} of {files} files")
     return {"scale": scale, "rows": base_rows, "changes": changes,
             "load_s": round(load.seconds, 2), "pass_s": round(clock.seconds, 2),
+            "pass_cpu_s": round(cpu.seconds, 2),
             "changes_per_s": rate(changes, clock.seconds), "peak_rss": fmt_bytes(memory.peak)}
 
 
+def _exponent(small: dict, big: dict, key: str) -> float | None:
+    if small[key] <= 0 or big[key] <= 0 or big["changes"] <= small["changes"]:
+        return None
+    return round(math.log(big[key] / small[key]) / math.log(big["changes"] / small["changes"]), 2)
+
+
 def linearity(points: list[dict]) -> dict:
-    """Exponent between the two largest sizes and the per-change time ratio largest/smallest."""
-    small, big = points[0], points[-1]
-    prev = points[-2]
-    exponent = (math.log(big["pass_s"] / prev["pass_s"]) / math.log(big["changes"] / prev["changes"])
-                if prev["pass_s"] > 0 and big["changes"] > prev["changes"] else None)
+    """Growth of the change pass with size: the log-log slope between the two largest sizes
+    (wall and CPU time; 1.0 = linear) and the per-change wall time ratio largest/smallest."""
+    small, prev, big = points[0], points[-2], points[-1]
     per_unit = ((big["pass_s"] / big["changes"]) / (small["pass_s"] / small["changes"])
                 if small["pass_s"] > 0 else None)
-    return {"exponent": round(exponent, 2) if exponent is not None else None,
+    return {"exponent": _exponent(prev, big, "pass_s"),
+            "cpu_exponent": _exponent(prev, big, "pass_cpu_s"),
             "per_change_ratio": round(per_unit, 2) if per_unit is not None else None}
 
 
@@ -95,11 +102,13 @@ def main(argv: list[str] | None = None) -> dict:
     figures = {"bench": "scaling", "base_scale": args.scale, "files": args.files,
                "points": points, **linearity(points), "machine": machine()}
     if not args.json:
-        print_table(["size", "table rows", "changes", "load s", "change pass s", "changes/s",
-                     "peak RSS"],
+        print_table(["size", "table rows", "changes", "load s", "change pass s", "pass CPU s",
+                     "changes/s", "peak RSS"],
                     [[f"{p['factor']}×", f"{p['rows']:,}", f"{p['changes']:,}", p["load_s"],
-                      p["pass_s"], f"{p['changes_per_s']:,.0f}", p["peak_rss"]] for p in points])
-        print(f"exponent (two largest sizes): {figures['exponent']}  "
+                      p["pass_s"], p["pass_cpu_s"], f"{p['changes_per_s']:,.0f}", p["peak_rss"]]
+                     for p in points])
+        print(f"exponent (two largest sizes): wall {figures['exponent']}, CPU "
+              f"{figures['cpu_exponent']}  "
               f"per-change time {factors[-1]}× vs {factors[0]}×: {figures['per_change_ratio']}")
     return emit(figures, args.json)
 

@@ -418,6 +418,26 @@ def coerce(value: Any, data_type: str, int_time_unit: str = "ms",
     raise ValueError(f"unknown DataType {data_type!r}")
 
 
+_NO_KIND = _Kind(None, "", None)
+_FAST_TYPES = {"String": str, "Int16": int, "Int32": int, "Int64": int, "Double": float,
+               "Single": float, "Boolean": bool}
+
+
+def _converter(kind: _Kind, data_type: str, time_unit: str) -> Callable[[Any], Any]:
+    """decode + coerce for one column, with a fast path for values already of the right type."""
+    plain = not kind.name and kind.type != "bytes"
+    fast = _FAST_TYPES.get(data_type)
+    limit = _INT_RANGES.get(data_type)
+
+    def convert(value: Any) -> Any:
+        if plain and fast is not None and type(value) is fast:
+            if limit is None or -limit <= value < limit:
+                return value
+        return coerce(value if plain else decode(value, kind), data_type, time_unit)
+
+    return convert
+
+
 def is_unavailable(value: Any, placeholder: str) -> bool:
     """True for Debezium's "unchanged, not sent" placeholder in any of its encodings."""
     if isinstance(value, str):
@@ -483,16 +503,25 @@ class EventParser:
         self.shape = shape
         self.options = options
         self.file = file
-        self._kinds_cache: dict[int, dict[str, _Kind]] = {}
+        self._last_fields: list | None = None
+        self._last_converters: list | None = None
+        self._plain = self._build_converters({})
 
-    def _kinds(self, schema: dict[str, Any] | None) -> dict[str, _Kind]:
-        if schema is None:
-            return {}
-        cached = self._kinds_cache.get(id(schema))
-        if cached is None:
-            cached = {f.get("field"): _kind(f) for f in row_fields(schema) or ()}
-            self._kinds_cache[id(schema)] = cached
-        return cached
+    def _converters(self, schema: dict[str, Any] | None) -> list[Callable[[Any], Any]]:
+        """One converter per table column for events of `schema` (reused while the row schema
+        stays equal, which it does from one event to the next)."""
+        fields = row_fields(schema)
+        if not fields:
+            return self._plain
+        if fields != self._last_fields:
+            self._last_fields = fields
+            self._last_converters = self._build_converters({f.get("field"): _kind(f)
+                                                            for f in fields})
+        return self._last_converters
+
+    def _build_converters(self, kinds: dict[str, _Kind]) -> list[Callable[[Any], Any]]:
+        return [_converter(kinds.get(name, _NO_KIND), data_type, self.options.time_unit)
+                for name, data_type in self.shape.columns]
 
     def _matches_table(self, envelope: dict[str, Any]) -> bool:
         wanted = self.options.table
@@ -512,12 +541,12 @@ class EventParser:
                 pass
         if not isinstance(image, dict):
             raise SourceError(f"'{what}' is not an object", file=self.file, line=event.line)
-        kinds = self._kinds(event.value_schema)
+        converters = self._converters(event.value_schema)
         values: list = []
         present: list[str] = []
         absent = False
         placeholder = self.options.placeholder
-        for name, data_type in self.shape.columns:
+        for (name, data_type), convert in zip(self.shape.columns, converters):
             if name not in image:
                 if partial:
                     absent = True
@@ -527,13 +556,16 @@ class EventParser:
                 present.append(name)
                 continue
             raw = image[name]
-            if is_unavailable(raw, placeholder):
+            if raw is None:
+                values.append(None)
+                present.append(name)
+                continue
+            if type(raw) in (str, list, dict) and is_unavailable(raw, placeholder):
                 absent = True
                 values.append(None)
                 continue
             try:
-                values.append(coerce(decode(raw, kinds.get(name, _Kind(None, "", None))),
-                                     data_type, self.options.time_unit))
+                values.append(convert(raw))
             except (ValueError, TypeError, KeyError, ArithmeticError, binascii.Error) as exc:
                 raise SourceError(f"column {name!r} ({data_type}): cannot read {raw!r} "
                                   f"in '{what}': {exc}", file=self.file, line=event.line,

@@ -306,9 +306,11 @@ class _TableRun:
     # -- files → schemas, stopping at the first bad one
     def _check_files(self, files, metadata, state: TableState):
         union: list[T.StructField] = []
+        self._table_columns: set[str] = set()
         if state.exists:
             union = list(self._session().read.format("delta").load(
                 self.target.delta_path).schema.fields)
+            self._table_columns = {f.name.lower() for f in union}
         schemas: list[reader.FileSchema] = []
         for order, file in enumerate(files):
             if file.size == 0:
@@ -401,9 +403,7 @@ class _TableRun:
         user_metadata = json.dumps({STATE_KEY: new_meta}, separators=(",", ":"))
         session = self._session()
         batch = changes.filter(F.col(reader.FILE_ORDER) < cutoff).drop(reader.PROBLEM)
-        existing = {f.name.lower() for f in session.read.format("delta").load(
-            target.delta_path).schema.fields} if state.exists else set()
-        new_columns = [f for f in union if f.name.lower() not in existing]
+        new_columns = [f for f in union if f.name.lower() not in self._table_columns]
         self.console.info(f"{target.unique_id}: applying {len(applied)} file(s), "
                           f"{rows_read} change row(s)", table=target.unique_id,
                           files=len(applied), rows=rows_read)

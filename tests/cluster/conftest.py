@@ -83,12 +83,14 @@ def local_output(name: str) -> dict:
 def read_tables(warehouse: Path) -> dict[str, list[tuple]]:
     """Every Delta table under WAREHOUSE/<schema>/<table>, read with the `deltalake` package
     (an independent reader), as sorted row tuples keyed by `schema.table`."""
+    import pyarrow as pa
     from deltalake import DeltaTable
 
     tables = {}
     for log in sorted(warehouse.glob("*/*/_delta_log")):
         table_dir = log.parent
-        data = DeltaTable(str(table_dir)).to_pyarrow_table()
+        # scan() (delta-kernel) applies deletion vectors; to_pyarrow_table() refuses them.
+        data = pa.RecordBatchReader.from_stream(DeltaTable(str(table_dir)).scan()).read_all()
         names = sorted(data.column_names)
         rows = [tuple(row[n] for n in names) for row in data.select(names).to_pylist()]
         tables[f"{table_dir.parent.name}.{table_dir.name}"] = (names, sorted(rows, key=repr))

@@ -226,3 +226,20 @@ def test_last_update_time_file_detection_orders_by_mtime_then_name(spark, tmp_pa
     assert mirror(spark, landing, warehouse)["events"].status == "Replicating"
     model.apply([z])
     assert_equals_model(spark, warehouse / "dbo" / "events", model)
+
+
+def test_delete_rows_with_empty_non_key_cells_in_the_seed_dialect(spark, tmp_path):
+    """Producers leave the non-key cells of a delete row empty, even when NullValue is N/A."""
+    landing, warehouse = tmp_path / "landing", tmp_path / "warehouse"
+    table_dir = landing / "people"
+    table_dir.mkdir(parents=True)
+    (table_dir / "_metadata.json").write_text(SEED_TSV_METADATA)
+    (table_dir / sequence_name(1, "tsv")).write_bytes(
+        b"id,name,age,seqNum,__rowMarker__\r\n"
+        b"1,a,10,1,0\r\n"
+        b"2,b,20,2,0\r\n"
+        b"2,,,,2\r\n")
+    outcome = mirror(spark, landing, warehouse)["people"]
+    assert outcome.status == "Replicating", outcome.error
+    columns, rows = read_delta(spark, str(warehouse / "dbo" / "people"))
+    assert sorted(tuple(r.values()) for r in rows) == [(1, "a", 10, 1)]
