@@ -116,10 +116,13 @@ def distinct_ids(rng: np.random.Generator, upper: int, count: int) -> np.ndarray
     return rng.permutation(chosen)[:count]
 
 
-def generate(landing_table: Path, base_rows: int, changes: int, files: int, seed: int):
-    """Initial-load file 1 (base_rows) and change files 2..files+1; returns (base, change paths)."""
+def generate(landing_table: Path, changes_dir: Path, base_rows: int, changes: int, files: int,
+             seed: int):
+    """Initial-load file 1 (base_rows) in the landing table, and change files 2..files+1 in
+    `changes_dir` (kept there for the baselines); returns (base, change paths)."""
     rng = np.random.default_rng(seed)
     landing_table.mkdir(parents=True, exist_ok=True)
+    changes_dir.mkdir(parents=True, exist_ok=True)
     (landing_table / "_metadata.json").write_text('{"keyColumns": ["id"]}\n')
     base = pa.table(rows(rng, np.arange(base_rows, dtype=np.int64), 0))
     pq.write_table(base, landing_table / "00000000000000000001.parquet", row_group_size=1 << 20)
@@ -138,7 +141,7 @@ def generate(landing_table: Path, base_rows: int, changes: int, files: int, seed
         columns[MARKER] = pa.array(markers, pa.int32())
         order = pa.array(rng.permutation(len(ids)))
         table = pa.table(columns).take(order)
-        path = landing_table / f"{f + 2:020d}.parquet"
+        path = changes_dir / f"{f + 2:020d}.parquet"
         pq.write_table(table, path)
         paths.append(path)
     return base, paths
@@ -241,7 +244,8 @@ def main(argv=None) -> int:
     baseline_files = max(1, min(baseline_files, args.files))
     work = Path(args.workdir or tempfile.mkdtemp(prefix="mirror-bench-"))
     landing, warehouse = work / "landing", work / "warehouse"
-    out = print
+    def out(text: str) -> None:
+        print(text, flush=True)
 
     out(f"mirror_bench: scale {args.scale} — {base_rows:,} rows, {changes:,} changes "
         f"(60% update, 20% insert, 20% delete) in {args.files} Parquet files")
@@ -249,17 +253,14 @@ def main(argv=None) -> int:
         f"master {args.master}, threads {args.threads}")
     try:
         t0 = time.perf_counter()
-        base, paths = generate(landing / TABLE, base_rows, changes, args.files, args.seed)
+        base, paths = generate(landing / TABLE, work / "changes", base_rows, changes, args.files,
+                               args.seed)
         out(f"generated data in {time.perf_counter() - t0:.1f} s ({work})")
 
         from mirrorspec.spark.session import build_session
         spark = build_session(args.master, {"spark.driver.memory": args.driver_memory},
                               app_name="mirror-bench")
-        # initial load: only file 1 visible to the engine (the change files wait aside)
-        aside = work / "aside"
-        aside.mkdir()
-        for path in paths:
-            path.rename(aside / path.name)
+        # initial load: only file 1 is in the landing zone yet
         t0 = time.perf_counter()
         with PeakMemory() as mem:
             engine_pass(spark, landing, warehouse, args.threads)
@@ -269,8 +270,8 @@ def main(argv=None) -> int:
         table_path = warehouse / "dbo" / TABLE
         baseline_path = work / "baseline_merge"
         shutil.copytree(table_path, baseline_path)
-        for path in paths:
-            (aside / path.name).rename(path)
+        for path in paths:  # the engine moves what it applied: it gets copies
+            shutil.copy2(path, landing / TABLE / path.name)
 
         t0 = time.perf_counter()
         with PeakMemory() as mem:

@@ -13,7 +13,7 @@ from mirrorspec.console import Console
 
 
 def execute_tests(console: Console, ctx: PlanContext, table_ids: Iterable[str],
-                  skip: Iterable[str] = ()):
+                  skip: Iterable[str] = (), threads: int = 4):
     """Run the tests of the given tables, print the dbt-style summary, write test_results.json."""
     from mirrorspec.spark.datatests import run_data_tests
     from mirrorspec.spark.runner import start_session
@@ -24,7 +24,8 @@ def execute_tests(console: Console, ctx: PlanContext, table_ids: Iterable[str],
         console.warning("no data tests declared on the selected tables")
         results = run_data_tests(None, ctx.plan, [], console)
     else:
-        results = run_data_tests(start_session(ctx.plan), ctx.plan, tables, console, skip=skip)
+        results = run_data_tests(start_session(ctx.plan), ctx.plan, tables, console, skip=skip,
+                                 threads=threads)
     path = results.write(ctx.target_dir)
     counts = results.counts()
     console.result(f"Done. PASS={counts['pass']} WARN={counts['warn']} ERROR={counts['error']} "
@@ -36,7 +37,9 @@ def execute_tests(console: Console, ctx: PlanContext, table_ids: Iterable[str],
 @click.command("test")
 @project_options
 @selection_options
-def test(**params: Any) -> None:
+@click.option("--threads", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Tests run concurrently.")
+def test(threads: int, **params: Any) -> None:
     """Run the data tests (unique, not_null, accepted_values, relationships, row_count,
     freshness) of the selected tables."""
     from mirrorspec.selection import select_with_warnings
@@ -46,7 +49,7 @@ def test(**params: Any) -> None:
                             params["profiles_dir"], params["plan_path"], console)
     tables = select_with_warnings(ctx.plan, params["select"], params["exclude"],
                                   state_path=params["state_path"], console=console)
-    results = execute_tests(console, ctx, [t.unique_id for t in tables])
+    results = execute_tests(console, ctx, [t.unique_id for t in tables], threads=threads)
     if results.failed:
         raise FailedRun(f"{results.failures} data test(s) failed or errored",
                         hint="see FAIL / ERROR above; severity: warn makes a test only warn")

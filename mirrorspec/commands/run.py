@@ -194,7 +194,8 @@ def build(**params: Any) -> None:
     ctx, results = execute_run(console, "build", False, params)
     skip = {r.unique_id for r in results.results if r.failed}
     ran = [r.unique_id for r in results.results]
-    test_results = execute_tests(console, ctx, ran, skip=skip) if ran else None
+    test_results = (execute_tests(console, ctx, ran, skip=skip, threads=params["threads"])
+                    if ran else None)
     problems = []
     if results.failed:
         problems.append(f"{sum(r.failed for r in results.results)} table(s) failed to run")

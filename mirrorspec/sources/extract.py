@@ -419,7 +419,11 @@ def _previous(spark: Any, reader: Any, table: Any, state: dict[str, Any], column
     if remembered and all(_exists(f) for f in remembered):
         snapshot = Snapshot(remembered[0] if len(remembered) == 1
                             else os.path.dirname(remembered[0]), remembered)
-        return reader.read_snapshot(spark, snapshot, columns, opts), f"extract {snapshot.name}"
+        try:
+            return (reader.read_snapshot(spark, snapshot, columns, opts),
+                    f"extract {snapshot.name}")
+        except SourceError:
+            pass  # e.g. the YAML gained a column the old extract lacks: the mirrored table knows
     from mirrorspec.spark.completion import read_mirrored
 
     mirrored = read_mirrored(spark, table.delta_path)

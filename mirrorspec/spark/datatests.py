@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -119,41 +121,57 @@ def test_name(table: TablePlan, test: dict[str, Any]) -> str:
 
 
 def run_data_tests(spark, plan: Plan, tables: Iterable[TablePlan], console: Console | None = None,
-                   skip: Iterable[str] = ()) -> TestResults:
-    """Run the tests of `tables` (tables in `skip` get SKIPPED tests) and report each."""
+                   skip: Iterable[str] = (), threads: int = 4) -> TestResults:
+    """Run the tests of `tables` (tables in `skip` get SKIPPED tests), `threads` at a time, and
+    report each as it finishes. Results keep the declaration order."""
     console = console or NullConsole()
     started = time.monotonic()
     skip = set(skip)
     todo = [(t, test) for t in tables for test in t.tests]
-    results = TestResults()
-    status_doc: dict[str, Any] | None = None
-    for index, (table, test) in enumerate(todo, start=1):
-        name = test_name(table, test)
-        severity = str(test.get("severity") or "error").lower()
-        params = {k: v for k, v in test.items() if k not in ("type", "severity")}
-        result = DataTestResult(name, table.unique_id, str(test.get("type")), severity, "pass",
-                                params=params)
-        t0 = time.monotonic()
-        if table.unique_id in skip:
-            result.status = "skipped"
-            result.message = "the table failed to run"
-        else:
-            try:
-                if test.get("type") == "freshness" and status_doc is None:
-                    status_doc = _read_status(plan)
-                failures, message = _run_one(spark, plan, table, test, status_doc)
-                result.failures, result.message = failures, message
-                if failures:
-                    result.status = "warn" if severity == "warn" else "fail"
-            except MirrorspecError as exc:
-                result.status, result.message = "error", exc.render()
-            except Exception as exc:  # noqa: BLE001 - a broken test must not stop the others
-                result.status, result.message = "error", f"{type(exc).__name__}: {exc}"
-        result.execution_time = time.monotonic() - t0
-        results.results.append(result)
-        _report(console, index, len(todo), result)
+    status_doc = (_read_status(plan) if any(test.get("type") == "freshness" for _, test in todo)
+                  else None)
+    lock = threading.Lock()
+    finished = [0]
+
+    def one(item: tuple[TablePlan, dict[str, Any]]) -> DataTestResult:
+        result = _run_test(spark, plan, item[0], item[1], status_doc, skip)
+        with lock:
+            finished[0] += 1
+            _report(console, finished[0], len(todo), result)
+        return result
+
+    if threads <= 1 or len(todo) <= 1:
+        done = [one(item) for item in todo]
+    else:
+        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="mirrorspec-test") as pool:
+            done = list(pool.map(one, todo))
+    results = TestResults(done)
     results.elapsed_time = time.monotonic() - started
     return results
+
+
+def _run_test(spark, plan: Plan, table: TablePlan, test: dict[str, Any],
+              status_doc: dict[str, Any] | None, skip: set[str]) -> DataTestResult:
+    severity = str(test.get("severity") or "error").lower()
+    params = {k: v for k, v in test.items() if k not in ("type", "severity")}
+    result = DataTestResult(test_name(table, test), table.unique_id, str(test.get("type")),
+                            severity, "pass", params=params)
+    t0 = time.monotonic()
+    if table.unique_id in skip:
+        result.status = "skipped"
+        result.message = "the table failed to run"
+        return result
+    try:
+        failures, message = _run_one(spark, plan, table, test, status_doc)
+        result.failures, result.message = failures, message
+        if failures:
+            result.status = "warn" if severity == "warn" else "fail"
+    except MirrorspecError as exc:
+        result.status, result.message = "error", exc.render()
+    except Exception as exc:  # noqa: BLE001 - a broken test must not stop the others
+        result.status, result.message = "error", f"{type(exc).__name__}: {exc}"
+    result.execution_time = time.monotonic() - t0
+    return result
 
 
 def _report(console: Console, index: int, total: int, result: DataTestResult) -> None:

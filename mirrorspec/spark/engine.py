@@ -571,9 +571,7 @@ def drop_deleted_tables(spark, landing_zone: str, warehouse: str, present: set[s
                 continue  # not mirrored from this landing zone: never ours to drop
             wfs.delete(table_entry.path)
             _forget_delta_logs(spark)
-            # The landing schema isn't known any more; the entry keeps the warehouse schema.
-            outcome = TableOutcome(unique_id, schema_entry.name, table_entry.name,
-                                   status="Dropped")
+            outcome = TableOutcome(unique_id, schema, table_entry.name, status="Dropped")
             console.warning(f"{unique_id}: its landing folder was deleted; Delta table dropped",
                             table=unique_id)
             outcomes.append(outcome)

@@ -110,7 +110,7 @@ def start(landing: Path, warehouse: Path, crash_at: str | None, log: Path) -> su
                             stderr=subprocess.STDOUT, env=env, start_new_session=True)
 
 
-def finish(process: subprocess.Popen, timeout: float = 600) -> int:
+def finish(process: subprocess.Popen, timeout: float = 1200) -> int:
     try:
         code = process.wait(timeout=timeout)
     finally:
