@@ -226,7 +226,19 @@ def event_log_conf(folder: Path) -> str:
     """PYSPARK_SUBMIT_ARGS that make the bench's driver write a Spark event log to `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
     return (f"--conf spark.eventLog.enabled=true --conf spark.eventLog.dir=file://{folder} "
-            "pyspark-shell")
+            "--conf spark.eventLog.compress=false pyspark-shell")
+
+
+def _open_log(path: Path):
+    """An event log as text lines; Spark 4 compresses with zstd by default."""
+    if path.suffix == ".zstd":
+        import io
+
+        import zstandard  # pyspark[connect] brings it
+
+        raw = zstandard.ZstdDecompressor().stream_reader(open(path, "rb"))
+        return io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
+    return open(path, encoding="utf-8", errors="replace")
 
 
 def stage_profile(folder: Path, top: int = 6) -> list[dict[str, Any]]:
@@ -236,8 +248,10 @@ def stage_profile(folder: Path, top: int = 6) -> list[dict[str, Any]]:
     run times (executor CPU + I/O), which says what bounds the stage on 2 cores.
     """
     stages: dict[tuple, dict[str, Any]] = {}
-    for log in sorted(p for p in folder.glob("*") if p.is_file()):
-        with open(log, encoding="utf-8", errors="replace") as handle:
+    # Spark 4 writes rolling logs: eventlog_v2_<app>/events_<n>_<app>[.zstd…]
+    for log in sorted(p for p in folder.rglob("events_*") if p.is_file()) + sorted(
+            p for p in folder.glob("*") if p.is_file()):
+        with _open_log(log) as handle:
             for line in handle:
                 if '"SparkListenerStageCompleted"' not in line and \
                         '"SparkListenerTaskEnd"' not in line:

@@ -48,7 +48,12 @@ tar -C "$PROJECT" --exclude=./target --exclude=./landing_zone --exclude=./wareho
 if [ ! -t 1 ]; then export COLUMNS="${COLUMNS:-140}"; fi
 
 step() { printf '\n\033[1;36m==> %s\033[0m\n' "$*"; }
-ms() { echo "\$ mirrorspec $*"; "$MIRRORSPEC" "$@"; }
+# Spark's start-up chatter (JVM and log4j notices before the log level applies) is dropped;
+# every other line of stderr is shown.
+quiet_jvm() {
+  grep -v -E '^(WARNING: Using incubator modules|Using Spark.s default log4j profile|Setting default log level|To adjust logging level|[0-9/]+ [0-9:]+ WARN (Utils|NativeCodeLoader|SparkStringUtils):)' >&2 || true
+}
+ms() { echo "\$ mirrorspec $*"; "$MIRRORSPEC" "$@" 2> >(quiet_jvm); }
 
 # Landing-zone settings come from the project's profile; find where it put the landing zone.
 landing_zone() {

@@ -495,6 +495,8 @@ class _TableRun:
             # Delimited files may declare any Java charset (windows-1252, …); Spark 4 only
             # accepts a short list unless this is on.
             self._own_session.conf.set("spark.sql.legacy.javaCharsets", "true")
+            # Producers (pandas/pyarrow) write TIMESTAMP(NANOS); reader.py converts the longs.
+            self._own_session.conf.set("spark.sql.legacy.parquet.nanosAsLong", "true")
         _activate(self._own_session)
         return self._own_session
 
@@ -517,6 +519,15 @@ def _activate(session) -> None:
 
 
 def _short(exc: BaseException) -> str:
+    java = getattr(exc, "java_exception", None)
+    if java is not None:  # Py4JJavaError: the Java message says what went wrong
+        try:
+            cause = java
+            while cause.getCause() is not None:
+                cause = cause.getCause()
+            exc = RuntimeError(str(cause.toString()))
+        except Exception:  # noqa: BLE001
+            pass
     text = str(exc).strip().splitlines()
     first = text[0] if text else type(exc).__name__
     return first[:500]

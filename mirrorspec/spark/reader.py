@@ -44,6 +44,7 @@ class FileSchema:
     header: tuple[str, ...] = ()         # delimited files: the header, marker included
     typed: dict[str, str] | None = None  # delimited files: column → DataType it is cast to
     marker_type: T.DataType | None = None  # Parquet files: the marker column's own type
+    nanos: tuple[str, ...] = ()  # Parquet columns stored as TIMESTAMP(NANOS), read as longs
 
 
 def col(name: str) -> Column:
@@ -57,10 +58,12 @@ def _is_marker(name: str) -> bool:
 
 # --- per-file schemas ---------------------------------------------------------------------
 
-def _arrow_fields(filesystem, file: LandingFile) -> list[T.StructField] | None:
-    """Spark fields of a local Parquet file from its footer (no Spark job), or None."""
+def _arrow_fields(filesystem, file: LandingFile):
+    """Spark fields of a local Parquet file from its footer (no Spark job) and the names of its
+    nanosecond timestamp columns, or None."""
     if fsmod.is_remote(file.path):
         return None
+    import pyarrow as pa
     import pyarrow.parquet as pq
     from pyspark.sql.pandas.types import from_arrow_type
 
@@ -69,9 +72,11 @@ def _arrow_fields(filesystem, file: LandingFile) -> list[T.StructField] | None:
     except Exception as exc:  # noqa: BLE001 - any footer problem means the file is unreadable
         raise LandingZoneError(f"not a readable Parquet file: {exc}", file=file.path,
                                code="BadFile", hint="re-write the file under the same name")
+    nanos = tuple(f.name for f in schema
+                  if pa.types.is_timestamp(f.type) and f.type.unit == "ns")
     try:
-        return [T.StructField(f.name, from_arrow_type(f.type, prefer_timestamp_ntz=True), True)
-                for f in schema]
+        return ([T.StructField(f.name, from_arrow_type(f.type, prefer_timestamp_ntz=True), True)
+                 for f in schema], nanos)
     except Exception:  # noqa: BLE001 - a type PySpark can't map: let Spark infer it
         return None
 
@@ -124,15 +129,15 @@ def file_schema(spark: SparkSession, filesystem, file: LandingFile,
                 metadata: mirroring.TableMetadata) -> FileSchema:
     """Columns and types of one landing file, without reading its rows."""
     if file.format == "parquet":
-        fields = _arrow_fields(filesystem, file)
-        if fields is None:
-            fields = _spark_fields(spark, file)
+        found = _arrow_fields(filesystem, file)
+        fields, nanos = found if found is not None else (_spark_fields(spark, file), ())
         names = [f.name for f in fields]
         markers = [i for i, n in enumerate(names) if _is_marker(n)]
         marker = names[markers[0]] if markers else None
         table_fields = [f for f in fields if not _is_marker(f.name)]
         return FileSchema(file, table_fields, marker, not markers or markers[0] == len(names) - 1,
-                          marker_type=fields[markers[0]].dataType if markers else None)
+                          marker_type=fields[markers[0]].dataType if markers else None,
+                          nanos=nanos)
     header = read_header(filesystem, file, metadata.delimited)
     declared = {c.name.lower(): c for c in metadata.columns}
     fields, typed = [], {}
@@ -213,11 +218,17 @@ def _marker_expr(column: str | None, default: int) -> Column:
 
 def _read_parquet_group(spark, group: list[tuple[int, FileSchema]]) -> tuple[DataFrame, str | None]:
     first = group[0][1]
-    fields = list(first.fields)
+    # Spark can't read TIMESTAMP(NANOS) as a timestamp: read the longs, then convert.
+    fields = [T.StructField(f.name, T.LongType(), True) if f.name in first.nanos else f
+              for f in first.fields]
     if first.marker is not None:
         fields.append(T.StructField(first.marker, first.marker_type, True))
     df = (spark.read.schema(T.StructType(fields))
           .parquet(*[s.file.path for _, s in group]))
+    for field in first.fields:
+        if field.name in first.nanos:
+            micros = F.floor(col(field.name) / F.lit(1000)).cast("long")
+            df = df.withColumn(field.name, F.timestamp_micros(micros).cast(field.dataType))
     df = df.withColumn(FILE_ORDER, _order_column(spark, [(o, s.file) for o, s in group]))
     df = df.withColumn(ROW_ORDER, F.col("_metadata.row_index").cast("long"))
     return df, first.marker
@@ -276,6 +287,7 @@ def read_changes(spark: SparkSession, schemas: list[FileSchema], union: list[T.S
     for order, schema in enumerate(schemas):
         if schema.file.format == "parquet":
             signature = ("parquet", tuple((f.name, f.dataType.json()) for f in schema.fields),
+                         schema.nanos,
                          schema.marker,
                          schema.marker_type.json() if schema.marker_type else None)
         else:

@@ -40,6 +40,9 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.sql.adaptive.enabled": "true",
     "spark.driver.memory": "4g",
     "spark.sql.sources.parallelPartitionDiscovery.threshold": "1000000",
+    # Delta rebuilds a table's state from its log with this many tasks (default 50): for the
+    # small commits of a mirror pass, 50 tiny tasks cost more than the data (bench/latency).
+    "spark.databricks.delta.snapshotPartitions": "8",
 }
 
 DELTA_JARS_KEY = "mirrorspec.delta.jars"

@@ -138,6 +138,10 @@ def zone(spark, tmp_path_factory):
                    M: pa.array([], pa.int64())}, compression="none")
     # a non-data file is ignored
     text(t, "notes.txt", "ignore me")
+    # nanosecond timestamps, as pandas/pyarrow write them
+    t = table_dir(landing, "nanos", metadata=keyed)
+    parquet(t, 1, {"id": [1], "v": pa.array([1_700_000_000_123_456_789], pa.timestamp("ns")),
+                   M: [0]})
 
     first = engine.mirror_landing_zone(spark, landing, warehouse, engine.MirrorOptions(threads=2))
     snapshot1 = {uid: delta_rows(spark, os.path.join(warehouse, *uid.split(".")), ["id", "v"])
@@ -276,6 +280,14 @@ def test_codecs_and_zero_row_files(spark, zone):
     assert zone["first"]["dbo.codecs"].status == "Replicating"
     assert delta_rows(spark, wpath(zone, "dbo.codecs"), ["id", "v"]) == Counter(
         {(1, "gz"): 1, (2, "zs"): 1})
+
+
+def test_nanosecond_timestamps_are_read(spark, zone):
+    import datetime
+
+    assert zone["first"]["dbo.nanos"].status == "Replicating", zone["first"]["dbo.nanos"].error
+    assert delta_rows(spark, wpath(zone, "dbo.nanos"), ["id", "v"]) == Counter(
+        {(1, datetime.datetime(2023, 11, 14, 22, 13, 20, 123456)): 1})
 
 
 def test_status_json(zone):

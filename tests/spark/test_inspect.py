@@ -75,3 +75,7 @@ def test_history_entry_is_lenient_about_user_metadata():
     entry = history_entry(3, "2026-01-01", "MERGE", {"numTargetRowsInserted": "5"}, "not json")
     assert entry.user_metadata == "not json" and entry.files_applied == []
     assert entry.rows_inserted == 5 and entry.rows_deleted is None
+    # the engine keeps its commit state under "mirrorspec"
+    engine = history_entry(2, "2026-01-01", "MERGE", {"numTargetRowsDeleted": "1"},
+                           '{"mirrorspec": {"files": ["00000000000000000003.parquet"]}}')
+    assert engine.files_applied == ["00000000000000000003.parquet"] and engine.rows_deleted == 1
