@@ -34,15 +34,13 @@ def measure(spark, work: Path, scale: float, files: int, threads: int, seed: int
     import mirror_bench as mb
 
     base_rows, changes = int(10_000_000 * scale), int(1_000_000 * scale)
-    landing, warehouse, aside = work / "landing", work / "warehouse", work / "aside"
-    _, paths = mb.generate(landing / mb.TABLE, base_rows, changes, files, seed)
-    aside.mkdir(parents=True)
-    for path in paths:
-        path.rename(aside / path.name)
+    landing, warehouse = work / "landing", work / "warehouse"
+    # mirror_bench writes the initial load into the landing table and the change files aside
+    _, paths = mb.generate(landing / mb.TABLE, work / "changes", base_rows, changes, files, seed)
     with timed() as load:
         mb.engine_pass(spark, landing, warehouse, threads)
     for path in paths:
-        (aside / path.name).rename(path)
+        shutil.copy2(path, landing / mb.TABLE / path.name)
     with PeakMemory() as memory, CpuTime() as cpu, timed() as clock:
         result = mb.engine_pass(spark, landing, warehouse, threads)
     applied = len(result.tables[0].files_applied)

@@ -23,10 +23,10 @@ from mirrorspec.errors import MirrorspecError
 COMMAND_MODULES = (
     "mirrorspec.commands.project",   # init, validate, compile
     "mirrorspec.commands.mirror",    # mirror
-    "mirrorspec.commands.run",       # run, publish
+    "mirrorspec.commands.run",       # run, publish, build
     "mirrorspec.commands.inspect",   # status, show, history
     "mirrorspec.commands.diff",      # diff
-    "mirrorspec.commands.datatest",  # test, build
+    "mirrorspec.commands.datatest",  # test
     "mirrorspec.commands.docs",      # docs generate / serve
 )
 
