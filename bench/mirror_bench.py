@@ -21,7 +21,6 @@ import platform
 import shutil
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -30,66 +29,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import PeakMemory  # noqa: E402  (bench/ is not a package)
+
 MARKER = "__rowMarker__"
 TABLE = "facts"
-
-
-# --- memory ----------------------------------------------------------------------------------
-
-def _children(pid: int) -> list[int]:
-    found = []
-    try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task}/children") as handle:
-                found.extend(int(c) for c in handle.read().split())
-    except OSError:
-        pass
-    return found
-
-
-def _rss_bytes(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status") as handle:
-            for line in handle:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
-def tree_rss(pid: int) -> int:
-    """RSS of `pid` and all its descendants (the JVM and the Python workers)."""
-    total, stack = 0, [pid]
-    while stack:
-        current = stack.pop()
-        total += _rss_bytes(current)
-        stack.extend(_children(current))
-    return total
-
-
-class PeakMemory:
-    """Samples the process tree's RSS every `interval` seconds while in the `with` block."""
-
-    def __init__(self, interval: float = 0.1):
-        self.interval = interval
-        self.peak = 0
-        self._stop = threading.Event()
-
-    def __enter__(self):
-        self.peak = tree_rss(os.getpid())
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-        return self
-
-    def _run(self):
-        while not self._stop.wait(self.interval):
-            self.peak = max(self.peak, tree_rss(os.getpid()))
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-        self.peak = max(self.peak, tree_rss(os.getpid()))
 
 
 # --- data ------------------------------------------------------------------------------------

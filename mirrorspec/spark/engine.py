@@ -26,6 +26,7 @@ from mirrorspec.errors import LandingZoneError
 from mirrorspec.faults import crash_point
 from mirrorspec.spark import fold, landing, reader
 from mirrorspec.spark import fs as fsmod
+from mirrorspec.spark.session import new_session
 
 STATE_KEY = "mirrorspec"
 STATE_FORMAT = 1
@@ -369,8 +370,6 @@ class _TableRun:
     # -- the one commit
     def _commit(self, changes, cutoff, applied, stats, union, metadata, state, meta, folder_id,
                 pending) -> None:
-        from delta.tables import DeltaTable
-
         target = self.target
         columns = [f.name for f in union]
         keys = list(metadata.key_columns)
@@ -432,7 +431,7 @@ class _TableRun:
                 for key, value in conf.items():
                     session.conf.set(key, value)
                 try:
-                    fold.run_merge(DeltaTable.forPath(session, target.delta_path),
+                    fold.run_merge(session, target.delta_path,
                                    fold.fold_changes(batch, columns, keys), columns, keys)
                 finally:
                     for key in conf:
@@ -491,7 +490,7 @@ class _TableRun:
         if not hasattr(self, "_own_session"):
             # Each table gets its own session: the txn/userMetadata confs of one table's commit
             # must never leak into another's running concurrently.
-            self._own_session = self.spark.newSession()
+            self._own_session = new_session(self.spark)
             # Delimited files may declare any Java charset (windows-1252, …); Spark 4 only
             # accepts a short list unless this is on.
             self._own_session.conf.set("spark.sql.legacy.javaCharsets", "true")

@@ -15,6 +15,8 @@ existing key are mirrored exactly. It takes one shuffle (a window over the key).
 
 from __future__ import annotations
 
+import uuid
+
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
@@ -98,15 +100,25 @@ def merge_condition(keys: list[str]) -> str:
     return " AND ".join(parts + [f"s.{IS_RESET}"])
 
 
-def run_merge(delta_table, source: DataFrame, columns: list[str], keys: list[str]) -> None:
-    """The one MERGE of a batch (see DESIGN.md)."""
-    assignments = {_q(c): F.col(f"s.{_q(c)}") for c in columns}
-    (delta_table.alias("t")
-     .merge(source.alias("s"), merge_condition(keys))
-     .whenMatchedDelete(condition=f"s.{ACTION} = '{ACTION_DELETE}'")
-     .whenMatchedUpdate(condition=f"s.{ACTION} = '{ACTION_SET}'", set=assignments)
-     .whenNotMatchedInsert(
-         condition=f"s.{IS_RESET} AND s.{ACTION} = '{ACTION_SET}' AND s.{INSERT_IF_ABSENT}",
-         values=assignments)
-     .whenNotMatchedInsert(condition=f"NOT s.{IS_RESET}", values=assignments)
-     .execute())
+def run_merge(session, delta_path: str, source: DataFrame, columns: list[str],
+              keys: list[str]) -> None:
+    """The one MERGE of a batch (see DESIGN.md), as SQL so it also runs over Spark Connect.
+
+    The table's txn/userMetadata confs are set on `session`, the one that runs the statement.
+    """
+    view = f"__mirrorspec_merge_{uuid.uuid4().hex}"
+    source.createOrReplaceTempView(view)
+    target = "delta.`" + delta_path.replace("`", "``") + "`"
+    names = ", ".join(_q(c) for c in columns)
+    values = ", ".join(f"s.{_q(c)}" for c in columns)
+    updates = ", ".join(f"t.{_q(c)} = s.{_q(c)}" for c in columns)
+    try:
+        session.sql(
+            f"MERGE INTO {target} AS t USING {view} AS s ON {merge_condition(keys)} "
+            f"WHEN MATCHED AND s.{ACTION} = '{ACTION_DELETE}' THEN DELETE "
+            f"WHEN MATCHED AND s.{ACTION} = '{ACTION_SET}' THEN UPDATE SET {updates} "
+            f"WHEN NOT MATCHED AND s.{IS_RESET} AND s.{ACTION} = '{ACTION_SET}' "
+            f"AND s.{INSERT_IF_ABSENT} THEN INSERT ({names}) VALUES ({values}) "
+            f"WHEN NOT MATCHED AND NOT s.{IS_RESET} THEN INSERT ({names}) VALUES ({values})")
+    finally:
+        session.catalog.dropTempView(view)

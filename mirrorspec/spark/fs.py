@@ -232,4 +232,6 @@ def filesystem_for(path: str, spark=None):
         return LocalFS()
     if spark is None:
         raise ValueError(f"{path} is a URI; a Spark session is needed to reach it")
+    from mirrorspec.spark.session import require_classic
+    require_classic(spark, f"reaching {path} through Hadoop's FileSystem")
     return HadoopFS(spark)

@@ -194,6 +194,10 @@ def check_schema(schema: FileSchema, union: list[T.StructField], key_columns: tu
 
 def _encoded_name(spark: SparkSession, path: str) -> str:
     """The file name as Spark's `_metadata.file_name` spells it (URL-encoded)."""
+    from mirrorspec.spark.session import is_connect
+    if is_connect(spark):  # no JVM here: quote as java.net.URI does for a path segment
+        from urllib.parse import quote
+        return quote(path.rstrip("/").rsplit("/", 1)[-1], safe="!$&'()*+,;=:@-._~")
     uri = spark._jvm.org.apache.hadoop.fs.Path(path).toUri().toString()
     return uri.rstrip("/").rsplit("/", 1)[-1]
 
