@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_PROJECT ?= projects/parquet_orders
 
-.PHONY: demo test test-fast test-spark bench clean
+.PHONY: demo test test-fast test-spark test-cluster bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,13 +21,17 @@ test: $(STAMP)
 	@if ! bash scripts/ensure_chromium.sh; then \
 	  if [ -n "$${CI:-}" ]; then echo "CI needs chromium for the browser test" >&2; exit 1; fi; \
 	  export MIRRORSPEC_SKIP_BROWSER=1; fi; \
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not cluster"
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not spark"
+	$(BIN)/python -m pytest -q -m "not spark and not cluster"
 
 test-spark: $(STAMP)
 	$(BIN)/python -m pytest -q -m spark
+
+# Starts a Spark standalone master + 2 workers and a Spark Connect server on 127.0.0.1 (minutes).
+test-cluster: $(STAMP)
+	$(BIN)/python -m pytest -q -m cluster
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py

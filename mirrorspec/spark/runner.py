@@ -146,7 +146,8 @@ def _prepare(plan: Plan, job: _TableJob, files: "LandingFiles", full_refresh: bo
 
 def deploy_metadata(table: TablePlan, lf: "LandingFiles | None" = None,
                     console: Console | None = None) -> bool:
-    """Write the table's `_metadata.json` when absent; True when written.
+    """Write the table's `_metadata.json` when absent (or, for a folder we publish, when it
+    differs from the project's); True when written.
 
     A present file whose keyColumns differ from the plan's is an error: Fabric does not allow
     keyColumns to change once set, so the folder has to be recreated. (A file without keys in
@@ -171,6 +172,19 @@ def deploy_metadata(table: TablePlan, lf: "LandingFiles | None" = None,
             f"keyColumns {list(present.key_columns)} in the landing zone differ from the "
             f"project's {wanted}; keyColumns can't change once set: recreate the table folder",
             file=path, code="KeyColumnsChanged", hint=how)
+    if present == mirroring.parse_metadata(table.metadata, path):
+        return False
+    if is_feed(table):
+        # We publish this folder, so the project is the truth for every other property
+        # (isUpsertDefaultRowMarker, SchemaDefinition, delimited properties, …).
+        lf.write_text(path, mirroring.dumps_json(table.metadata))
+        if console is not None:
+            console.info(f"{table.unique_id}: updated {path}", table=table.unique_id, path=path)
+        return True
+    if console is not None:
+        console.warning(f"{table.unique_id}: {path} differs from the project's _metadata.json "
+                        "(another publisher owns this folder; left as it is)",
+                        table=table.unique_id, path=path)
     return False
 
 

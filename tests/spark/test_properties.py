@@ -173,7 +173,7 @@ def describe(spec: TableSpec) -> str:
                                  for p in run] for run in spec.runs]}, default=str)
 
 
-@settings(max_examples=int(os.environ.get("MIRRORSPEC_PROPERTY_EXAMPLES", "18")), deadline=None,
+@settings(max_examples=int(os.environ.get("MIRRORSPEC_PROPERTY_EXAMPLES", "10")), deadline=None,
           derandomize=True, database=None, phases=[Phase.explicit, Phase.generate],
           suppress_health_check=list(HealthCheck))
 @given(zone=landing_zones())

@@ -42,6 +42,16 @@ def test_metadata_is_written_when_absent_and_left_alone_when_equal(tmp_path):
     assert "isUpsertDefaultRowMarker" in path.read_text()
 
 
+def test_a_published_folder_gets_the_projects_other_properties(tmp_path):
+    t = table(tmp_path, feed=True)
+    assert deploy_metadata(t) is True
+    path = Path(t.landing_path) / "_metadata.json"
+    path.write_text('{"keyColumns": ["id"], "isUpsertDefaultRowMarker": true}')
+    assert deploy_metadata(t) is True  # same keys, another property: the project wins
+    assert json.loads(path.read_text()) == {"keyColumns": ["id"]}
+    assert deploy_metadata(t) is False  # now equal: left alone
+
+
 def test_keyless_metadata_in_an_empty_folder_is_replaced(tmp_path):
     t = table(tmp_path)
     Path(t.landing_path).mkdir(parents=True)
