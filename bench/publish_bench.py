@@ -85,18 +85,14 @@ def _forget(live: list[int], index: int) -> None:
     live.pop()
 
 
-def generate_qlik(folder: Path, changes: int, files: int = FILES) -> int:
-    """`changes` Qlik Replicate data messages in `files` JSON-lines files; returns how many
-    keys are live at the end (the mirrored table's row count)."""
-    folder.mkdir(parents=True, exist_ok=True)
+def _keyed_changes(changes: int, files: int, live: list[int]):
+    """Per file, the (index, op I/U/D, key) of its changes: inserts take new keys, updates and
+    deletes pick a live key; `live` holds the keys still present as the files are consumed."""
     ops = _mix(changes)
-    live: list[int] = []
     next_id = 1
     per_file = -(-changes // files)
-    head = '{"magic": "atMSG", "type": "DT", "headers": null, "messageSchemaId": null, ' \
-           '"messageSchema": null, "message": {"data": '
     for f in range(files):
-        lines = []
+        batch = []
         for i in range(f * per_file, min(changes, (f + 1) * per_file)):
             op = ops[i]
             if op != "I" and not live:
@@ -109,6 +105,20 @@ def generate_qlik(folder: Path, changes: int, files: int = FILES) -> int:
                 key = live[(i * 7919) % len(live)]
                 if op == "D":
                     _forget(live, (i * 7919) % len(live))
+            batch.append((i, op, key))
+        yield batch
+
+
+def generate_qlik(folder: Path, changes: int, files: int = FILES) -> int:
+    """`changes` Qlik Replicate data messages in `files` JSON-lines files; returns how many
+    keys are live at the end (the mirrored table's row count)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    live: list[int] = []
+    head = '{"magic": "atMSG", "type": "DT", "headers": null, "messageSchemaId": null, ' \
+           '"messageSchema": null, "message": {"data": '
+    for f, changes_of_file in enumerate(_keyed_changes(changes, files, live)):
+        lines = []
+        for i, op, key in changes_of_file:
             data = (f'{{"ORDER_ID": {key}, "CUSTOMER_ID": {key % 1000}, '
                     f'"STATUS": "{_STATUS[i % 4]}", "AMOUNT": {i % 10000 / 100:.2f}, '
                     f'"ORDERED_AT": "2024-05-02 10:{i // 60 % 60:02d}:{i % 60:02d}.000000"}}')
@@ -130,25 +140,11 @@ def generate_arcion(folder: Path, changes: int, files: int = FILES) -> int:
     """`changes` Arcion realtime CSV rows (no header; triplets in column_order) in `files`;
     returns how many keys are live at the end."""
     folder.mkdir(parents=True, exist_ok=True)
-    ops = _mix(changes)
     live: list[int] = []
-    next_id = 1
-    per_file = -(-changes // files)
     counts = '"{""insertCount"":1,""updateCount"":0,""deleteCount"":0,""replaceCount"":0}"'
-    for f in range(files):
+    for f, changes_of_file in enumerate(_keyed_changes(changes, files, live)):
         lines = []
-        for i in range(f * per_file, min(changes, (f + 1) * per_file)):
-            op = ops[i]
-            if op != "I" and not live:
-                op = "I"
-            if op == "I":
-                key = next_id
-                next_id += 1
-                live.append(key)
-            else:
-                key = live[(i * 7919) % len(live)]
-                if op == "D":
-                    _forget(live, (i * 7919) % len(live))
+        for i, op, key in changes_of_file:
             cursor = (f'"{{""extractorId"":0,""timestamp"":{1620787841959 + i},'
                       f'""mutId"":{i},""partNum"":1,""v"":2}}"')
             if op == "I":
