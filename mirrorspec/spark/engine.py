@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark import StorageLevel
 
 from mirrorspec import mirroring
 from mirrorspec.console import Console, NullConsole
@@ -247,21 +248,34 @@ class _TableRun:
         self.console.info(f"{target.unique_id}: {len(pending.files)} file(s) pending",
                           table=target.unique_id, files=len(pending.files))
         schemas, union, bad = self._check_files(pending.files, metadata, state)
+        self._unless_moved_away(bad, pending.files)
         applied: list[landing.LandingFile] = []
         if schemas:
-            changes = reader.read_changes(self._session(), schemas, union, metadata)
-            stats, data_bad = self._validate(changes, schemas, metadata)
-            if data_bad is not None:
-                bad = data_bad
-            cutoff = bad[0] if bad else len(schemas)
-            applied = [s.file for s in schemas[:cutoff]]
-            if applied:
-                self._commit(changes, cutoff, applied, stats, union, metadata, state, meta,
-                             folder_id, pending)
+            # The files are read once: the validation job fills the cache, the fold reads it.
+            changes = reader.read_changes(self._session(), schemas, union, metadata).persist(
+                StorageLevel.MEMORY_AND_DISK)
+            try:
+                stats, data_bad = self._validate(changes, schemas, metadata)
+                self._unless_moved_away(data_bad, pending.files)
+                if data_bad is not None:
+                    bad = data_bad
+                cutoff = bad[0] if bad else len(schemas)
+                applied = [s.file for s in schemas[:cutoff]]
+                if applied:
+                    self._commit(changes, cutoff, applied, stats, union, metadata, state, meta,
+                                 folder_id, pending)
+            finally:
+                changes.unpersist()
         to_move = list(pending.applied_present) + applied
         keep = applied[-1].name if applied else last_applied
         self._move([f for f in to_move if f.name != keep])
         self._finish_status(bad, pending, pending.files)
+
+    def _unless_moved_away(self, bad, files) -> None:
+        """A pending file that vanished since the listing was moved by another `mirror` process
+        that applied it: re-read the table instead of failing it."""
+        if bad is not None and not self.lfs.exists(files[bad[0]].path):
+            raise _Conflict(f"{files[bad[0]].name} was moved away by another process")
 
     def _finish_status(self, bad, pending: landing.Pending, files=None) -> None:
         self._purge()

@@ -203,18 +203,29 @@ def _encoded_name(spark: SparkSession, path: str) -> str:
 
 
 def _order_column(spark: SparkSession, ordered: list[tuple[int, LandingFile]]) -> Column:
+    """The position of each row's file in the batch, from `_metadata.file_name`."""
+    offsets = {f.sequence - order if f.sequence is not None else None for order, f in ordered}
+    if len(offsets) == 1 and None not in offsets:
+        # Consecutive 20-digit names (sequence mode): arithmetic, not a lookup per row.
+        name = F.col("_metadata.file_name")
+        return (F.substring(name, 1, 20).cast("long") - F.lit(offsets.pop())).cast("int")
     pairs = []
     for order, file in ordered:
         pairs += [F.lit(_encoded_name(spark, file.path)), F.lit(order)]
     return F.create_map(*pairs)[F.col("_metadata.file_name")].cast("int")
 
 
-def _marker_expr(column: str | None, default: int) -> Column:
+def _marker_expr(column: str | None, default: int, data_type: T.DataType | None = None) -> Column:
     if column is None:
         return F.lit(default)
+    valid = sorted(mirroring.VALID_MARKERS)
+    if isinstance(data_type, T.IntegralType):  # the usual int32 column: no string round trip
+        value = col(column)
+        return (F.when(value.isNull(), F.lit(default))
+                .when(value.isin(valid), value.cast("int"))
+                .otherwise(F.lit(INVALID_MARKER)))
     raw = F.trim(col(column).cast("string"))
     number = raw.try_cast("double")
-    valid = sorted(mirroring.VALID_MARKERS)
     return (F.when(raw.isNull() | (raw == ""), F.lit(default))
             .when(number.isin(valid), number.cast("int"))
             .otherwise(F.lit(INVALID_MARKER)))
@@ -307,7 +318,8 @@ def read_changes(spark: SparkSession, schemas: list[FileSchema], union: list[T.S
             df, marker = _read_csv_group(spark, group, metadata.delimited)
         df = df.withColumn("__marker_raw", col(marker).cast("string") if marker
                            else F.lit(None).cast("string"))
-        df = df.withColumn(MARKER, _marker_expr(marker, default))
+        df = df.withColumn(MARKER, _marker_expr(
+            marker, default, df.schema[marker].dataType if marker else None))
         present = {f.name.lower(): f.name for f in df.schema.fields}
         columns = []
         for field in union:

@@ -16,12 +16,12 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from mirror_cli import mirror_command
 from mirrorspec.mirroring import mirror_id
 from reference_model import (
     MARKER, LandingFile, ModelTable, as_multiset, csv_schema_definition, landing_data_files,
@@ -91,13 +91,6 @@ def txn_version(path: Path, app_id: str) -> int | None:
     return max(versions) if versions else None
 
 
-def mirror_command(landing: Path, warehouse: Path) -> list[str]:
-    script = Path(sys.executable).parent / "mirrorspec"
-    base = [str(script)] if script.exists() else [sys.executable, "-m", "mirrorspec"]
-    return base + ["mirror", "--landing-zone", str(landing), "--warehouse", str(warehouse),
-                   "--master", "local[2]", "--threads", "2"]
-
-
 def start(landing: Path, warehouse: Path, crash_at: str | None, log: Path) -> subprocess.Popen:
     env = dict(os.environ, MIRRORSPEC_SPARK_LOG_LEVEL="ERROR")
     env.pop("MIRRORSPEC_CRASH_AT", None)
@@ -106,7 +99,8 @@ def start(landing: Path, warehouse: Path, crash_at: str | None, log: Path) -> su
         env["MIRRORSPEC_CRASH_TABLE"] = f"dbo.{CRASH_TABLE}"
     handle = open(log, "wb")
     # its own process group, so the JVM it starts can be killed with it
-    return subprocess.Popen(mirror_command(landing, warehouse), stdout=handle,
+    command = mirror_command(landing, warehouse, master="local[2]")
+    return subprocess.Popen(command, stdout=handle,
                             stderr=subprocess.STDOUT, env=env, start_new_session=True)
 
 
