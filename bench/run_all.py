@@ -86,7 +86,8 @@ _MIRROR = {
     "engine": re.compile(r"engine pass: ([\d.]+) s for (\d+) files, ([\d,]+) changes/s, "
                          r"peak RSS \(Python \+ JVM\) ([\d.]+ \w+)"),
     "per_file": re.compile(r"\(a\) one MERGE per file: ([\d.]+) s(.*?)→ engine is ([\d.]+)× faster"),
-    "deltalake": re.compile(r"\(b\) deltalake.*?: ([\d.]+) s.*?→ engine is ([\d.]+)× (faster|slower)"),
+    "deltalake": re.compile(r"\(b\) deltalake.*?: ([\d.]+) s.*?→ engine is ([\d.]+)× "
+                            r"(faster|slower)", re.IGNORECASE),
 }
 
 
@@ -107,9 +108,9 @@ def rows_mirror(stdout: str) -> list[list]:
                      "≥ 10×", yes_no(float(m.group(3)) >= 10)])
     if found["deltalake"]:
         m = found["deltalake"]
-        faster = m.group(3) == "faster"
+        faster = m.group(3).lower() == "faster"
         rows.append(["  vs deltalake (delta-rs)", "same changes, one MERGE",
-                     f"{float(m.group(1)):.1f} s", f"engine {m.group(2)}× {m.group(3)}", "-",
+                     f"{float(m.group(1)):.1f} s", f"engine {m.group(2)}× {m.group(3).lower()}", "-",
                      "engine faster", yes_no(faster)])
     return rows
 

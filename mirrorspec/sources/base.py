@@ -230,10 +230,11 @@ _TRUE = frozenset(("true", "t", "1", "y", "yes"))
 _FALSE = frozenset(("false", "f", "0", "n", "no"))
 
 
-def _bool_converter(value: Any) -> bool:
+def to_boolean(value: Any) -> bool:
+    """A feed's boolean: true/false, 0/1 (int or float) or the usual words; else ValueError."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, int) and value in (0, 1):
+    if isinstance(value, (int, float)) and value in (0, 1):
         return bool(value)
     text = str(value).strip().lower()
     if text in _TRUE:
@@ -323,7 +324,7 @@ def value_converter(data_type: str | None, binary_encoding: str = "hex"):
     if name in ("double", "single"):
         return _float_converter
     if name == "boolean":
-        return _bool_converter
+        return to_boolean
     if name == "bytearray":
         return _binary_converter(binary_encoding)
     if name == "idate":

@@ -43,6 +43,7 @@ from mirrorspec.sources.base import (
     ReadResult,
     iter_json_documents,
     list_feed_files,
+    to_boolean,
 )
 
 TYPE_NAME = "debezium"
@@ -299,8 +300,6 @@ def decode(value: Any, kind: _Kind) -> Any:
 
 
 _INT_RANGES = {"Int16": 1 << 15, "Int32": 1 << 31, "Int64": 1 << 63}
-_TRUE = {"true", "t", "1", "y", "yes"}
-_FALSE = {"false", "f", "0", "n", "no"}
 
 
 def _to_int(value: Any) -> int:
@@ -374,16 +373,7 @@ def coerce(value: Any, data_type: str, int_time_unit: str = "ms",
             return number
         return float(value)
     if data_type == "Boolean":
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, (int, float)) and value in (0, 1):
-            return bool(value)
-        text = str(value).strip().lower()
-        if text in _TRUE:
-            return True
-        if text in _FALSE:
-            return False
-        raise ValueError(f"{value!r} is not a boolean")
+        return to_boolean(value)
     if data_type in ("DateTime", "ITime"):
         if isinstance(value, _Timestamp):
             return int(value)

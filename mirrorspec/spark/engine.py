@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from pyspark import StorageLevel
 
 from mirrorspec import mirroring
 from mirrorspec.console import Console, NullConsole
@@ -251,21 +250,18 @@ class _TableRun:
         self._unless_moved_away(bad, pending.files)
         applied: list[landing.LandingFile] = []
         if schemas:
-            # The files are read once: the validation job fills the cache, the fold reads it.
-            changes = reader.read_changes(self._session(), schemas, union, metadata).persist(
-                StorageLevel.MEMORY_AND_DISK)
-            try:
-                stats, data_bad = self._validate(changes, schemas, metadata)
-                self._unless_moved_away(data_bad, pending.files)
-                if data_bad is not None:
-                    bad = data_bad
-                cutoff = bad[0] if bad else len(schemas)
-                applied = [s.file for s in schemas[:cutoff]]
-                if applied:
-                    self._commit(changes, cutoff, applied, stats, union, metadata, state, meta,
-                                 folder_id, pending)
-            finally:
-                changes.unpersist()
+            # Not persisted: caching the change set for the validation job measured slower than
+            # reading the files twice (docs/performance.md).
+            changes = reader.read_changes(self._session(), schemas, union, metadata)
+            stats, data_bad = self._validate(changes, schemas, metadata)
+            self._unless_moved_away(data_bad, pending.files)
+            if data_bad is not None:
+                bad = data_bad
+            cutoff = bad[0] if bad else len(schemas)
+            applied = [s.file for s in schemas[:cutoff]]
+            if applied:
+                self._commit(changes, cutoff, applied, stats, union, metadata, state, meta,
+                             folder_id, pending)
         to_move = list(pending.applied_present) + applied
         keep = applied[-1].name if applied else last_applied
         self._move([f for f in to_move if f.name != keep])

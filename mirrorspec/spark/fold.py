@@ -44,25 +44,18 @@ def fold_changes(changes: DataFrame, columns: list[str], keys: list[str]) -> Dat
     order = F.struct(F.col(FILE_ORDER), F.col(ROW_ORDER))
     w = Window.partitionBy(*[col(k) for k in keys])
     marker = F.col(MARKER)
-    # ONE window operator (independent aggregates); the rest is row-local arithmetic on them.
-    df = changes.withColumn("__ord", order).select(
-        "*",
-        F.max(F.when(marker == _DELETE, F.col("__ord"))).over(w).alias("__j"),
-        F.max(F.when(marker.isin(_REPLACE), F.col("__ord"))).over(w).alias("__last_replace"),
-        F.collect_list(F.struct(F.col("__ord").alias("o"), marker.alias("m"))).over(w)
-        .alias("__events"))
-    j = F.col("__j")
-
-    def after_j(o):
-        return j.isNull() | (o > j)
-
-    last_replace = F.col("__last_replace")
-    df = df.withColumn("__p", F.when(last_replace.isNotNull() & after_j(last_replace),
-                                     last_replace))
-    # Deletes never follow j (the last delete), so the first change after j is a non-delete.
-    df = df.withColumn("__first", F.array_min(F.filter("__events", lambda e: after_j(e["o"]))))
-    df = df.withColumn("__ins_before_p", F.size(F.filter(
-        "__events", lambda e: after_j(e["o"]) & (e["m"] == _INSERT) & (e["o"] < F.col("__p")))))
+    df = changes.withColumn("__ord", order)
+    df = df.withColumn("__j", F.max(F.when(marker == _DELETE, F.col("__ord"))).over(w))
+    after = F.col("__j").isNull() | (F.col("__ord") > F.col("__j"))
+    df = df.withColumn("__after", after)
+    df = df.withColumn("__p", F.max(F.when(F.col("__after") & marker.isin(_REPLACE),
+                                           F.col("__ord"))).over(w))
+    df = df.withColumn("__first", F.min(F.when(F.col("__after") & (marker != _DELETE),
+                                               F.struct(F.col("__ord"), marker.alias("m"))))
+                       .over(w))
+    df = df.withColumn("__ins_before_p", F.sum(F.when(
+        F.col("__after") & (marker == _INSERT) & (F.col("__ord") < F.col("__p")), 1)
+        .otherwise(0)).over(w))
     first_is_update = F.coalesce(F.col("__first.m").isin(_REPLACE), F.lit(False))
     has_delete = F.col("__j").isNotNull()
     is_p = F.col("__p").isNotNull() & (F.col("__ord") == F.col("__p"))

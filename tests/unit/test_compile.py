@@ -7,13 +7,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 
 from mirrorspec import mirroring
 from mirrorspec.compile import compile_project, validate_project
 from mirrorspec.compile.compiler import plan_text
 from mirrorspec.compile.plan import read_plan, resolve_secrets, secret_placeholder
 from mirrorspec.errors import MirrorspecError, ProjectError
+from project_files import write
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -21,14 +21,6 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture(autouse=True)
 def _in_tmp(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-
-
-def write(root: Path, files: dict) -> Path:
-    for name, content in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content if isinstance(content, str) else yaml.safe_dump(content, sort_keys=False))
-    return root
 
 
 def make(tmp_path: Path, tables: list, project: dict | None = None, profiles: dict | None = None) -> Path:

@@ -5,25 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
 
 from mirrorspec.compile import load_project
 from mirrorspec.errors import ProjectError
 from mirrorspec.sources.base import InferredColumn, InferredSchema
+from project_files import write
 
 
 @pytest.fixture(autouse=True)
 def _in_tmp(tmp_path, monkeypatch):
     """Messages name files relative to the working directory: work inside the project."""
     monkeypatch.chdir(tmp_path)
-
-
-def write(root: Path, files: dict) -> Path:
-    for name, content in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content if isinstance(content, str) else yaml.safe_dump(content, sort_keys=False))
-    return root
 
 
 def project(tmp_path: Path, tables: list | str, project_extra: dict | None = None, **kwargs):
