@@ -231,10 +231,10 @@ _FALSE = frozenset(("false", "f", "0", "n", "no"))
 
 
 def to_boolean(value: Any) -> bool:
-    """A feed's boolean: true/false, 0/1 (int or float) or the usual words; else ValueError."""
+    """A feed's boolean: true/false, integer 0/1 or the usual words; else ValueError."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, (int, float)) and value in (0, 1):
+    if isinstance(value, int) and value in (0, 1):
         return bool(value)
     text = str(value).strip().lower()
     if text in _TRUE:

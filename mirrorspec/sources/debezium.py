@@ -373,6 +373,8 @@ def coerce(value: Any, data_type: str, int_time_unit: str = "ms",
             return number
         return float(value)
     if data_type == "Boolean":
+        if isinstance(value, float) and value in (0, 1):  # Debezium JSON may spell 1 as 1.0
+            return bool(value)
         return to_boolean(value)
     if data_type in ("DateTime", "ITime"):
         if isinstance(value, _Timestamp):
