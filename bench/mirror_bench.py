@@ -9,6 +9,10 @@ Python workers), and in the same run the ratios against
   (b) the `deltalake` package (delta-rs) merging the same changes: the net fold of all files
       (last change per key, computed with pyarrow and included in its time) in one MERGE.
 Finally the three tables are compared (count, sums) so a fast wrong answer can't pass unseen.
+With --floor it also times (c) the Spark floor: the least work any Spark implementation of this
+MERGE must do (read the changes and keep the last one per key, find the table rows they touch,
+write the new rows), as plain Spark jobs with no Delta commit, in the warm JVM. When delta-rs
+beats even that floor, no MERGE path on Spark can beat delta-rs on this machine.
 
     .venv/bin/python bench/mirror_bench.py --scale 0.1
 """
@@ -142,6 +146,28 @@ def deltalake_merge(table_path: Path, paths: list[Path]) -> None:
      .execute())
 
 
+def spark_floor(spark, table_path: Path, paths: list[Path], scratch: Path) -> float:
+    """Seconds of the three jobs every Spark MERGE of `paths` into the table must at least run:
+    (1) read the changes, keep the last change per key (one shuffle) and write the rows to
+    insert or update; (2) scan the table's key column and semi-join it with the changed keys
+    (the rows to mark deleted). No Delta commit, no deletion vectors, no exact fold: a floor."""
+    from pyspark.sql import functions as F
+
+    files = [str(p) for p in paths]
+    started = time.perf_counter()
+    changes = spark.read.parquet(*files).withColumn(
+        "__order", F.struct(F.col("_metadata.file_name"), F.col("_metadata.row_index")))
+    data = [c for c in changes.columns if c != "__order"]
+    last = (changes.groupBy("id")
+            .agg(F.max_by(F.struct(*data), F.col("__order")).alias("r")).select("r.*"))
+    (last.filter(F.col(MARKER) != 2).drop(MARKER)
+     .write.mode("overwrite").parquet(str(scratch / "floor_rows")))
+    keys = spark.read.parquet(*files).select("id")
+    (spark.read.format("delta").load(str(table_path)).select("id")
+     .join(F.broadcast(keys), "id", "left_semi").count())
+    return time.perf_counter() - started
+
+
 def spark_summary(spark, path: Path) -> tuple:
     from pyspark.sql import functions as F
     row = spark.read.format("delta").load(str(path)).agg(
@@ -178,6 +204,9 @@ def main(argv=None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
     parser.add_argument("--skip-baseline", action="store_true")
     parser.add_argument("--skip-deltalake", action="store_true")
+    parser.add_argument("--floor", action="store_true",
+                        help="also time the Spark floor (c): the least work any Spark MERGE "
+                             "of these changes must do, in the warm JVM")
     args = parser.parse_args(argv)
 
     base_rows = int(10_000_000 * args.scale)
@@ -258,6 +287,16 @@ def main(argv=None) -> int:
                 f"{fmt_bytes(mem.peak)} (includes the idle JVM) → {verdict}")
             same = deltalake_summary(rs_path) == engine_summary
             out(f"    delta-rs result equals the engine's: {'yes' if same else 'NO'}")
+        if args.floor:
+            floor_s = spark_floor(spark, baseline_path, paths, work)
+            versus = ""
+            if not args.skip_deltalake:
+                versus = (f"delta-rs ({rs_s:.1f} s) is {floor_s / rs_s:.2f}× faster than even "
+                          "this floor" if rs_s < floor_s else
+                          f"the floor is under delta-rs's {rs_s:.1f} s")
+            out(f"(c) Spark floor (read + last change per key + write rows + key semi-join, "
+                f"no Delta commit, warm JVM): {floor_s:.1f} s; the engine pass is "
+                f"{engine_s / floor_s:.2f}× the floor{'; ' + versus if versus else ''}")
         out(f"engine table: {engine_summary[0]:,} rows")
     finally:
         if not args.keep and not args.workdir:

@@ -195,6 +195,11 @@ DATA_TYPES: dict[str, str] = {
 }
 _DATA_TYPES_CI = {name.lower(): name for name in DATA_TYPES}
 
+# An ITime cell holding only a time of day ("14:30:00", "T14:30:00.5") is that time on this
+# date, so the value never depends on the day it was read.
+TIME_ONLY_DATE = "1970-01-01"
+TIME_ONLY_PATTERN = r"^\s*T?\d{1,2}:\d{2}(:\d{2}(\.\d{1,9})?)?Z?\s*$"
+
 
 def canonical_data_type(name: str) -> str | None:
     """The seed's spelling of a DataType (matched case-insensitively), or None if unknown."""
@@ -263,6 +268,7 @@ class TableMetadata:
     delimited: DelimitedOptions = field(default_factory=DelimitedOptions)
     columns: tuple[ColumnDefinition, ...] = ()
     present: bool = True  # False when the folder has no _metadata.json
+    warnings: tuple[str, ...] = ()  # what was ignored (properties the seed doesn't define)
 
     @property
     def default_marker(self) -> int:
@@ -354,7 +360,8 @@ def parse_metadata(raw: Mapping[str, Any], file: str) -> TableMetadata:
     if file_format == FILE_FORMAT_DELIMITED and not extension:
         raise bad("FileExtension is required when FileFormat is DelimitedText")
 
-    delimited = _parse_delimited(data.get("fileformattypeproperties") or {}, bad)
+    warnings: list[str] = []
+    delimited = _parse_delimited(data.get("fileformattypeproperties") or {}, bad, warnings)
     columns = _parse_schema_definition(data.get("schemadefinition"), bad)
     return TableMetadata(
         key_columns=tuple(keys),
@@ -364,12 +371,14 @@ def parse_metadata(raw: Mapping[str, Any], file: str) -> TableMetadata:
         file_extension=extension,
         delimited=delimited,
         columns=columns,
+        warnings=tuple(f"{file}: {w}" for w in warnings),
     )
 
 
-def _parse_delimited(props: Any, bad) -> DelimitedOptions:
+def _parse_delimited(props: Any, bad, warnings: list[str]) -> DelimitedOptions:
     if not isinstance(props, dict):
         raise bad("FileFormatTypeProperties must be an object")
+    spelled = list(props)
     props = _ci(props)
     values: dict[str, Any] = {}
     for name, (default, allowed) in DELIMITED_PROPERTIES.items():
@@ -387,9 +396,11 @@ def _parse_delimited(props: Any, bad) -> DelimitedOptions:
             shown = ", ".join(json.dumps(a) for a in allowed)
             raise bad(f"{name} {json.dumps(value)} is not supported; use one of {shown}")
         values[name] = value
-    unknown = set(props) - {n.lower() for n in DELIMITED_PROPERTIES}
-    if unknown:
-        raise bad(f"unknown FileFormatTypeProperties: {', '.join(sorted(unknown))}")
+    known = {n.lower() for n in DELIMITED_PROPERTIES}
+    unknown = [str(name) for name in spelled if str(name).lower() not in known]
+    if unknown:  # another producer's extension: reading goes on with the seed's properties
+        warnings.append(f"FileFormatTypeProperties {', '.join(sorted(unknown))} ignored (not "
+                        "one of the seed's delimited-text properties)")
     return DelimitedOptions(
         first_row_as_header=values["FirstRowAsHeader"],
         row_separator=values["RowSeparator"],

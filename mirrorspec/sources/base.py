@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence
 
+from mirrorspec import mirroring
+
 OP_INSERT = 0
 OP_UPDATE = 1
 OP_DELETE = 2
@@ -305,7 +307,8 @@ def _time_converter(value: Any):
     text = str(value).strip()
     if len(text) <= 18 and text.count(":") >= 1 and "-" not in text:
         try:
-            return dt.datetime.combine(dt.date(1970, 1, 1), dt.time.fromisoformat(text[:15]))
+            return dt.datetime.combine(dt.date.fromisoformat(mirroring.TIME_ONLY_DATE),
+                                       dt.time.fromisoformat(text[:15]))
         except ValueError:
             raise ValueError(f"{value!r} is not a time (HH:MM:SS[.ffffff])") from None
     return _parse_datetime(text)

@@ -33,6 +33,9 @@ STATE_FORMAT = 1
 _LOG_FILE = re.compile(r"^\d{20}\.json$")
 _CONFLICT_WORDS = ("Concurrent", "ProtocolChanged", "MetadataChanged", "DeltaConcurrent")
 _ATTEMPTS = 4
+# Characters Delta refuses in column names unless the table maps columns by name.
+_DELTA_NAME_CHARS = re.compile(r"[ ,;{}()\n\t=]")
+_COLUMN_MAPPING_DEFAULT = "spark.databricks.delta.properties.defaults.columnMapping.mode"
 
 
 @dataclass(frozen=True)
@@ -162,6 +165,15 @@ class _Conflict(Exception):
     """Another writer committed first: re-read the table's state and try again."""
 
 
+class _UnreadableFile(Exception):
+    """The commit failed reading one of the batch's files (a codec Spark lacks, a corrupt
+    page the row checks didn't touch): `bad` names it; the files before it can be applied."""
+
+    def __init__(self, bad: tuple):
+        super().__init__(bad[2])
+        self.bad = bad
+
+
 class _TableRun:
     """One table in one pass."""
 
@@ -203,6 +215,8 @@ class _TableRun:
 
     def _run(self) -> None:
         metadata = landing.read_metadata(self.lfs, self.target.landing_path)
+        for warning in metadata.warnings:
+            self.console.warning(warning, table=self.target.unique_id)
         if not metadata.present:
             self.console.warning(f"{self.target.landing_path}: no _metadata.json; the table is "
                                  "insert-only and keyless", table=self.target.unique_id)
@@ -259,9 +273,15 @@ class _TableRun:
                 bad = data_bad
             cutoff = bad[0] if bad else len(schemas)
             applied = [s.file for s in schemas[:cutoff]]
-            if applied:
-                self._commit(changes, cutoff, applied, stats, union, metadata, state, meta,
-                             folder_id, pending)
+            try:
+                if applied:
+                    self._commit(changes, cutoff, applied, stats, union, metadata, state, meta,
+                                 folder_id, pending)
+            except _UnreadableFile as exc:  # found only when the commit read it: stop there
+                bad, applied = exc.bad, applied[:exc.bad[0]]
+                if applied:
+                    self._commit(changes, exc.bad[0], applied, stats, union, metadata, state,
+                                 meta, folder_id, pending)
         to_move = list(pending.applied_present) + applied
         keep = applied[-1].name if applied else last_applied
         self._move([f for f in to_move if f.name != keep])
@@ -343,8 +363,12 @@ class _TableRun:
                  else f for f in union]
         return schemas, union, None
 
-    # -- one Spark job: rows per file, the first bad row of each file, keyed-row counts
+    # -- rows per file, the first bad row of each file, keyed-row counts: one Spark job, unless
+    # pyarrow proves local Parquet files clean from their marker and key columns alone
     def _validate(self, changes, schemas, metadata):
+        proven = reader.clean_parquet_stats(schemas, metadata)
+        if proven is not None:
+            return proven, None
         keyed = sorted(int(m) for m in mirroring.KEYED_MARKERS)
         try:
             rows = changes.groupBy(reader.FILE_ORDER).agg(
@@ -370,9 +394,13 @@ class _TableRun:
         return stats, None
 
     def _unreadable_file(self, changes, count: int) -> int | None:
+        """The first of the batch's files Spark fails to read in full (every column, so no
+        data page is skipped), or None."""
+        every_column = F.xxhash64(*[reader.col(c) for c in changes.columns])
         for order in range(count):
             try:
-                changes.filter(F.col(reader.FILE_ORDER) == order).agg(F.count(F.lit(1))).collect()
+                (changes.filter(F.col(reader.FILE_ORDER) == order)
+                 .agg(F.sum(every_column)).collect())
             except Exception:  # noqa: BLE001
                 return order
         return None
@@ -417,6 +445,8 @@ class _TableRun:
                           f"{rows_read} change row(s)", table=target.unique_id,
                           files=len(applied), rows=rows_read)
         try:
+            if any(_DELTA_NAME_CHARS.search(f.name) for f in new_columns):
+                self._keep_column_names(session, state.exists)
             if state.exists and keyed_rows and new_columns:
                 added = ", ".join(f"{fold._q(f.name)} {f.dataType.simpleString()}"
                                   for f in new_columns)
@@ -449,6 +479,10 @@ class _TableRun:
         except Exception as exc:  # noqa: BLE001
             if any(word in f"{type(exc).__name__} {exc}" for word in _CONFLICT_WORDS):
                 raise _Conflict(_short(exc)) from None
+            order = self._unreadable_file(batch, cutoff)
+            if order is not None:
+                raise _UnreadableFile((order, None, f"unreadable file: {_short(exc)}",
+                                       "BadFile")) from None
             raise
         crash_point("after_commit", target.unique_id)
         after = read_state(self.wfs, target.delta_path)
@@ -471,6 +505,18 @@ class _TableRun:
             f"+{self.outcome.rows_inserted} inserted, {self.outcome.rows_updated} updated, "
             f"{self.outcome.rows_deleted} deleted", table=target.unique_id,
             version=after.version)
+
+    def _keep_column_names(self, session, exists: bool) -> None:
+        """Column names with a space or one of `,;{}()=` (which producers of SQL Server tables
+        write) are stored through Delta's column mapping, switched on for this table only."""
+        if not exists:
+            session.conf.set(_COLUMN_MAPPING_DEFAULT, "name")
+            return
+        table = f"delta.{fold._q(self.target.delta_path)}"
+        mode = session.sql(f"SHOW TBLPROPERTIES {table} ('delta.columnMapping.mode')").first()
+        if mode is None or str(mode["value"]).lower() != "name":
+            session.sql(f"ALTER TABLE {table} SET TBLPROPERTIES "
+                        "('delta.columnMapping.mode' = 'name')")
 
     # -- files after the commit
     def _move(self, files) -> None:

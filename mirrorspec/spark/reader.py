@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -26,6 +27,9 @@ PROBLEM = "__problem"
 FILE_ORDER = "__file_order"
 ROW_ORDER = "__row_order"
 _CORRUPT = "__corrupt_record"
+_VALUE_PROBLEM = "__value_problem"
+_GLOB_CHARS = re.compile(r"([\\\[\]{}*?])")
+_EMPTY_CELL = "\u0001mirrorspec:empty\u0001"
 INVALID_MARKER = -1
 _HEADER_BYTES = 1 << 16
 
@@ -44,7 +48,10 @@ class FileSchema:
     header: tuple[str, ...] = ()         # delimited files: the header, marker included
     typed: dict[str, str] | None = None  # delimited files: column → DataType it is cast to
     marker_type: T.DataType | None = None  # Parquet files: the marker column's own type
-    nanos: tuple[str, ...] = ()  # Parquet columns stored as TIMESTAMP(NANOS), read as longs
+    # Parquet columns Spark can't read as they are (TIMESTAMP(NANOS), TIME): read as integers
+    # in `unit` ("ns", "us", "ms", "s") and turned into microsecond timestamps (a TIME of day
+    # lands on 1970-01-01, as an ITime cell does).
+    as_micros: tuple[tuple[str, str], ...] = ()
 
 
 def col(name: str) -> Column:
@@ -58,32 +65,63 @@ def _is_marker(name: str) -> bool:
 
 # --- per-file schemas ---------------------------------------------------------------------
 
-def _arrow_fields(filesystem, file: LandingFile):
-    """Spark fields of a local Parquet file from its footer (no Spark job) and the names of its
-    nanosecond timestamp columns, or None."""
+def _arrow_fields(spark: SparkSession, file: LandingFile):
+    """Spark fields of a local Parquet file from its footer (no Spark job) and its columns to
+    read as integers (`FileSchema.as_micros`), or None for a remote file. A field PySpark can't
+    map takes the type Spark infers for it."""
     if fsmod.is_remote(file.path):
         return None
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from pyspark.sql.pandas.types import from_arrow_type
 
     try:
         schema = pq.read_schema(fsmod.local_path(file.path))
     except Exception as exc:  # noqa: BLE001 - any footer problem means the file is unreadable
         raise LandingZoneError(f"not a readable Parquet file: {exc}", file=file.path,
                                code="BadFile", hint="re-write the file under the same name")
-    nanos = tuple(f.name for f in schema
-                  if pa.types.is_timestamp(f.type) and f.type.unit == "ns")
+    as_micros = tuple((f.name, f.type.unit) for f in schema
+                      if (pa.types.is_timestamp(f.type) and f.type.unit == "ns")
+                      or pa.types.is_time(f.type))
+    types = [_spark_type_of_arrow(f.type) for f in schema]
+    if None in types:  # a type PySpark can't map: Spark's own type for it
+        inferred = {f.name: f.dataType for f in _spark_fields(spark, file)}
+        types = [t if t is not None else inferred[f.name] for t, f in zip(types, schema)]
+    return [T.StructField(f.name, t, True) for f, t in zip(schema, types)], as_micros
+
+
+# The Parquet physical type of a TIMESTAMP(NANOS) or TIME column of each unit, and how its
+# integers become microseconds.
+_INTEGER_OF_UNIT = {"ns": T.LongType(), "us": T.LongType(), "ms": T.IntegerType(),
+                    "s": T.IntegerType()}
+_MICROS_OF_UNIT = {
+    "ns": lambda v: F.floor(v / F.lit(1000)).cast("long"),
+    "us": lambda v: v,
+    "ms": lambda v: v * F.lit(1000),
+    "s": lambda v: v * F.lit(1_000_000),
+}
+
+
+# How Spark's Parquet reader types unsigned integers (it reads them widened).
+_UNSIGNED = {8: T.ShortType(), 16: T.IntegerType(), 32: T.LongType(), 64: T.DecimalType(20, 0)}
+
+
+def _spark_type_of_arrow(arrow_type) -> T.DataType | None:
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import from_arrow_type
+
+    if pa.types.is_unsigned_integer(arrow_type):
+        return _UNSIGNED[arrow_type.bit_width]
+    if pa.types.is_time(arrow_type):
+        return T.TimestampNTZType()
     try:
-        return ([T.StructField(f.name, from_arrow_type(f.type, prefer_timestamp_ntz=True), True)
-                 for f in schema], nanos)
-    except Exception:  # noqa: BLE001 - a type PySpark can't map: let Spark infer it
+        return from_arrow_type(arrow_type, prefer_timestamp_ntz=True)
+    except Exception:  # noqa: BLE001 - a type PySpark can't map: Spark infers it
         return None
 
 
 def _spark_fields(spark: SparkSession, file: LandingFile) -> list[T.StructField]:
     try:
-        return list(spark.read.parquet(file.path).schema.fields)
+        return list(spark.read.parquet(_literal_path(file.path)).schema.fields)
     except Exception as exc:  # noqa: BLE001
         raise LandingZoneError(f"not a readable Parquet file: {_short(exc)}", file=file.path,
                                code="BadFile", hint="re-write the file under the same name")
@@ -105,9 +143,30 @@ def _python_encoding(encoding: str) -> str:
     return _PY_ENCODINGS.get(encoding.lower(), encoding)
 
 
+def _decompressed_start(data: bytes, file: LandingFile) -> bytes:
+    """The start of a delimited file's text: `.gz` and `.zst` files are decompressed as far as
+    the bytes read go (Spark decompresses the whole file the same way when it reads rows)."""
+    name = file.name.lower()
+    try:
+        if name.endswith((".gz", ".gzip")):
+            import zlib
+            return zlib.decompressobj(wbits=47).decompress(data)
+        if name.endswith((".zst", ".zstd")):
+            import zstandard
+            return zstandard.ZstdDecompressor().decompressobj().decompress(data)
+    except Exception as exc:  # noqa: BLE001 - zlib.error, zstandard.ZstdError
+        raise LandingZoneError(f"not a readable compressed file: {exc}", file=file.path,
+                               code="BadFile", hint="re-write the file under the same name")
+    if name.endswith(".snappy"):
+        raise LandingZoneError("snappy-compressed delimited files are not supported (Snappy is "
+                               "read for Parquet files)", file=file.path, code="BadFile",
+                               hint="compress delimited files with gzip (.gz) or zstd (.zst)")
+    return data
+
+
 def read_header(filesystem, file: LandingFile, options: mirroring.DelimitedOptions) -> list[str]:
     """The header row of a delimited file (its first record)."""
-    data = filesystem.read_bytes(file.path, _HEADER_BYTES)
+    data = _decompressed_start(filesystem.read_bytes(file.path, _HEADER_BYTES), file)
     try:
         text = data.decode(_python_encoding(options.encoding), errors="ignore")
     except LookupError:
@@ -122,22 +181,28 @@ def read_header(filesystem, file: LandingFile, options: mirroring.DelimitedOptio
     if not row or all(not c.strip() for c in row):
         raise LandingZoneError("the header row is missing (FirstRowAsHeader is required)",
                                file=file.path, row=1, code="BadFile")
-    return [c.strip() for c in row]
+    header = [c.strip() for c in row]
+    if "" in header:
+        raise LandingZoneError(
+            f"header column {header.index('') + 1} has no name (a trailing separator?)",
+            file=file.path, row=1, code="BadFile",
+            hint="name every column in the header row, then re-write the file")
+    return header
 
 
 def file_schema(spark: SparkSession, filesystem, file: LandingFile,
                 metadata: mirroring.TableMetadata) -> FileSchema:
     """Columns and types of one landing file, without reading its rows."""
     if file.format == "parquet":
-        found = _arrow_fields(filesystem, file)
-        fields, nanos = found if found is not None else (_spark_fields(spark, file), ())
+        found = _arrow_fields(spark, file)
+        fields, as_micros = found if found is not None else (_spark_fields(spark, file), ())
         names = [f.name for f in fields]
         markers = [i for i, n in enumerate(names) if _is_marker(n)]
         marker = names[markers[0]] if markers else None
         table_fields = [f for f in fields if not _is_marker(f.name)]
         return FileSchema(file, table_fields, marker, not markers or markers[0] == len(names) - 1,
                           marker_type=fields[markers[0]].dataType if markers else None,
-                          nanos=nanos)
+                          as_micros=as_micros)
     header = read_header(filesystem, file, metadata.delimited)
     declared = {c.name.lower(): c for c in metadata.columns}
     fields, typed = [], {}
@@ -190,6 +255,56 @@ def check_schema(schema: FileSchema, union: list[T.StructField], key_columns: tu
     return None
 
 
+# --- proving local Parquet files clean without a Spark job ---------------------------------
+
+def clean_parquet_stats(schemas: list[FileSchema],
+                        metadata: mirroring.TableMetadata) -> dict[int, dict] | None:
+    """Per-file `{"rows", "keyed"}` when every file is a local Parquet file whose marker and key
+    columns (read with pyarrow) prove each row valid: a marker of 0/1/2/4 or null, no NULL key
+    in a 1/2/4 row, no 1/2/4 row in a keyless table. None when any file needs the Spark check
+    (delimited or remote files, a marker column that isn't an integer, or any row the proof
+    can't clear): that job then finds and names the bad row, so this is only ever a shortcut."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    valid = pa.array(sorted(mirroring.VALID_MARKERS), pa.int64())
+    keyed_markers = pa.array(sorted(int(m) for m in mirroring.KEYED_MARKERS), pa.int64())
+    default = metadata.default_marker
+    stats: dict[int, dict] = {}
+    for order, schema in enumerate(schemas):
+        if schema.file.format != "parquet" or fsmod.is_remote(schema.file.path):
+            return None
+        if schema.marker is not None and not isinstance(schema.marker_type, T.IntegralType):
+            return None
+        path = fsmod.local_path(schema.file.path)
+        default_keyed = default in mirroring.KEYED_MARKERS
+        if schema.marker is None and not default_keyed:
+            stats[order] = {"rows": pq.ParquetFile(path).metadata.num_rows, "keyed": 0}
+            continue
+        names = {f.name.lower(): f.name for f in schema.fields}
+        keys = [names[k.lower()] for k in metadata.key_columns]
+        try:
+            data = pq.read_table(path, columns=([schema.marker] if schema.marker else []) + keys)
+        except Exception:  # noqa: BLE001 - the Spark check reports unreadable files
+            return None
+        if schema.marker is None:
+            marker = pa.array([default] * data.num_rows, pa.int64())
+        else:
+            marker = pc.fill_null(data.column(schema.marker).cast(pa.int64()), default)
+        if data.num_rows and not pc.all(pc.is_in(marker, value_set=valid)).as_py():
+            return None
+        is_keyed = pc.is_in(marker, value_set=keyed_markers)
+        keyed = int(pc.sum(is_keyed).as_py() or 0)
+        if keyed and not metadata.keyed:
+            return None
+        for key in keys:
+            if keyed and pc.any(pc.and_(is_keyed, pc.is_null(data.column(key)))).as_py():
+                return None
+        stats[order] = {"rows": data.num_rows, "keyed": keyed}
+    return stats
+
+
 # --- reading rows -----------------------------------------------------------------------------
 
 def _encoded_name(spark: SparkSession, path: str) -> str:
@@ -233,16 +348,17 @@ def _marker_expr(column: str | None, default: int, data_type: T.DataType | None 
 
 def _read_parquet_group(spark, group: list[tuple[int, FileSchema]]) -> tuple[DataFrame, str | None]:
     first = group[0][1]
-    # Spark can't read TIMESTAMP(NANOS) as a timestamp: read the longs, then convert.
-    fields = [T.StructField(f.name, T.LongType(), True) if f.name in first.nanos else f
-              for f in first.fields]
+    # Spark can't read TIMESTAMP(NANOS) or TIME as timestamps: read the integers, then convert.
+    units = dict(first.as_micros)
+    fields = [T.StructField(f.name, _INTEGER_OF_UNIT[units[f.name]], True) if f.name in units
+              else f for f in first.fields]
     if first.marker is not None:
         fields.append(T.StructField(first.marker, first.marker_type, True))
     df = (spark.read.schema(T.StructType(fields))
-          .parquet(*[s.file.path for _, s in group]))
+          .parquet(*[_literal_path(s.file.path) for _, s in group]))
     for field in first.fields:
-        if field.name in first.nanos:
-            micros = F.floor(col(field.name) / F.lit(1000)).cast("long")
+        if field.name in units:
+            micros = _MICROS_OF_UNIT[units[field.name]](col(field.name).cast("long"))
             df = df.withColumn(field.name, F.timestamp_micros(micros).cast(field.dataType))
     df = df.withColumn(FILE_ORDER, _order_column(spark, [(o, s.file) for o, s in group]))
     df = df.withColumn(ROW_ORDER, F.col("_metadata.row_index").cast("long"))
@@ -250,7 +366,8 @@ def _read_parquet_group(spark, group: list[tuple[int, FileSchema]]) -> tuple[Dat
 
 
 def _read_csv_group(spark, group: list[tuple[int, FileSchema]],
-                    options: mirroring.DelimitedOptions) -> tuple[DataFrame, str | None]:
+                    options: mirroring.DelimitedOptions,
+                    key_columns: tuple[str, ...]) -> tuple[DataFrame, str | None]:
     first = group[0][1]
     fields = [T.StructField(n, T.StringType(), True) for n in first.header]
     fields.append(T.StructField(_CORRUPT, T.StringType(), True))
@@ -260,7 +377,10 @@ def _read_csv_group(spark, group: list[tuple[int, FileSchema]],
               .option("sep", options.column_separator)
               .option("quote", options.quote_character or "\u0000")
               .option("escape", options.escape_character or "\u0000")
-              .option("nullValue", options.null_value)
+              # Spark turns an empty unquoted cell into its nullValue, and a quoted "" into
+              # emptyValue: a sentinel keeps the two apart; NullValue is applied below.
+              .option("nullValue", _EMPTY_CELL)
+              .option("emptyValue", "")
               .option("encoding", options.encoding)
               .option("mode", "PERMISSIVE")
               .option("columnNameOfCorruptRecord", _CORRUPT)
@@ -269,26 +389,66 @@ def _read_csv_group(spark, group: list[tuple[int, FileSchema]],
               .option("ignoreTrailingWhiteSpace", False))
     if options.escape_character == options.quote_character and options.quote_character:
         reader = reader.option("escape", options.quote_character)
-    df = reader.csv([s.file.path for _, s in group])
+    df = reader.csv([_literal_path(s.file.path) for _, s in group])
     df = df.withColumn(FILE_ORDER, _order_column(spark, [(o, s.file) for o, s in group]))
     df = df.withColumn(ROW_ORDER, F.monotonically_increasing_id())
+    df = df.select(*[_cell(col(n), options.null_value).alias(n) for n in first.header],
+                   _CORRUPT, FILE_ORDER, ROW_ORDER)
     # The data column in this test keeps Spark from seeing a query of the corrupt-record column
     # alone (which it refuses) once the optimizer has folded every other check away.
     touch = F.coalesce(F.length(col(first.header[0])), F.lit(0)) >= 0
     problems = [F.when(F.col(_CORRUPT).isNotNull() & touch,
                        F.lit("malformed delimited record (more or fewer cells than the header, "
                              "or an unclosed quote)"))]
+    # A delete row needs only its key: a non-key cell that isn't of its type (the seed's own
+    # example writes NULL there) is no problem in it, so it is kept apart from the rest.
+    value_problems = []
+    keys = {k.lower() for k in key_columns}
     for column, data_type in (first.typed or {}).items():
         target = T._parse_datatype_string(mirroring.spark_type_for(data_type))
-        cast = col(column).try_cast(target)
-        problems.append(F.when(col(column).isNotNull() & cast.isNull(), F.concat(
+        text = _text_value(col(column), data_type)
+        cast = text.try_cast(target)
+        problem = F.when(text.isNotNull() & cast.isNull(), F.concat(
             F.lit("value '"), col(column), F.lit(f"' of column {column} is not a valid "
-                                                    f"{data_type}"))))
+                                                    f"{data_type}")))
+        (problems if column.lower() in keys else value_problems).append(problem)
         df = df.withColumn(f"__typed_{column}", cast)
     df = df.withColumn("__read_problem", F.coalesce(*problems))
+    df = df.withColumn(_VALUE_PROBLEM, F.coalesce(*value_problems) if value_problems
+                       else F.lit(None).cast("string"))
     for column in (first.typed or {}):
         df = df.withColumn(column, F.col(f"`__typed_{column}`")).drop(f"__typed_{column}")
     return df.drop(_CORRUPT), first.marker
+
+
+def _cell(value: Column, null_value: str) -> Column:
+    """A delimited cell after NullValue: only the declared null text is NULL. With the default
+    NullValue "" that is an empty unquoted cell (a quoted "" stays an empty string); with any
+    other NullValue an empty unquoted cell is an empty string."""
+    if null_value == "":
+        return value
+    return F.when(value == F.lit(null_value), F.lit(None).cast("string")).otherwise(
+        F.coalesce(value, F.lit("")))
+
+
+def _literal_path(path: str) -> str:
+    """`path` with Hadoop's glob characters escaped: Spark globs the paths it is given, and a
+    landing file may be called `[x]4.parquet`."""
+    return _GLOB_CHARS.sub(r"\\\1", path)
+
+
+def _text_value(value: Column, data_type: str) -> Column:
+    """A delimited cell as Spark should cast it to its SchemaDefinition type (an empty cell of
+    a type other than String is no value: NULL)."""
+    kind = mirroring.canonical_data_type(data_type)
+    if kind == "String":
+        return value
+    value = F.when(value == F.lit(""), F.lit(None).cast("string")).otherwise(value)
+    if kind != "ITime":
+        return value
+    time_only = F.concat(F.lit(mirroring.TIME_ONLY_DATE + " "),
+                         F.regexp_replace(F.trim(value), "^T", ""))
+    return F.when(value.rlike(mirroring.TIME_ONLY_PATTERN), time_only).otherwise(value)
 
 
 def read_changes(spark: SparkSession, schemas: list[FileSchema], union: list[T.StructField],
@@ -302,7 +462,7 @@ def read_changes(spark: SparkSession, schemas: list[FileSchema], union: list[T.S
     for order, schema in enumerate(schemas):
         if schema.file.format == "parquet":
             signature = ("parquet", tuple((f.name, f.dataType.json()) for f in schema.fields),
-                         schema.nanos,
+                         schema.as_micros,
                          schema.marker,
                          schema.marker_type.json() if schema.marker_type else None)
         else:
@@ -314,8 +474,10 @@ def read_changes(spark: SparkSession, schemas: list[FileSchema], union: list[T.S
         if signature[0] == "parquet":
             df, marker = _read_parquet_group(spark, group)
             df = df.withColumn("__read_problem", F.lit(None).cast("string"))
+            df = df.withColumn(_VALUE_PROBLEM, F.lit(None).cast("string"))
         else:
-            df, marker = _read_csv_group(spark, group, metadata.delimited)
+            df, marker = _read_csv_group(spark, group, metadata.delimited,
+                                         metadata.key_columns)
         df = df.withColumn("__marker_raw", col(marker).cast("string") if marker
                            else F.lit(None).cast("string"))
         df = df.withColumn(MARKER, _marker_expr(
@@ -329,11 +491,12 @@ def read_changes(spark: SparkSession, schemas: list[FileSchema], union: list[T.S
             else:
                 columns.append(col(source).cast(field.dataType).alias(field.name))
         frames.append(df.select(*columns, MARKER, "__marker_raw", "__read_problem",
-                                F.col(FILE_ORDER), F.col(ROW_ORDER)))
+                                _VALUE_PROBLEM, F.col(FILE_ORDER), F.col(ROW_ORDER)))
     df = frames[0]
     for frame in frames[1:]:
         df = df.unionByName(frame)
-    return df.withColumn(PROBLEM, _problem_expr(metadata)).drop("__marker_raw", "__read_problem")
+    return df.withColumn(PROBLEM, _problem_expr(metadata)).drop(
+        "__marker_raw", "__read_problem", _VALUE_PROBLEM)
 
 
 def _problem_expr(metadata: mirroring.TableMetadata) -> Column:
@@ -343,6 +506,7 @@ def _problem_expr(metadata: mirroring.TableMetadata) -> Column:
         F.when(F.col(MARKER) == INVALID_MARKER, F.concat(
             F.lit(f"{mirroring.ROW_MARKER_COLUMN} '"), F.col("__marker_raw"),
             F.lit("' is not one of 0 (insert), 1 (update), 2 (delete), 4 (upsert)"))),
+        F.when(F.col(MARKER) != int(mirroring.RowMarker.DELETE), F.col(_VALUE_PROBLEM)),
     ]
     if metadata.keyed:
         null_key = None

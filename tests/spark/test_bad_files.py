@@ -78,6 +78,9 @@ CASES = [
          raw_writer(sequence_name(2), b"")),
     Case("not_parquet", corrupt(sequence_name(2), "not parquet"),
          raw_writer(sequence_name(2), b"this is not a parquet file\n")),
+    # readable by pyarrow (so it passes the row checks) but not by Spark: found at commit time
+    Case("codec_spark_lacks", corrupt(sequence_name(2), "brotli"),
+         parquet_writer(GOOD2, compression="brotli"), words=("unreadable",)),
     Case("type_change", _type_change, parquet_writer(_type_change), words=("v", "type")),
     Case("type_change_vs_table", _type_change, parquet_writer(_type_change), words=("v", "type")),
     Case("missing_key", _missing_key, parquet_writer(_missing_key), words=("id",)),

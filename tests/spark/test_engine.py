@@ -8,6 +8,7 @@ import json
 import os
 import random
 from collections import Counter
+from datetime import datetime
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -333,6 +334,12 @@ def test_delimited_dialects(spark, tmp_path):
         "keyColumns": ["k"], "FileFormatTypeProperties": {"Encoding": "windows-1252"}})
     text(w, "00000000000000000001.csv", "k,txt\r\n1,café\r\n", encoding="cp1252")
     text(w, "00000000000000000002.csv", "k,txt\r\n2,x,extra,more\r\n")
+    # ITime holding only a time of day lands on 1970-01-01, never on the day it was read
+    c = table_dir(landing, "times", metadata={"keyColumns": ["k"], "SchemaDefinition": {
+        "Columns": [{"Name": "k", "DataType": "Int32"}, {"Name": "at", "DataType": "ITime"},
+                    {"Name": "ts", "DataType": "DateTime"}]}})
+    text(c, "00000000000000000001.csv", "k,at,ts\r\n1,14:30:00,2025-06-17T14:30:00Z\r\n"
+         "2,T09:05:01.25,2025-06-17 14:30:00.1234567\r\n3,2025-06-17 08:00:00,\r\n")
     result = by_name(engine.mirror_landing_zone(spark, landing, warehouse,
                                                 engine.MirrorOptions(threads=2)))
     assert result["dbo.tsv"].status == "Replicating", result["dbo.tsv"].error
@@ -343,6 +350,12 @@ def test_delimited_dialects(spark, tmp_path):
     assert result["dbo.utf16"].status == "Replicating", result["dbo.utf16"].error
     assert delta_rows(spark, os.path.join(warehouse, "dbo", "utf16"), ["k", "txt"]) == Counter(
         {("1", "a;b"): 1, ("2", "ü"): 1})
+    assert result["dbo.times"].status == "Replicating", result["dbo.times"].error
+    assert delta_rows(spark, os.path.join(warehouse, "dbo", "times"), ["k", "at", "ts"]) == \
+        Counter({(1, datetime(1970, 1, 1, 14, 30), datetime(2025, 6, 17, 14, 30)): 1,
+                 (2, datetime(1970, 1, 1, 9, 5, 1, 250000),
+                  datetime(2025, 6, 17, 14, 30, 0, 123456)): 1,
+                 (3, datetime(2025, 6, 17, 8), None): 1})
     bad = result["dbo.cp1252"]
     assert bad.status == "Failed" and bad.error["file"].endswith("00000000000000000002.csv")
     assert "malformed" in bad.error["message"]

@@ -127,3 +127,12 @@ def test_reserved_names():
     assert m.unsafe_name_reason("__rowMarker__")
     assert m.unsafe_name_reason("a/b")
     assert m.unsafe_name_reason("ok") is None
+
+
+def test_unknown_delimited_properties_are_ignored_with_a_warning():
+    meta = m.parse_metadata_text(
+        '{"keyColumns": ["id"], "FileFormatTypeProperties": '
+        '{"ColumnSeparator": ";", "CompressionCodec": "gzip"}}', "lz/t/_metadata.json")
+    assert meta.delimited.column_separator == ";"
+    assert len(meta.warnings) == 1 and "CompressionCodec" in meta.warnings[0]
+    assert meta.warnings[0].startswith("lz/t/_metadata.json")

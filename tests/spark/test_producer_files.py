@@ -1,0 +1,194 @@
+"""Files as real producers write them: compressed CSV, the seed's `NULL` placeholders in delete
+rows, NullValue, pandas/pyarrow Parquet types (unsigned integers next to nanosecond timestamps,
+TIME columns), SQL Server column names with spaces, odd file names. One landing zone, one pass
+(plus a second for a column added later); each test checks one table."""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import json
+import os
+from collections import Counter
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import zstandard
+
+from mirrorspec.mirroring import sequence_file_name
+from mirrorspec.spark import engine
+
+M = "__rowMarker__"
+
+
+def folder(landing, name, metadata=None):
+    path = os.path.join(landing, name)
+    os.makedirs(path, exist_ok=True)
+    if metadata is not None:
+        with open(os.path.join(path, "_metadata.json"), "w") as handle:
+            json.dump(metadata, handle)
+    return path
+
+
+def write(path, name, data: bytes):
+    with open(os.path.join(path, name), "wb") as handle:
+        handle.write(data)
+
+
+def rows(spark, warehouse, table, columns):
+    df = spark.read.format("delta").load(os.path.join(warehouse, "dbo", table))
+    return Counter(tuple(r[c] for c in columns) for r in df.collect())
+
+
+@pytest.fixture(scope="module")
+def zone(spark, tmp_path_factory):
+    root = tmp_path_factory.mktemp("producers")
+    landing, warehouse = str(root / "landing"), str(root / "warehouse")
+    keyed = {"keyColumns": ["id"]}
+    csv = b"id,v,__rowMarker__\r\n1,a,0\r\n2,b,0\r\n1,,2\r\n"
+    write(folder(landing, "gz", keyed), sequence_file_name(1, "csv.gz"), gzip.compress(csv))
+    write(folder(landing, "zst", keyed), sequence_file_name(1, "csv.zst"),
+          zstandard.ZstdCompressor().compress(csv))
+
+    # the seed's delete row writes NULL in a non-key column; here that column is typed Int32
+    seed = folder(landing, "seed_delete", {"keyColumns": ["EmployeeID"], "SchemaDefinition": {
+        "Columns": [{"Name": "EmployeeID", "DataType": "String"},
+                    {"Name": "Salary", "DataType": "Int32"}]}})
+    write(seed, sequence_file_name(1, "csv"), b"EmployeeID,Salary,__rowMarker__\r\n"
+          b"E0001,100,0\r\nE0001,NULL,2\r\nE0002,200,0\r\n")
+    # ... but the same text in an insert is still a bad value
+    bad = folder(landing, "typed_insert", {"keyColumns": ["id"], "SchemaDefinition": {
+        "Columns": [{"Name": "id", "DataType": "Int32"}, {"Name": "n", "DataType": "Int32"}]}})
+    write(bad, sequence_file_name(1, "csv"), b"id,n,__rowMarker__\r\n1,NULL,0\r\n")
+
+    # NullValue: only the declared text is NULL; a quoted "" is an empty string
+    write(folder(landing, "null_na", {"keyColumns": ["id"], "FileFormatTypeProperties": {
+        "NullValue": "N/A"}}), sequence_file_name(1, "csv"),
+        b'id,v\r\n1,N/A\r\n2,\r\n3,""\r\n4,x\r\n')
+    write(folder(landing, "null_default", keyed), sequence_file_name(1, "csv"),
+          b'id,v\r\n1,\r\n2,""\r\n3,x\r\n')
+
+    # pandas/pyarrow types: uint8 beside a nanosecond timestamp; a TIME column
+    moment = dt.datetime(2025, 6, 17, 14, 30, 0, 123456)
+    pq.write_table(pa.table({
+        "id": pa.array([1], pa.int64()), "flag": pa.array([200], pa.uint8()),
+        "big": pa.array([2 ** 63 + 5], pa.uint64()),
+        "ts": pa.array([moment], pa.timestamp("ns")),
+        "at": pa.array([dt.time(14, 30, 1, 500)], pa.time64("us"))}),
+        os.path.join(folder(landing, "arrow_types", keyed), sequence_file_name(1)))
+
+    # SQL Server column names: spaces and dots, in CSV and in Parquet
+    write(folder(landing, "spaces_csv", {"keyColumns": ["Employee ID"]}),
+          sequence_file_name(1, "csv"),
+          b"Employee ID,Emp.Location,__rowMarker__\r\nE1,Redmond,0\r\nE1,Bellevue,1\r\n")
+    spaced = folder(landing, "spaces_added", keyed)
+    pq.write_table(pa.table({"id": [1], "v": ["a"], M: pa.array([0], pa.int32())}),
+                   os.path.join(spaced, sequence_file_name(1)))
+
+    # LastUpdateTimeFileDetection with names Hadoop would take for glob patterns
+    globs = folder(landing, "glob_names", {"keyColumns": ["id"],
+                                           "fileDetectionStrategy": "LastUpdateTimeFileDetection"})
+    for number, name in enumerate(["[x]1.parquet", "{a}2.parquet", "b*3.parquet"], start=1):
+        path = os.path.join(globs, name)
+        pq.write_table(pa.table({"id": [number], M: pa.array([0], pa.int32())}), path)
+        os.utime(path, (1_700_000_000 + number, 1_700_000_000 + number))
+
+    # an Excel-style trailing separator: a header column without a name
+    write(folder(landing, "trailing_separator", keyed), sequence_file_name(1, "csv"),
+          b"id,v,\r\n1,a,\r\n")
+    # another producer's property in FileFormatTypeProperties: ignored with a warning
+    write(folder(landing, "extra_property", {"keyColumns": ["id"], "FileFormatTypeProperties": {
+        "ColumnSeparator": ";", "CompressionCodec": "none"}}), sequence_file_name(1, "csv"),
+        b"id;v\r\n1;a\r\n")
+
+    first = {o.name: o for o in engine.mirror_landing_zone(
+        spark, landing, warehouse, engine.MirrorOptions(threads=2)).tables}
+    # a column with a space arrives later, in a table created without column mapping
+    pq.write_table(pa.table({"id": [1, 2], "v": ["a2", "b"], "New Col": [1.5, None],
+                             M: pa.array([1, 0], pa.int32())}),
+                   os.path.join(spaced, sequence_file_name(2)))
+    second = {o.name: o for o in engine.mirror_landing_zone(
+        spark, landing, warehouse, engine.MirrorOptions(threads=2, select=("spaces_added",))
+    ).tables}
+    return {"first": first, "second": second, "warehouse": warehouse}
+
+
+def replicating(zone, name, run="first"):
+    outcome = zone[run][name]
+    assert outcome.status == "Replicating", outcome.error
+    return outcome
+
+
+@pytest.mark.parametrize("table", ["gz", "zst"])
+def test_compressed_csv_is_read(spark, zone, table):
+    replicating(zone, table)
+    assert rows(spark, zone["warehouse"], table, ["id", "v"]) == Counter({("2", "b"): 1})
+
+
+def test_null_placeholder_in_a_typed_column_of_a_delete_row(spark, zone):
+    replicating(zone, "seed_delete")
+    assert rows(spark, zone["warehouse"], "seed_delete", ["EmployeeID", "Salary"]) == Counter(
+        {("E0002", 200): 1})
+
+
+def test_the_same_placeholder_in_an_insert_is_a_bad_value(zone):
+    outcome = zone["first"]["typed_insert"]
+    assert outcome.status == "Failed" and outcome.error["row"] == 1
+    assert "'NULL'" in outcome.error["message"] and "Int32" in outcome.error["message"]
+
+
+def test_only_the_declared_null_value_is_null(spark, zone):
+    replicating(zone, "null_na")
+    assert rows(spark, zone["warehouse"], "null_na", ["id", "v"]) == Counter(
+        {("1", None): 1, ("2", ""): 1, ("3", ""): 1, ("4", "x"): 1})
+
+
+def test_default_null_value_keeps_a_quoted_empty_string(spark, zone):
+    replicating(zone, "null_default")
+    assert rows(spark, zone["warehouse"], "null_default", ["id", "v"]) == Counter(
+        {("1", None): 1, ("2", ""): 1, ("3", "x"): 1})
+
+
+def test_unsigned_integers_nanosecond_timestamps_and_times(spark, zone):
+    replicating(zone, "arrow_types")
+    df = spark.read.format("delta").load(os.path.join(zone["warehouse"], "dbo", "arrow_types"))
+    types = dict(df.dtypes)
+    assert types["flag"] == "smallint" and types["big"] == "decimal(20,0)"
+    assert types["ts"] == "timestamp_ntz" and types["at"] == "timestamp_ntz"
+    row = df.first()
+    assert row["flag"] == 200 and int(row["big"]) == 2 ** 63 + 5
+    assert row["ts"] == dt.datetime(2025, 6, 17, 14, 30, 0, 123456)
+    assert row["at"] == dt.datetime(1970, 1, 1, 14, 30, 1, 500)
+
+
+def test_column_names_with_spaces_and_dots(spark, zone):
+    replicating(zone, "spaces_csv")
+    assert rows(spark, zone["warehouse"], "spaces_csv", ["Employee ID", "Emp.Location"]) == \
+        Counter({("E1", "Bellevue"): 1})
+
+
+def test_a_column_with_a_space_added_to_an_existing_table(spark, zone):
+    replicating(zone, "spaces_added", run="second")
+    assert rows(spark, zone["warehouse"], "spaces_added", ["id", "v", "New Col"]) == Counter(
+        {(1, "a2", 1.5): 1, (2, "b", None): 1})
+
+
+def test_file_names_with_glob_characters(spark, zone):
+    outcome = replicating(zone, "glob_names")
+    assert outcome.files_applied == ["[x]1.parquet", "{a}2.parquet", "b*3.parquet"]
+    assert rows(spark, zone["warehouse"], "glob_names", ["id"]) == Counter(
+        {(1,): 1, (2,): 1, (3,): 1})
+
+
+def test_a_header_column_without_a_name_is_a_bad_file(zone):
+    outcome = zone["first"]["trailing_separator"]
+    assert outcome.status == "Failed" and outcome.error["errorCode"] == "BadFile"
+    assert outcome.error["file"].endswith(sequence_file_name(1, "csv"))
+    assert "header column 3 has no name" in outcome.error["message"]
+
+
+def test_unknown_delimited_property_is_only_a_warning(spark, zone):
+    replicating(zone, "extra_property")
+    assert rows(spark, zone["warehouse"], "extra_property", ["id", "v"]) == Counter(
+        {("1", "a"): 1})
