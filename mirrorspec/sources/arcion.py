@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from mirrorspec.errors import SourceError
-from mirrorspec.sources.base import InferredSchema, ReadResult, iter_json_documents, value_converter
+from mirrorspec.sources.base import (OP_INSERT, PAIR_COLUMN, InferredSchema, ReadResult, iter_json_documents,
+                                     reload_op, value_converter)
 from mirrorspec.sources.qlik import _decode, _read_bytes, loads_line
 
 TYPE_NAME = "arcion"
@@ -73,6 +74,9 @@ class Layout:
     columns: list[str]
     realtime: bool | None
     header: bool
+    # without a header: snapshot rows follow the table's order (the seed's `0, AFRICA ,AFRICA`),
+    # realtime triplets Arcion's (`column_order`)
+    snapshot_columns: list[str] | None = None
 
 
 def _cursor_timestamp(text: Any) -> int | None:
@@ -161,7 +165,8 @@ def scan_file(path: str, known: Sequence[str], options: dict,
             layout = Layout([header_column([f], known) for f in fields], False, True)
         data_row = next((r for r in reader if r), None)
     else:
-        layout = Layout(list(options.get("column_order") or known), None, False)
+        order = list(options.get("column_order") or known)
+        layout = Layout(order, None, False, list(known or order))
         data_row = first
     timestamp = None
     if data_row is not None and len(data_row) == 3 * len(layout.columns) + 3:
@@ -242,7 +247,8 @@ class _Out:
     def __init__(self, columns: Sequence[str]):
         self.columns = list(columns)
         self.lists: dict[str, list] = {c: [] for c in self.columns}
-        for extra in ("_op", "_order", "_present", "_source_file", "_source_line", "_error"):
+        for extra in ("_op", "_order", "_present", "_source_file", "_source_line", PAIR_COLUMN,
+                      "_error"):
             self.lists[extra] = []
 
     def add(self, values: dict, op: int, order: tuple, present, file: str, line: int) -> None:
@@ -254,7 +260,12 @@ class _Out:
         lists["_present"].append(present)
         lists["_source_file"].append(file)
         lists["_source_line"].append(line)
+        lists[PAIR_COLUMN].append(None)
         lists["_error"].append(None)
+
+    def pair(self, pair_id: str) -> None:
+        """Mark the last row as one half of a key change (see sources.base.PAIR_COLUMN)."""
+        self.lists[PAIR_COLUMN][-1] = pair_id
 
     def error(self, exc: SourceError, file: str) -> None:
         self.add({}, -1, (0, exc.line or 0, 0), None, exc.file or file, exc.line or 0)
@@ -281,6 +292,7 @@ class _Parser:
         self.all = frozenset(self.names)
         self.keys = list(ctx["keys"])
         self.nulls = frozenset(ctx["null_values"])
+        self.snapshot_op = ctx.get("snapshot_op", OP_INSERT)
         binary = ctx.get("binary", "hex")
         self.converters = {n: value_converter(t, binary) for n, t in ctx["columns"]}
 
@@ -347,7 +359,8 @@ class _Parser:
             if n == 3 * x + 3 and layout["realtime"] is not False:
                 self._realtime_csv(fields, columns, line)
             elif n == x and layout["realtime"] is not True:
-                self._snapshot({c: v for c, v in zip(columns, fields)}, line)
+                order = layout.get("snapshot_columns") or columns
+                self._snapshot({c: v for c, v in zip(order, fields)}, line)
             else:
                 expected = (f"3x+3 = {3 * x + 3}" if layout["realtime"] else
                             f"{x}" if layout["realtime"] is False else f"{x} or 3x+3 = {3 * x + 3}")
@@ -422,7 +435,7 @@ class _Parser:
     def _snapshot(self, values: dict, line: int) -> None:
         row = {n: self.value(n, v, line) for n, v in values.items() if n in self.all}
         present = None if len(row) == len(self.all) else sorted(row)
-        self.out.add(row, 0, (self.rank, line, 0), present, self.path, line)
+        self.out.add(row, self.snapshot_op, (self.rank, line, 0), present, self.path, line)
 
     def _change(self, op: str, new: dict, old: dict, line: int) -> None:
         path, rank, keys, out = self.path, self.rank, self.keys, self.out
@@ -433,9 +446,11 @@ class _Parser:
             if keys and all(k in old for k in keys) and all(k in new for k in keys) \
                     and any(old[k] != new[k] for k in keys):
                 out.add(old, 2, (rank, line, 0), None, path, line)
-                for name, value in old.items():
+                out.pair(f"{path}:{line}")
+                for name, value in old.items():  # in the old image: the old values
                     row.setdefault(name, value)
                 out.add(row, 0, (rank, line, 1), self._present(row), path, line)
+                out.pair(f"{path}:{line}")  # what neither image holds comes from the old key
                 return
             for k in keys:
                 if k not in row and k in old:
@@ -462,7 +477,8 @@ class ArcionReader:
         """Arcion files carry no types or keys: nothing to infer (declare them in the YAML)."""
         return None
 
-    def plan_tasks(self, table: Any, files: Sequence[str]) -> tuple[list, list, list[dict]]:
+    def plan_tasks(self, table: Any, files: Sequence[str],
+                   state: dict[str, Any] | None = None) -> tuple[list, list, list[dict]]:
         """Scan `files` on the driver: (columns, keys, parse tasks) (pure Python)."""
         opts = _options(table.source.options)
         known = [c.name for c in (table.columns or [])]
@@ -485,13 +501,15 @@ class ArcionReader:
                                                s.first_timestamp or 0, s.path))
         ranks = {s.path: i for i, s in enumerate(ordered)}
         ctx = {"columns": [[n, t] for n, t in columns], "keys": keys,
-               "null_values": opts["null_values"], "binary": opts.get("binary_encoding", "hex")}
+               "null_values": opts["null_values"], "binary": opts.get("binary_encoding", "hex"),
+               "snapshot_op": reload_op(state or {}, keys)}
         tasks = []
         for scan in scans:
             layout = None
             if scan.layout is not None:
                 layout = {"columns": scan.layout.columns, "realtime": scan.layout.realtime,
-                          "header": scan.layout.header}
+                          "header": scan.layout.header,
+                          "snapshot_columns": scan.layout.snapshot_columns}
             for start, end, line in scan.chunks:
                 tasks.append({"file": scan.path, "kind": scan.kind, "mode": scan.mode,
                               "start": start, "end": end, "first_line": line,
@@ -505,9 +523,9 @@ class ArcionReader:
 
         from mirrorspec.spark.publisher import change_schema, map_tasks
 
-        columns, keys, tasks = self.plan_tasks(table, files)
+        columns, keys, tasks = self.plan_tasks(table, files, state)
         schema = change_schema(columns, [("file", "int"), ("line", "bigint"), ("sub", "int")],
-                               [("_error", "string")])
+                               [(PAIR_COLUMN, "string"), ("_error", "string")])
         if not tasks:
             parsed = spark.createDataFrame([], schema)
         else:

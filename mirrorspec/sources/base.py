@@ -34,6 +34,9 @@ PRESENT_COLUMN = "_present"
 SOURCE_FILE_COLUMN = "_source_file"
 SOURCE_LINE_COLUMN = "_source_line"
 CHANGE_COLUMNS = (OP_COLUMN, ORDER_COLUMN, PRESENT_COLUMN, SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN)
+# Optional: the same id on the delete of the old key and the insert of the new key of one key
+# change, so the insert's absent columns are completed from the old key's row.
+PAIR_COLUMN = "_pair"
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,14 @@ class SourceReader(Protocol):
 # together with the new ones; a reader that holds back must skip what it already published.
 
 FEED_IGNORED_PREFIXES = ("_", ".")
+
+
+def reload_op(state: dict[str, Any], keys: Sequence[str]) -> int:
+    """The marker of a snapshot row (Qlik REFRESH, an Arcion snapshot file): an insert on the
+    first load; an upsert once the table has published anything, so a reload of a keyed table
+    never duplicates its keys."""
+    published_before = any(b.get("sequence") for b in state.get("batches", []))
+    return OP_UPSERT if (published_before and keys) else OP_INSERT
 
 
 def local_path(path: str) -> str:

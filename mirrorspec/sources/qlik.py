@@ -28,7 +28,8 @@ from typing import Any, Sequence
 
 from mirrorspec.errors import SourceError
 from mirrorspec.sources.base import (InferredColumn, InferredSchema, ReadResult, iter_json_documents,
-                                     list_feed_files, local_path, value_converter)
+                                     PAIR_COLUMN, list_feed_files, local_path, reload_op,
+                                     value_converter)
 
 TYPE_NAME = "qlik_replicate"
 CHUNK_BYTES = 16 * 1024 * 1024
@@ -363,7 +364,8 @@ class _Out:
     def __init__(self, columns: Sequence[str]):
         self.columns = list(columns)
         self.lists: dict[str, list] = {c: [] for c in self.columns}
-        for extra in ("_op", "_order", "_present", "_source_file", "_source_line") + OUTPUT_EXTRA:
+        for extra in ("_op", "_order", "_present", "_source_file", "_source_line",
+                      PAIR_COLUMN) + OUTPUT_EXTRA:
             self.lists[extra] = []
 
     def add(self, values: dict, op: int, order: tuple, present, file: str, line: int,
@@ -383,6 +385,11 @@ class _Out:
         lists["_txn"].append(txn)
         lists["_txn_last"].append(last)
         lists["_error"].append(None)
+        lists[PAIR_COLUMN].append(None)
+
+    def pair(self, pair_id: str) -> None:
+        """Mark the last row as one half of a key change (see sources.base.PAIR_COLUMN)."""
+        self.lists[PAIR_COLUMN][-1] = pair_id
 
     def error(self, exc: SourceError, file: str) -> None:
         self.add({}, -1, ("", file, exc.line or 0, 0), None, exc.file or file, exc.line or 0,
@@ -515,11 +522,17 @@ def _parse_into(task: dict, ctx: dict, out: _Out) -> None:
                         and any(old[k] != row[k] for k in keys):
                     old_row = {n: convert(n, before.get(n), line) for n in before if n in all_names}
                     out.add(old_row, 2, (sequence, path, line, 0), None, path, line, txn, last)
-                    for n in before:
-                        if n in all_names and n not in present:
-                            row[n] = old_row[n]
-                            present.add(n)
+                    out.pair(f"{path}:{line}")
+                    if not mask:  # without a mask, beforeData's columns are the old values
+                        for n in before:
+                            if n in all_names and n not in present:
+                                row[n] = old_row[n]
+                                present.add(n)
                     op, order = 0, (sequence, path, line, 1)
+                    out.add(row, op, order, None if present >= all_names else sorted(present),
+                            path, line, txn, last)
+                    out.pair(f"{path}:{line}")  # what is still absent comes from the old key
+                    continue
             out.add(row, op, order, None if present >= all_names else sorted(present),
                     path, line, txn, last)
         elif operation == "DELETE":
@@ -616,8 +629,7 @@ class QlikReplicateReader:
         structures = sorted(_select(known + found, opts), key=lambda s: (s.file, s.line))
         columns, keys, ordinals = self._resolve(table, structures, scans)
 
-        published_before = any(b.get("sequence") for b in state.get("batches", []))
-        refresh_op = 4 if (published_before and keys) else 0
+        refresh_op = reload_op(state, keys)
         skip = reader_state.get("cutoff")
         ctx = {
             "columns": [[c, t] for c, t in columns], "keys": keys,
@@ -723,4 +735,5 @@ def _schema(columns: list[tuple[str, str]]):
 
     return change_schema(columns, [("seq", "string"), ("file", "string"), ("line", "bigint"),
                                    ("sub", "int")],
-                         [("_txn", "string"), ("_txn_last", "boolean"), ("_error", "string")])
+                         [(PAIR_COLUMN, "string"), ("_txn", "string"), ("_txn_last", "boolean"),
+                          ("_error", "string")])

@@ -16,7 +16,8 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from mirrorspec.sources.base import (OP_COLUMN, OP_DELETE, OP_TRUNCATE, ORDER_COLUMN,
-                                     PRESENT_COLUMN, SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN)
+                                     PAIR_COLUMN, PRESENT_COLUMN, SOURCE_FILE_COLUMN,
+                                     SOURCE_LINE_COLUMN)
 
 TIE_COLUMN = "_tie"      # 0 for deletes, 1 otherwise: a key change's delete sorts before its insert
 _RANK_COLUMN = "_rank"   # 0 for seed rows from the Delta table, 1 for the batch's changes
@@ -120,15 +121,23 @@ def complete_changes(spark: SparkSession, changes: DataFrame, columns: Sequence[
                      keys: Sequence[str], mirrored: DataFrame | None) -> DataFrame:
     """Fill every absent column of the batch's change rows (see the module docstring).
 
-    `changes` has the table's `columns`, the canonical change columns and `_tie`; only keys
-    with a partial row are windowed, the rest passes through untouched. Deletes reset a key:
-    a later partial insert of it gets NULL for what it lacks.
+    `changes` has the table's `columns`, the canonical change columns, `_pair` and `_tie`; only
+    keys with a partial row (and the old keys of partial key changes) are windowed, the rest
+    passes through untouched. Deletes reset a key: a later partial insert of it gets NULL for
+    what it lacks — except the insert of a key change (`_pair`), which first takes what it
+    lacks from the old key's row just before that key's delete. (A key changed twice in one
+    batch takes from the first old key only what that key's own row held.)
     """
     data_columns = [c for c in columns if c not in keys]
     if not keys or not data_columns:
         return changes
+    if PAIR_COLUMN not in changes.columns:
+        changes = changes.withColumn(PAIR_COLUMN, F.lit(None).cast("string"))
     partial = partial_condition(data_columns)
-    partial_keys = changes.where(partial).select(*keys).distinct()
+    pairs = changes.where(partial & F.col(PAIR_COLUMN).isNotNull()).select(PAIR_COLUMN)
+    old_keys = (changes.where(F.col(OP_COLUMN) == OP_DELETE)
+                .join(pairs, PAIR_COLUMN, "left_semi").select(*keys))
+    partial_keys = changes.where(partial).select(*keys).unionByName(old_keys).distinct()
     affected = changes.join(partial_keys, list(keys), "left_semi")
     untouched = changes.join(partial_keys, list(keys), "left_anti")
 
@@ -147,22 +156,55 @@ def complete_changes(spark: SparkSession, changes: DataFrame, columns: Sequence[
                 .withColumn(_RANK_COLUMN, F.lit(0)))
         affected = affected.unionByName(seed, allowMissingColumns=True)
 
-    window = (Window.partitionBy(*keys)
-              .orderBy(F.col(_RANK_COLUMN), F.col(ORDER_COLUMN), F.col(SOURCE_FILE_COLUMN),
-                       F.col(SOURCE_LINE_COLUMN), F.col(TIE_COLUMN))
-              .rowsBetween(Window.unboundedPreceding, Window.currentRow))
+    ordered = (Window.partitionBy(*keys)
+               .orderBy(F.col(_RANK_COLUMN), F.col(ORDER_COLUMN), F.col(SOURCE_FILE_COLUMN),
+                        F.col(SOURCE_LINE_COLUMN), F.col(TIE_COLUMN)))
+    window = ordered.rowsBetween(Window.unboundedPreceding, Window.currentRow)
     op = F.col(OP_COLUMN)
+
+    def carries(name: str):
+        return ((op == OP_DELETE) | (op == _SEED_OP) | F.col(PRESENT_COLUMN).isNull()
+                | F.array_contains(F.col(PRESENT_COLUMN), name))
+
+    def known(name: str):
+        # a struct keeps a present NULL apart from "nothing known"; a delete resets to NULL
+        return F.when(carries(name), F.struct(F.when(op == OP_DELETE, F.lit(None))
+                                              .otherwise(F.col(name)).alias("v")))
+
+    affected = _complete_key_changes(affected, data_columns, ordered, known)
     filled = []
     for name in data_columns:
-        carries = ((op == OP_DELETE) | (op == _SEED_OP) | F.col(PRESENT_COLUMN).isNull()
-                   | F.array_contains(F.col(PRESENT_COLUMN), name))
-        # a struct keeps a present NULL apart from "nothing known"; a delete resets to NULL
-        known = F.when(carries, F.struct(F.when(op == OP_DELETE, F.lit(None))
-                                         .otherwise(F.col(name)).alias("v")))
-        previous = F.last(known, ignorenulls=True).over(window)["v"]
-        filled.append(F.when(carries, F.col(name)).otherwise(previous).alias(name))
+        previous = F.last(known(name), ignorenulls=True).over(window)["v"]
+        filled.append(F.when(carries(name), F.col(name)).otherwise(previous).alias(name))
     others = [c for c in affected.columns if c not in data_columns]
     completed = (affected.select(*[F.col(c) for c in others], *filled)
                  .where(F.col(_RANK_COLUMN) == 1).drop(_RANK_COLUMN)
                  .withColumn(PRESENT_COLUMN, F.lit(None).cast(changes.schema[PRESENT_COLUMN].dataType)))
     return untouched.unionByName(completed.select(*changes.columns))
+
+
+def _complete_key_changes(affected: DataFrame, data_columns: Sequence[str], ordered,
+                          known) -> DataFrame:
+    """Give the partial insert of each key change what the old key's row held just before the
+    old key's delete (the delete and the insert share a `_pair` id)."""
+    before = ordered.rowsBetween(Window.unboundedPreceding, -1)
+    is_pair = F.col(PAIR_COLUMN).isNotNull()
+    states = (affected
+              .select(PAIR_COLUMN, OP_COLUMN, *[F.last(known(c), ignorenulls=True).over(before)
+                                                .alias(f"__old_{c}") for c in data_columns])
+              .where(is_pair & (F.col(OP_COLUMN) == OP_DELETE)).drop(OP_COLUMN))
+    inserts = affected.where(is_pair & (F.col(OP_COLUMN) != OP_DELETE))
+    rest = affected.where(~is_pair | (F.col(OP_COLUMN) == OP_DELETE))
+    joined = inserts.join(states, PAIR_COLUMN, "left")
+    present = F.coalesce(F.col(PRESENT_COLUMN), F.array(*[F.lit(c) for c in data_columns]))
+    values, taken = {}, []
+    for name in data_columns:
+        take = (~F.array_contains(present, name)) & F.col(f"__old_{name}").isNotNull()
+        values[name] = F.when(take, F.col(f"__old_{name}")["v"]).otherwise(F.col(name))
+        taken.append(F.when(take, F.lit(name)))
+    now_present = F.when(F.col(PRESENT_COLUMN).isNull(), F.lit(None)).otherwise(
+        F.array_union(F.col(PRESENT_COLUMN), F.array_compact(F.array(*taken))))
+    completed = joined.select(*[values[c].alias(c) if c in values
+                                else (now_present.alias(c) if c == PRESENT_COLUMN else F.col(c))
+                                for c in affected.columns])
+    return rest.unionByName(completed)

@@ -29,7 +29,7 @@ from mirrorspec.faults import crash_point
 from mirrorspec.mirroring import (METADATA_FILE, PROCESSED_FOLDER, ROW_MARKER_COLUMN, dumps_json,
                                   parse_metadata_text, parse_sequence, sequence_file_name)
 from mirrorspec.sources import get_reader
-from mirrorspec.sources.base import (CHANGE_COLUMNS, OP_COLUMN, OP_DELETE, OP_INSERT, OP_TRUNCATE,
+from mirrorspec.sources.base import (CHANGE_COLUMNS, PAIR_COLUMN, OP_COLUMN, OP_DELETE, OP_INSERT, OP_TRUNCATE,
                                      OP_UPDATE, OP_UPSERT, PRESENT_COLUMN, SOURCE_FILE_COLUMN,
                                      SOURCE_LINE_COLUMN, list_feed_files)
 
@@ -465,7 +465,7 @@ def _write_landing(spark, fs: _Fs, table: TablePlan, changes, keys: list[str],
 
     columns = [c for c in changes.columns if not c.startswith("_")]
     defaults = {PRESENT_COLUMN: "array<string>", SOURCE_FILE_COLUMN: "string",
-                SOURCE_LINE_COLUMN: "bigint"}
+                SOURCE_LINE_COLUMN: "bigint", PAIR_COLUMN: "string"}
     for name, kind in defaults.items():  # optional for readers whose rows are always full
         if name not in changes.columns:
             changes = changes.withColumn(name, F.lit(None).cast(kind))
@@ -477,7 +477,7 @@ def _write_landing(spark, fs: _Fs, table: TablePlan, changes, keys: list[str],
     counts = _check_changes(changes, columns, keys)
     if counts["rows"] == 0:
         return None, 0
-    frame = with_tie(changes.select(*columns, *CHANGE_COLUMNS))
+    frame = with_tie(changes.select(*columns, *CHANGE_COLUMNS, PAIR_COLUMN))
     mirrored = None
     if counts["partial"] or counts["truncate"]:
         mirrored = read_mirrored(spark, table.delta_path)

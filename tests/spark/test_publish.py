@@ -303,6 +303,31 @@ def test_arcion_partial_update_completed_from_delta(spark, tmp_path):
         (0, "EUROPE", None), (1, "AMERICA", "new")]
 
 
+def test_arcion_partial_key_change_and_a_later_snapshot(spark, tmp_path):
+    feed = tmp_path / "feed"
+    feed.mkdir()
+    (feed / "1.csv").write_text("0,AFRICA,c0\n1,AMERICA,c1\n")
+    tbl, plan = make(tmp_path, "arcion", feed, "region", REGION, ["r_regionkey"])
+    assert publish(spark, tbl, plan).status == "Published"
+    mirror(spark, tbl, plan)
+    # key 1 becomes 11 with a new comment; r_name is in neither image: it is AMERICA's
+    (feed / "2.csv").write_text('11,1,3,NULL,NULL,0,c11,NULL,1,U,"{""timestamp"":2}","{}"\n')
+    result = publish(spark, tbl, plan)
+    assert result.status == "Published", result.error
+    rows = pq.read_table(result.files_written[0]).to_pylist()
+    assert [(r["r_regionkey"], r["r_name"], r["r_comment"], r[ROW_MARKER_COLUMN])
+            for r in rows][1:] == [(11, "AMERICA", "c11", 0)]
+    mirror(spark, tbl, plan)
+    # a re-snapshot of key 0 replaces it (upsert), it doesn't add a second row
+    (feed / "3.csv").write_text("0,AFRICA2,c0b\n")
+    result = publish(spark, tbl, plan)
+    assert [r[ROW_MARKER_COLUMN] for r in pq.read_table(result.files_written[0]).to_pylist()] \
+        == [4]
+    mirror(spark, tbl, plan)
+    assert delta_rows(spark, tbl, "r_regionkey", "r_name", "r_comment") == [
+        (0, "AFRICA2", "c0b"), (11, "AMERICA", "c11")]
+
+
 def test_metadata_only_batch_lands_nothing_and_is_remembered(spark, tmp_path):
     feed = tmp_path / "feed"
     feed.mkdir()

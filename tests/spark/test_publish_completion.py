@@ -42,6 +42,24 @@ def test_completion_without_a_mirrored_table(spark):
         (1, "a", None, 1)]
 
 
+def test_a_key_change_takes_what_it_lacks_from_the_old_key(spark):
+    mirrored = spark.createDataFrame([(1, "a0", "b0"), (2, "x", "y")], "k int, a string, b string")
+    changes = with_tie(spark.createDataFrame([
+        (1, None, None, 2, 1, None, "f", 1, "p1"),             # key 1 → 5: delete of the old key
+        (5, "a5", None, 0, 2, ["k", "a"], "f", 1, "p1"),       # ... insert lacking b → b0
+        (5, None, "b6", 1, 3, ["k", "b"], "f", 2, None),       # later partial update of key 5
+        (2, "x2", None, 1, 4, ["k", "a"], "f", 3, None),       # key 2 changes a first
+        (2, None, None, 2, 5, None, "f", 4, "p2"),             # then becomes key 7
+        (7, None, None, 0, 6, ["k"], "f", 4, "p2"),            # lacking a and b → x2, y
+        (9, None, None, 2, 7, None, "f", 5, "p3"),             # an old key nobody knows:
+        (8, "a8", None, 0, 8, ["k", "a"], "f", 5, "p3"),       # b stays NULL
+    ], SCHEMA + ", _pair string"))
+    done = complete_changes(spark, changes, ["k", "a", "b"], ["k"], mirrored)
+    assert result(done) == [
+        (1, None, None, 2), (5, "a5", "b0", 0), (5, "a5", "b6", 1), (2, "x2", "y", 1),
+        (2, None, None, 2), (7, "x2", "y", 0), (9, None, None, 2), (8, "a8", None, 0)]
+
+
 def test_truncate_deletes_mirrored_keys_and_earlier_batch_keys(spark):
     mirrored = spark.createDataFrame([(1, "a", "b"), (2, "a", "b")], "k int, a string, b string")
     changes = frame(spark, [

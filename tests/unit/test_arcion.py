@@ -80,9 +80,12 @@ def test_seed_json_records_pretty_printed_ordered_by_cursor_timestamp():
 
 
 def test_snapshot_csv_and_json():
+    # snapshot rows follow the table's order (here the seed's r_regionkey, r_comment, r_name);
+    # column_order is Arcion's order of realtime triplets and leaves them alone
     files = sorted((FIXTURES / "region_snapshot").iterdir())
-    rows, _ = parse(table(FIXTURES / "region_snapshot", options={"column_order": [
-        "r_regionkey", "r_comment", "r_name"]}), files)
+    table_order = [("r_regionkey", "Int32"), ("r_comment", "String"), ("r_name", "String")]
+    rows, _ = parse(table(FIXTURES / "region_snapshot", columns=table_order,
+                          options={"column_order": ARCION_ORDER}), files)
     assert [(r["_op"], r["r_regionkey"], r["r_name"]) for r in rows] == [
         (0, 0, "AFRICA"), (0, 1, "AMERICA"), (0, 2, "ASIA")]
     assert rows[1]["r_comment"] == "AMERICA, north and south"
@@ -157,3 +160,28 @@ def test_header_names_with_affixes():
 def test_no_inference_from_arcion_feeds():
     assert infer_schema("arcion", str(FIXTURES / "region_csv"), {}) is None
     assert get_reader("arcion").type_name == "arcion"
+
+
+def test_a_snapshot_after_a_published_batch_lands_as_upserts(tmp_path):
+    f = tmp_path / "s.csv"
+    f.write_text("0,AFRICA,c0\n")
+    tbl = table(tmp_path, options={"column_order": ARCION_ORDER})
+    first, _, tasks = ArcionReader().plan_tasks(tbl, [str(f)], {"batches": []})
+    assert parse_task(tasks[0])["_op"] == [0]
+    _, _, tasks = ArcionReader().plan_tasks(tbl, [str(f)], {"batches": [{"sequence": 1}]})
+    out = parse_task(tasks[0])
+    assert out["_op"] == [4] and out["r_name"] == ["AFRICA"] and out["r_comment"] == ["c0"]
+    keyless = table(tmp_path, keys=(), options={"column_order": ARCION_ORDER})
+    _, _, tasks = ArcionReader().plan_tasks(keyless, [str(f)], {"batches": [{"sequence": 1}]})
+    assert parse_task(tasks[0])["_op"] == [0]
+
+
+def test_a_partial_key_change_is_paired_with_its_delete(tmp_path):
+    f = tmp_path / "r.csv"  # key 1 → 11; r_name in neither image, r_comment only in the new one
+    f.write_text('c2,NULL,1,NULL,NULL,0,11,1,3,U,"{""timestamp"":1}","{}"\n')
+    rows, _ = parse(table(tmp_path, options={"column_order": ARCION_ORDER}), [f])
+    delete, insert = rows
+    assert (delete["_op"], delete["r_regionkey"], insert["_op"], insert["r_regionkey"]) == (
+        2, 1, 0, 11)
+    assert insert["_present"] == ["r_comment", "r_regionkey"] and insert["r_comment"] == "c2"
+    assert delete["_pair"] == insert["_pair"] is not None

@@ -248,3 +248,23 @@ def test_big_files_are_split_into_chunks_with_correct_lines(tmp_path, monkeypatc
 
 def test_registry_has_the_reader():
     assert get_reader("qlik_replicate").type_name == "qlik_replicate"
+
+
+def test_a_partial_key_change_leaves_masked_columns_to_the_old_key(tmp_path):
+    # columns A and C are outside the mask: their nulls in data and beforeData are placeholders
+    f = write_lines(tmp_path / "f.json", [md(COLS), msg(
+        "UPDATE", {"ID": 22, "A": None, "B": "b2", "C": None},
+        before={"ID": 2, "A": None, "B": "b", "C": None}, seq="1", mask="05")])
+    rows, _ = parse(table(tmp_path), [f])
+    delete, insert = rows
+    assert (delete["_op"], delete["ID"]) == (2, 2) and (insert["_op"], insert["ID"]) == (0, 22)
+    assert insert["_present"] == ["B", "ID"] and insert["B"] == "b2"
+    assert delete["_pair"] == insert["_pair"] is not None
+
+
+def test_a_key_change_without_a_mask_takes_unchanged_columns_from_before_data(tmp_path):
+    f = write_lines(tmp_path / "f.json", [md(COLS), msg(
+        "UPDATE", {"ID": 55, "B": "new"}, before={"ID": 5, "A": "old-a"}, seq="1")])
+    delete, insert = parse(table(tmp_path), [f])[0]
+    assert insert["A"] == "old-a" and insert["B"] == "new"
+    assert insert["_present"] == ["A", "B", "ID"] and insert["_pair"] == delete["_pair"]
