@@ -43,6 +43,9 @@ DEFAULT_CONF: dict[str, str] = {
     # Delta rebuilds a table's state from its log with this many tasks (default 50): for the
     # small commits of a mirror pass, 50 tiny tasks cost more than the data (bench/latency).
     "spark.databricks.delta.snapshotPartitions": "8",
+    # MERGE materialises its source (the folded batch); on disk only by default. Memory first
+    # (spilling to disk when it doesn't fit) measured 6% faster at 1M changes (performance.md).
+    "spark.databricks.delta.merge.materializeSource.rddStorageLevel": "MEMORY_AND_DISK",
 }
 
 DELTA_JARS_KEY = "mirrorspec.delta.jars"
@@ -56,6 +59,7 @@ _CONNECT_DEFAULTS = (
     "spark.sql.session.timeZone",
     "spark.sql.shuffle.partitions",
     "spark.sql.adaptive.enabled",
+    "spark.databricks.delta.merge.materializeSource.rddStorageLevel",
 )
 
 # The conf each remote session was built with, by session id, so new_session() can repeat it.
