@@ -437,7 +437,13 @@ def _parse_schema_definition(schema: Any, bad) -> tuple[ColumnDefinition, ...]:
             raise bad(f"SchemaDefinition column {name!r}: unknown DataType "
                       f"{column.get('datatype')!r}; use one of {', '.join(DATA_TYPES)}")
         nullable = column.get("isnullable", True)
-        nullable = True if nullable is None else bool(nullable)
+        if isinstance(nullable, str) and nullable.strip().lower() in ("true", "false"):
+            nullable = nullable.strip().lower() == "true"
+        elif nullable is None:
+            nullable = True
+        elif not isinstance(nullable, bool):
+            raise bad(f"SchemaDefinition column {name!r}: IsNullable must be true or false, "
+                      f"not {nullable!r}")
         result.append(ColumnDefinition(name, data_type, nullable))
     return tuple(result)
 

@@ -485,7 +485,11 @@ def _parse_into(task: dict, ctx: dict, out: _Out) -> None:
                     ordinals = mask_ordinals(mask)
                 except ValueError as exc:
                     raise SourceError(str(exc), file=path, line=line) from None
-                chosen = frozenset(current[o] for o in ordinals if o in current) & all_names
+                mapping = current
+                if not ordinals <= current.keys():  # a newer table version, in a file read later
+                    mapping = next((m for _, _, m in reversed(structures)
+                                    if ordinals <= m.keys()), current)
+                chosen = frozenset(mapping[o] for o in ordinals if o in mapping) & all_names
                 masks[mask] = _ALL if chosen == all_names else chosen
             present = masks[mask]
         else:

@@ -366,8 +366,8 @@ def _read_parquet_group(spark, group: list[tuple[int, FileSchema]]) -> tuple[Dat
 
 
 def _read_csv_group(spark, group: list[tuple[int, FileSchema]],
-                    options: mirroring.DelimitedOptions,
-                    key_columns: tuple[str, ...]) -> tuple[DataFrame, str | None]:
+                    metadata: mirroring.TableMetadata) -> tuple[DataFrame, str | None]:
+    options = metadata.delimited
     first = group[0][1]
     fields = [T.StructField(n, T.StringType(), True) for n in first.header]
     fields.append(T.StructField(_CORRUPT, T.StringType(), True))
@@ -403,7 +403,8 @@ def _read_csv_group(spark, group: list[tuple[int, FileSchema]],
     # A delete row needs only its key: a non-key cell that isn't of its type (the seed's own
     # example writes NULL there) is no problem in it, so it is kept apart from the rest.
     value_problems = []
-    keys = {k.lower() for k in key_columns}
+    keys = {k.lower() for k in metadata.key_columns}
+    required = {c.name.lower() for c in metadata.columns if not c.nullable}
     for column, data_type in (first.typed or {}).items():
         target = T._parse_datatype_string(mirroring.spark_type_for(data_type))
         text = _text_value(col(column), data_type)
@@ -412,6 +413,9 @@ def _read_csv_group(spark, group: list[tuple[int, FileSchema]],
             F.lit("value '"), col(column), F.lit(f"' of column {column} is not a valid "
                                                     f"{data_type}")))
         (problems if column.lower() in keys else value_problems).append(problem)
+        if column.lower() in required:
+            value_problems.append(F.when(text.isNull(), F.lit(
+                f"column {column} is NULL, but SchemaDefinition declares it IsNullable: false")))
         df = df.withColumn(f"__typed_{column}", cast)
     df = df.withColumn("__read_problem", F.coalesce(*problems))
     df = df.withColumn(_VALUE_PROBLEM, F.coalesce(*value_problems) if value_problems
@@ -476,8 +480,7 @@ def read_changes(spark: SparkSession, schemas: list[FileSchema], union: list[T.S
             df = df.withColumn("__read_problem", F.lit(None).cast("string"))
             df = df.withColumn(_VALUE_PROBLEM, F.lit(None).cast("string"))
         else:
-            df, marker = _read_csv_group(spark, group, metadata.delimited,
-                                         metadata.key_columns)
+            df, marker = _read_csv_group(spark, group, metadata)
         df = df.withColumn("__marker_raw", col(marker).cast("string") if marker
                            else F.lit(None).cast("string"))
         df = df.withColumn(MARKER, _marker_expr(

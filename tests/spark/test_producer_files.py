@@ -62,6 +62,13 @@ def zone(spark, tmp_path_factory):
         "Columns": [{"Name": "id", "DataType": "Int32"}, {"Name": "n", "DataType": "Int32"}]}})
     write(bad, sequence_file_name(1, "csv"), b"id,n,__rowMarker__\r\n1,NULL,0\r\n")
 
+    # IsNullable: false is enforced (but never in a delete row, which needs only its key)
+    strict = folder(landing, "not_nullable", {"keyColumns": ["id"], "SchemaDefinition": {
+        "Columns": [{"Name": "id", "DataType": "Int32"},
+                    {"Name": "seq", "DataType": "Int64", "IsNullable": False}]}})
+    write(strict, sequence_file_name(1, "csv"), b"id,seq,__rowMarker__\r\n1,5,0\r\n9,,2\r\n")
+    write(strict, sequence_file_name(2, "csv"), b"id,seq,__rowMarker__\r\n2,6,0\r\n3,,0\r\n")
+
     # NullValue: only the declared text is NULL; a quoted "" is an empty string
     write(folder(landing, "null_na", {"keyColumns": ["id"], "FileFormatTypeProperties": {
         "NullValue": "N/A"}}), sequence_file_name(1, "csv"),
@@ -192,3 +199,11 @@ def test_unknown_delimited_property_is_only_a_warning(spark, zone):
     replicating(zone, "extra_property")
     assert rows(spark, zone["warehouse"], "extra_property", ["id", "v"]) == Counter(
         {("1", "a"): 1})
+
+
+def test_is_nullable_false_is_enforced_except_in_deletes(spark, zone):
+    outcome = zone["first"]["not_nullable"]
+    assert outcome.status == "Failed" and outcome.error["row"] == 2
+    assert outcome.error["file"].endswith(sequence_file_name(2, "csv"))
+    assert "IsNullable: false" in outcome.error["message"]
+    assert rows(spark, zone["warehouse"], "not_nullable", ["id", "seq"]) == Counter({(1, 5): 1})

@@ -281,13 +281,19 @@ def test_arcion_seed_region_insert_update_delete(spark, tmp_path, fixture, optio
     assert delta_rows(spark, tbl, "r_regionkey") == []
 
 
-def test_arcion_partial_update_completed_from_delta(spark, tmp_path):
+def arcion_regions_mirrored(spark, tmp_path):
+    """An Arcion feed whose snapshot (keys 0 and 1) is published and mirrored."""
     feed = tmp_path / "feed"
     feed.mkdir()
     (feed / "1.csv").write_text("0,AFRICA,c0\n1,AMERICA,c1\n")
     tbl, plan = make(tmp_path, "arcion", feed, "region", REGION, ["r_regionkey"])
     assert publish(spark, tbl, plan).status == "Published"
     mirror(spark, tbl, plan)
+    return feed, tbl, plan
+
+
+def test_arcion_partial_update_completed_from_delta(spark, tmp_path):
+    feed, tbl, plan = arcion_regions_mirrored(spark, tmp_path)
     # update of r_comment only; then a delete and re-insert of key 0 that lacks r_comment
     (feed / "2.csv").write_text(
         '1,1,3,NULL,NULL,0,new,NULL,1,U,"{""timestamp"":2}","{}"\n'
@@ -304,12 +310,7 @@ def test_arcion_partial_update_completed_from_delta(spark, tmp_path):
 
 
 def test_arcion_partial_key_change_and_a_later_snapshot(spark, tmp_path):
-    feed = tmp_path / "feed"
-    feed.mkdir()
-    (feed / "1.csv").write_text("0,AFRICA,c0\n1,AMERICA,c1\n")
-    tbl, plan = make(tmp_path, "arcion", feed, "region", REGION, ["r_regionkey"])
-    assert publish(spark, tbl, plan).status == "Published"
-    mirror(spark, tbl, plan)
+    feed, tbl, plan = arcion_regions_mirrored(spark, tmp_path)
     # key 1 becomes 11 with a new comment; r_name is in neither image: it is AMERICA's
     (feed / "2.csv").write_text('11,1,3,NULL,NULL,0,c11,NULL,1,U,"{""timestamp"":2}","{}"\n')
     result = publish(spark, tbl, plan)

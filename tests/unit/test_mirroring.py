@@ -136,3 +136,13 @@ def test_unknown_delimited_properties_are_ignored_with_a_warning():
     assert meta.delimited.column_separator == ";"
     assert len(meta.warnings) == 1 and "CompressionCodec" in meta.warnings[0]
     assert meta.warnings[0].startswith("lz/t/_metadata.json")
+
+
+def test_is_nullable_accepts_booleans_and_their_text():
+    doc = ('{"SchemaDefinition": {"Columns": [{"Name": "a", "IsNullable": "false"}, '
+           '{"Name": "b", "IsNullable": true}, {"Name": "c"}]}}')
+    meta = m.parse_metadata_text(doc, "x")
+    assert [c.nullable for c in meta.columns] == [False, True, True]
+    with pytest.raises(LandingZoneError, match="IsNullable"):
+        m.parse_metadata_text('{"SchemaDefinition": {"Columns": [{"Name": "a", '
+                              '"IsNullable": "sometimes"}]}}', "x")

@@ -268,3 +268,17 @@ def test_a_key_change_without_a_mask_takes_unchanged_columns_from_before_data(tm
     delete, insert = parse(table(tmp_path), [f])[0]
     assert insert["A"] == "old-a" and insert["B"] == "new"
     assert insert["_present"] == ["A", "B", "ID"] and insert["_pair"] == delete["_pair"]
+
+
+def test_a_mask_of_a_newer_table_version_read_earlier_uses_that_version(tmp_path):
+    # file names sort 2_cdc before 3_ddl, but 2_cdc's change already carries version 2's column
+    v2 = dict(COLS, D={"ordinal": 5, "type": "STRING", "primaryKeyPosition": 0})
+    write_lines(tmp_path / "1_load.json", [md(COLS), msg("REFRESH", {"ID": 1, "A": "a"}, seq="1")])
+    write_lines(tmp_path / "3_ddl.json", [md(v2, version=2), msg(
+        "UPDATE", {"ID": 1, "A": "b", "B": None, "C": None, "D": "d5"}, seq="10", mask="13")])
+    write_lines(tmp_path / "2_cdc.json", [msg(
+        "UPDATE", {"ID": 1, "A": "c", "B": None, "C": None, "D": "d9"}, seq="20", mask="13")])
+    rows, _ = parse(table(tmp_path), sorted(tmp_path.iterdir()))
+    last = rows[-1]
+    assert last["_order"][0] == "20" and last["D"] == "d9"
+    assert last["_present"] == ["A", "D", "ID"]
