@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -70,12 +71,21 @@ def serve(project_dir: Path, port: int, host: str, site_dir: Path | None) -> Non
     bound_host, bound_port = server.server_address[:2]
     url = f"http://{_url_host(bound_host)}:{bound_port}/"
     console.result(f"Serving {site} at {url} (Ctrl-C to stop)", url=url, path=str(site))
+    # Ctrl-C and SIGTERM stop the server even when the parent started it with SIGINT ignored
+    # (a background job of a script does).
+    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         console.info("Stopped.")
     finally:
         server.server_close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 def _read_status(warehouse: str) -> dict[str, Any] | None:
