@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from mirrorspec.errors import SourceError
-from mirrorspec.sources.base import (OP_INSERT, PAIR_COLUMN, InferredSchema, ReadResult, iter_json_documents,
-                                     reload_op, value_converter)
+from mirrorspec.sources.base import (OP_INSERT, PAIR_COLUMN, InferredSchema, ReadResult,
+                                     iter_json_documents, reload_op, value_converter)
 from mirrorspec.sources.qlik import _decode, _read_bytes, loads_line
 
 TYPE_NAME = "arcion"

@@ -516,6 +516,7 @@ def _parse_into(task: dict, ctx: dict, out: _Out) -> None:
                 continue
             present = set(all_names if present is _ALL else present)
             row = {n: convert(n, data.get(n), line) for n in present}
+            pair_id = None
             if operation == "UPDATE" and before and keys:
                 old = {k: convert(k, before.get(k), line) for k in keys if k in before}
                 for k in keys:
@@ -525,20 +526,19 @@ def _parse_into(task: dict, ctx: dict, out: _Out) -> None:
                 if len(old) == len(keys) and all(k in present for k in keys) \
                         and any(old[k] != row[k] for k in keys):
                     old_row = {n: convert(n, before.get(n), line) for n in before if n in all_names}
+                    pair_id = f"{path}:{line}"
                     out.add(old_row, 2, (sequence, path, line, 0), None, path, line, txn, last)
-                    out.pair(f"{path}:{line}")
+                    out.pair(pair_id)
                     if not mask:  # without a mask, beforeData's columns are the old values
                         for n in before:
                             if n in all_names and n not in present:
                                 row[n] = old_row[n]
                                 present.add(n)
                     op, order = 0, (sequence, path, line, 1)
-                    out.add(row, op, order, None if present >= all_names else sorted(present),
-                            path, line, txn, last)
-                    out.pair(f"{path}:{line}")  # what is still absent comes from the old key
-                    continue
             out.add(row, op, order, None if present >= all_names else sorted(present),
                     path, line, txn, last)
+            if pair_id:  # what is still absent comes from the old key
+                out.pair(pair_id)
         elif operation == "DELETE":
             source = before if before else data
             row = {n: convert(n, source.get(n), line) for n in source if n in all_names}

@@ -29,9 +29,9 @@ from mirrorspec.faults import crash_point
 from mirrorspec.mirroring import (METADATA_FILE, PROCESSED_FOLDER, ROW_MARKER_COLUMN, dumps_json,
                                   parse_metadata_text, parse_sequence, sequence_file_name)
 from mirrorspec.sources import get_reader
-from mirrorspec.sources.base import (CHANGE_COLUMNS, PAIR_COLUMN, OP_COLUMN, OP_DELETE, OP_INSERT, OP_TRUNCATE,
-                                     OP_UPDATE, OP_UPSERT, PRESENT_COLUMN, SOURCE_FILE_COLUMN,
-                                     SOURCE_LINE_COLUMN, list_feed_files)
+from mirrorspec.sources.base import (CHANGE_COLUMNS, OP_COLUMN, OP_DELETE, OP_INSERT, OP_TRUNCATE,
+                                     OP_UPDATE, OP_UPSERT, PAIR_COLUMN, PRESENT_COLUMN,
+                                     SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN, list_feed_files)
 
 STATE_VERSION = 1
 TEMP_PREFIX = "_publishing_"

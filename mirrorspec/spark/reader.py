@@ -271,6 +271,7 @@ def clean_parquet_stats(schemas: list[FileSchema],
     valid = pa.array(sorted(mirroring.VALID_MARKERS), pa.int64())
     keyed_markers = pa.array(sorted(int(m) for m in mirroring.KEYED_MARKERS), pa.int64())
     default = metadata.default_marker
+    default_keyed = default in mirroring.KEYED_MARKERS
     stats: dict[int, dict] = {}
     for order, schema in enumerate(schemas):
         if schema.file.format != "parquet" or fsmod.is_remote(schema.file.path):
@@ -278,7 +279,6 @@ def clean_parquet_stats(schemas: list[FileSchema],
         if schema.marker is not None and not isinstance(schema.marker_type, T.IntegralType):
             return None
         path = fsmod.local_path(schema.file.path)
-        default_keyed = default in mirroring.KEYED_MARKERS
         if schema.marker is None and not default_keyed:
             stats[order] = {"rows": pq.ParquetFile(path).metadata.num_rows, "keyed": 0}
             continue
