@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import click
 
@@ -13,7 +13,7 @@ from mirrorspec.console import Console
 
 
 def execute_tests(console: Console, ctx: PlanContext, table_ids: Iterable[str],
-                  skip: Iterable[str] = (), threads: int = 4):
+                  skip: Mapping[str, str] | Iterable[str] = (), threads: int = 4):
     """Run the tests of the given tables, print the dbt-style summary, write test_results.json."""
     from mirrorspec.spark.datatests import run_data_tests
     from mirrorspec.spark.runner import start_session
@@ -51,7 +51,7 @@ def test(threads: int, **params: Any) -> None:
                                   state_path=params["state_path"], console=console)
     results = execute_tests(console, ctx, [t.unique_id for t in tables], threads=threads)
     if results.failed:
-        raise FailedRun(f"{results.failures} data test(s) failed or errored",
+        raise FailedRun(results.verdict(),
                         hint="see FAIL / ERROR above; severity: warn makes a test only warn")
 
 

@@ -145,6 +145,8 @@ def print_summary(console: Console, results: RunResults, target_dir: Path) -> No
     parts = [f"{counts['success']} OK"]
     if counts["waiting"]:
         parts.append(f"{counts['waiting']} WAITING")
+    if counts["not_started"]:
+        parts.append(f"{counts['not_started']} NOT STARTED")
     parts.append(f"{counts['error']} ERROR")
     if counts["skipped"]:
         parts.append(f"{counts['skipped']} SKIPPED")
@@ -192,7 +194,7 @@ def build(**params: Any) -> None:
 
     console = get_console()
     ctx, results = execute_run(console, "build", False, params)
-    skip = {r.unique_id for r in results.results if r.failed}
+    skip = results.tests_to_skip()
     ran = [r.unique_id for r in results.results]
     test_results = (execute_tests(console, ctx, ran, skip=skip, threads=params["threads"])
                     if ran else None)
@@ -200,7 +202,7 @@ def build(**params: Any) -> None:
     if results.failed:
         problems.append(f"{sum(r.failed for r in results.results)} table(s) failed to run")
     if test_results is not None and test_results.failed:
-        problems.append(f"{test_results.failures} data test(s) failed")
+        problems.append(test_results.verdict())
     if problems:
         raise FailedRun("; ".join(problems), hint="see the errors above")
 

@@ -15,7 +15,7 @@ from mirrorspec.mirroring import dumps_json, spark_type_for, table_folder
 # Status words (Fabric's monitoring statuses and run_results statuses) → how a badge looks.
 _STATE_OF = {"running": "ok", "replicating": "ok", "success": "ok", "succeeded": "ok",
              "waiting": "warn", "paused": "warn", "skipped": "warn", "warn": "warn",
-             "stopped": "warn", "notstarted": "none",
+             "stopped": "warn", "notstarted": "none", "not_started": "none",
              "failed": "failed", "error": "failed", "dropped": "failed"}
 
 
