@@ -8,7 +8,7 @@ import click
 
 from mirrorspec.cli import FailedRun, get_console
 from mirrorspec.commands.run import (PlanContext, load_plan_context, project_options,
-                                     selection_options)
+                                     refresh_docs, selection_options)
 from mirrorspec.console import Console
 
 
@@ -27,6 +27,7 @@ def execute_tests(console: Console, ctx: PlanContext, table_ids: Iterable[str],
         results = run_data_tests(start_session(ctx.plan), ctx.plan, tables, console, skip=skip,
                                  threads=threads)
     path = results.write(ctx.target_dir)
+    refresh_docs(console, ctx)
     counts = results.counts()
     console.result(f"Done. PASS={counts['pass']} WARN={counts['warn']} ERROR={counts['error']} "
                    f"FAIL={counts['fail']} SKIP={counts['skipped']} TOTAL={len(results.results)}"

@@ -155,6 +155,15 @@ def print_summary(console: Console, results: RunResults, target_dir: Path) -> No
                    counts=counts, elapsed_time=round(results.elapsed_time, 3))
 
 
+def refresh_docs(console: Console, ctx: PlanContext) -> None:
+    """Rewrite <target>/docs with the data this command produced, when a site is there."""
+    from mirrorspec.docsite.build import refresh_if_present
+
+    site = refresh_if_present(ctx.plan, ctx.target_dir)
+    if site is not None:
+        console.info(f"Docs site refreshed: {site / 'index.html'}", path=str(site))
+
+
 def _raise_if_failed(results: RunResults) -> None:
     if results.failed:
         failed = [r.unique_id for r in results.results if r.failed]
@@ -169,7 +178,8 @@ def _raise_if_failed(results: RunResults) -> None:
 def run(**params: Any) -> None:
     """Publish the feeds and mirror the landing zone into Delta tables."""
     console = get_console()
-    _ctx, results = execute_run(console, "run", False, params)
+    ctx, results = execute_run(console, "run", False, params)
+    refresh_docs(console, ctx)
     _raise_if_failed(results)
 
 
@@ -180,7 +190,8 @@ def run(**params: Any) -> None:
 def publish(**params: Any) -> None:
     """Only publish the feeds into the landing zone (Fabric's mirroring service takes it on)."""
     console = get_console()
-    _ctx, results = execute_run(console, "publish", True, params)
+    ctx, results = execute_run(console, "publish", True, params)
+    refresh_docs(console, ctx)
     _raise_if_failed(results)
 
 
@@ -198,6 +209,8 @@ def build(**params: Any) -> None:
     ran = [r.unique_id for r in results.results]
     test_results = (execute_tests(console, ctx, ran, skip=skip, threads=params["threads"])
                     if ran else None)
+    if test_results is None:
+        refresh_docs(console, ctx)  # execute_tests refreshes it otherwise
     problems = []
     if results.failed:
         problems.append(f"{sum(r.failed for r in results.results)} table(s) failed to run")
