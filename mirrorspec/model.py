@@ -20,8 +20,8 @@ from mirrorspec.errors import Location, MirrorspecError, ProjectError
 from mirrorspec.load.project import LoadedProject
 from mirrorspec.load.validate import suggest
 from mirrorspec.load.yaml_doc import Document
+from mirrorspec.sources import FEED_TYPES
 
-FEED_TYPES = ("qlik_replicate", "arcion", "debezium", "aws_dms", "csv", "parquet")
 DELIMITED_FORMATS = ("csv", "delimited_text")
 # YAML key of `delimited:` → FileFormatTypeProperties name (seed 000)
 DELIMITED_KEYS = {
