@@ -44,7 +44,7 @@ class MirrorOptions:
 
     threads: int = 2                 # tables processed concurrently
     strict: bool = False             # report a __rowMarker__ that isn't the last column
-    retention_days: float = 7.0      # _ProcessedFiles purge
+    retention_days: float = mirroring.PROCESSED_RETENTION_DAYS  # _ProcessedFiles purge
     select: tuple[str, ...] = ()     # unique ids / globs like "sales.*" / names; empty = all
     move_processed: bool = True
 
