@@ -8,7 +8,7 @@ from pyspark.sql import functions as F
 
 from mirrorspec.errors import SourceError
 from mirrorspec.sources.arcion import ArcionFormat, parse_task
-from mirrorspec.sources.base import PAIR_COLUMN, ReadResult
+from mirrorspec.sources.base import ERROR_COLUMN, PAIR_COLUMN, ReadResult
 from mirrorspec.spark.feeds.base import change_schema, map_tasks
 
 
@@ -17,21 +17,20 @@ class ArcionReader(ArcionFormat):
 
     def read(self, spark: Any, table: Any, files: Sequence[str], state: dict[str, Any]) -> ReadResult:
         """Parse `files` into canonical changes."""
-
         columns, keys, tasks = self.plan_tasks(table, files, state)
         schema = change_schema(columns, [("file", "int"), ("line", "bigint"), ("sub", "int")],
-                               [(PAIR_COLUMN, "string"), ("_error", "string")])
+                               [(PAIR_COLUMN, "string"), (ERROR_COLUMN, "string")])
         if not tasks:
             parsed = spark.createDataFrame([], schema)
         else:
             parsed = map_tasks(spark, tasks, parse_task, schema).persist()
-        error = (parsed.where(F.col("_error").isNotNull())
+        error = (parsed.where(F.col(ERROR_COLUMN).isNotNull())
                  .orderBy("_source_file", "_source_line").limit(1).collect())
         if error:
             parsed.unpersist()
             row = error[0]
-            message, _, hint = row["_error"].partition("\n  hint: ")
+            message, _, hint = row[ERROR_COLUMN].partition("\n  hint: ")
             raise SourceError(message, file=row["_source_file"], line=row["_source_line"],
                               hint=hint or None)
-        return ReadResult(changes=parsed.drop("_error"), files=tuple(sorted(files)),
+        return ReadResult(changes=parsed.drop(ERROR_COLUMN), files=tuple(sorted(files)),
                           info={"cached": [parsed], "persisted": True, "key_columns": keys})

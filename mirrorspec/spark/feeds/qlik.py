@@ -7,7 +7,7 @@ from typing import Any, Sequence
 from pyspark.sql import functions as F
 
 from mirrorspec.errors import SourceError
-from mirrorspec.sources.base import PAIR_COLUMN, InferredColumn, ReadResult
+from mirrorspec.sources.base import ERROR_COLUMN, PAIR_COLUMN, InferredColumn, ReadResult
 from mirrorspec.sources.qlik import OUTPUT_EXTRA, QlikReplicateFormat, parse_task
 from mirrorspec.spark.feeds.base import change_schema, map_tasks
 
@@ -17,7 +17,6 @@ class QlikReplicateReader(QlikReplicateFormat):
 
     def read(self, spark: Any, table: Any, files: Sequence[str], state: dict[str, Any]) -> ReadResult:
         """Parse `files` into canonical changes, holding back unfinished transactions."""
-
         batch = self.plan_tasks(table, files, state)
         columns, keys, structures, tasks = batch.columns, batch.keys, batch.structures, batch.tasks
         schema = _schema(columns)
@@ -27,13 +26,13 @@ class QlikReplicateReader(QlikReplicateFormat):
             parsed = map_tasks(spark, tasks, parse_task, schema).persist()
         # one pass: errors, and the last event that ends a transaction (in change order)
         summary = parsed.agg(
-            F.count(F.col("_error")).alias("errors"),
+            F.count(F.col(ERROR_COLUMN)).alias("errors"),
             F.max(F.when(F.col("_txn_last"), F.col("_order"))).alias("last_end")).first()
         if summary["errors"]:
-            row = (parsed.where(F.col("_error").isNotNull())
+            row = (parsed.where(F.col(ERROR_COLUMN).isNotNull())
                    .orderBy("_source_file", "_source_line").limit(1).collect()[0])
             parsed.unpersist()
-            message, _, hint = row["_error"].partition("\n  hint: ")
+            message, _, hint = row[ERROR_COLUMN].partition("\n  hint: ")
             raise SourceError(message, file=row["_source_file"], line=row["_source_line"],
                               hint=hint or None)
         # the unfinished tail: transaction events after the last transactionLastEvent=true
@@ -65,4 +64,4 @@ def _schema(columns: list[tuple[str, str]]):
     return change_schema(columns, [("seq", "string"), ("file", "string"), ("line", "bigint"),
                                    ("sub", "int")],
                          [(PAIR_COLUMN, "string"), ("_txn", "string"), ("_txn_last", "boolean"),
-                          ("_error", "string")])
+                          (ERROR_COLUMN, "string")])
