@@ -30,6 +30,13 @@ def write_site(plan: Plan, target_dir: str | Path) -> tuple[Path, dict[str, Any]
                  "test_results": test_results is not None, "delta_tables": len(delta)}
 
 
+def refresh_site(console: Any, plan: Plan, target_dir: str | Path) -> None:
+    """After `run`, `publish`, `build` or `test`: refresh an existing site and say so."""
+    site = refresh_if_present(plan, target_dir)
+    if site is not None:
+        console.info(f"Docs site refreshed: {site / 'index.html'}", path=str(site))
+
+
 def refresh_if_present(plan: Plan, target_dir: str | Path) -> Path | None:
     """Rewrite the site when <target_dir>/docs holds one (so a served site shows the run that
     just ended); None when there is no site. Never fails the command that ran."""

@@ -59,8 +59,16 @@ def documented(path: tuple[str, ...]) -> str:
     return "\n".join([body, *linked])
 
 
+GLOBAL_FLAGS = {flag for p in cli.params for flag in [*p.opts, *p.secondary_opts]}
+
+
 def flags_of(command: click.Command) -> list[click.Parameter]:
-    return [p for p in command.params if not getattr(p, "hidden", False)]
+    """Its parameters; on a subcommand, without the root group's flags it also accepts
+    (those are documented once, under `mirrorspec`)."""
+    params = [p for p in command.params if not getattr(p, "hidden", False)]
+    if command is cli:
+        return params
+    return [p for p in params if p.expose_value or not set(p.opts) <= GLOBAL_FLAGS]
 
 
 CASES = [pytest.param(path, command, id=" ".join(path) or "mirrorspec")
