@@ -149,12 +149,14 @@ def test_run_build_and_test_refresh_an_existing_site(tmp_path):
 
 
 def test_the_commands_that_change_the_data_refresh_the_site():
-    """run, publish, build and test call the refresh (build through test or directly)."""
+    """run, publish and build (through _refresh_site) and test call the refresh."""
     import inspect
 
     from mirrorspec.commands import datatest, run
 
-    assert "refresh_docs(console, ctx)" in inspect.getsource(run.run.callback)
-    assert "refresh_docs(console, ctx)" in inspect.getsource(run.publish.callback)
-    assert "refresh_docs(console, ctx)" in inspect.getsource(run.build.callback)
-    assert "refresh_docs(console, ctx)" in inspect.getsource(datatest.execute_tests)
+    for command in (run.run, run.publish, run.build):
+        assert "_refresh_site(console, ctx)" in inspect.getsource(command.callback)
+    assert "refresh_site(console, ctx.plan, ctx.target_dir)" in \
+        inspect.getsource(run._refresh_site)
+    assert "refresh_site(console, ctx.plan, ctx.target_dir)" in \
+        inspect.getsource(datatest.test.callback)
