@@ -25,7 +25,7 @@ from mirrorspec import mirroring
 from mirrorspec.console import Console, NullConsole
 from mirrorspec.errors import LandingZoneError
 from mirrorspec.faults import crash_point
-from mirrorspec.spark import fold, landing, reader
+from mirrorspec.spark import fold, landing, pruning, reader
 from mirrorspec.spark import fs as fsmod
 from mirrorspec.spark.session import is_connect, new_session
 
@@ -464,6 +464,8 @@ class _TableRun:
                                                      columns)
                 else:
                     data = batch.select(*[reader.col(c) for c in columns])
+                if not state.exists:
+                    data = pruning.initial_layout(data, metadata.key_columns, size)
                 (data.write.format("delta").mode("append")
                  .option("txnAppId", self.app_id).option("txnVersion", txn_version)
                  .option("userMetadata", user_metadata)
@@ -473,11 +475,13 @@ class _TableRun:
                 conf = {"spark.databricks.delta.write.txnAppId": self.app_id,
                         "spark.databricks.delta.write.txnVersion": str(txn_version),
                         "spark.databricks.delta.commitInfo.userMetadata": user_metadata}
+                bounds = pruning.key_range(applied, metadata.key_columns, union)
                 for key, value in conf.items():
                     session.conf.set(key, value)
                 try:
                     fold.run_merge(session, target.delta_path,
-                                   fold.fold_changes(batch, columns, keys), columns, keys)
+                                   fold.fold_changes(batch, columns, keys), columns, keys,
+                                   prune=bounds.condition() if bounds else None)
                 finally:
                     for key in conf:
                         session.conf.unset(key)

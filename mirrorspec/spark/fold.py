@@ -94,14 +94,15 @@ def _q(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def merge_condition(keys: list[str]) -> str:
-    """Plain equality on every key (NULL keys never match), restricted to reset rows."""
+def merge_condition(keys: list[str], prune: str | None = None) -> str:
+    """Plain equality on every key (NULL keys never match), restricted to reset rows; `prune`, a
+    target-only predicate every batch key satisfies, lets Delta skip files by statistics."""
     parts = [f"t.{_q(k)} = s.{_q(k)}" for k in keys]
-    return " AND ".join(parts + [f"s.{IS_RESET}"])
+    return " AND ".join(parts + [f"s.{IS_RESET}"] + ([prune] if prune else []))
 
 
 def run_merge(session, delta_path: str, source: DataFrame, columns: list[str],
-              keys: list[str]) -> None:
+              keys: list[str], prune: str | None = None) -> None:
     """The one MERGE of a batch (see DESIGN.md), as SQL so it also runs over Spark Connect.
 
     The table's txn/userMetadata confs are set on `session`, the one that runs the statement.
@@ -114,7 +115,7 @@ def run_merge(session, delta_path: str, source: DataFrame, columns: list[str],
     updates = ", ".join(f"t.{_q(c)} = s.{_q(c)}" for c in columns)
     try:
         session.sql(
-            f"MERGE INTO {target} AS t USING {view} AS s ON {merge_condition(keys)} "
+            f"MERGE INTO {target} AS t USING {view} AS s ON {merge_condition(keys, prune)} "
             f"WHEN MATCHED AND s.{ACTION} = '{ACTION_DELETE}' THEN DELETE "
             f"WHEN MATCHED AND s.{ACTION} = '{ACTION_SET}' THEN UPDATE SET {updates} "
             f"WHEN NOT MATCHED AND s.{IS_RESET} AND s.{ACTION} = '{ACTION_SET}' "

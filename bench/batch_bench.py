@@ -1,0 +1,228 @@
+"""Does a mirror pass cost what its batch costs? The table of issue 15, side by side in one run.
+
+  (a) tiny batch: 1k changes into a 1M-row table, as whole commands (`mirrorspec mirror`, a cold
+      JVM) beside a bare PySpark process that starts with Delta's jars and counts the table;
+      the ratio of the two (wall and CPU seconds of each process tree).
+  (b) the same batch (100k changes, 10 files) into tables of 3M and 30M rows, each pass timed in
+      one warm session, beside delta-rs MERGE of the same changes (net fold, one MERGE) on a
+      copy of the table before the pass; the ratio between the two sizes says whether the cost
+      follows the batch (1.0) or the table (10.0).
+  (c) initial load: the 30M rows landed as one Parquet file → Delta through the engine, beside
+      `pyarrow.parquet.read_table` + `deltalake.write_deltalake` of the same file, with the data
+      files each wrote (count, sizes).
+  (d) peak RSS of the process tree per case.
+
+Besides wall time it reports CPU seconds of the process tree (driver + JVM + workers), which
+barely move when other work shares the machine; read wall figures only from an idle machine.
+
+    .venv/bin/python bench/batch_bench.py --scale 0.01      # small: a few minutes
+    .venv/bin/python bench/batch_bench.py --scale 1.0       # issue 15's sizes (~20 GiB of disk)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import (REPO_ROOT, CpuTime, PeakMemory, emit, fmt_bytes,  # noqa: E402
+                     print_table, spark_session)
+from mirror_bench import TABLE, deltalake_merge, generate  # noqa: E402
+
+BARE_COUNT = """
+import sys
+from mirrorspec.spark.session import build_session
+spark = build_session("local[2]", {"spark.driver.memory": "4g"}, app_name="bare")
+print(spark.read.format("delta").load(sys.argv[1]).count())
+spark.stop()
+"""
+
+
+def data_files(table: Path) -> dict:
+    """The Parquet data files a Delta table folder holds: count, total, smallest, largest."""
+    sizes = [p.stat().st_size for p in table.rglob("*.parquet") if "_delta_log" not in p.parts]
+    return {"files": len(sizes), "bytes": sum(sizes), "min": min(sizes, default=0),
+            "max": max(sizes, default=0)}
+
+
+def run_process(argv: list[str]) -> dict:
+    """Wall and CPU seconds (all reaped descendants) and peak tree RSS of one command."""
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=str(REPO_ROOT), env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    with PeakMemory(proc.pid) as memory:
+        output, _ = proc.communicate()
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv[:3])} … failed ({proc.returncode}):\n{output[-3000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "peak_rss": memory.peak,
+            "output": output}
+
+
+def engine_pass(spark, landing: Path, warehouse: Path) -> dict:
+    """One warm `mirror_landing_zone` pass: wall, CPU of the process tree, peak RSS."""
+    from mirrorspec.spark.engine import MirrorOptions, mirror_landing_zone
+
+    started = time.perf_counter()
+    with CpuTime() as cpu, PeakMemory() as memory:
+        result = mirror_landing_zone(spark, str(landing), str(warehouse), MirrorOptions())
+    if result.failed:
+        raise SystemExit(f"engine failed: {[t.error for t in result.tables if t.error]}")
+    return {"wall_s": round(time.perf_counter() - started, 2), "cpu_s": round(cpu.seconds, 2),
+            "peak_rss": memory.peak}
+
+
+def timed_python(work) -> dict:
+    started = time.perf_counter()
+    with CpuTime() as cpu, PeakMemory() as memory:
+        work()
+    return {"wall_s": round(time.perf_counter() - started, 2), "cpu_s": round(cpu.seconds, 2),
+            "peak_rss": memory.peak}
+
+
+def land(paths: list[Path], table_folder: Path) -> None:
+    for path in paths:
+        shutil.copy2(path, table_folder / path.name)
+
+
+def ratio(a: float, b: float) -> float:
+    return round(a / b, 2) if b > 0 else float("inf")
+
+
+# --- the cases --------------------------------------------------------------------------------
+
+def tiny_batch(spark, work: Path, rows: int, changes: int) -> dict:
+    landing, warehouse = work / "tiny" / "landing", work / "tiny" / "warehouse"
+    _, paths = generate(landing / TABLE, work / "tiny" / "changes", rows, changes, 1, seed=1)
+    engine_pass(spark, landing, warehouse)  # the initial load, in this warm session
+    land(paths, landing / TABLE)
+    table = warehouse / "dbo" / TABLE
+    bare = run_process([sys.executable, "-c", BARE_COUNT, str(table)])
+    mirror = run_process([sys.executable, "-m", "mirrorspec", "mirror", "--landing-zone",
+                          str(landing), "--warehouse", str(warehouse), "--master", "local[2]",
+                          "--threads", "1", "-q"])
+    return {"rows": rows, "changes": changes, "mirror": mirror, "bare": bare,
+            "ratio_wall": ratio(mirror["wall_s"], bare["wall_s"]),
+            "ratio_cpu": ratio(mirror["cpu_s"], bare["cpu_s"])}
+
+
+def batch_into(spark, work: Path, rows: int, changes: int, files: int) -> dict:
+    """Initial load of `rows`, then `changes` in `files` files: engine pass vs delta-rs."""
+    from deltalake import write_deltalake
+
+    name = f"n{rows}"
+    landing, warehouse = work / name / "landing", work / name / "warehouse"
+    _, paths = generate(landing / TABLE, work / name / "changes", rows, changes, files, seed=2)
+    base_file = landing / TABLE / f"{1:020d}.parquet"
+    reference = work / name / "reference"  # the base file, read and written by delta-rs
+    shutil.copy2(base_file, work / name / "base.parquet")
+    initial = engine_pass(spark, landing, warehouse)
+    initial_ref = timed_python(lambda: write_deltalake(
+        str(reference), pq.read_table(work / name / "base.parquet")))
+    table = warehouse / "dbo" / TABLE
+    before = work / name / "before"
+    shutil.copytree(table, before)
+    land(paths, landing / TABLE)
+    batch = engine_pass(spark, landing, warehouse)
+    delta_rs = timed_python(lambda: deltalake_merge(before, paths))
+    return {"rows": rows, "changes": changes, "files": files,
+            "initial": dict(initial, written=data_files(table)),
+            "initial_deltalake": dict(initial_ref, written=data_files(reference)),
+            "batch": batch, "deltalake": delta_rs,
+            "ratio_wall": ratio(batch["wall_s"], delta_rs["wall_s"]),
+            "ratio_cpu": ratio(batch["cpu_s"], delta_rs["cpu_s"])}
+
+
+# --- output -----------------------------------------------------------------------------------
+
+def _time(case: dict) -> str:
+    return f"{case['wall_s']:.1f} s (CPU {case['cpu_s']:.1f} s)"
+
+
+def _files(written: dict) -> str:
+    return (f"{written['files']} files, {fmt_bytes(written['bytes'])} "
+            f"({fmt_bytes(written['min'])}–{fmt_bytes(written['max'])})")
+
+
+def table_rows(f: dict) -> list[list]:
+    tiny, small, big = f["tiny"], f["small"], f["big"]
+    rows = [
+        ["tiny batch", f"{tiny['changes']:,} changes → {tiny['rows']:,} rows, `mirror` command",
+         _time(tiny["mirror"]), fmt_bytes(tiny["mirror"]["peak_rss"]), ""],
+        ["  bare start", "PySpark + Delta jars, count the table", _time(tiny["bare"]),
+         fmt_bytes(tiny["bare"]["peak_rss"]),
+         f"mirror/bare {tiny['ratio_wall']} wall, {tiny['ratio_cpu']} CPU (target ≤ 1.2)"],
+    ]
+    for case in (small, big):
+        rows += [
+            ["batch", f"{case['changes']:,} changes ({case['files']} files) → {case['rows']:,} "
+                      "rows, warm pass", _time(case["batch"]), fmt_bytes(case["batch"]["peak_rss"]),
+             ""],
+            ["  delta-rs MERGE", "same changes, net fold, one MERGE", _time(case["deltalake"]),
+             fmt_bytes(case["deltalake"]["peak_rss"]),
+             f"engine/delta-rs {case['ratio_wall']} wall, {case['ratio_cpu']} CPU"],
+        ]
+    rows.append(["  big/small", f"{big['rows'] // small['rows']}× the rows, same batch",
+                 "", "", f"{f['size_ratio_wall']} wall, {f['size_ratio_cpu']} CPU "
+                         "(target ≤ 1.5)"])
+    rows += [
+        ["initial load", f"{big['rows']:,} rows, one Parquet file → Delta (engine)",
+         _time(big["initial"]), fmt_bytes(big["initial"]["peak_rss"]),
+         _files(big["initial"]["written"])],
+        ["  pyarrow + delta-rs", "read_table + write_deltalake", _time(big["initial_deltalake"]),
+         fmt_bytes(big["initial_deltalake"]["peak_rss"]), _files(big["initial_deltalake"]["written"])],
+    ]
+    return rows
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="1.0 = issue 15's sizes: 1k into 1M; 100k into 3M and 30M rows")
+    parser.add_argument("--files", type=int, default=10, help="change files of case (b)")
+    parser.add_argument("--work", default=None, help="scratch folder (default: a temp folder)")
+    parser.add_argument("--json", action="store_true", help="last line: the figures as JSON")
+    args = parser.parse_args(argv)
+    scaled = lambda n: max(int(n * args.scale), 1000)  # noqa: E731
+    work = Path(args.work or tempfile.mkdtemp(prefix="mirrorspec-batch-"))
+    spark = spark_session()
+    spark.range(1).count()
+    try:
+        figures = {"scale": args.scale,
+                   "tiny": tiny_batch(spark, work, scaled(1_000_000), 1000),
+                   "small": batch_into(spark, work, scaled(3_000_000), scaled(100_000), args.files),
+                   "big": batch_into(spark, work, scaled(30_000_000), scaled(100_000), args.files)}
+    finally:
+        spark.stop()
+        if not args.work:
+            shutil.rmtree(work, ignore_errors=True)
+    for case in ("tiny",):
+        figures[case]["mirror"].pop("output")
+        figures[case]["bare"].pop("output")
+    figures["size_ratio_wall"] = ratio(figures["big"]["batch"]["wall_s"],
+                                       figures["small"]["batch"]["wall_s"])
+    figures["size_ratio_cpu"] = ratio(figures["big"]["batch"]["cpu_s"],
+                                      figures["small"]["batch"]["cpu_s"])
+    if not args.json:
+        print_table(["case", "workload", "time", "peak RSS", "ratio / files"], table_rows(figures))
+    else:
+        print_table(["case", "workload", "time", "peak RSS", "ratio / files"], table_rows(figures),
+                    out=sys.stderr)
+    return emit(figures, args.json)
+
+
+if __name__ == "__main__":
+    main()
