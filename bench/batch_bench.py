@@ -23,19 +23,19 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (REPO_ROOT, CpuTime, PeakMemory, emit, fmt_bytes,  # noqa: E402
-                     print_table, spark_session)
+from _common import (_TICKS, REPO_ROOT, CpuTime, PeakMemory, _children,  # noqa: E402
+                     _cpu_ticks, emit, print_table, spark_session)
 from mirror_bench import TABLE, deltalake_merge, generate  # noqa: E402
 
 BARE_COUNT = """
@@ -54,21 +54,43 @@ def data_files(table: Path) -> dict:
             "max": max(sizes, default=0)}
 
 
+class TreeCpu(threading.Thread):
+    """CPU seconds of a process tree, sampled every 0.1 s: the last figure seen of each process
+    (the JVM a PySpark driver starts is not reaped by it, so getrusage misses it)."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.seen, self.done = pid, {}, threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.1):
+            stack = [self.pid]
+            while stack:
+                current = stack.pop()
+                self.seen[current] = max(self.seen.get(current, 0), _cpu_ticks(current))
+                stack.extend(_children(current))
+
+    @property
+    def seconds(self) -> float:
+        return sum(self.seen.values()) / _TICKS
+
+
 def run_process(argv: list[str]) -> dict:
-    """Wall and CPU seconds (all reaped descendants) and peak tree RSS of one command."""
+    """Wall and CPU seconds and peak RSS of one command's process tree."""
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=str(REPO_ROOT), env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
+    cpu = TreeCpu(proc.pid)
+    cpu.start()
     with PeakMemory(proc.pid) as memory:
         output, _ = proc.communicate()
     wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu.done.set()
+    cpu.join()
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv[:3])} … failed ({proc.returncode}):\n{output[-3000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "peak_rss": memory.peak,
+    return {"wall_s": round(wall, 2), "cpu_s": round(cpu.seconds, 2), "peak_rss": memory.peak,
             "output": output}
 
 
@@ -129,17 +151,18 @@ def batch_into(spark, work: Path, rows: int, changes: int, files: int) -> dict:
     base_file = landing / TABLE / f"{1:020d}.parquet"
     reference = work / name / "reference"  # the base file, read and written by delta-rs
     shutil.copy2(base_file, work / name / "base.parquet")
+    table = warehouse / "dbo" / TABLE
     initial = engine_pass(spark, landing, warehouse)
+    initial["written"] = data_files(table)
     initial_ref = timed_python(lambda: write_deltalake(
         str(reference), pq.read_table(work / name / "base.parquet")))
-    table = warehouse / "dbo" / TABLE
     before = work / name / "before"
     shutil.copytree(table, before)
     land(paths, landing / TABLE)
     batch = engine_pass(spark, landing, warehouse)
     delta_rs = timed_python(lambda: deltalake_merge(before, paths))
     return {"rows": rows, "changes": changes, "files": files,
-            "initial": dict(initial, written=data_files(table)),
+            "initial": initial,
             "initial_deltalake": dict(initial_ref, written=data_files(reference)),
             "batch": batch, "deltalake": delta_rs,
             "ratio_wall": ratio(batch["wall_s"], delta_rs["wall_s"]),
@@ -150,6 +173,10 @@ def batch_into(spark, work: Path, rows: int, changes: int, files: int) -> dict:
 
 def _time(case: dict) -> str:
     return f"{case['wall_s']:.1f} s (CPU {case['cpu_s']:.1f} s)"
+
+
+def fmt_bytes(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n / 2**10:.0f} KiB"
 
 
 def _files(written: dict) -> str:

@@ -35,6 +35,7 @@ SUITE: dict[str, tuple[str, list[str], list[str]]] = {
     "e2e": ("e2e_bench.py", ["--json", "--scale", "0.05"], ["--json", "--scale", "1.0"]),
     "scaling": ("scaling_bench.py", ["--json", "--scale", "0.005", "--files", "20"],
                 ["--json", "--scale", "0.1"]),
+    "batch": ("batch_bench.py", ["--json", "--scale", "0.005"], ["--json", "--scale", "1.0"]),
     "latency": ("latency_bench.py", ["--json", "--files", "20"], ["--json", "--files", "50"]),
 }
 COLUMNS = ["stage", "workload", "time", "throughput", "peak RSS", "target", "met"]
@@ -174,8 +175,41 @@ def rows_latency(stdout: str) -> list[list]:
              "p50 < 5 s", yes_no(f["p50_s"] < 5 and f["correct"])]]
 
 
+def _cpu(case: dict) -> str:
+    return f"{case['wall_s']:.1f} s (CPU {case['cpu_s']:.1f} s)"
+
+
+def rows_batch(stdout: str) -> list[list]:
+    f = last_json(stdout)
+    if not f:
+        return []
+    tiny, rss = f["tiny"], lambda case: f"{case['peak_rss'] / 2**30:.2f} GiB"
+    rows = [["tiny batch", f"{tiny['changes']:,} changes → {tiny['rows']:,} rows: `mirror` vs "
+                           "bare Spark+Delta start", f"{_cpu(tiny['mirror'])} vs "
+                           f"{_cpu(tiny['bare'])}",
+             f"{tiny['ratio_wall']}× wall, {tiny['ratio_cpu']}× CPU", rss(tiny["mirror"]),
+             "≤ 1.2×", yes_no(tiny["ratio_wall"] <= 1.2)]]
+    for name in ("small", "big"):
+        case = f[name]
+        rows.append([f"batch → {case['rows']:,} rows", f"{case['changes']:,} changes, warm pass "
+                     f"vs delta-rs {_cpu(case['deltalake'])}", _cpu(case["batch"]),
+                     f"{case['ratio_wall']}× delta-rs wall, {case['ratio_cpu']}× CPU",
+                     rss(case["batch"]), "≤ 2× delta-rs", yes_no(case["ratio_wall"] <= 2)])
+    rows.append(["  cost follows the batch", "same batch, 10× the rows",
+                 f"{f['size_ratio_wall']}× wall, {f['size_ratio_cpu']}× CPU", "-", "-", "≤ 1.5×",
+                 yes_no(f["size_ratio_wall"] <= 1.5)])
+    big = f["big"]
+    for label, case in (("initial load", big["initial"]),
+                        ("  pyarrow + delta-rs", big["initial_deltalake"])):
+        written = case["written"]
+        rows.append([label, f"{big['rows']:,} rows, one Parquet file → Delta", _cpu(case),
+                     f"{written['files']} files, {written['bytes'] / 2**20:.0f} MiB",
+                     rss(case), "-", "-"])
+    return rows
+
+
 ROWS = {"compile": rows_compile, "mirror": rows_mirror, "publish": rows_publish,
-        "e2e": rows_e2e, "scaling": rows_scaling, "latency": rows_latency}
+        "e2e": rows_e2e, "scaling": rows_scaling, "batch": rows_batch, "latency": rows_latency}
 
 
 def main(argv: list[str] | None = None) -> int:

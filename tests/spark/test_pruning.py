@@ -4,6 +4,7 @@ it, and the initial load's layout (files of one key range each)."""
 from __future__ import annotations
 
 import glob
+import itertools
 import json
 import os
 
@@ -68,7 +69,7 @@ def test_initial_load_is_range_laid_and_a_pruned_merge_stays_exact(spark, tmp_pa
     ranges = sorted((s["minValues"]["id"], s["maxValues"]["id"]) for commit in _commits(table)
                     for a in commit if "add" in a for s in [json.loads(a["add"]["stats"])])
     assert len(ranges) > 1
-    assert all(low_next > high for (_, high), (low_next, _) in zip(ranges, ranges[1:]))
+    assert all(low_next > high for (_, high), (low_next, _) in itertools.pairwise(ranges))
 
     # update the top keys, delete one, insert new ones above the table's range
     pq.write_table(pa.table({"id": [2990, 2995, 2999, 3000, 3001],
@@ -76,7 +77,7 @@ def test_initial_load_is_range_laid_and_a_pruned_merge_stays_exact(spark, tmp_pa
                    folder / sequence_file_name(2))
     result = engine.mirror_landing_zone(spark, str(landing), str(warehouse))
     assert not result.failed
-    merge = [a["commitInfo"] for a in list(_commits(table))[-1] if "commitInfo" in a][0]
+    merge = next(a["commitInfo"] for a in list(_commits(table))[-1] if "commitInfo" in a)
     assert merge["operation"] == "MERGE"
     predicate = merge["operationParameters"]["predicate"]  # as Spark's analyser rewrote it
     assert ">= 2990)" in predicate and "<= 3001)" in predicate
