@@ -9,6 +9,7 @@ overwrites.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,13 @@ _SCALAR_BUILDERS = {
 _TEXT_TAGS = {_STR, "tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:value"}
 _TEMPLATE_MARKERS = ("{{", "{%", "{#")
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
+# Bounds on one document, checked before composing: libyaml's composer recurses in C (30,000
+# nested `[` crash the process) and aliases can expand exponentially ("billion laughs").
+MAX_DEPTH = 100
+MAX_ALIAS_NODES = 100_000
+# Only texts that could break a bound get the event scan (the common file skips it): aliases, or
+# many brackets, or a long run of indentation / `- ` / `? ` that could nest deeply.
+_DEEP_RUN = re.compile(r"[ \t?-]{%d}" % MAX_DEPTH)
 
 
 @dataclass
@@ -135,6 +143,10 @@ def parse_document(text: str, file: str, path: Path | None, problems: list[Mirro
     """Parse YAML `text` (one document) into a Document."""
     doc = Document(file, path or Path(file), None)
     try:
+        bound = _check_bounds(text, file)
+        if bound is not None:
+            problems.append(bound)
+            return doc
         node = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
         problems.append(_syntax_problem(exc, file))
@@ -148,6 +160,47 @@ def parse_document(text: str, file: str, path: Path | None, problems: list[Mirro
     builder = _Builder(doc, problems)
     doc.data = builder.build(node, ())
     return doc
+
+
+def _check_bounds(text: str, file: str) -> MirrorspecError | None:
+    """A located problem when `text` nests deeper than MAX_DEPTH or its aliases expand to more
+    than MAX_ALIAS_NODES nodes; found from the parser's event stream (flat, no recursion)."""
+    if not (("&" in text and "*" in text) or text.count("[") + text.count("{") > MAX_DEPTH
+            or _DEEP_RUN.search(text)):
+        return None
+    sizes: dict[str, int] = {}  # anchor → the number of nodes it stands for
+    open_nodes: list[list] = []  # [nodes so far, anchor] per open collection
+    expanded = 0
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            if len(open_nodes) >= MAX_DEPTH:
+                return _bound_problem(event, file, f"YAML nested deeper than {MAX_DEPTH} levels",
+                                      "flatten the structure; mirrorspec files need a few levels")
+            open_nodes.append([1, event.anchor])
+            continue
+        if isinstance(event, yaml.CollectionEndEvent):
+            size, anchor = open_nodes.pop()
+        elif isinstance(event, yaml.ScalarEvent):
+            size, anchor = 1, event.anchor
+        elif isinstance(event, yaml.AliasEvent):
+            size, anchor = sizes.get(event.anchor, 1), None
+            expanded += size
+            if expanded > MAX_ALIAS_NODES:
+                return _bound_problem(
+                    event, file, f"YAML aliases expand to more than {MAX_ALIAS_NODES:,} values",
+                    "write the values out or use fewer nested aliases")
+        else:
+            continue
+        if anchor is not None:
+            sizes[anchor] = size
+        if open_nodes:
+            open_nodes[-1][0] += size
+    return None
+
+
+def _bound_problem(event: Any, file: str, message: str, hint: str) -> MirrorspecError:
+    mark = event.start_mark
+    return MirrorspecError(message, Location(file, mark.line + 1, mark.column + 1), hint)
 
 
 def _syntax_problem(exc: yaml.MarkedYAMLError, file: str) -> MirrorspecError:

@@ -380,6 +380,7 @@ def _mirror(spark, plan: Plan, job: _TableJob, console: Console, step: str) -> N
     result.rows_deleted += int(outcome.rows_deleted or 0)
     result.delta_version = outcome.delta_version
     result.awaiting = outcome.awaiting
+    result.warnings.extend(w for w in outcome.warnings if w not in result.warnings)
     if outcome.status == "Failed":
         error = outcome.error or {}
         result.fail(_error_text(error) or "mirroring failed", error.get("errorCode"))
