@@ -21,7 +21,7 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from mirrorspec.compile.plan import SECRET_PREFIX, holds_secret, secret_placeholder
 from mirrorspec.errors import MirrorspecError
-from mirrorspec.load.yaml_doc import Document, format_key_path
+from mirrorspec.load.yaml_doc import Document
 
 _MISSING = object()
 # The common case, `{{ var('name') }}` / `{{ env_var('NAME', 'default') }}` inside text, is
@@ -129,10 +129,6 @@ def secret_allowed(path: tuple) -> bool:
         return True
     return any(path[i:i + 2] == ("source", "options") and path[i + 2:i + 3] != ("key_columns",)
                for i in range(len(path) - 1))
-
-
-def _shown(path: tuple) -> str:
-    return format_key_path(path) or "this value"
 
 
 class Renderer:
@@ -269,8 +265,8 @@ class Renderer:
                 continue
             if holds_secret(value) and not secret_allowed(path):
                 problems.append(doc.problem(
-                    path, f"a secret ({SECRET_PREFIX}*) can't be used in {_shown(path)}: it would "
-                    "be written to target/ or name a folder",
+                    path, f"a secret ({SECRET_PREFIX}*) can't be used here: it would be written "
+                    "to target/ or name a folder",
                     hint="secrets belong in the profile's spark settings (master, remote, conf) "
                          "or in source.options; both are resolved only at run time"))
                 continue
