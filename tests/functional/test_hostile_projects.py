@@ -231,13 +231,10 @@ SECRET = "{{ env_var('MIRRORSPEC_SECRET_SCH') }}"
     ({"profiles.yml": f"shop:\n  outputs:\n    default:\n      landing_zone: \"lz/{SECRET}\"\n"},
      r"profiles\.yml:4:21: shop\.outputs\.default\.landing_zone"),
 ])
-def test_secret_where_it_would_leak_is_refused_at_compile(in_tmp, files, where):
+def test_secret_where_it_would_leak_is_refused_at_compile(in_tmp, monkeypatch, files, where):
     write(in_tmp, {"mirrorspec_project.yml": PROJECT, "tables/t.yml": TABLES, **files})
-    os.environ["MIRRORSPEC_SECRET_SCH"] = "topsecret"
-    try:
-        result = run(["compile"])
-    finally:
-        del os.environ["MIRRORSPEC_SECRET_SCH"]
+    monkeypatch.setenv("MIRRORSPEC_SECRET_SCH", "topsecret")
+    result = run(["compile"])
     assert result.exit_code == 1, result.output
     assert re.search(where + r": a secret \(MIRRORSPEC_SECRET_\*\) can't be used here",
                      result.output), result.output
@@ -245,7 +242,7 @@ def test_secret_where_it_would_leak_is_refused_at_compile(in_tmp, files, where):
     assert not (in_tmp / "target").exists()
 
 
-def test_secrets_stay_placeholders_in_spark_conf_and_source_options(in_tmp):
+def test_secrets_stay_placeholders_in_spark_conf_and_source_options(in_tmp, monkeypatch):
     write(in_tmp, {
         "mirrorspec_project.yml": PROJECT,
         "tables/t.yml": "tables:\n  - name: orders\n    key_columns: [id]\n"
@@ -255,11 +252,8 @@ def test_secrets_stay_placeholders_in_spark_conf_and_source_options(in_tmp):
         "feed/.keep": "",
         "profiles.yml": "shop:\n  outputs:\n    default:\n      spark:\n        conf:\n"
                         f"          fs.azure.account.key: \"{SECRET}\"\n"})
-    os.environ["MIRRORSPEC_SECRET_SCH"] = "topsecret"
-    try:
-        result = run(["compile"])
-    finally:
-        del os.environ["MIRRORSPEC_SECRET_SCH"]
+    monkeypatch.setenv("MIRRORSPEC_SECRET_SCH", "topsecret")
+    result = run(["compile"])
     assert result.exit_code == 0, result.output
     plan = (in_tmp / "target" / "plan.json").read_text()
     assert "topsecret" not in plan and plan.count("MIRRORSPEC_SECRET_SCH") == 2

@@ -148,3 +148,28 @@ def test_engine_warnings_reach_run_results(tmp_path, monkeypatch):
     results.write(tmp_path)
     doc = json.loads((tmp_path / "run_results.json").read_text())
     assert doc["results"][0]["warnings"] == ["lz/t/2.parquet: not a 20-digit sequence name"]
+
+
+def test_secret_source_options_are_resolved_only_when_the_feed_is_read(tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    from mirrorspec.compile.plan import secret_placeholder
+    from mirrorspec.spark import publisher
+
+    seen = []
+
+    class Reader:
+        def read(self, spark, table, files, prior):
+            seen.append(table.source.options)
+            raise LandingZoneError("stop here")
+
+    monkeypatch.setattr(publisher, "get_reader", lambda kind: Reader())
+    monkeypatch.setenv("MIRRORSPEC_SECRET_TOKEN", "s3cr3t")
+    planned = table(tmp_path, feed=True)
+    options = {"null_value": secret_placeholder("MIRRORSPEC_SECRET_TOKEN"), "header": True}
+    planned = replace(planned, source=replace(planned.source, options=options))
+    with pytest.raises(LandingZoneError):
+        publisher._publish_batch(None, None, planned, None, {}, [], 1, Console(stream=io.StringIO()),
+                                 None)
+    assert seen == [{"null_value": "s3cr3t", "header": True}]
+    assert planned.source.options["null_value"] == secret_placeholder("MIRRORSPEC_SECRET_TOKEN")
