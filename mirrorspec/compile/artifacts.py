@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 
+from mirrorspec import mirroring
 from mirrorspec.errors import MirrorspecError
 
 PLAN_FILE = "plan.json"
@@ -66,12 +67,10 @@ def _same_text(path: Path, text: str) -> bool:
 
 
 def _previous_files(target: Path, project_name: str | None, files: dict[str, str]
-                    ) -> dict[str, str]:
-    """The files the previous compile of this project wrote (relative path → text); raises when
-    the target holds another project's plan.json or files compile didn't write."""
-    from mirrorspec.compile.compiler import artifact_texts
-    from mirrorspec.compile.plan import plan_from_dict
-
+                    ) -> dict[str, object]:
+    """The files the previous compile of this project wrote (relative path → the JSON object
+    it wrote there); raises when the target holds another project's plan.json or files
+    compile didn't write."""
     plan_path = target / PLAN_FILE
     text = _read_text(plan_path)
     if text is None:
@@ -89,10 +88,16 @@ def _previous_files(target: Path, project_name: str | None, files: dict[str, str
         raise _foreign(plan_path, "is not a mirrorspec plan") from None
     if project_name is not None and name != project_name:
         raise _foreign(plan_path, f"is the plan of project {name!r}, not {project_name!r}")
-    try:
-        return artifact_texts(plan_from_dict(doc))
-    except (MirrorspecError, KeyError, TypeError, ValueError):
-        return {}  # an older plan version: its files are kept, never guessed at
+    previous: dict[str, object] = {}
+    for table in doc.get("tables") or []:
+        try:
+            folder = mirroring.table_folder(table["name"], table.get("schema"))
+            previous[f"{LANDING_FOLDER}/{folder}/{mirroring.METADATA_FILE}"] = table["metadata"]
+        except (KeyError, TypeError):
+            continue
+    if doc.get("partner_events") is not None:
+        previous[f"{LANDING_FOLDER}/{mirroring.PARTNER_EVENTS_FILE}"] = doc["partner_events"]
+    return previous
 
 
 def _foreign(path: Path, why: str) -> MirrorspecError:
@@ -101,17 +106,15 @@ def _foreign(path: Path, why: str) -> MirrorspecError:
         hint="point target-path at a folder of its own (or empty this one)")
 
 
-def _remove_stale(target: Path, previous: dict[str, str], keep: set[str]) -> None:
+def _remove_stale(target: Path, previous: dict[str, object], keep: set[str]) -> None:
     """Remove the files the previous compile wrote that the current one doesn't, when their
     text is still what it wrote (a file changed or replaced since is someone else's)."""
     landing = (target / LANDING_FOLDER).resolve()
     for relative in sorted(set(previous) - keep):
-        if relative == PLAN_FILE:
-            continue
         path = (target / relative).resolve()
         if landing not in path.parents:
             continue  # a hand-edited plan must not make compile delete outside target/landing_zone
-        if path.is_symlink() or not _same_text(path, previous[relative]):
+        if path.is_symlink() or not _same_text(path, mirroring.dumps_json(previous[relative])):
             continue
         try:
             path.unlink()

@@ -37,13 +37,15 @@ _SCALAR_BUILDERS = {
 _TEXT_TAGS = {_STR, "tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:value"}
 _TEMPLATE_MARKERS = ("{{", "{%", "{#")
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
-# Bounds on one document, checked before composing: libyaml's composer recurses in C (30,000
-# nested `[` crash the process) and aliases can expand exponentially ("billion laughs").
+# Bounds on one document: nesting depth and alias expansion ("billion laughs"), both checked
+# while building. libyaml's composer recurses in C (30,000 nested `[` crash the process), so a
+# text that could nest past _COMPOSER_SAFE levels is first checked from the parser's flat event
+# stream; ordinary files skip that scan (it costs as much as composing).
 MAX_DEPTH = 100
-MAX_ALIAS_NODES = 100_000
-# Only texts that could break a bound get the event scan (the common file skips it): aliases, or
-# many brackets, or a long run of indentation / `- ` / `? ` that could nest deeply.
-_DEEP_RUN = re.compile(r"[ \t?-]{%d}" % MAX_DEPTH)
+MAX_ALIAS_NODES = 10_000
+_COMPOSER_SAFE = 1000
+# deep indentation, `- - -`, `? ? ?` (anchored at line starts: linear in the text)
+_DEEP_RUN = re.compile(r"^[ \t?-]{%d}" % _COMPOSER_SAFE, re.M)
 
 
 @dataclass
@@ -158,48 +160,45 @@ def parse_document(text: str, file: str, path: Path | None, problems: list[Mirro
         return doc
     doc.root = node
     builder = _Builder(doc, problems)
-    doc.data = builder.build(node, ())
+    try:
+        doc.data = builder.build(node, ())
+    except _OverBound as exc:
+        problems.append(exc.problem)
+        doc.root = None
     return doc
 
 
 def _check_bounds(text: str, file: str) -> MirrorspecError | None:
-    """A located problem when `text` nests deeper than MAX_DEPTH or its aliases expand to more
-    than MAX_ALIAS_NODES nodes; found from the parser's event stream (flat, no recursion)."""
-    if not (("&" in text and "*" in text) or text.count("[") + text.count("{") > MAX_DEPTH
-            or _DEEP_RUN.search(text)):
+    """A located problem when `text` could nest deep enough to crash the composer and nests
+    deeper than MAX_DEPTH; found from the parser's event stream (flat, no recursion)."""
+    if text.count("[") + text.count("{") <= _COMPOSER_SAFE and not _DEEP_RUN.search(text):
         return None
-    sizes: dict[str, int] = {}  # anchor → the number of nodes it stands for
-    open_nodes: list[list] = []  # [nodes so far, anchor] per open collection
-    expanded = 0
+    depth = 0
     for event in yaml.parse(text, Loader=_Loader):
         if isinstance(event, yaml.CollectionStartEvent):
-            if len(open_nodes) >= MAX_DEPTH:
-                return _bound_problem(event, file, f"YAML nested deeper than {MAX_DEPTH} levels",
-                                      "flatten the structure; mirrorspec files need a few levels")
-            open_nodes.append([1, event.anchor])
-            continue
-        if isinstance(event, yaml.CollectionEndEvent):
-            size, anchor = open_nodes.pop()
-        elif isinstance(event, yaml.ScalarEvent):
-            size, anchor = 1, event.anchor
-        elif isinstance(event, yaml.AliasEvent):
-            size, anchor = sizes.get(event.anchor, 1), None
-            expanded += size
-            if expanded > MAX_ALIAS_NODES:
-                return _bound_problem(
-                    event, file, f"YAML aliases expand to more than {MAX_ALIAS_NODES:,} values",
-                    "write the values out or use fewer nested aliases")
-        else:
-            continue
-        if anchor is not None:
-            sizes[anchor] = size
-        if open_nodes:
-            open_nodes[-1][0] += size
+            depth += 1
+            if depth > MAX_DEPTH:
+                return _bound_problem(event.start_mark, file, _TOO_DEEP, _TOO_DEEP_HINT)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
     return None
 
 
-def _bound_problem(event: Any, file: str, message: str, hint: str) -> MirrorspecError:
-    mark = event.start_mark
+_TOO_DEEP = f"YAML nested deeper than {MAX_DEPTH} levels"
+_TOO_DEEP_HINT = "flatten the structure; mirrorspec files need a few levels"
+_TOO_MANY = f"YAML aliases expand to more than {MAX_ALIAS_NODES:,} values"
+_TOO_MANY_HINT = "write the values out or use fewer nested aliases"
+
+
+class _OverBound(Exception):
+    """The builder went over MAX_DEPTH or MAX_ALIAS_NODES; carries the located problem."""
+
+    def __init__(self, problem: MirrorspecError):
+        super().__init__(problem.message)
+        self.problem = problem
+
+
+def _bound_problem(mark: Any, file: str, message: str, hint: str) -> MirrorspecError:
     return MirrorspecError(message, Location(file, mark.line + 1, mark.column + 1), hint)
 
 
@@ -226,6 +225,8 @@ class _Builder:
         self.doc = doc
         self.problems = problems
         self.active: set[int] = set()
+        self.built: set[int] = set()  # collection nodes built once (a second time: an alias)
+        self.expanded = 0  # values built again through aliases
         self.merged: dict[int, int] = {}  # id(mapping node) → how many leading entries came from `<<`
 
     def build(self, node: Any, path: tuple) -> Any:
@@ -246,6 +247,16 @@ class _Builder:
         if id(node) in self.active:
             self.problems.append(self.doc.problem(path, "a recursive YAML alias is not supported"))
             return None
+        if len(path) >= MAX_DEPTH:
+            raise _OverBound(_bound_problem(node.start_mark, self.doc.file, _TOO_DEEP,
+                                            _TOO_DEEP_HINT))
+        if id(node) in self.built:  # an alias: its values are built again
+            self.expanded += len(node.value)
+            if self.expanded > MAX_ALIAS_NODES:
+                raise _OverBound(_bound_problem(node.start_mark, self.doc.file, _TOO_MANY,
+                                                _TOO_MANY_HINT))
+        else:
+            self.built.add(id(node))
         self.active.add(id(node))
         try:
             if isinstance(node, MappingNode):

@@ -52,7 +52,7 @@ def _deep_mapping(depth: int) -> str:
 
 BOMBS = {
     "billion_laughs_9x9_8_levels": _laughs(),
-    "flow_1000": "name: shop\nvars: " + "[" * 1000 + "\n",
+    "flow_1000": "name: shop\nvars: " + "[" * 1000 + "]" * 1000 + "\n",
     "flow_10000": "name: shop\nvars: " + "[" * 10000 + "]" * 10000 + "\n",
     "flow_30000": "name: shop\nvars: " + "[" * 30000 + "]" * 30000 + "\n",
     "mapping_5000": _deep_mapping(5000),
