@@ -236,10 +236,7 @@ def check_encoding(filesystem, file: LandingFile, options: mirroring.DelimitedOp
 def _raw_stream(filesystem, file: LandingFile):
     """The file's bytes as a stream, decompressed (.gz, .zst) as Spark reads them."""
     name = file.name.lower()
-    if fsmod.is_remote(file.path):
-        handle = io.BytesIO(filesystem.read_bytes(file.path))
-    else:
-        handle = open(fsmod.local_path(file.path), "rb")
+    handle = filesystem.open_stream(file.path)
     try:
         if name.endswith((".gz", ".gzip")):
             with gzip.GzipFile(fileobj=handle) as stream:

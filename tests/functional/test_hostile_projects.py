@@ -9,7 +9,6 @@ import os
 import re
 import resource
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,6 @@ from tests.project_files import write
 
 REPO = Path(__file__).resolve().parents[2]
 MIRRORSPEC = REPO / ".venv" / "bin" / "mirrorspec"
-LOCATED = re.compile(r"^\S+\.yml:\d+:\d+: ", re.M)
 PROJECT = "name: shop\n"
 TABLES = "tables:\n  - name: orders\n    key_columns: [id]\n"
 
@@ -205,7 +203,7 @@ def test_dot_names_are_refused_with_the_rule(in_tmp, key):
     for command in ("validate", "compile"):
         result = run([command])
         assert result.exit_code == 1
-        assert f"'.hidden' starts with '.'" in result.output and "never mirrored" in result.output
+        assert "'.hidden' starts with '.'" in result.output and "never mirrored" in result.output
         assert re.search(rf"tables/t\.yml:\d+:\d+: tables\[0\]\.{key}:", result.output)
     assert not (in_tmp / "target").exists()
 
