@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from typing import Callable
 from urllib.parse import unquote, urlparse
 
+# stores whose written object appears whole (or not at all) when the upload completes
+OBJECT_STORE_SCHEMES = frozenset({"s3a", "s3", "s3n", "gs", "oss", "cos", "cosn"})
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 
 
@@ -225,9 +227,22 @@ class HadoopFS(_FileSystem):
         return files
 
     def write_text(self, path: str, text: str) -> None:
+        """Replace the file's content so readers see the old or the new text, never a mix.
+
+        Object stores publish an object whole when its upload completes, so a direct write is
+        atomic there, while their rename is a copy: replacing through a temporary name would
+        leave a moment with no file. Elsewhere a temporary file is renamed into place.
+        """
         hpath, fs = self._fs(path)
         parent = hpath.getParent()
         fs.mkdirs(parent)
+        if path.split(":", 1)[0].lower() in OBJECT_STORE_SCHEMES:
+            stream = fs.create(hpath, True)
+            try:
+                stream.write(bytearray(text.encode("utf-8")))
+            finally:
+                stream.close()
+            return
         temp = self._jvm.org.apache.hadoop.fs.Path(parent, f"_{uuid.uuid4().hex}.tmp")
         stream = fs.create(temp, True)
         try:
