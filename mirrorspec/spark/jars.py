@@ -80,6 +80,15 @@ def _maven() -> str:
     return mvn
 
 
+def _maven_goal(mvn: str, arguments: list[str], cwd: Path, what: str, quiet: bool) -> None:
+    """Run one Maven goal in batch mode; JarsError with Maven's output tail when it fails."""
+    command = [mvn, "-B", *(["-q"] if quiet else []), *arguments]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=cwd)
+    if result.returncode != 0:
+        raise JarsError(f"mirrorspec: could not fetch {what} from Maven Central:\n"
+                        f"{result.stdout[-2000:]}{result.stderr[-2000:]}")
+
+
 def extra_set_dir(name: str) -> Path:
     """The cache folder of one optional jar set, named after its coordinates (so a pyspark
     upgrade with another Hadoop version fetches a new set)."""
@@ -114,14 +123,8 @@ def fetch_extra(name: str, quiet: bool = True) -> list[Path]:
            f"<dependencies>{dependencies}</dependencies></project>")
     with tempfile.TemporaryDirectory() as work:
         Path(work, "pom.xml").write_text(pom, encoding="utf-8")
-        command = [mvn, "-B", "dependency:copy-dependencies", f"-DoutputDirectory={folder}",
-                   "-DincludeScope=runtime"]
-        if quiet:
-            command.insert(2, "-q")
-        result = subprocess.run(command, capture_output=True, text=True, cwd=work)
-    if result.returncode != 0:
-        raise JarsError(f"mirrorspec: could not fetch the {name} jars from Maven Central:\n"
-                        f"{result.stdout[-2000:]}{result.stderr[-2000:]}")
+        _maven_goal(mvn, ["dependency:copy-dependencies", f"-DoutputDirectory={folder}",
+                          "-DincludeScope=runtime"], Path(work), f"the {name} jars", quiet)
     (folder / ".complete").write_text("\n".join(extra_sets()[name]) + "\n", encoding="utf-8")
     return sorted(folder.glob("*.jar"))
 
@@ -135,14 +138,9 @@ def fetch(quiet: bool = True) -> list[Path]:
     folder = cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
     for coordinate in delta_artifacts():
-        command = [mvn, "-B", "dependency:copy", f"-Dartifact={coordinate}:jar",
-                   f"-DoutputDirectory={folder}", "-Dmdep.overWriteIfNewer=true"]
-        if quiet:
-            command.insert(2, "-q")
-        result = subprocess.run(command, capture_output=True, text=True, cwd=folder)
-        if result.returncode != 0:
-            raise JarsError(f"mirrorspec: could not fetch {coordinate} from Maven Central:\n"
-                            f"{result.stdout[-2000:]}{result.stderr[-2000:]}")
+        _maven_goal(mvn, ["dependency:copy", f"-Dartifact={coordinate}:jar",
+                          f"-DoutputDirectory={folder}", "-Dmdep.overWriteIfNewer=true"],
+                    folder, coordinate, quiet)
     jars = cached_jars()
     if not jars:
         raise JarsError(f"mirrorspec: Maven ran but the jars are not in {folder}")
