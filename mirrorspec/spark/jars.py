@@ -19,6 +19,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from mirrorspec.errors import SetupError
+
 SCALA_VERSION = "2.13"
 
 
@@ -48,16 +50,13 @@ def bundled_hadoop_version() -> str:
         match = re.fullmatch(r"hadoop-client-api-(.+)\.jar", jar.name)
         if match:
             return match.group(1)
-    raise JarsError("pyspark's jars folder has no hadoop-client-api-*.jar; is pyspark installed?")
+    raise SetupError("pyspark's jars folder has no hadoop-client-api-*.jar",
+                     hint="reinstall pyspark (make .venv)")
 
 
 def extra_sets() -> dict[str, list[str]]:
     """Optional jar sets by name → the Maven coordinates whose runtime dependencies they hold."""
     return {"s3": [f"org.apache.hadoop:hadoop-aws:{bundled_hadoop_version()}"]}
-
-
-class JarsError(Exception):
-    """Jars could not be found or fetched (the message says what to do)."""
 
 
 def jar_file_name(coordinate: str) -> str:
@@ -75,18 +74,19 @@ def cached_jars() -> list[Path] | None:
 def _maven() -> str:
     mvn = shutil.which("mvn")
     if mvn is None:
-        raise JarsError("mirrorspec: Maven (mvn) is needed once to fetch the jars; "
-                        "install it (apt-get install maven) and rerun `make .venv`.")
+        raise SetupError("Maven (mvn) is needed once to fetch the jars",
+                         hint="install it (apt-get install maven) and rerun `make .venv`")
     return mvn
 
 
 def _maven_goal(mvn: str, arguments: list[str], cwd: Path, what: str, quiet: bool) -> None:
-    """Run one Maven goal in batch mode; JarsError with Maven's output tail when it fails."""
+    """Run one Maven goal in batch mode; SetupError with Maven's output tail when it fails."""
     command = [mvn, "-B", *(["-q"] if quiet else []), *arguments]
     result = subprocess.run(command, capture_output=True, text=True, cwd=cwd)
     if result.returncode != 0:
-        raise JarsError(f"mirrorspec: could not fetch {what} from Maven Central:\n"
-                        f"{result.stdout[-2000:]}{result.stderr[-2000:]}")
+        raise SetupError(f"could not fetch {what} from Maven Central:\n"
+                         f"{result.stdout[-2000:]}{result.stderr[-2000:]}",
+                         hint="check the network (or a Maven mirror) and rerun `make .venv`")
 
 
 def extra_set_dir(name: str) -> Path:
@@ -100,7 +100,7 @@ def extra_set_dir(name: str) -> Path:
 def cached_extra_jars(name: str) -> list[Path] | None:
     """The cached jars of an optional set, or None when it was not fetched."""
     if name not in extra_sets():
-        raise JarsError(f"unknown jar set {name!r} (known: {', '.join(extra_sets())})")
+        raise SetupError(f"unknown jar set {name!r} (known: {', '.join(extra_sets())})")
     folder = extra_set_dir(name)
     if not (folder / ".complete").is_file():
         return None
@@ -143,12 +143,13 @@ def fetch(quiet: bool = True) -> list[Path]:
                     folder, coordinate, quiet)
     jars = cached_jars()
     if not jars:
-        raise JarsError(f"mirrorspec: Maven ran but the jars are not in {folder}")
+        raise SetupError(f"Maven ran but the jars are not in {folder}")
     return jars
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Fetch Delta's jars, then the optional sets named on the command line (`s3`)."""
+    """`python -m mirrorspec.spark.jars [SET…]` (run by `make`): fetch Delta's jars, then the
+    optional sets named (`s3`); exit 1 with the reason."""
     names = sys.argv[1:] if argv is None else argv
     try:
         for jar in fetch():
@@ -156,8 +157,8 @@ def main(argv: list[str] | None = None) -> int:
         for name in names:
             found = fetch_extra(name)
             print(f"{name} jars: {len(found)} in {extra_set_dir(name)}")
-    except JarsError as exc:
-        print(exc, file=sys.stderr)
+    except SetupError as exc:
+        print(f"mirrorspec: {exc.render()}", file=sys.stderr)
         return 1
     return 0
 

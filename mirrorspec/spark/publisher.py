@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from mirrorspec.compile.plan import Plan, TablePlan
 from mirrorspec.console import Console, NullConsole
@@ -26,11 +26,12 @@ from mirrorspec.errors import MirrorspecError, SourceError
 from mirrorspec.faults import crash_point
 from mirrorspec.mirroring import (METADATA_FILE, PROCESSED_FOLDER, ROW_MARKER_COLUMN, dumps_json,
                                   parse_metadata_text, parse_sequence, sequence_file_name)
-from mirrorspec.sources import get_reader
 from mirrorspec.sources.base import (CHANGE_COLUMNS, OP_COLUMN, OP_DELETE, OP_INSERT, OP_TRUNCATE,
                                      OP_UPDATE, OP_UPSERT, PAIR_COLUMN, PRESENT_COLUMN,
                                      SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN, use_remote_reader)
+from mirrorspec.sources import FEED_TYPES
 from mirrorspec.spark import fs as fsmod
+from mirrorspec.spark.feeds import get_reader
 from mirrorspec.spark.fs import Files, join
 
 STATE_VERSION = 1
@@ -137,98 +138,6 @@ def ensure_metadata(fs: Files, table: TablePlan, key_columns: Sequence[str]) -> 
 
 # --- running pure parsers inside Spark ------------------------------------------------------------
 
-def map_tasks(spark, tasks: Sequence[dict], parse: Callable[[dict], dict[str, list]], schema):
-    """A DataFrame made by running `parse(task)` for every task in a Python worker.
-
-    `parse` returns the columns of `schema` as lists (same length). The tasks travel as local
-    data, which Spark slices into one partition per core; each Python worker runs its slice's
-    tasks one after another, and Arrow carries the result to the JVM. Every Python task costs a
-    worker round trip (~0.3 CPU s measured), so a few full slices beat many small ones.
-    """
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    arrow_schema = to_arrow_schema(schema)
-
-    def run(batches: Iterable):
-        import pyarrow as pa
-
-        for batch in batches:
-            for text, data in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist()):
-                task = json.loads(text)
-                if data is not None:
-                    task["data"] = data
-                columns = parse(task)
-                arrays = [_to_arrow(columns[f.name], f.type, pa) for f in arrow_schema]
-                yield pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
-
-    return _task_frame(spark, tasks).mapInArrow(run, schema)
-
-
-def _task_frame(spark, tasks: Sequence[dict]):
-    """The tasks as rows of JSON (`task`); with the bytes each covers (`data`) for feed files
-    given as URIs, which Python workers can't open: Spark reads them (binaryFile, so any Hadoop
-    filesystem with the session's credentials) and cuts each task's byte range."""
-    from pyspark.sql import functions as F
-
-    def is_remote(task: dict) -> bool:
-        return isinstance(task.get("file"), str) and fsmod.is_remote(task["file"])
-
-    local = [(json.dumps(t), None) for t in tasks if not is_remote(t)]
-    frame = spark.createDataFrame(local, "task string, data binary")
-    remote = [t for t in tasks if is_remote(t)]
-    if not remote:
-        return frame
-    whole = [t.get("compressed") or "start" not in t for t in remote]
-    rows = [(json.dumps(t), t["file"], None if w else t["start"] + 1,
-             None if w else t["end"] - t["start"]) for t, w in zip(remote, whole)]
-    wanted = spark.createDataFrame(rows, "task string, file string, start long, length long")
-    content = (spark.read.format("binaryFile").load(sorted({t["file"] for t in remote}))
-               .select(F.col("path").alias("file"), "content"))
-    data = F.when(F.col("start").isNull(), F.col("content")).otherwise(
-        F.col("content").substr(F.col("start"), F.col("length")))
-    # a left join: a task whose file Spark did not return keeps data NULL and fails by name
-    shipped = wanted.join(content, "file", "left").select("task", data.alias("data"))
-    return frame.unionByName(shipped)
-
-
-def change_schema(columns: Sequence[tuple[str, str]], order_fields: Sequence[tuple[str, str]],
-                  extra: Sequence[tuple[str, str]] = ()):
-    """The StructType of a reader's canonical changes: table columns (DataTypes), then `_op`,
-    `_order` (a struct of `order_fields`), `_present`, `_source_file`, `_source_line`, `extra`."""
-    from pyspark.sql import types as T
-
-    from mirrorspec.mirroring import spark_type_for
-
-    simple = {"double": T.DoubleType(), "float": T.FloatType(), "smallint": T.ShortType(),
-              "int": T.IntegerType(), "bigint": T.LongType(), "timestamp": T.TimestampType(),
-              "date": T.DateType(), "string": T.StringType(), "boolean": T.BooleanType(),
-              "binary": T.BinaryType()}
-
-    def parse(name: str):
-        return simple[name]
-
-    fields = [T.StructField(name, parse(spark_type_for(dt)), True) for name, dt in columns]
-    fields += [
-        T.StructField(OP_COLUMN, T.IntegerType(), True),
-        T.StructField("_order", T.StructType([T.StructField(n, parse(t)) for n, t in order_fields])),
-        T.StructField(PRESENT_COLUMN, T.ArrayType(T.StringType())),
-        T.StructField(SOURCE_FILE_COLUMN, T.StringType()),
-        T.StructField(SOURCE_LINE_COLUMN, T.LongType()),
-    ]
-    fields += [T.StructField(n, parse(t), True) for n, t in extra]
-    return T.StructType(fields)
-
-
-def _to_arrow(values: list, arrow_type, pa):
-    if pa.types.is_struct(arrow_type):
-        fields = [arrow_type.field(i) for i in range(arrow_type.num_fields)]
-        children = [_to_arrow([v[i] for v in values], f.type, pa) for i, f in enumerate(fields)]
-        return pa.StructArray.from_arrays(children, fields=fields)
-    return pa.array(values, type=arrow_type)
-
-
-# --- publishing ------------------------------------------------------------------------------------
-
 def publish_table(spark, table: TablePlan, plan: Plan, console: Console | None = None) -> PublishResult:
     """Publish what is new in `table`'s feed into its landing folder (see the module docstring)."""
     console = console or NullConsole()
@@ -288,8 +197,7 @@ def _publish_batch(spark, fs: Files, table: TablePlan, plan: Plan, state: dict[s
         reader = get_reader(table.source.type)
     except (KeyError, ImportError) as exc:
         raise SourceError(f"no feed reader for source type {table.source.type!r} ({exc})",
-                          hint="use one of qlik_replicate, arcion, debezium, aws_dms, csv, "
-                               "parquet") from None
+                          hint=f"use one of {', '.join(FEED_TYPES)}") from None
     prior = {k: v for k, v in state.items() if k != "pending"}
     read = reader.read(spark, table, files, prior)
     cached = list(read.info.get("cached", []))
@@ -448,4 +356,4 @@ def present_list(columns: Sequence[str], present: Iterable[str] | None) -> list[
 
 
 __all__ = ["PublishResult", "publish_table", "state_file", "load_state", "next_sequence",
-           "ensure_metadata", "map_tasks", "present_list", "PRESENT_COLUMN"]
+           "ensure_metadata", "present_list", "PRESENT_COLUMN"]

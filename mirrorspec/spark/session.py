@@ -171,8 +171,8 @@ def _add_delta_jars(merged: dict[str, str], mode: str) -> None:
 def _add_extra_jars(merged: dict[str, str], name: str, master: str) -> None:
     try:
         cached = jars.cached_extra_jars(name)
-    except jars.JarsError as exc:
-        raise MirrorspecError(f"spark.conf {EXTRA_JARS_KEY}: {exc}") from None
+    except SetupError as exc:
+        raise MirrorspecError(f"spark.conf {EXTRA_JARS_KEY}: {exc.message}") from None
     if not cached:
         raise MirrorspecError(f"spark.conf {EXTRA_JARS_KEY}: the {name!r} jars are not cached",
                               hint=f"fetch them once: python -m mirrorspec.spark.jars {name}")
