@@ -28,7 +28,7 @@ from typing import Any, Mapping
 
 from pyspark.sql import SparkSession
 
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.errors import MirrorspecError, SetupError
 from mirrorspec.spark import jars
 
 # Defaults for a laptop; any of them can be overridden by the profile's `spark.conf`.

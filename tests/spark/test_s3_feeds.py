@@ -9,7 +9,6 @@ before a publisher rename, reruns, and checks every change landed and was applie
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
