@@ -177,6 +177,8 @@ def _time(case: dict) -> str:
 
 
 def fmt_bytes(n: int) -> str:
+    if n >= 2**30:
+        return f"{n / 2**30:.2f} GiB"
     return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n / 2**10:.0f} KiB"
 
 
