@@ -147,6 +147,27 @@ class CpuTime:
         self.seconds = tree_cpu_seconds(self.pid) - self._start
 
 
+class TreeCpu(threading.Thread):
+    """CPU seconds of a process tree, sampled every 0.1 s: the last figure seen of each process
+    (the JVM a PySpark driver starts is not reaped by it, so getrusage misses it)."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.seen, self.done = pid, {}, threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.1):
+            stack = [self.pid]
+            while stack:
+                current = stack.pop()
+                self.seen[current] = max(self.seen.get(current, 0), _cpu_ticks(current))
+                stack.extend(_children(current))
+
+    @property
+    def seconds(self) -> float:
+        return sum(self.seen.values()) / _TICKS
+
+
 def fmt_bytes(n: int) -> str:
     return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
 

@@ -28,15 +28,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (_TICKS, REPO_ROOT, CpuTime, PeakMemory, _children,  # noqa: E402
-                     _cpu_ticks, emit, print_table, spark_session)
+from _common import (REPO_ROOT, CpuTime, PeakMemory, TreeCpu, emit,  # noqa: E402
+                     print_table, spark_session)
 from mirror_bench import TABLE, deltalake_merge, generate  # noqa: E402
 
 BARE_COUNT = """
@@ -53,27 +52,6 @@ def data_files(table: Path) -> dict:
     sizes = [p.stat().st_size for p in table.rglob("*.parquet") if "_delta_log" not in p.parts]
     return {"files": len(sizes), "bytes": sum(sizes), "min": min(sizes, default=0),
             "max": max(sizes, default=0)}
-
-
-class TreeCpu(threading.Thread):
-    """CPU seconds of a process tree, sampled every 0.1 s: the last figure seen of each process
-    (the JVM a PySpark driver starts is not reaped by it, so getrusage misses it)."""
-
-    def __init__(self, pid: int) -> None:
-        super().__init__(daemon=True)
-        self.pid, self.seen, self.done = pid, {}, threading.Event()
-
-    def run(self) -> None:
-        while not self.done.wait(0.1):
-            stack = [self.pid]
-            while stack:
-                current = stack.pop()
-                self.seen[current] = max(self.seen.get(current, 0), _cpu_ticks(current))
-                stack.extend(_children(current))
-
-    @property
-    def seconds(self) -> float:
-        return sum(self.seen.values()) / _TICKS
 
 
 def run_process(argv: list[str]) -> dict:
