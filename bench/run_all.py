@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import REPO_ROOT, event_log_conf, machine, print_table, stage_profile  # noqa: E402
+from _common import REPO_ROOT, event_log_conf, machine, print_table, stage_profile
 
 BENCH = Path(__file__).resolve().parent
 

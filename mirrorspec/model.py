@@ -20,7 +20,7 @@ from mirrorspec.errors import Location, MirrorspecError, ProjectError
 from mirrorspec.load.project import LoadedProject
 from mirrorspec.load.validate import suggest
 from mirrorspec.load.yaml_doc import Document
-from mirrorspec.sources import FEED_TYPES, LANDING_ZONE
+from mirrorspec.sources import LANDING_ZONE
 
 DELIMITED_FORMATS = ("csv", "delimited_text")
 # YAML key of `delimited:` → FileFormatTypeProperties name (seed 000)

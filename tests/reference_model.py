@@ -361,7 +361,7 @@ def landing_data_files(table_dir: str) -> list[str]:
 def processed_files(table_dir: str) -> list[str]:
     """Base names of every file under `table_dir/_ProcessedFiles` (any nesting)."""
     found = []
-    for root, _dirs, files in os.walk(os.path.join(table_dir, "_ProcessedFiles")):
+    for _root, _dirs, files in os.walk(os.path.join(table_dir, "_ProcessedFiles")):
         found.extend(files)
     return sorted(found)
 

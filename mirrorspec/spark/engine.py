@@ -231,7 +231,7 @@ class _TableRun:
                 if attempt == _ATTEMPTS - 1:
                     raise LandingZoneError(
                         f"gave up after {_ATTEMPTS} conflicting commits by another writer: {exc}",
-                        code="ConcurrentWriter", hint="run again; nothing was applied twice")
+                        code="ConcurrentWriter", hint="run again; nothing was applied twice") from exc
                 self.console.info(f"{self.target.unique_id}: another writer committed first; "
                                   "re-reading the table", table=self.target.unique_id)
 
@@ -382,7 +382,7 @@ class _TableRun:
                                       F.col(reader.PROBLEM).alias("problem")))).alias("bad"),
                 F.sum(F.when(F.col(reader.MARKER).isin(keyed), 1).otherwise(0)).alias("keyed"),
             ).collect()
-        except Exception as exc:  # noqa: BLE001 - find the file Spark couldn't read
+        except Exception as exc:
             order = self._unreadable_file(changes, len(schemas))
             if order is None:
                 raise
@@ -404,7 +404,7 @@ class _TableRun:
             try:
                 (changes.filter(F.col(reader.FILE_ORDER) == order)
                  .agg(F.sum(every_column)).collect())
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - any read error marks this file as the bad one
                 return order
         return None
 
@@ -479,7 +479,7 @@ class _TableRun:
                 finally:
                     for key in conf:
                         session.conf.unset(key)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             if any(word in f"{type(exc).__name__} {exc}" for word in _CONFLICT_WORDS):
                 raise _Conflict(_short(exc)) from None
             order = self._unreadable_file(batch, cutoff)
@@ -594,7 +594,7 @@ def _short(exc: BaseException) -> str:
             while cause.getCause() is not None:
                 cause = cause.getCause()
             exc = RuntimeError(str(cause.toString()))
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001, S110 - a dead gateway: the Python message is kept
             pass
     text = str(exc).strip().splitlines()
     first = text[0] if text else type(exc).__name__

@@ -213,7 +213,7 @@ class HadoopFS:
             raise OSError(f"could not move {source} to {target}")
         try:
             fs.setTimes(dst, int(time.time() * 1000), -1)
-        except Exception:  # noqa: BLE001 - some stores can't set times; retention then uses mtime
+        except Exception:  # noqa: BLE001, S110 - some stores can't set times; retention uses mtime
             pass
 
     def delete(self, path: str) -> None:

@@ -56,17 +56,17 @@ def safe_message(exc: BaseException) -> str:
     so fall back to the Java exception's own text."""
     try:
         text = str(exc)
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - rendering the error class itself failed: fall back
         text = ""
         java = getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
         try:
             text = str(java.toString()) if java is not None else ""
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - the gateway may be gone: try the description
             text = ""
         if not text:
             try:
                 text = str(getattr(exc, "desc", "") or getattr(exc, "_desc", "") or "")
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - nothing renders: the type name is the message
                 text = ""
     return text or type(exc).__name__
 
