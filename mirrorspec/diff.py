@@ -364,6 +364,7 @@ def diff_plans(base: Plan | None, head: Plan, base_label: str = "base",
     for uid in sorted(set(old) | set(new)):
         before, after = old.get(uid), new.get(uid)
         if before is None:
+            assert after is not None  # the uid came from one of the two plans
             tables.append(TableDiff(uid, ADDED, _folder(after), after.recreate,
                                     (Change("table_added"),)))
         elif after is None:
@@ -546,11 +547,11 @@ def _keys(table: TablePlan) -> list[str]:
     return list(_metadata(table).key_columns)
 
 
-def _columns(table: TablePlan, metadata) -> list[ColumnSpec]:
+def _columns(table: TablePlan, metadata: TableMetadata) -> list[ColumnSpec]:
     if table.columns:
         return list(table.columns)
     if metadata.columns:
-        return [ColumnSpec(c.name, c.data_type, c.nullable) for c in metadata.columns]
+        return [ColumnSpec(c.name, c.data_type, c.nullable is not False) for c in metadata.columns]
     return []
 
 

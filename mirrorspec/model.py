@@ -13,7 +13,7 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, cast
 
 from mirrorspec import mirroring
 from mirrorspec.errors import Location, MirrorspecError, ProjectError
@@ -127,7 +127,7 @@ class Project:
     variables: dict[str, Any] = field(default_factory=dict)
 
 
-InferFn = Callable[[str, str | None, dict], Any]
+InferFn = Callable[[str, str | None, dict[str, Any]], Any]
 
 
 def is_uri(text: str) -> bool:
@@ -169,7 +169,8 @@ def build_project(loaded: LoadedProject, target: str | None = None,
                           None if version is None else str(version),
                           raw.get("additional_information"))
     if infer is None:
-        from mirrorspec.sources import infer_schema as infer
+        from mirrorspec.sources import infer_schema
+        infer = infer_schema
     builder = _TableBuilder(loaded, problems, infer)
     tables = builder.build_all(data.get("defaults") or {})
     _raise(problems)
@@ -194,7 +195,7 @@ def _raise(problems: list[MirrorspecError]) -> None:
     for problem in problems:
         order.setdefault(problem.location.file if problem.location else "", len(order))
 
-    def key(problem: MirrorspecError):
+    def key(problem: MirrorspecError) -> tuple[int, int, int]:
         loc = problem.location
         if loc is None:
             return (-1, 0, 0)
@@ -219,6 +220,7 @@ def _resolve_output(loaded: LoadedProject, profile: str, target: str | None,
                 f"--target {target}: there is no profiles.yml defining profile '{profile}'",
                 hint="create profiles.yml in the project folder (see docs/project-reference.md)"))
         return Output(profile, target or DEFAULT_TARGET)
+    assert doc is not None  # profiles is {} without a profiles.yml
     spec = profiles[profile]
     outputs = spec["outputs"]
     chosen = target or spec.get("target")
@@ -360,7 +362,7 @@ class _TableBuilder:
         )
         return table
 
-    def _columns(self, raw_columns: list, fmt: str, locate: "_Locator") -> tuple[Column, ...]:
+    def _columns(self, raw_columns: list[Any], fmt: str, locate: "_Locator") -> tuple[Column, ...]:
         columns = []
         seen: dict[str, str] = {}
         for index, raw in enumerate(raw_columns):
@@ -462,7 +464,7 @@ class _TableBuilder:
         return columns, keys, tuple(notes)
 
     def _ask_feed(self, source: Source, locate: "_Locator") -> Any:
-        path = resolve_location(source.path, self.loaded.project_dir)
+        path = resolve_location(cast(str, source.path), self.loaded.project_dir)
         try:
             return self.infer(source.type, path, dict(source.options))
         except MirrorspecError as exc:
@@ -541,13 +543,13 @@ class _TableBuilder:
         return tuple(result)
 
     def _check_column(self, column: str, declared: list[str], locate: "_Locator",
-                      where: tuple, what: str) -> None:
+                      where: tuple[Any, ...], what: str) -> None:
         if declared and column not in declared:
             self.problems.append(locate.problem(
                 where, f"{what}: '{column}' is not a declared column" + suggest(column, declared)))
 
     def _resolve_table(self, to: str, by_id: dict[str, Table], by_name: dict[str, list[Table]],
-                       locate: "_Locator", where: tuple) -> Table | None:
+                       locate: "_Locator", where: tuple[Any, ...]) -> Table | None:
         if "." in to and to.lower() in by_id:
             return by_id[to.lower()]
         matches = by_name.get(to.lower(), [])
@@ -566,7 +568,7 @@ class _TableBuilder:
 class _Locator:
     """Locates a merged table's keys: in its own file, else in the project's `defaults:`."""
 
-    def __init__(self, doc: Document, path: tuple, raw: Mapping[str, Any], project_doc: Document,
+    def __init__(self, doc: Document, path: tuple[Any, ...], raw: Mapping[str, Any], project_doc: Document,
                  defaults: Mapping[str, Any]):
         self.doc = doc
         self.path = path
@@ -574,13 +576,13 @@ class _Locator:
         self.project_doc = project_doc
         self.defaults = defaults
 
-    def at(self, key: str | tuple, at_key: bool = False) -> Location:
+    def at(self, key: str | tuple[Any, ...], at_key: bool = False) -> Location:
         parts = key if isinstance(key, tuple) else (key,)
         if parts[0] not in self.raw and parts[0] in self.defaults:
             return self.project_doc.location(("defaults",) + parts, at_key)
         return self.doc.location(self.path + parts, at_key)
 
-    def problem(self, key: str | tuple, message: str, at_key: bool = False,
+    def problem(self, key: str | tuple[Any, ...], message: str, at_key: bool = False,
                 hint: str | None = None) -> MirrorspecError:
         return MirrorspecError(message, self.at(key, at_key), hint)
 

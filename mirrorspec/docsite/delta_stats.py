@@ -69,7 +69,7 @@ def summarize(table_path: str | Path) -> DeltaSummary | None:
         except OSError:
             return None
         _apply(files, _json_lines(text), info)
-    version = later[-1] if later else checkpoint[0]
+    version = later[-1] if later or checkpoint is None else checkpoint[0]
     rows: int | None = 0
     for entry in files.values():
         if entry.records is None:

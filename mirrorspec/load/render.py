@@ -127,7 +127,7 @@ class Renderer:
         return "".join(p if isinstance(p, str) else str(p) for p in pieces)
 
     def render_document(self, doc: Document, problems: list[MirrorspecError],
-                        skip: tuple = (), only: tuple | None = None) -> None:
+                        skip: tuple[Any, ...] = (), only: tuple[Any, ...] | None = None) -> None:
         """Render every template string of `doc` in place; errors go to `problems`.
 
         `skip` / `only` hold key-path prefixes not to render / to render exclusively
