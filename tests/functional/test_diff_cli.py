@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from no_spark import run_without_spark
 
 from mirrorspec.cli import cli
 
@@ -326,26 +327,11 @@ def test_base_outside_a_git_repository(tmp_path):
     assert "not inside a git repository" in result.stderr and "--state" in result.stderr
 
 
-BLOCK_PYSPARK = """
-import sys
-class Block:
-    def find_spec(self, name, path=None, target=None):
-        if name == "pyspark" or name.startswith("pyspark.") or name == "delta" \\
-                or name.startswith("delta."):
-            raise ImportError(f"{name} is blocked in this test")
-        return None
-sys.meta_path.insert(0, Block())
-from mirrorspec.cli import cli
-cli(sys.argv[1:], prog_name="mirrorspec")
-"""
 
 
 def test_diff_and_docs_never_import_pyspark(state):
-    import sys
-
     project, saved = state
     for args in (["diff", "--project-dir", str(project), "--state", str(saved)],
                  ["docs", "generate", "--project-dir", str(project)]):
-        done = subprocess.run([sys.executable, "-c", BLOCK_PYSPARK, *args],
-                              capture_output=True, text=True)
+        done = run_without_spark(args)
         assert done.returncode == 0, done.stdout + done.stderr
