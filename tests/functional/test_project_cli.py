@@ -170,8 +170,9 @@ def test_compile_and_validate_work_where_pyspark_cannot_be_imported(tmp_path, co
         assert (root / "target" / "plan.json").exists()
 
 
-def test_the_blocker_refuses_pyspark(tmp_path):
+def test_the_blocker_refuses_pyspark(tmp_path, monkeypatch):
     """The subprocess of the tests above really can't import pyspark: `run` needs it."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # where the crash log goes
     assert run_without_spark(["init", "p1"], cwd=tmp_path).returncode == 0
     done = run_without_spark(["run", "--project-dir", "p1"], cwd=tmp_path)
     assert done.returncode == 2 and "pyspark is blocked in this test" in done.stderr
