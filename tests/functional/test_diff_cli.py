@@ -12,6 +12,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from no_spark import run_without_spark
+from project_files import write
 
 from mirrorspec.cli import cli
 
@@ -26,12 +27,8 @@ CUSTOMERS = {"name": "customers", "schema": "crm", "key_columns": ["id"]}
 
 def write_project(folder: Path, tables: list[dict], name: str = "shop") -> Path:
     """A project from dicts: mirrorspec_project.yml + tables/tables.yml."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "mirrorspec_project.yml").write_text(yaml.safe_dump({"name": name}))
-    (folder / "tables").mkdir(exist_ok=True)
-    (folder / "tables" / "tables.yml").write_text(yaml.safe_dump({"tables": tables},
-                                                                 sort_keys=False))
-    return folder
+    return write(folder, {"mirrorspec_project.yml": {"name": name},
+                          "tables/tables.yml": {"tables": tables}})
 
 
 def invoke(*args: str):

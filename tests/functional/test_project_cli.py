@@ -7,24 +7,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import yaml
 from click.testing import CliRunner
 from no_spark import run_without_spark, skip_unless
+from project_files import write as write_project
 
 from mirrorspec import __version__
 from mirrorspec.cli import cli
 
 REPO = Path(__file__).resolve().parents[2]
 MIRRORSPEC = REPO / ".venv" / "bin" / "mirrorspec"
-
-
-def write_project(root: Path, files: dict) -> Path:
-    """Files from a dict: YAML documents as dicts/lists, anything else as text."""
-    for name, content in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content if isinstance(content, str) else yaml.safe_dump(content, sort_keys=False))
-    return root
 
 
 GOOD = {

@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-import yaml
+from project_files import write
 
 from mirrorspec import mirroring
 
@@ -36,11 +36,7 @@ def write_project(root: Path) -> Path:
              "columns": [{"name": "id", "type": "Int32"}, {"name": "v", "type": "String"}]},
         ]},
     }
-    for name, doc in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return root
+    return write(root, files)
 
 
 def land(root: Path, table: str, sequence: int, rows) -> None:
@@ -68,6 +64,7 @@ def project(tmp_path):
     return root
 
 
+@pytest.mark.spark  # starts a JVM (through the CLI)
 def test_run_fails_one_table_runs_the_other_then_status_and_json_logs(project):
     done = cli("run", "--project-dir", ".", "--threads", "2", cwd=project)
     assert done.returncode == 1, done.stdout + done.stderr
