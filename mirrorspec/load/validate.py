@@ -149,6 +149,11 @@ def _convert(doc: Document, error: ValidationError) -> list[MirrorspecError]:
         return [doc.problem(path, "must not be empty")]
     if kind == "minItems" and expected_value == 1:
         return [doc.problem(path, "must list at least one value")]
+    if kind == "maxLength" and expected_value == 1:
+        return [doc.problem(path, f"{json.dumps(instance)} must be one character or empty")]
     if kind == "pattern":
+        described = error.schema.get("description") if isinstance(error.schema, dict) else None
+        if described:  # the schema says in words what the pattern means
+            return [doc.problem(path, f"{json.dumps(instance)} is not valid: {described}")]
         return [doc.problem(path, f"{json.dumps(instance)} does not match {expected_value}")]
     return [doc.problem(path, error.message)]

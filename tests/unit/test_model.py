@@ -193,11 +193,11 @@ def _feed(columns, keys, origin="feed/x.json:1"):
 def test_feed_inference_fills_missing_columns_and_keys(tmp_path):
     infer, calls = _feed([("id", "Int64"), ("name", "String")], ["id"])
     proj = project(tmp_path, [{"name": "a", "source": {"type": "qlik_replicate", "path": "feed",
-                                                       "options": {"o": 1}}}], infer=infer)
+                                                       "options": {"decimal": "string"}}}], infer=infer)
     table = proj.tables[0]
     assert table.key_columns == ("id",)
     assert [(c.name, c.type) for c in table.columns] == [("id", "Int64"), ("name", "String")]
-    assert calls == [("qlik_replicate", str(tmp_path.resolve() / "feed"), {"o": 1})]
+    assert calls == [("qlik_replicate", str(tmp_path.resolve() / "feed"), {"decimal": "string"})]
     assert table.inferred == ("columns id, name from the feed (feed/x.json:1)",
                               "key_columns id from the feed (feed/x.json:1)")
 
