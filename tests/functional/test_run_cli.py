@@ -11,12 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
-from project_files import write
+from project_files import write, write_changes
 
-from mirrorspec import mirroring
 
 MIRRORSPEC = Path(sys.executable).with_name("mirrorspec")
 
@@ -40,13 +37,7 @@ def write_project(root: Path) -> Path:
 
 
 def land(root: Path, table: str, sequence: int, rows) -> None:
-    folder = root / "landing_zone" / "shop.schema" / table
-    folder.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.table({
-        "id": pa.array([r[0] for r in rows], pa.int32()),
-        "v": pa.array([r[1] for r in rows], pa.string()),
-        mirroring.ROW_MARKER_COLUMN: pa.array([r[2] for r in rows], pa.int32()),
-    }), folder / mirroring.sequence_file_name(sequence))
+    write_changes(root / "landing_zone" / "shop.schema" / table, sequence, rows)
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
