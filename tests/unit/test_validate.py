@@ -78,7 +78,8 @@ tables:
         't.yml:6:47: tables[0].source.options.delimiter: "ab" is not valid: One character; '
         "\\t for tab.",
         """t.yml:6:58: tables[0].source.options.quote: "''" must be one character or empty""",
-        't.yml:6:72: tables[0].source.options.header: expected true or false, got a string "yes"',
+        't.yml:6:72: tables[0].source.options.header: expected true or false, got a string "yes"'
+        "\n  hint: write true or false: yes/no/on/off are text in YAML 1.2",
         't.yml:8:63: tables[1].source.options.time_unit: "s" is not one of "ms", "us", "ns" '
         "(did you mean 'us'?)",
         "t.yml:10:51: tables[2].source.options.header: unknown key 'header'",
