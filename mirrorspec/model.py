@@ -79,6 +79,7 @@ class Table:
     columns: tuple[Column, ...] = ()
     source: Source = field(default_factory=Source)
     tags: tuple[str, ...] = ()
+    deletion_vectors: bool | None = None  # None: the profile output's switch
     recreate: bool = False
     tests: tuple[dict[str, Any], ...] = ()
     yaml_file: str | None = None  # relative to the project dir
@@ -113,6 +114,7 @@ class Output:
     spark_master: str = "local[*]"
     spark_remote: str | None = None
     spark_conf: dict[str, str] = field(default_factory=dict)
+    deletion_vectors: bool = True
 
 
 @dataclass(frozen=True)
@@ -235,7 +237,7 @@ def _resolve_output(loaded: LoadedProject, profile: str, target: str | None,
     conf = {str(k): _conf_text(v) for k, v in (spark.get("conf") or {}).items()}
     return Output(profile, chosen, out.get("landing_zone") or "landing_zone",
                   out.get("warehouse") or "warehouse", spark.get("master") or "local[*]",
-                  spark.get("remote"), conf)
+                  spark.get("remote"), conf, out.get("deletion_vectors", True))
 
 
 def _conf_text(value: Any) -> str:
@@ -351,6 +353,7 @@ class _TableBuilder:
             columns=columns,
             source=source,
             tags=tuple(dict.fromkeys(merged.get("tags") or ())),
+            deletion_vectors=merged.get("deletion_vectors"),
             recreate=bool(merged.get("recreate", False)),
             tests=tuple(merged.get("tests") or ()),  # raw until normalised in build_all
             yaml_file=_relative(locate.doc.path, self.loaded.project_dir),

@@ -78,6 +78,7 @@ class TablePlan:
     recreate: bool = False
     tests: list[dict[str, Any]] = field(default_factory=list)
     yaml_file: str | None = None  # the YAML the table came from, relative to the project
+    deletion_vectors: bool = True  # delta.enableDeletionVectors of the mirrored table
 
 
 @dataclass(frozen=True)

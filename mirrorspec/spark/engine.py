@@ -36,6 +36,8 @@ _ATTEMPTS = 4
 # Characters Delta refuses in column names unless the table maps columns by name.
 _DELTA_NAME_CHARS = re.compile(r"[ ,;{}()\n\t=]")
 _COLUMN_MAPPING_DEFAULT = "spark.databricks.delta.properties.defaults.columnMapping.mode"
+_DELETION_VECTORS_DEFAULT = "spark.databricks.delta.properties.defaults.enableDeletionVectors"
+DELETION_VECTORS_PROPERTY = "delta.enableDeletionVectors"
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ class MirrorTarget:
     name: str
     landing_path: str       # the table's landing folder (path or URI)
     delta_path: str         # WAREHOUSE/<schema or dbo>/<table>
+    deletion_vectors: bool | None = None  # the plan's switch; None: the session's default
 
 
 @dataclass
@@ -447,6 +450,8 @@ class _TableRun:
         try:
             if any(_DELTA_NAME_CHARS.search(f.name) for f in new_columns):
                 self._keep_column_names(session, state.exists)
+            if target.deletion_vectors is not None:
+                self._switch_deletion_vectors(session, state.exists, target.deletion_vectors)
             if state.exists and keyed_rows and new_columns:
                 added = ", ".join(f"{fold._q(f.name)} {f.dataType.simpleString()}"
                                   for f in new_columns)
@@ -518,6 +523,16 @@ class _TableRun:
             session.sql(f"ALTER TABLE {table} SET TBLPROPERTIES "
                         "('delta.columnMapping.mode' = 'name')")
 
+    def _switch_deletion_vectors(self, session, exists: bool, enabled: bool) -> None:
+        """The table's `deletion_vectors:` switch: the session default when this commit creates
+        the table, else the table property when it differs (existing vectors stay until
+        `mirrorspec maintain` purges them)."""
+        value = "true" if enabled else "false"
+        if not exists:
+            session.conf.set(_DELETION_VECTORS_DEFAULT, value)
+            return
+        set_deletion_vectors(session, self.target.delta_path, enabled)
+
     # -- files after the commit
     def _move(self, files) -> None:
         if not self.options.move_processed:
@@ -554,6 +569,17 @@ class _TableRun:
             self._own_session.conf.set("spark.sql.legacy.parquet.nanosAsLong", "true")
         _activate(self._own_session)
         return self._own_session
+
+
+def set_deletion_vectors(session, delta_path: str, enabled: bool) -> bool:
+    """Set `delta.enableDeletionVectors` on an existing table when it differs; True if it did."""
+    table = f"delta.{fold._q(delta_path)}"
+    value = "true" if enabled else "false"
+    row = session.sql(f"SHOW TBLPROPERTIES {table} ('{DELETION_VECTORS_PROPERTY}')").first()
+    if row is not None and str(row["value"]).lower() == value:
+        return False
+    session.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('{DELETION_VECTORS_PROPERTY}' = '{value}')")
+    return True
 
 
 def _forget_delta_logs(spark) -> None:
