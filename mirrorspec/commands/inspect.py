@@ -135,6 +135,7 @@ def show(table: str, limit: int, where: str | None, version: int | None,
     from mirrorspec.readers.errors import DeltaRsUnsupported
 
     try:
+        _refuse_if_spark_asked()
         columns, rows, read_version = delta_rs.preview(path, name, limit, where, version, as_of,
                                                        order_by=keys)
     except DeltaRsUnsupported as exc:
@@ -154,9 +155,20 @@ def show(table: str, limit: int, where: str | None, version: int | None,
     console.table(f"{name}{as_of_text} ({len(rows)} row(s) shown)", columns, rows, kind="rows")
 
 
+def _refuse_if_spark_asked() -> None:
+    """MIRRORSPEC_READ_WITH=spark: read with Spark as before delta-rs (a comparison or a
+    workaround, e.g. for bench/read_bench.py)."""
+    import os
+
+    from mirrorspec.readers.errors import DeltaRsUnsupported
+
+    if os.environ.get("MIRRORSPEC_READ_WITH", "").lower() == "spark":
+        raise DeltaRsUnsupported("MIRRORSPEC_READ_WITH=spark asks for it")
+
+
 def _say_fallback(console, name: str, exc: Exception) -> None:
-    console.warning(f"{name}: delta-rs can't do this ({exc}); reading with Spark instead "
-                    "(slower: starts a JVM)", table=name)
+    console.warning(f"{name}: reading with Spark instead of delta-rs (slower: starts a JVM): "
+                    f"{exc}", table=name)
 
 
 @click.command("history")
@@ -173,6 +185,7 @@ def history(table: str, limit: int | None, **params: Any) -> None:
     from mirrorspec.readers.errors import DeltaRsUnsupported
 
     try:
+        _refuse_if_spark_asked()
         entries = delta_rs.history(path, name, limit)
     except DeltaRsUnsupported as exc:
         _say_fallback(console, name, exc)

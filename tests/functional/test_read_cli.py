@@ -115,3 +115,32 @@ def test_show_through_a_compiled_project(warehouse, tmp_path):
     assert done.returncode == 0, done.stderr
     # sorted by the key column, whatever its case in the Delta table
     assert [r[0] for r in rows_of(done.stdout)] == ["1", "2", "3", "4"]
+
+
+def shop_project(root, warehouse):
+    return write(root, {
+        "mirrorspec_project.yml": {"name": "shop", "version": "1"},
+        "profiles.yml": {"shop": {"target": "dev", "outputs": {"dev": {
+            "landing_zone": "landing", "warehouse": str(warehouse)}}}},
+        "tables/orders.yml": {"tables": [
+            {"name": "orders", "schema": "sales", "key_columns": ["order_id"]},
+            {"name": "later", "schema": "sales", "key_columns": ["id"]}]},
+    })
+
+
+def test_maintain_refuses_a_short_retention_before_spark_starts(warehouse, tmp_path):
+    root = shop_project(tmp_path / "shop", warehouse)
+    done = run_without_jvm("maintain", "orders", "--retain-hours", "1", "--project-dir",
+                           str(root), cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "sales.orders: --retain-hours 1 is below the table's retention of 168 hours" \
+        in " ".join(done.stderr.split())
+    assert "--allow-short-retention" in done.stderr
+
+
+def test_maintain_skips_a_table_not_mirrored_yet_without_starting_spark(warehouse, tmp_path):
+    root = shop_project(tmp_path / "shop", warehouse)
+    done = run_without_jvm("maintain", "--select", "sales.later", "--project-dir", str(root),
+                           cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "sales.later: no Delta table yet" in done.stdout + done.stderr
