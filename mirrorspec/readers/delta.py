@@ -51,9 +51,10 @@ def table_uri(path: str) -> str:
     return f"{scheme}://{rest}"
 
 
-def _first_line(exc: BaseException) -> str:
+def _first_line(exc: BaseException, width: int = 200) -> str:
     text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    line = text.splitlines()[0] if text else type(exc).__name__
+    return line if len(line) <= width else line[:width - 1] + "…"
 
 
 def open_table(path: str, name: str, version: int | None = None,
@@ -137,8 +138,18 @@ def preview(path: str, name: str | None = None, limit: int = 20, where: str | No
                                hint=f"the columns are: {known}") from None
         what = "evaluate --where" if where else "read the table"
         raise DeltaRsUnsupported(f"could not {what}: {_first_line(exc)}") from None
-    rows = [list(row) for row in zip(*(column.to_pylist() for column in data.columns))]
+    rows = [list(row) for row in zip(*(_python_values(column) for column in data.columns))]
     return list(data.column_names), rows, table.version()
+
+
+def _python_values(column) -> list:
+    """Python values of an Arrow column. Time-zoned timestamps become naive UTC datetimes, as
+    Spark's UTC session shows them (and pyarrow would import pandas, ~1 s, to attach the zone)."""
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(column.type) and column.type.tz is not None:
+        column = column.cast(pa.timestamp(column.type.unit))
+    return column.to_pylist()
 
 
 def history(path: str, name: str | None = None, limit: int | None = None) -> list[HistoryEntry]:

@@ -13,23 +13,27 @@ from mirrorspec.spark.inspect import InspectError, history, history_entry, previ
 def delta_table(spark, tmp_path_factory):
     """Version 0: ids 1-3 (a WRITE); version 1: a MERGE updating 2, deleting 3, inserting 4,
     committed with engine-style userMetadata naming the landing file it applied."""
-    from delta.tables import DeltaTable
-
     path = str(tmp_path_factory.mktemp("inspect") / "sales" / "orders")
     spark.createDataFrame([(1, "a"), (2, "b"), (3, "c")], "id int, v string") \
         .write.format("delta").save(path)
     session = spark.newSession()
     session.conf.set("spark.databricks.delta.commitInfo.userMetadata",
                      json.dumps({"files": ["00000000000000000002.parquet"]}))
-    changes = session.createDataFrame([(2, "B", 1), (3, None, 2), (4, "d", 0)],
-                                      "id int, v string, m int")
+    merge_changes(session, path, [(2, "B", 1), (3, None, 2), (4, "d", 0)])
+    return path
+
+
+def merge_changes(session, path: str, changes: list[tuple]) -> None:
+    """MERGE (id, v, marker) rows: marker 2 deletes, a match updates v, the rest insert."""
+    from delta.tables import DeltaTable
+
+    source = session.createDataFrame(changes, "id int, v string, m int")
     (DeltaTable.forPath(session, path).alias("t")
-     .merge(changes.alias("s"), "t.id = s.id")
+     .merge(source.alias("s"), "t.id = s.id")
      .whenMatchedDelete("s.m = 2")
      .whenMatchedUpdate(set={"v": "s.v"})
      .whenNotMatchedInsert(values={"id": "s.id", "v": "s.v"})
      .execute())
-    return path
 
 
 def test_preview_current_rows_with_where_and_limit(spark, delta_table):
@@ -85,20 +89,11 @@ def test_history_entry_is_lenient_about_user_metadata():
 def dv_table(spark, tmp_path_factory):
     """Version 0: ids 1-5 in one file; version 1: DELETE id 2, leaving a deletion vector;
     version 2: the MERGE of `delta_table`'s kind."""
-    from delta.tables import DeltaTable
-
     path = str(tmp_path_factory.mktemp("inspect_dv") / "orders")
     spark.createDataFrame([(i, chr(96 + i)) for i in range(1, 6)], "id int, v string") \
         .coalesce(1).write.format("delta").save(path)
     spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 2")
-    changes = spark.createDataFrame([(3, "C", 1), (4, None, 2), (6, "f", 0)],
-                                    "id int, v string, m int")
-    (DeltaTable.forPath(spark, path).alias("t")
-     .merge(changes.alias("s"), "t.id = s.id")
-     .whenMatchedDelete("s.m = 2")
-     .whenMatchedUpdate(set={"v": "s.v"})
-     .whenNotMatchedInsert(values={"id": "s.id", "v": "s.v"})
-     .execute())
+    merge_changes(spark, path, [(3, "C", 1), (4, None, 2), (6, "f", 0)])
     return path
 
 

@@ -135,3 +135,20 @@ def _deletion_vector_in_log(path: str) -> bool:
             if line.strip() and json.loads(line).get("add", {}).get("deletionVector"):
                 return True
     return False
+
+
+def test_show_falls_back_to_spark_for_a_where_datafusion_cannot_evaluate(spark, tables):
+    """`v rlike '…'` is Spark SQL only: `show` says it reads with Spark and still answers."""
+    from click.testing import CliRunner
+
+    from mirrorspec.cli import cli
+
+    warehouse = str(Path(tables["on"]).parents[1])
+    result = CliRunner().invoke(cli, ["show", "shop.on", "--warehouse", warehouse, "--where",
+                                      "v rlike '^v4[0-9]$' or v = 'three'"],
+                                catch_exceptions=False, env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "reading with Spark instead of delta-rs" in result.output
+    shown = sorted(line.split("│")[1].strip() for line in result.output.splitlines()
+                   if line.startswith("│"))
+    assert shown == sorted(["3"] + [str(i) for i in range(40, 50)])
