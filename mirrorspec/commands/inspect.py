@@ -137,7 +137,8 @@ def show(table: str, limit: int, where: str | None, version: int | None,
     try:
         _refuse_if_spark_asked()
         columns, rows, read_version = delta_rs.preview(path, name, limit, where, version, as_of,
-                                                       order_by=keys)
+                                                       order_by=keys,
+                                                       storage_options=_storage(plan))
     except DeltaRsUnsupported as exc:
         _say_fallback(console, name, exc)
         from mirrorspec.spark.inspect import preview
@@ -153,6 +154,16 @@ def show(table: str, limit: int, where: str | None, version: int | None,
     else:
         as_of_text = ""
     console.table(f"{name}{as_of_text} ({len(rows)} row(s) shown)", columns, rows, kind="rows")
+
+
+def _storage(plan: Plan | None) -> dict[str, str]:
+    """delta-rs storage options from the profile's Spark conf (object-store warehouses)."""
+    if plan is None or "://" not in plan.warehouse:
+        return {}
+    from mirrorspec.compile.plan import resolve_secrets
+    from mirrorspec.readers.storage import storage_options
+
+    return storage_options(resolve_secrets(dict(plan.spark.conf)))
 
 
 def _refuse_if_spark_asked() -> None:
@@ -186,7 +197,7 @@ def history(table: str, limit: int | None, **params: Any) -> None:
 
     try:
         _refuse_if_spark_asked()
-        entries = delta_rs.history(path, name, limit)
+        entries = delta_rs.history(path, name, limit, storage_options=_storage(plan))
     except DeltaRsUnsupported as exc:
         _say_fallback(console, name, exc)
         from mirrorspec.spark.inspect import history as read_history

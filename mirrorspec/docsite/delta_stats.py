@@ -25,9 +25,10 @@ class DeltaSummary:
     last_operation: str | None
 
 
-def summarize(table_path: str | Path) -> DeltaSummary | None:
+def summarize(table_path: str | Path, storage_options: dict | None = None
+              ) -> DeltaSummary | None:
     """Summary of the Delta table at a path or URI, or None when there is none (or delta-rs
-    can't read it)."""
+    can't read it). `storage_options`: see mirrorspec/readers/storage.py."""
     try:
         import pyarrow as pa
         import pyarrow.compute as pc
@@ -35,7 +36,7 @@ def summarize(table_path: str | Path) -> DeltaSummary | None:
 
         from mirrorspec.readers.delta import table_uri
 
-        table = DeltaTable(table_uri(str(table_path)))
+        table = DeltaTable(table_uri(str(table_path)), storage_options=storage_options or None)
         files = pa.table(table.get_add_actions(flatten=True))
         latest = table.history(1)
         deleted = 0

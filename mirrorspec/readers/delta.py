@@ -58,18 +58,24 @@ def _first_line(exc: BaseException, width: int = 200) -> str:
 
 
 def open_table(path: str, name: str, version: int | None = None,
-               timestamp: datetime | None = None):
-    """The `deltalake.DeltaTable` at `path`, as of `version` or `timestamp` when given."""
+               timestamp: datetime | None = None, storage_options: dict | None = None):
+    """The `deltalake.DeltaTable` at `path`, as of `version` or `timestamp` when given.
+    `storage_options`: object_store options for a URI (see readers/storage.py)."""
     import deltalake
     from deltalake.exceptions import DeltaError, TableNotFoundError
 
     uri = table_uri(path)
     try:
-        table = deltalake.DeltaTable(uri)
-    except TableNotFoundError:
+        table = deltalake.DeltaTable(uri, storage_options=storage_options or None)
+    except TableNotFoundError as exc:
+        if "://" in path and not path.startswith("file:"):
+            # on an object store this is also what missing credentials look like: let Spark,
+            # with the profile's Hadoop settings, give the real answer
+            raise DeltaRsUnsupported(f"delta-rs could not open {path}: "
+                                     f"{_first_line(exc)}") from None
         raise InspectError(f"{name} has no Delta table at {path}", hint=_NO_TABLE_HINT) from None
-    except DeltaError as exc:
-        raise DeltaRsUnsupported(_first_line(exc)) from None
+    except (DeltaError, OSError) as exc:  # OSError: object-store I/O (unreachable, denied)
+        raise DeltaRsUnsupported(f"delta-rs could not open {path}: {_first_line(exc)}") from None
     if timestamp is not None:
         version = _version_at(table, name, timestamp)
     if version is not None and version != table.version():
@@ -104,7 +110,8 @@ def _iso(millis: int | float) -> str:
 
 def preview(path: str, name: str | None = None, limit: int = 20, where: str | None = None,
             version: int | None = None, timestamp: datetime | None = None,
-            order_by: Sequence[str] = ()) -> tuple[list[str], list[list[Any]], int]:
+            order_by: Sequence[str] = (), storage_options: dict | None = None
+            ) -> tuple[list[str], list[list[Any]], int]:
     """Columns, up to `limit` rows (sorted by `order_by` where those columns exist) and the
     version read, of the Delta table at `path`, optionally as of `version` or `timestamp`."""
     import pyarrow as pa
@@ -114,10 +121,10 @@ def preview(path: str, name: str | None = None, limit: int = 20, where: str | No
     name = name or path
     if version is not None and timestamp is not None:
         raise InspectError("give --version or --timestamp, not both")
-    table = open_table(path, name, version, timestamp)
+    table = open_table(path, name, version, timestamp, storage_options)
     try:
         columns = [field.name for field in table.schema().fields]
-    except DeltaError as exc:
+    except (DeltaError, OSError) as exc:
         raise DeltaRsUnsupported(_first_line(exc)) from None
     present = {c.lower(): c for c in columns}
     sql = "SELECT * FROM t"
@@ -130,7 +137,7 @@ def preview(path: str, name: str | None = None, limit: int = 20, where: str | No
     try:
         reader = QueryBuilder().register("t", table).execute(sql)
         data = pa.RecordBatchReader.from_stream(reader).read_all()
-    except DeltaError as exc:
+    except (DeltaError, OSError) as exc:
         text = str(exc)
         if where and "No field named" in text:
             known = ", ".join(columns)
@@ -152,15 +159,16 @@ def _python_values(column) -> list:
     return column.to_pylist()
 
 
-def history(path: str, name: str | None = None, limit: int | None = None) -> list[HistoryEntry]:
+def history(path: str, name: str | None = None, limit: int | None = None,
+            storage_options: dict | None = None) -> list[HistoryEntry]:
     """The table's commits, newest first, with applied landing files and row counts."""
     from deltalake.exceptions import DeltaError
 
     name = name or path
-    table = open_table(path, name)
+    table = open_table(path, name, storage_options=storage_options)
     try:
         commits = table.history(limit)
-    except DeltaError as exc:
+    except (DeltaError, OSError) as exc:
         raise DeltaRsUnsupported(_first_line(exc)) from None
     commits = sorted(commits, key=lambda c: c.get("version", -1), reverse=True)
     return [history_entry(c.get("version", -1), _iso(c.get("timestamp") or 0),

@@ -53,3 +53,32 @@ def test_table_uris():
     assert table_uri("rel/t").startswith("/")
     with pytest.raises(DeltaRsUnsupported):
         table_uri("hdfs://nn/t")
+
+
+def test_storage_options_from_the_profiles_spark_conf():
+    from mirrorspec.readers.storage import storage_options
+
+    conf = {"spark.hadoop.fs.s3a.access.key": "AK", "spark.hadoop.fs.s3a.secret.key": "SK",
+            "spark.hadoop.fs.s3a.endpoint": "127.0.0.1:9000",
+            "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
+            "spark.hadoop.fs.s3a.path.style.access": "true",
+            "spark.hadoop.fs.azure.account.key.acct.dfs.core.windows.net": "AZ",
+            "spark.sql.shuffle.partitions": "2"}
+    assert storage_options(conf) == {
+        "AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK",
+        "AWS_ENDPOINT_URL": "http://127.0.0.1:9000", "AWS_ALLOW_HTTP": "true",
+        "AWS_VIRTUAL_HOSTED_STYLE_REQUEST": "false",
+        "AZURE_STORAGE_ACCOUNT_NAME": "acct", "AZURE_STORAGE_ACCOUNT_KEY": "AZ"}
+    assert storage_options({"spark.hadoop.fs.s3a.endpoint": "s3.eu-west-1.amazonaws.com"}) == \
+        {"AWS_ENDPOINT_URL": "https://s3.eu-west-1.amazonaws.com"}
+
+
+def test_an_object_store_table_delta_rs_cannot_open_goes_to_spark():
+    """Missing credentials look like a missing table to delta-rs: Spark gives the answer."""
+    from mirrorspec.readers.delta import open_table
+
+    with pytest.raises(DeltaRsUnsupported, match="delta-rs could not open"):
+        open_table("s3a://bucket/wh/dbo/t", "dbo.t", storage_options={
+            "AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_ALLOW_HTTP": "true",
+            "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "y", "AWS_REGION": "us-east-1",
+            "max_retries": "0", "retry_timeout": "1s"})
