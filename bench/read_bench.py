@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -66,12 +67,14 @@ def build_table(work: Path, rows: int) -> Path:
     return project
 
 
-def cold(args: list[str], project: Path, spark: bool) -> float:
-    """Seconds of one `mirrorspec ARGS` process (exit 0 required)."""
+def cold(args: list[str], project: Path, spark: bool) -> tuple[float, float]:
+    """(wall s, CPU s) of one `mirrorspec ARGS` process (exit 0 required). CPU seconds are the
+    process's own (user + system; a JVM's when it starts one) and barely move with load."""
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), MIRRORSPEC_SPARK_LOG_LEVEL="ERROR",
                COLUMNS="120")
     if spark:
         env["MIRRORSPEC_READ_WITH"] = "spark"
+    before = _children_cpu()
     with timed() as timer:
         done = subprocess.run([sys.executable, "-m", "mirrorspec", *args, "--project-dir",
                                str(project)], capture_output=True, text=True, env=env,
@@ -80,7 +83,16 @@ def cold(args: list[str], project: Path, spark: bool) -> float:
         raise SystemExit(f"mirrorspec {' '.join(args)} failed:\n{done.stdout}{done.stderr}")
     if spark != ("reading with Spark" in done.stdout + done.stderr) and args[0] != "status":
         raise SystemExit(f"mirrorspec {' '.join(args)}: unexpected reader:\n{done.stderr}")
-    return timer.seconds
+    return timer.seconds, _children_cpu() - before
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _median(runs: list[tuple[float, float]]) -> tuple[float, float]:
+    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,13 +115,16 @@ def main(argv: list[str] | None = None) -> int:
                      "load_average": info.get("load_average")}
     table = []
     for name, command in COMMANDS.items():
-        fast = statistics.median(cold(command, project, False) for _ in range(args.repeat))
-        slow = (statistics.median(cold(command, project, True)
-                                  for _ in range(args.spark_repeat))
-                if name in SPARK_READS else None)
-        figures["commands"][name] = {"delta_rs_s": round(fast, 3),
-                                     "spark_s": round(slow, 3) if slow else None}
-        table.append([name, f"{fast:.2f} s", f"{slow:.2f} s" if slow else "(never Spark)",
+        fast, fast_cpu = _median([cold(command, project, False) for _ in range(args.repeat)])
+        slow, slow_cpu = (_median([cold(command, project, True)
+                                   for _ in range(args.spark_repeat)])
+                          if name in SPARK_READS else (None, None))
+        figures["commands"][name] = {
+            "delta_rs_s": round(fast, 3), "delta_rs_cpu_s": round(fast_cpu, 3),
+            "spark_s": round(slow, 3) if slow else None,
+            "spark_cpu_s": round(slow_cpu, 3) if slow else None}
+        table.append([name, f"{fast:.2f} s (CPU {fast_cpu:.2f} s)",
+                      f"{slow:.1f} s (CPU {slow_cpu:.1f} s)" if slow else "(never Spark)",
                       f"{slow / fast:.0f}× faster" if slow else "-",
                       "yes" if fast < 2 else "NO"])
     print(f"`mirrorspec --version` (Python start-up floor): {floor:.2f} s")
