@@ -10,9 +10,10 @@ from typing import Any
 
 import click
 
-from mirrorspec.cli import FailedRun, get_console
-from mirrorspec.commands.run import load_plan_context, project_options, selection_options
+from mirrorspec.commands.params import get_console, plan_options, selection_options
+from mirrorspec.compile import load_plan_context
 from mirrorspec.compile.plan import TablePlan
+from mirrorspec.errors import FailedRun
 
 
 def _chosen(names: tuple[str, ...], plan, params: dict[str, Any], console) -> list[TablePlan]:
@@ -42,7 +43,7 @@ def _retention_hours(delta_path: str) -> float:
 
 @click.command("maintain")
 @click.argument("tables", nargs=-1)
-@project_options
+@plan_options
 @selection_options
 @click.option("--purge/--no-purge", default=True, show_default=True,
               help="REORG TABLE … APPLY (PURGE): rewrite files with deletion vectors.")

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.errors import InspectError
 
-
-class InspectError(MirrorspecError):
-    """The table can't be read as asked (no Delta table, bad version, bad --where)."""
+__all__ = ["InspectError", "DeltaRsUnsupported"]
 
 
 class DeltaRsUnsupported(Exception):

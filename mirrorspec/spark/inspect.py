@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mirrorspec.readers.errors import InspectError
+from mirrorspec.errors import InspectError
 from mirrorspec.readers.history import HistoryEntry, history_entry
 
 __all__ = ["InspectError", "HistoryEntry", "history_entry", "preview", "history"]
