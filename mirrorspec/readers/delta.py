@@ -97,6 +97,10 @@ def _version_at(table: Any, name: str, timestamp: datetime) -> int:
     earlier = [version for version, at in commits if at <= millis]
     if not earlier:
         first = min(commits, key=lambda c: c[0]) if commits else None
+        if first is not None and first[0] > 0:  # older commits were cleaned from the log
+            raise InspectError(f"{name}: {timestamp.isoformat()} is before the oldest version "
+                               f"still in the log (version {first[0]} at {_iso(first[1])})",
+                               hint=_HISTORY_HINT)
         since = f" (the first commit is at {_iso(first[1])})" if first else ""
         raise InspectError(f"{name} did not exist yet at {timestamp.isoformat()}{since}",
                            hint=_HISTORY_HINT)
