@@ -167,6 +167,32 @@ def canonical_data_type(name: str) -> str | None:
     return _DATA_TYPES_CI.get(str(name).lower())
 
 
+# Type names from other systems → the DataTypes a user most likely means (did-you-mean only).
+_DATA_TYPE_ALIASES = {
+    "integer": ("Int32", "Int64"), "int": ("Int32", "Int64"), "bigint": ("Int64",),
+    "long": ("Int64",), "smallint": ("Int16",), "short": ("Int16",), "tinyint": ("Int16",),
+    "float": ("Double", "Single"), "real": ("Single",), "decimal": ("Double", "String"),
+    "numeric": ("Double", "String"), "number": ("Double", "Int64"), "double precision": ("Double",),
+    "bool": ("Boolean",), "bit": ("Boolean",), "str": ("String",), "text": ("String",),
+    "varchar": ("String",), "char": ("String",), "nvarchar": ("String",), "string": ("String",),
+    "timestamp": ("DateTime",), "datetime2": ("DateTime",), "date": ("IDate",),
+    "time": ("ITime",), "binary": ("ByteArray",), "bytes": ("ByteArray",),
+    "varbinary": ("ByteArray",), "blob": ("ByteArray",),
+}
+
+
+def data_type_suggestions(name: str) -> tuple[str, ...]:
+    """The DataTypes a user probably meant by an unknown type name ('Integer' → Int32, Int64)."""
+    text = str(name).strip().lower()
+    if text in _DATA_TYPE_ALIASES:
+        return _DATA_TYPE_ALIASES[text]
+    for prefix, types in (("int", ("Int32", "Int64")), ("varchar", ("String",)),
+                          ("decimal", ("Double", "String")), ("timestamp", ("DateTime",))):
+        if text.startswith(prefix):
+            return types
+    return ()
+
+
 def spark_type_for(data_type: str) -> str:
     """Spark SQL type name for a SchemaDefinition DataType."""
     canonical = canonical_data_type(data_type)

@@ -1,16 +1,29 @@
-"""A Delta table's current size, read through delta-rs (no JVM).
+"""What the docs site shows about a Delta table, read through delta-rs (no JVM; seed 003).
 
 Rows = Σ numRecords of the live files minus the rows their deletion vectors remove
-(`DeltaTable.count()` ignores deletion vectors, so it is not used). Anything delta-rs can't vouch
-for (a file without statistics) makes the row count None instead of a wrong number; a table
-delta-rs can't open gives no summary at all.
+(`DeltaTable.count()` ignores deletion vectors, so it is not used). Anything delta-rs can't
+vouch for (a file without statistics) makes the row count None instead of a wrong number; a
+table delta-rs can't open (none there, a gap in the log, a feature it lacks) gives no summary.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
+
+HISTORY_LIMIT = 20  # commits of history the docs site shows per table
+
+
+@dataclass(frozen=True)
+class DeltaColumn:
+    """A column of the Delta table's current schema (its metaData.schemaString)."""
+
+    name: str
+    type: str  # Spark SQL's name: bigint, string, struct<…>
+    nullable: bool
 
 
 @dataclass(frozen=True)
@@ -23,6 +36,8 @@ class DeltaSummary:
     size_bytes: int
     last_commit: str | None  # ISO 8601 UTC of the latest commitInfo timestamp
     last_operation: str | None
+    columns: tuple[DeltaColumn, ...] = ()  # the observed schema; () when unknown
+    history: tuple = ()  # mirrorspec.readers.history.HistoryEntry, newest first (≤ HISTORY_LIMIT)
 
 
 def summarize(table_path: str | Path, storage_options: dict | None = None
@@ -38,29 +53,71 @@ def summarize(table_path: str | Path, storage_options: dict | None = None
 
         table = DeltaTable(table_uri(str(table_path)), storage_options=storage_options or None)
         files = pa.table(table.get_add_actions(flatten=True))
-        latest = table.history(1)
+        commits = sorted(table.history(HISTORY_LIMIT), key=lambda c: c.get("version", -1),
+                         reverse=True)
         deleted = 0
         if files.num_rows and _has_deletion_vectors(table):
             # selection vectors: True keeps a row, False deletes it
             keep = pc.list_flatten(pa.table(table.deletion_vectors()).column("selection_vector"))
             deleted = len(keep) - int(pc.sum(keep.cast("int64")).as_py() or 0)
+        schema = table.schema().to_json()
     except Exception:  # noqa: BLE001 - no table, or one delta-rs can't read: nothing to show
         return None
     records = files.column("num_records") if "num_records" in files.column_names else None
     rows = None
     if records is not None and records.null_count == 0:
         rows = int(pc.sum(records).as_py() or 0) - deleted
-    commit = latest[0] if latest else {}
-    timestamp = commit.get("timestamp")
+    latest = commits[0] if commits else {}
+    timestamp = latest.get("timestamp")
     return DeltaSummary(
         version=table.version(), rows=rows, files=files.num_rows,
         size_bytes=int(pc.sum(files.column("size_bytes")).as_py() or 0),
         last_commit=_iso(timestamp) if isinstance(timestamp, int) else None,
-        last_operation=commit.get("operation"))
+        last_operation=latest.get("operation"),
+        columns=_columns(schema),
+        history=tuple(_history(commits)))
 
 
 def _has_deletion_vectors(table) -> bool:
     return "deletionVectors" in (table.protocol().reader_features or [])
+
+
+def _columns(schema_string: Any) -> tuple[DeltaColumn, ...]:
+    try:
+        schema = json.loads(schema_string) if isinstance(schema_string, str) else None
+    except ValueError:
+        return ()
+    fields = schema.get("fields") if isinstance(schema, dict) else None
+    return tuple(DeltaColumn(str(f.get("name")), _type_name(f.get("type")),
+                             bool(f.get("nullable", True)))
+                 for f in fields or [] if isinstance(f, dict))
+
+
+def _type_name(data_type: Any) -> str:
+    """Spark SQL's spelling of a Delta schema type (long → bigint; nested types summarised)."""
+    if isinstance(data_type, str):
+        return {"long": "bigint", "integer": "int", "short": "smallint",
+                "byte": "tinyint"}.get(data_type, data_type)
+    if isinstance(data_type, dict):
+        kind = data_type.get("type")
+        if kind == "array":
+            return f"array<{_type_name(data_type.get('elementType'))}>"
+        if kind == "map":
+            return (f"map<{_type_name(data_type.get('keyType'))},"
+                    f"{_type_name(data_type.get('valueType'))}>")
+        if kind == "struct":
+            return "struct<…>"
+    return str(data_type)
+
+
+def _history(commits: list[dict]) -> list:
+    """delta-rs commitInfos (newest first) as history entries."""
+    from mirrorspec.readers.history import history_entry
+
+    return [history_entry(c.get("version", -1),
+                          _iso(c["timestamp"]) if isinstance(c.get("timestamp"), int) else "",
+                          str(c.get("operation") or ""), c.get("operationMetrics") or {},
+                          c.get("userMetadata")) for c in commits]
 
 
 def _iso(millis: int) -> str:

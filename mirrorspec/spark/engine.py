@@ -73,7 +73,7 @@ class TableOutcome:
     unique_id: str
     schema: str | None
     name: str
-    status: str = "Replicating"   # Replicating, Failed, Dropped, Waiting
+    status: str = "Replicating"   # Replicating, NotStarted, Failed, Dropped, Waiting
     files_applied: list[str] = field(default_factory=list)
     rows_inserted: int = 0
     rows_updated: int = 0
@@ -263,6 +263,8 @@ class _TableRun:
         if not pending.files:
             self._move([f for f in pending.applied_present if f.name != last_applied])
             self._finish_status(None, pending)
+            if not state.exists and self.outcome.status == "Replicating":
+                self.outcome.status = "NotStarted"  # Fabric's word: nothing has landed yet
             return
         self.console.info(f"{target.unique_id}: {len(pending.files)} file(s) pending",
                           table=target.unique_id, files=len(pending.files))
