@@ -27,8 +27,9 @@ finally:
 """
 
 
-def run_without_jvm(*args: str, cwd: str | Path) -> subprocess.CompletedProcess:
-    """`mirrorspec ARGS` with pyspark/py4j/delta imports refused (COLUMNS=200: no wrapping)."""
-    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"}
+def run_without_jvm(*args: str, cwd: str | Path, log_format: str = "json"
+                    ) -> subprocess.CompletedProcess:
+    """`mirrorspec --log-format json ARGS` with pyspark/py4j/delta imports refused."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "MIRRORSPEC_LOG_FORMAT": log_format}
     return subprocess.run([sys.executable, "-c", BLOCK_PYSPARK, *args], capture_output=True,
                           text=True, cwd=cwd, env=env)

@@ -36,9 +36,16 @@ def warehouse(tmp_path_factory):
 
 
 def rows_of(output: str) -> list[list[str]]:
-    """Data rows of a rich table printed by the CLI."""
-    return [[cell.strip() for cell in line.strip("│").split("│")]
-            for line in output.splitlines() if line.startswith("│")]
+    """Data rows of the table the CLI printed (run with --log-format json)."""
+    events = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    tables = [e for e in events if isinstance(e.get("rows"), list)]
+    assert tables, output
+    return [list(row.values()) for row in tables[-1]["rows"]]
+
+
+def title_of(output: str) -> str:
+    events = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    return next(e["message"] for e in events if isinstance(e.get("rows"), list))
 
 
 def test_show_with_where_in_spark_sql_and_key_order(warehouse, tmp_path):
@@ -62,10 +69,10 @@ def test_show_limit_version_and_timestamp(warehouse, tmp_path):
     done = run_without_jvm("show", "sales.orders", "--warehouse", str(warehouse),
                            "--timestamp", later, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "(version 1)" in done.stdout and len(rows_of(done.stdout)) == 4
+    assert "(version 1)" in title_of(done.stdout) and len(rows_of(done.stdout)) == 4
     done = run_without_jvm("show", "sales.orders", "--warehouse", str(warehouse),
                            "--timestamp", "2001-01-01", cwd=tmp_path)
-    assert done.returncode == 1 and "did not exist yet" in done.stderr
+    assert done.returncode == 1 and "did not exist yet" in done.stdout + done.stderr
 
 
 @pytest.mark.parametrize("args, message", [
@@ -77,13 +84,13 @@ def test_bad_arguments_are_user_errors(warehouse, tmp_path, args, message):
     done = run_without_jvm("show", "sales.orders", "--warehouse", str(warehouse), *args,
                            cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
-    assert message in done.stderr
+    assert message in done.stdout + done.stderr
 
 
 def test_timestamp_is_checked_before_the_project_is_compiled(tmp_path):
     # no project here at all: the argument error still comes first
     done = run_without_jvm("show", "sales.orders", "--timestamp", "yesterday", cwd=tmp_path)
-    assert done.returncode == 1 and "not a date or time" in done.stderr
+    assert done.returncode == 1 and "not a date or time" in done.stdout + done.stderr
 
 
 def test_history_newest_first(warehouse, tmp_path):
@@ -134,8 +141,8 @@ def test_maintain_refuses_a_short_retention_before_spark_starts(warehouse, tmp_p
                            str(root), cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "sales.orders: --retain-hours 1 is below the table's retention of 168 hours" \
-        in " ".join(done.stderr.split())
-    assert "--allow-short-retention" in done.stderr
+        in " ".join((done.stdout + done.stderr).split())
+    assert "--allow-short-retention" in done.stdout + done.stderr
 
 
 def test_maintain_skips_a_table_not_mirrored_yet_without_starting_spark(warehouse, tmp_path):
