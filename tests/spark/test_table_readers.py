@@ -144,11 +144,11 @@ def test_show_falls_back_to_spark_for_a_where_datafusion_cannot_evaluate(spark, 
     from mirrorspec.cli import cli
 
     warehouse = str(Path(tables["on"]).parents[1])
-    result = CliRunner().invoke(cli, ["show", "shop.on", "--warehouse", warehouse, "--where",
-                                      "v rlike '^v4[0-9]$' or v = 'three'"],
-                                catch_exceptions=False, env={"COLUMNS": "200"})
+    result = CliRunner().invoke(cli, ["--log-format", "json", "show", "shop.on", "--warehouse",
+                                      warehouse, "--where", "v rlike '^v4[0-9]$' or v = 'three'"],
+                                catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    assert "reading with Spark instead of delta-rs" in result.output
-    shown = sorted(line.split("│")[1].strip() for line in result.output.splitlines()
-                   if line.startswith("│"))
-    assert shown == sorted(["3"] + [str(i) for i in range(40, 50)])
+    events = [json.loads(line) for line in result.output.splitlines() if line.startswith("{")]
+    assert any("reading with Spark instead of delta-rs" in e["message"] for e in events)
+    shown = next(e["rows"] for e in events if e["event"] == "rows")
+    assert sorted(int(row["id"]) for row in shown) == [3] + list(range(40, 50))
