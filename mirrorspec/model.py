@@ -164,6 +164,7 @@ def build_project(loaded: LoadedProject, target: str | None = None,
     output = Output(data.get("profile") or name, target or DEFAULT_TARGET)
     if loaded.profiles_ok:
         output = _resolve_output(loaded, data.get("profile") or name, target, problems)
+    _check_target_path(project_doc, loaded.project_dir, problems)
     partner = None
     if data.get("partner"):
         raw = data["partner"]
@@ -187,6 +188,24 @@ def build_project(loaded: LoadedProject, target: str | None = None,
         tables=tuple(sorted(tables, key=lambda t: t.unique_id)),
         variables=loaded.variables,
     )
+
+
+TARGET_OUTSIDE_KEY = "target-outside-project"
+
+
+def _check_target_path(doc: Document, project_dir: Path, problems: list[MirrorspecError]) -> None:
+    """A target-path outside the project folder (`../x`, absolute, or a link leading out) needs
+    `target-outside-project: true`: compile writes and cleans up there."""
+    value = doc.data.get("target-path") or "target"
+    if doc.data.get(TARGET_OUTSIDE_KEY) is True:
+        return
+    root = os.path.realpath(project_dir)
+    target = os.path.realpath(os.path.join(root, os.path.expanduser(value)))
+    if os.path.commonpath([root, target]) != root:
+        problems.append(doc.problem(
+            ("target-path",), f"target-path '{value}' is outside the project folder",
+            hint=f"set `{TARGET_OUTSIDE_KEY}: true` in the project file if compile may write "
+                 "(and remove its own stale files) there; or use a folder inside the project"))
 
 
 def _raise(problems: list[MirrorspecError]) -> None:
