@@ -130,6 +130,8 @@ def unsafe_name_reason(name: str) -> str | None:
         return "contains '..'"
     if name.startswith("_"):
         return "starts with '_' (the landing zone treats such names as non-data)"
+    if name.startswith("."):
+        return "starts with '.' (the landing zone treats such names as hidden; never mirrored)"
     if _CONTROL.search(name):
         return "contains a control character"
     if name != name.strip():
@@ -267,6 +269,18 @@ class TableMetadata:
 FILE_DETECTION_LAST_UPDATE_TIME = "LastUpdateTimeFileDetection"
 FILE_DETECTION_SEQUENTIAL = "SequentialFileDetection"  # our name for the default; never written
 
+# The keys `_metadata.json` may hold (lower case → as the seed spells them); others are warned
+# about with a did-you-mean.
+_METADATA_KEYS = {
+    "keycolumns": "keyColumns",
+    "filedetectionstrategy": "fileDetectionStrategy",
+    "isupsertdefaultrowmarker": "isUpsertDefaultRowMarker",
+    "schemadefinition": "SchemaDefinition",
+    "fileformat": "FileFormat",
+    "fileextension": "FileExtension",
+    "fileformattypeproperties": "FileFormatTypeProperties",
+}
+
 
 def _ci(mapping: Mapping[str, Any]) -> dict[str, Any]:
     return {str(k).lower(): v for k, v in mapping.items()}
@@ -335,7 +349,8 @@ def parse_metadata(raw: Mapping[str, Any], file: str) -> TableMetadata:
     if file_format == FILE_FORMAT_DELIMITED and not extension:
         raise bad("FileExtension is required when FileFormat is DelimitedText")
 
-    warnings: list[str] = []
+    warnings: list[str] = [_unknown_key_warning(key) for key in raw
+                           if str(key).lower() not in _METADATA_KEYS]
     delimited = _parse_delimited(data.get("fileformattypeproperties") or {}, bad, warnings)
     columns = _parse_schema_definition(data.get("schemadefinition"), bad)
     return TableMetadata(
@@ -348,6 +363,12 @@ def parse_metadata(raw: Mapping[str, Any], file: str) -> TableMetadata:
         columns=columns,
         warnings=tuple(f"{file}: {w}" for w in warnings),
     )
+
+
+def _unknown_key_warning(key: Any) -> str:
+    from mirrorspec.load.validate import suggest  # the one did-you-mean helper
+
+    return f"unknown key '{key}' ignored{suggest(key, _METADATA_KEYS.values())}"
 
 
 def _parse_delimited(props: Any, bad: Callable[[str], LandingZoneError], warnings: list[str]) -> DelimitedOptions:

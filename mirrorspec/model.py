@@ -79,6 +79,7 @@ class Table:
     columns: tuple[Column, ...] = ()
     source: Source = field(default_factory=Source)
     tags: tuple[str, ...] = ()
+    deletion_vectors: bool | None = None  # None: the profile output's switch
     recreate: bool = False
     tests: tuple[dict[str, Any], ...] = ()
     yaml_file: str | None = None  # relative to the project dir
@@ -114,6 +115,7 @@ class Output:
     spark_master: str = "local[*]"
     spark_remote: str | None = None
     spark_conf: dict[str, str] = field(default_factory=dict)
+    deletion_vectors: bool = True
 
 
 @dataclass(frozen=True)
@@ -162,6 +164,7 @@ def build_project(loaded: LoadedProject, target: str | None = None,
     output = Output(data.get("profile") or name, target or DEFAULT_TARGET)
     if loaded.profiles_ok:
         output = _resolve_output(loaded, data.get("profile") or name, target, problems)
+    _check_target_path(project_doc, loaded.project_dir, problems)
     partner = None
     if data.get("partner"):
         raw = data["partner"]
@@ -186,6 +189,24 @@ def build_project(loaded: LoadedProject, target: str | None = None,
         tables=tuple(sorted(tables, key=lambda t: t.unique_id)),
         variables=loaded.variables,
     )
+
+
+TARGET_OUTSIDE_KEY = "target-outside-project"
+
+
+def _check_target_path(doc: Document, project_dir: Path, problems: list[MirrorspecError]) -> None:
+    """A target-path outside the project folder (`../x`, absolute, or a link leading out) needs
+    `target-outside-project: true`: compile writes and cleans up there."""
+    value = doc.data.get("target-path") or "target"
+    if doc.data.get(TARGET_OUTSIDE_KEY) is True:
+        return
+    root = os.path.realpath(project_dir)
+    target = os.path.realpath(os.path.join(root, os.path.expanduser(value)))
+    if os.path.commonpath([root, target]) != root:
+        problems.append(doc.problem(
+            ("target-path",), f"target-path '{value}' is outside the project folder",
+            hint=f"set `{TARGET_OUTSIDE_KEY}: true` in the project file if compile may write "
+                 "(and remove its own stale files) there; or use a folder inside the project"))
 
 
 def _raise(problems: list[MirrorspecError]) -> None:
@@ -239,7 +260,8 @@ def _resolve_output(loaded: LoadedProject, profile: str, target: str | None,
     defaults = Output(profile, chosen)  # the profile defaults live on Output only
     return Output(profile, chosen, out.get("landing_zone") or defaults.landing_zone,
                   out.get("warehouse") or defaults.warehouse,
-                  spark.get("master") or defaults.spark_master, spark.get("remote"), conf)
+                  spark.get("master") or defaults.spark_master, spark.get("remote"), conf,
+                  out.get("deletion_vectors", defaults.deletion_vectors))
 
 
 def _conf_text(value: Any) -> str:
@@ -395,6 +417,7 @@ class _TableBuilder:
             columns=columns,
             source=source,
             tags=tuple(dict.fromkeys(merged.get("tags") or ())),
+            deletion_vectors=merged.get("deletion_vectors"),
             recreate=bool(merged.get("recreate", False)),
             tests=tuple(merged.get("tests") or ()),  # raw until normalised in build_all
             yaml_file=_relative(locate.doc.path, self.loaded.project_dir),

@@ -60,6 +60,7 @@ class TableRunResult:
     rows_deleted: int = 0
     delta_version: int | None = None
     awaiting: str | None = None
+    warnings: list[str] = field(default_factory=list)  # files and keys the engine ignored
     error: str | None = None
     error_code: str | None = None
 

@@ -47,6 +47,9 @@ def table_entry(outcome: Any, synced_at: str | None = None) -> dict[str, Any]:
     awaiting = _get(outcome, "awaiting")
     if awaiting:
         entry["awaitingFile"] = awaiting
+    warnings = _get(outcome, "warnings")
+    if warnings:
+        entry["warnings"] = list(warnings)
     return entry
 
 

@@ -79,14 +79,10 @@ def _target_dir(project_dir: Path) -> Path:
     """The project's target folder: `target-path` of mirrorspec_project.yml, else target/.
 
     Read without rendering (serve needs no profile); a templated target-path falls back."""
-    import yaml
-
     from mirrorspec.load.project import PROJECT_FILE
+    from mirrorspec.load.yaml_doc import load_document
 
-    try:
-        doc = yaml.safe_load((project_dir / PROJECT_FILE).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        doc = None
+    doc = load_document(project_dir / PROJECT_FILE, []).data  # bounded: a YAML bomb is refused
     value = doc.get("target-path") if isinstance(doc, dict) else None
     if not isinstance(value, str) or not value.strip() or "{" in value:
         value = "target"

@@ -97,6 +97,8 @@ def _table_plan(table: Table, project: Project, landing_zone: str, warehouse: st
         recreate=table.recreate,
         tests=[dict(t) for t in table.tests],
         yaml_file=table.yaml_file,
+        deletion_vectors=(project.output.deletion_vectors if table.deletion_vectors is None
+                          else table.deletion_vectors),
     )
 
 

@@ -9,6 +9,7 @@ overwrites.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,15 @@ _SCALAR_BUILDERS = {
 _TEXT_TAGS = {_STR, "tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:value"}
 _TEMPLATE_MARKERS = ("{{", "{%", "{#")
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
+# Bounds on one document: nesting depth and alias expansion ("billion laughs"), both checked
+# while building. libyaml's composer recurses in C (30,000 nested `[` crash the process), so a
+# text that could nest past _COMPOSER_SAFE levels is first checked from the parser's flat event
+# stream; ordinary files skip that scan (it costs as much as composing).
+MAX_DEPTH = 100
+MAX_ALIAS_NODES = 10_000
+_COMPOSER_SAFE = 1000
+# deep indentation, `- - -`, `? ? ?` (anchored at line starts: linear in the text)
+_DEEP_RUN = re.compile(r"^[ \t?-]{%d}" % _COMPOSER_SAFE, re.M)
 
 
 @dataclass
@@ -153,6 +163,10 @@ def parse_document(text: str, file: str, path: Path | None, problems: list[Mirro
     """Parse YAML `text` (one document) into a Document."""
     doc = Document(file, path or Path(file), None)
     try:
+        bound = _check_bounds(text, file)
+        if bound is not None:
+            problems.append(bound)
+            return doc
         node = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
         problems.append(_syntax_problem(exc, file, text))
@@ -164,8 +178,46 @@ def parse_document(text: str, file: str, path: Path | None, problems: list[Mirro
         return doc
     doc.root = node
     builder = _Builder(doc, problems)
-    doc.data = builder.build(node, ())
+    try:
+        doc.data = builder.build(node, ())
+    except _OverBound as exc:
+        problems.append(exc.problem)
+        doc.root = None
     return doc
+
+
+def _check_bounds(text: str, file: str) -> MirrorspecError | None:
+    """A located problem when `text` could nest deep enough to crash the composer and nests
+    deeper than MAX_DEPTH; found from the parser's event stream (flat, no recursion)."""
+    if text.count("[") + text.count("{") <= _COMPOSER_SAFE and not _DEEP_RUN.search(text):
+        return None
+    depth = 0
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return _bound_problem(event.start_mark, file, _TOO_DEEP, _TOO_DEEP_HINT)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+    return None
+
+
+_TOO_DEEP = f"YAML nested deeper than {MAX_DEPTH} levels"
+_TOO_DEEP_HINT = "flatten the structure; mirrorspec files need a few levels"
+_TOO_MANY = f"YAML aliases expand to more than {MAX_ALIAS_NODES:,} values"
+_TOO_MANY_HINT = "write the values out or use fewer nested aliases"
+
+
+class _OverBound(Exception):
+    """The builder went over MAX_DEPTH or MAX_ALIAS_NODES; carries the located problem."""
+
+    def __init__(self, problem: MirrorspecError):
+        super().__init__(problem.message)
+        self.problem = problem
+
+
+def _bound_problem(mark: Any, file: str, message: str, hint: str) -> MirrorspecError:
+    return MirrorspecError(message, Location(file, mark.line + 1, mark.column + 1), hint)
 
 
 def _syntax_problem(exc: yaml.MarkedYAMLError, file: str, text: str = "") -> MirrorspecError:
@@ -238,6 +290,8 @@ class _Builder:
         self.doc = doc
         self.problems = problems
         self.active: set[int] = set()
+        self.built: set[int] = set()  # collection nodes built once (a second time: an alias)
+        self.expanded = 0  # values built again through aliases
         self.merged: dict[int, int] = {}  # id(mapping node) → how many leading entries came from `<<`
 
     def build(self, node: Any, path: tuple[Any, ...]) -> Any:
@@ -257,6 +311,16 @@ class _Builder:
         if id(node) in self.active:
             self.problems.append(self.doc.problem(path, "a recursive YAML alias is not supported"))
             return None
+        if len(path) >= MAX_DEPTH:
+            raise _OverBound(_bound_problem(node.start_mark, self.doc.file, _TOO_DEEP,
+                                            _TOO_DEEP_HINT))
+        if id(node) in self.built:  # an alias: its values are built again
+            self.expanded += len(node.value)
+            if self.expanded > MAX_ALIAS_NODES:
+                raise _OverBound(_bound_problem(node.start_mark, self.doc.file, _TOO_MANY,
+                                                _TOO_MANY_HINT))
+        else:
+            self.built.add(id(node))
         self.active.add(id(node))
         try:
             if isinstance(node, MappingNode):

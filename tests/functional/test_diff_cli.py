@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
-from no_spark import run_without_spark
+from no_jvm import run_without_jvm
 from project_files import write
 
 from mirrorspec.cli import cli
@@ -330,5 +330,5 @@ def test_diff_and_docs_never_import_pyspark(state):
     project, saved = state
     for args in (["diff", "--project-dir", str(project), "--state", str(saved)],
                  ["docs", "generate", "--project-dir", str(project)]):
-        done = run_without_spark(args)
+        done = run_without_jvm(*args, cwd=project, log_format="text")
         assert done.returncode == 0, done.stdout + done.stderr

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from no_spark import run_without_spark, skip_unless
 from project_files import write as write_project
 
 from mirrorspec import __version__
 from mirrorspec.cli import cli
+from no_jvm import run_without_jvm, skip_unless
 
 REPO = Path(__file__).resolve().parents[2]
 MIRRORSPEC = REPO / ".venv" / "bin" / "mirrorspec"
@@ -155,7 +155,7 @@ def test_subprocess_compile_and_version(tmp_path):
 @pytest.mark.parametrize("command", [["validate"], ["compile"]])
 def test_compile_and_validate_work_where_pyspark_cannot_be_imported(tmp_path, command):
     root = write_project(tmp_path / "shop", GOOD)
-    done = run_without_spark([*command, "--project-dir", str(root)], cwd=tmp_path)
+    done = run_without_jvm(*command, "--project-dir", str(root), cwd=tmp_path, log_format="text")
     assert done.returncode == 0, done.stdout + done.stderr
     if command == ["compile"]:
         assert (root / "target" / "plan.json").exists()
@@ -164,13 +164,13 @@ def test_compile_and_validate_work_where_pyspark_cannot_be_imported(tmp_path, co
 def test_the_blocker_refuses_pyspark(tmp_path, monkeypatch):
     """The subprocess of the tests above really can't import pyspark: `run` needs it."""
     monkeypatch.setenv("TMPDIR", str(tmp_path))  # where the crash log goes
-    assert run_without_spark(["init", "p1"], cwd=tmp_path).returncode == 0
-    done = run_without_spark(["run", "--project-dir", "p1"], cwd=tmp_path)
+    assert run_without_jvm("init", "p1", cwd=tmp_path, log_format="text").returncode == 0
+    done = run_without_jvm("run", "--project-dir", "p1", cwd=tmp_path, log_format="text")
     assert done.returncode == 2 and "pyspark is blocked in this test" in done.stderr
 
 
 def test_init_works_where_pyspark_cannot_be_imported(tmp_path):
-    done = run_without_spark(["init", "p1"], cwd=tmp_path)
+    done = run_without_jvm("init", "p1", cwd=tmp_path, log_format="text")
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "p1" / "mirrorspec_project.yml").exists()
 

@@ -1,8 +1,4 @@
-"""Run the mirrorspec CLI in a subprocess whose import system refuses pyspark, py4j and delta.
-
-The one copy of the import blocker: the compile path (init, validate, compile, diff, docs) must
-work where those packages cannot be imported, and must not import them.
-"""
+"""Running the CLI in a subprocess whose import system refuses pyspark, py4j and delta."""
 
 from __future__ import annotations
 
@@ -11,18 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parents[1]
-BLOCKED = ("pyspark", "py4j", "delta")
 
-BLOCK_PYSPARK = f"""
+BLOCK_PYSPARK = """
 import sys
-BLOCKED = {BLOCKED!r}
 class _Block:
     def find_spec(self, name, path=None, target=None):
-        if name.split('.')[0] in BLOCKED:
-            raise ImportError(f'{{name}} is blocked in this test')
+        if name.split('.')[0] in ('pyspark', 'py4j', 'delta'):
+            raise ImportError(f'{name} is blocked in this test')
         return None
 sys.meta_path.insert(0, _Block())
 from mirrorspec.cli import main
@@ -30,17 +22,15 @@ sys.argv = ['mirrorspec'] + sys.argv[1:]
 try:
     main()
 finally:
-    loaded = [m for m in sys.modules if m.split('.')[0] in BLOCKED]
+    loaded = [m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j', 'delta')]
     assert not loaded, loaded
 """
 
 
-def run_without_spark(args: list[str], cwd: str | os.PathLike[str] | None = None
-                      ) -> subprocess.CompletedProcess[str]:
-    """`mirrorspec ARGS` in this interpreter with pyspark, py4j and delta unimportable; the
-    subprocess imports this worktree's mirrorspec."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)}
+def run_without_jvm(*args: str, cwd: str | Path, log_format: str = "json"
+                    ) -> subprocess.CompletedProcess:
+    """`mirrorspec --log-format json ARGS` with pyspark/py4j/delta imports refused."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "MIRRORSPEC_LOG_FORMAT": log_format}
     return subprocess.run([sys.executable, "-c", BLOCK_PYSPARK, *args], capture_output=True,
                           text=True, cwd=cwd, env=env)
 
@@ -48,6 +38,8 @@ def run_without_spark(args: list[str], cwd: str | os.PathLike[str] | None = None
 def skip_unless(condition: bool, reason: str) -> None:
     """Skip when `condition` is false, except in CI (`CI` set): there a missing prerequisite
     fails the test, so a line the suite holds can't silently stop being checked."""
+    import pytest
+
     if condition:
         return
     if os.environ.get("CI"):
