@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping, cast
 from mirrorspec import mirroring
 from mirrorspec.errors import Location, MirrorspecError, ProjectError
 from mirrorspec.load.project import LoadedProject
-from mirrorspec.load.validate import suggest
+from mirrorspec.load.validate import source_option_problems, suggest
 from mirrorspec.load.yaml_doc import Document
 from mirrorspec.sources import LANDING_ZONE
 
@@ -380,6 +380,8 @@ class _TableBuilder:
         fmt = fmt_of(merged)
         columns = self._columns(merged.get("columns") or [], fmt, locate)
         keys = tuple(merged.get("key_columns") or ())
+        if _source_split(defaults.get("source"), raw.get("source")):
+            problems.extend(source_option_problems(merged["source"], _Within(locate, ("source",))))
         source = self._source(merged.get("source") or {}, locate)
         delimited = self._delimited(merged.get("delimited"), fmt, locate)
         inferred: tuple[str, ...] = ()
@@ -699,6 +701,27 @@ class _Locator:
 
 def fmt_of(table: Mapping[str, Any]) -> str:
     return table.get("format") or "parquet"
+
+
+@dataclass(frozen=True)
+class _Within:
+    """A locator for key paths below `prefix` of a merged table."""
+
+    locate: "_Locator"
+    prefix: tuple[Any, ...]
+
+    def problem(self, path: tuple[Any, ...], message: str, at_key: bool = False,
+                hint: str | None = None) -> MirrorspecError:
+        return self.locate.problem(self.prefix + path, message, at_key, hint)
+
+
+def _source_split(defaults: Any, table: Any) -> bool:
+    """True when a source's type and its options come one from `defaults:`, one from the table:
+    the only case no single document's schema check sees whole."""
+    if not isinstance(defaults, Mapping) or not isinstance(table, Mapping):
+        return False
+    return any(key in table and key not in defaults and other in defaults and other not in table
+               for key, other in (("type", "options"), ("options", "type")))
 
 
 def _merge_defaults(defaults: Mapping[str, Any], table: Mapping[str, Any]) -> dict[str, Any]:

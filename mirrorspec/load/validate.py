@@ -11,13 +11,14 @@ import difflib
 import json
 from functools import lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
 
 from mirrorspec.errors import MirrorspecError
 from mirrorspec.load.yaml_doc import Document
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator, ValidationError
+    from referencing import Registry
 
 SCHEMA_FILES = {
     "project": "project.schema.json",
@@ -52,15 +53,20 @@ def load_schema(kind: str) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=None)
-def _validator(kind: str) -> Draft202012Validator:
-    from jsonschema import Draft202012Validator
+def _registry() -> Registry:
     from referencing import Registry, Resource
     from referencing.jsonschema import DRAFT202012
 
-    registry = Registry().with_resources(
+    return Registry().with_resources(
         (file, Resource.from_contents(load_schema(name), default_specification=DRAFT202012))
         for name, file in SCHEMA_FILES.items())
-    return Draft202012Validator(load_schema(kind), registry=registry)
+
+
+@lru_cache(maxsize=None)
+def _validator(kind: str) -> Draft202012Validator:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(load_schema(kind), registry=_registry())
 
 
 @lru_cache(maxsize=None)
@@ -83,6 +89,29 @@ def validate_document(doc: Document, kind: str) -> list[MirrorspecError]:
     for error in validator.iter_errors(doc.data):
         problems.extend(_convert(doc, error))
     problems.sort(key=lambda p: (p.location.line or 0, p.location.col or 0) if p.location else (0, 0))
+    return problems
+
+
+class Locates(Protocol):
+    """What turns a key path into a located problem (a Document, or a merged table's locator)."""
+
+    def problem(self, path: tuple[Any, ...], message: str, at_key: bool = False,
+                hint: str | None = None) -> MirrorspecError: ...
+
+
+def source_option_problems(source: Any, where: Locates) -> list[MirrorspecError]:
+    """Problems of a `source` mapping merged from `defaults:` and a table.
+
+    Each document is validated on its own, so a type set in `defaults:` and options set in the
+    table (or the other way round) meet only here.
+    """
+    from jsonschema import Draft202012Validator
+
+    schema = {"$ref": f"{SCHEMA_FILES['tables']}#/$defs/source"}
+    validator = Draft202012Validator(schema, registry=_registry())
+    problems: list[MirrorspecError] = []
+    for error in validator.iter_errors(source):
+        problems.extend(_convert(where, error))
     return problems
 
 
@@ -120,7 +149,7 @@ def _describe(value: Any) -> str:
     return f"{kind} {json.dumps(value, default=str)}"
 
 
-def _convert(doc: Document, error: ValidationError) -> list[MirrorspecError]:
+def _convert(doc: Locates, error: ValidationError) -> list[MirrorspecError]:
     path = tuple(error.absolute_path)
     kind = error.validator
     expected_value: Any = error.validator_value

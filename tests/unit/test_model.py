@@ -290,3 +290,14 @@ def test_a_feed_type_that_is_not_a_data_type_is_an_error(tmp_path):
                       infer=infer)
     assert len(problems) == 1
     assert "gives column 'blob' the type 'Decimal(10,2)', which is not a DataType" in problems[0]
+
+
+def test_source_options_are_checked_when_type_and_options_come_from_two_files(tmp_path):
+    """Each file is valid alone; the merged source (type from defaults) has an unknown option."""
+    problems = errors(tmp_path, [{"name": "a", "columns": [{"name": "id", "type": "Int32"}],
+                                  "key_columns": ["id"],
+                                  "source": {"path": "feed", "options": {"time_unit": "s"}}}],
+                      project_extra={"defaults": {"source": {"type": "debezium"}}})
+    assert len(problems) == 1, problems
+    assert problems[0].startswith("tables/t.yml:")
+    assert "source.options.time_unit: \"s\" is not one of" in problems[0], problems
