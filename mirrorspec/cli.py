@@ -82,6 +82,18 @@ def cli(ctx: click.Context, log_format: str, quiet: bool) -> None:
     ctx.obj["console"] = Console(log_format=log_format, quiet=quiet)
 
 
+def absolute_location(_ctx: click.Context, _param: click.Parameter, value):
+    """click callback: a path option resolved to its one absolute form where it enters
+    (URIs untouched), so the cwd never matters again; tuples (multiple=True) element-wise."""
+    from mirrorspec.spark.fs import normalize  # pure Python, no pyspark
+
+    if value is None:
+        return None
+    if isinstance(value, tuple):
+        return tuple(normalize(str(v)) for v in value)
+    return normalize(str(value))
+
+
 def get_console(ctx: click.Context | None = None) -> Console:
     """The console of the running command."""
     ctx = ctx or click.get_current_context()

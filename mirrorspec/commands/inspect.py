@@ -13,7 +13,7 @@ from typing import Any, Callable
 import click
 
 from mirrorspec import mirroring
-from mirrorspec.cli import get_console
+from mirrorspec.cli import absolute_location, get_console
 from mirrorspec.commands.run import load_plan_context, project_options
 from mirrorspec.compile.plan import Plan
 from mirrorspec.errors import MirrorspecError
@@ -24,6 +24,7 @@ STATUS_COLUMNS = ("schema", "table", "status", "processed rows", "processed byte
 
 def warehouse_option(func: Callable) -> Callable:
     return click.option("--warehouse", default=None, type=click.Path(file_okay=False),
+                        callback=absolute_location,
                         help="Read this warehouse directly instead of compiling the project.")(func)
 
 
@@ -90,7 +91,7 @@ def _resolve(table_name: str, params: dict[str, Any]):
     if plan is None:
         schema, _, name = table_name.rpartition(".")
         schema = mirroring.warehouse_schema(schema or None)
-        path = str(Path(params["warehouse"]) / schema / name)
+        path = f"{params['warehouse'].rstrip('/')}/{schema}/{name}"
         return f"{schema}.{name}", path, None, []
     from mirrorspec.selection import resolve_table
 

@@ -7,7 +7,7 @@ import threading
 
 import click
 
-from mirrorspec.cli import FailedRun, get_console
+from mirrorspec.cli import FailedRun, absolute_location, get_console
 from mirrorspec.errors import MirrorspecError
 
 
@@ -20,6 +20,23 @@ def _parse_conf(pairs: tuple[str, ...]) -> dict[str, str]:
                                   hint="e.g. --conf spark.sql.shuffle.partitions=4")
         conf[key.strip()] = value
     return conf
+
+
+def failure_summary(tables) -> tuple[str, str]:
+    """The closing error line and its hint: "fix or re-write the named file" only when a file
+    is proven bad; engine, storage and conflict failures point at the log file instead."""
+    from mirrorspec.spark.engine import NOT_FILE_CODES
+
+    failed = [t for t in tables if t.status == "Failed"]
+    codes = {(t.error or {}).get("errorCode") for t in failed}
+    hints = []
+    if codes - set(NOT_FILE_CODES):
+        hints.append("fix or re-write the named file and run again")
+    if codes & set(NOT_FILE_CODES):
+        hints.append("an engine, storage or conflict failure is not the files' fault: run "
+                     "again; the log file named in its error has the details")
+    return (f"{len(failed)} table(s) failed: {', '.join(t.unique_id for t in failed)}",
+            "see tables.json in the warehouse; " + "; ".join(hints))
 
 
 def _summary(console, result) -> None:
@@ -35,8 +52,8 @@ def _summary(console, result) -> None:
 
 
 @click.command("mirror")
-@click.option("--landing-zone", required=True, help="The landing zone folder (path or URI).")
-@click.option("--warehouse", required=True,
+@click.option("--landing-zone", required=True, callback=absolute_location, help="The landing zone folder (path or URI).")
+@click.option("--warehouse", required=True, callback=absolute_location,
               help="Where the Delta tables live: WAREHOUSE/<schema>/<table>.")
 @click.option("--watch", type=float, default=None, metavar="SECONDS",
               help="Keep polling every SECONDS until interrupted (Ctrl-C / SIGTERM).")
@@ -84,10 +101,7 @@ def mirror(landing_zone: str, warehouse: str, watch: float | None, select: tuple
             break
     _summary(console, result)
     if result.failed:
-        failed = [t.unique_id for t in result.tables if t.status == "Failed"]
-        raise FailedRun(f"{len(failed)} table(s) failed: {', '.join(failed)}",
-                        hint="see tables.json in the warehouse; fix or re-write the named file "
-                             "and run again")
+        raise FailedRun(*failure_summary(result.tables))
 
 
 COMMANDS = [mirror]

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import click
 
-from mirrorspec.cli import FailedRun, get_console
+from mirrorspec.cli import FailedRun, absolute_location, get_console
 from mirrorspec.compile.plan import Plan, read_plan
 from mirrorspec.console import Console
 from mirrorspec.errors import MirrorspecError
@@ -83,6 +83,7 @@ def project_options(func: Callable) -> Callable:
         click.option("--vars", "vars_text", default=None,
                      help="Variables as a YAML mapping, e.g. '{env: prod}'."),
         click.option("--plan", "plan_path", default=None, type=click.Path(dir_okay=False),
+                     callback=absolute_location,
                      help="Run this compiled target/plan.json instead of compiling."),
     ]):
         func = decorator(func)
@@ -97,6 +98,7 @@ def selection_options(func: Callable) -> Callable:
                           "state:modified (repeatable; space or comma separated)."),
         click.option("--exclude", multiple=True, help="Tables to leave out (same syntax)."),
         click.option("--state", "state_path", default=None, type=click.Path(exists=True),
+                     callback=absolute_location,
                      help="A previous target/ folder, for state:modified."),
     ]):
         func = decorator(func)

@@ -51,10 +51,13 @@ def join(base: str, *parts: str) -> str:
 
 
 def normalize(path: str) -> str:
-    """A canonical spelling used to compare paths (absolute for local paths)."""
+    """The one absolute spelling of a path, given where it enters (a URI keeps its scheme).
+
+    Every path is resolved this way before it reaches Spark: Delta reads `delta.`path`` in SQL
+    as a path only when it is absolute, so a relative warehouse made MERGE fail."""
     if is_remote(path):
         return path.rstrip("/")
-    return os.path.abspath(local_path(path))
+    return os.path.abspath(os.path.expanduser(local_path(path)))
 
 
 class LocalFS:
