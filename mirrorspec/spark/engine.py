@@ -39,6 +39,8 @@ NOT_THE_FILE = "not a problem with the landing files (nothing of this batch was 
 
 _CONFLICT_WORDS = ("Concurrent", "ProtocolChanged", "MetadataChanged", "DeltaConcurrent")
 _ATTEMPTS = 4
+# The landing-file names the engine moved to _ProcessedFiles (the purge deletes only these).
+MOVED_LEDGER = "_mirrorspec_processed"
 # Characters Delta refuses in column names unless the table maps columns by name.
 _DELTA_NAME_CHARS = re.compile(r"[ ,;{}()\n\t=]")
 _COLUMN_MAPPING_DEFAULT = "spark.databricks.delta.properties.defaults.columnMapping.mode"
@@ -84,6 +86,7 @@ class TableOutcome:
     awaiting: str | None = None   # gap: the 20-digit name awaited
     delta_version: int | None = None
     seconds: float = 0.0
+    landing_path: str = ""        # the table's landing folder
 
 
 @dataclass
@@ -159,7 +162,8 @@ class _TableRun:
         self.landing_zone = fsmod.normalize(landing_zone)
         self.lfs = fsmod.filesystem_for(target.landing_path, spark)
         self.wfs = fsmod.filesystem_for(target.delta_path, spark)
-        self.outcome = TableOutcome(target.unique_id, target.schema, target.name)
+        self.outcome = TableOutcome(target.unique_id, target.schema, target.name,
+                                    landing_path=target.landing_path)
         self.app_id = mirroring.mirror_id(target.schema, target.name)
 
     # -- entry point
@@ -192,7 +196,29 @@ class _TableRun:
                 "StorageError": "I/O error"}.get(code, "Spark/Delta error")
         self._fail(code, f"{what}: {_short(exc)}; {NOT_THE_FILE}; details in {log}", None, None)
 
+    def _refuse_links_outside(self) -> None:
+        """Nothing is read, moved, written or deleted outside the landing zone and warehouse
+        roots through a symlink: the table folder, its entries (`_metadata.json`, data files,
+        `_ProcessedFiles`) and the Delta folder must all resolve inside them."""
+        target = self.target
+        warehouse = target.delta_path.rstrip("/").rsplit("/", 2)[0]
+        checks = [(target.landing_path, self.landing_zone, "landing zone"),
+                  (target.delta_path, warehouse, "warehouse")]
+        if not fsmod.is_remote(target.landing_path) and \
+                fsmod.outside_root(target.landing_path, self.landing_zone) is None:
+            checks += [(e.path, self.landing_zone, "landing zone")
+                       for e in self.lfs.list(target.landing_path)]
+        for path, root, what in checks:
+            real = fsmod.outside_root(path, root)
+            if real is not None:
+                raise LandingZoneError(
+                    f"a symlink leads to {real}, outside the {what} {root}; mirrorspec never "
+                    "reads, moves, writes or deletes through such a link", file=path,
+                    code="LinkOutsideRoot",
+                    hint="replace the link with the folder or file itself; other tables go on")
+
     def _run(self) -> None:
+        self._refuse_links_outside()
         metadata = landing.read_metadata(self.lfs, self.target.landing_path)
         for warning in metadata.warnings:
             self.console.warning(warning, table=self.target.unique_id)
@@ -516,9 +542,11 @@ class _TableRun:
 
     # -- files after the commit
     def _move(self, files) -> None:
-        if not self.options.move_processed:
+        if not self.options.move_processed or not files:
             return
         processed = fsmod.join(self.target.landing_path, mirroring.PROCESSED_FOLDER)
+        # Recorded before the moves: the purge deletes only names the engine moved itself.
+        self.lfs.append_lines(self._ledger(), [f.name for f in files])
         for index, file in enumerate(files):
             try:
                 self.lfs.rename(file.path, fsmod.join(processed, file.name))
@@ -529,14 +557,29 @@ class _TableRun:
             if index == 0:
                 crash_point("during_moves", self.target.unique_id)
 
+    def _ledger(self) -> str:
+        return fsmod.join(self.target.landing_path, MOVED_LEDGER)
+
     def _purge(self) -> None:
-        if not self.options.move_processed:
+        """Delete from `_ProcessedFiles` the files past the retention that the engine moved
+        there itself (names in its ledger); never another entry, never through a link."""
+        if not self.options.move_processed or not self.lfs.exists(self._ledger()):
             return
+        recorded = {n for n in self.lfs.read_text(self._ledger()).splitlines() if n}
         processed = fsmod.join(self.target.landing_path, mirroring.PROCESSED_FOLDER)
         limit = time.time() - self.options.retention_days * 86400
+        present = set()
         for entry in self.lfs.list(processed):
+            if entry.name not in recorded or not self.lfs.is_plain_file(entry.path):
+                continue
             if entry.mtime < limit:
                 self.lfs.delete(entry.path)
+            else:
+                present.add(entry.name)
+        pending = {f.name for f in self.lfs.list(self.target.landing_path)}
+        keep = recorded & (present | pending)  # a name moved back (full refresh) stays known
+        if keep != recorded:
+            self.lfs.write_text(self._ledger(), "".join(f"{n}\n" for n in sorted(keep)))
 
     def _session(self):
         if not hasattr(self, "_own_session"):
@@ -600,11 +643,14 @@ def _short(exc: BaseException) -> str:
 def mirror_tables(spark, targets: list[MirrorTarget], warehouse: str,
                   options: MirrorOptions = MirrorOptions(), console: Console | None = None,
                   landing_zone: str | None = None,
-                  stop: threading.Event | None = None) -> MirrorResult:
+                  stop: threading.Event | None = None, skip=None) -> MirrorResult:
     """Mirror `targets` concurrently (`options.threads`); one table's failure never stops
-    another. Tables not started when `stop` is set are left for the next pass."""
+    another. Tables not started when `stop` is set are left for the next pass, and so are
+    those `skip(target)` is true for (`--watch` backing off a failed table)."""
     console = console or NullConsole()
     chosen = [_absolute(t) for t in targets if selected(t, options.select)]
+    if skip is not None:
+        chosen = [t for t in chosen if not skip(t)]
 
     def work(target: MirrorTarget) -> TableOutcome | None:
         if stop is not None and stop.is_set():
@@ -658,7 +704,7 @@ def drop_deleted_tables(spark, landing_zone: str, warehouse: str, present: set[s
 
 def mirror_landing_zone(spark, landing_zone: str, warehouse: str,
                         options: MirrorOptions = MirrorOptions(), console: Console | None = None,
-                        stop: threading.Event | None = None) -> MirrorResult:
+                        stop: threading.Event | None = None, skip=None) -> MirrorResult:
     """One pass: discover tables, drop those whose folder was deleted, mirror the rest, write
     WAREHOUSE/replicator.json and WAREHOUSE/tables.json."""
     from mirrorspec.status import write_status
@@ -685,7 +731,7 @@ def mirror_landing_zone(spark, landing_zone: str, warehouse: str,
     dropped = drop_deleted_tables(spark, landing_zone, warehouse,
                                   {t.unique_id for t in targets}, options, console)
     result = mirror_tables(spark, targets, warehouse, options, console,
-                           landing_zone=landing_zone, stop=stop)
+                           landing_zone=landing_zone, stop=stop, skip=skip)
     result.tables = dropped + result.tables
     wfs = fsmod.filesystem_for(warehouse, spark)
     wfs.mkdirs(warehouse)

@@ -60,6 +60,18 @@ def normalize(path: str) -> str:
     return os.path.abspath(os.path.expanduser(local_path(path)))
 
 
+def outside_root(path: str, root: str) -> str | None:
+    """Where a local `path` really leads when a symlink (on it or on a folder above it) takes it
+    outside `root`, else None. URIs give None: object stores have no links."""
+    if is_remote(path) or is_remote(root):
+        return None
+    real = os.path.realpath(local_path(path))
+    base = os.path.realpath(local_path(root))
+    if real == base or real.startswith(base.rstrip(os.sep) + os.sep):
+        return None
+    return real
+
+
 class LocalFS:
     """Local filesystem."""
 
@@ -130,6 +142,15 @@ class LocalFS:
 
     def mkdirs(self, path: str) -> None:
         os.makedirs(local_path(path), exist_ok=True)
+
+    def is_plain_file(self, path: str) -> bool:
+        """A regular file that is not a symlink."""
+        return os.path.isfile(local_path(path)) and not os.path.islink(local_path(path))
+
+    def append_lines(self, path: str, lines) -> None:
+        """Append lines (small appends are atomic on local filesystems)."""
+        with open(local_path(path), "a", encoding="utf-8") as handle:
+            handle.write("".join(f"{line}\n" for line in lines))
 
 
 class HadoopFS:
@@ -227,6 +248,15 @@ class HadoopFS:
     def mkdirs(self, path: str) -> None:
         hpath, fs = self._fs(path)
         fs.mkdirs(hpath)
+
+    def is_plain_file(self, path: str) -> bool:
+        hpath, fs = self._fs(path)
+        return bool(fs.exists(hpath)) and bool(fs.getFileStatus(hpath).isFile())
+
+    def append_lines(self, path: str, lines) -> None:
+        """Object stores can't append: read, add, write (a lost race only keeps a file longer)."""
+        previous = self.read_text(path) if self.exists(path) else ""
+        self.write_text(path, previous + "".join(f"{line}\n" for line in lines))
 
 
 def filesystem_for(path: str, spark=None):
