@@ -31,23 +31,21 @@ _pause_lock = threading.Lock()
 def crash_point(name: str, table: str | None = None) -> None:
     """Pause (MIRRORSPEC_PAUSE_AT) or kill this process with SIGKILL (MIRRORSPEC_CRASH_AT) if a
     test asked for it at `name`."""
-    _pause_point(name, table)
-    wanted = os.environ.get("MIRRORSPEC_CRASH_AT")
-    if not wanted or name not in wanted.split(","):
-        return
-    only = os.environ.get("MIRRORSPEC_CRASH_TABLE")
-    if only and table is not None and only != table:
-        return
-    os.kill(os.getpid(), signal.SIGKILL)
+    if _asked("MIRRORSPEC_PAUSE_AT", name, table):
+        _pause(name)
+    if _asked("MIRRORSPEC_CRASH_AT", name, table):
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _pause_point(name: str, table: str | None) -> None:
-    wanted = os.environ.get("MIRRORSPEC_PAUSE_AT")
+def _asked(variable: str, name: str, table: str | None) -> bool:
+    wanted = os.environ.get(variable)
     if not wanted or name not in wanted.split(","):
-        return
+        return False
     only = os.environ.get("MIRRORSPEC_CRASH_TABLE")
-    if only and table is not None and only != table:
-        return
+    return not (only and table is not None and only != table)
+
+
+def _pause(name: str) -> None:
     with _pause_lock:
         if name in _paused:
             return

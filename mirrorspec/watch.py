@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Hashable
 
+from mirrorspec.console import Console
+
 DEFAULT_CAP = 300.0  # seconds: a failed table is retried at least every 5 minutes
 
 
@@ -51,12 +53,12 @@ class Backoff:
         self.failing[table] = _Failing(failures, now + self.delay(failures), signature)
 
 
-class QuietConsole:
+class QuietConsole(Console):
     """Wraps the command's console for `--watch`: a message is shown once while nothing about
     its table changes (`end_pass` decides), so idle passes and a table failing the same way
     print nothing new. Messages without a table are shown once per distinct text."""
 
-    def __init__(self, console):
+    def __init__(self, console: Console):  # noqa: super().__init__ not called: it only wraps
         self._console = console
         self._shown: dict[Any, set[tuple[str, str]]] = {}
         self._seen: dict[Any, set[tuple[str, str]]] = {}
@@ -94,18 +96,6 @@ class QuietConsole:
             self._last[table] = outcome
         self._seen = {}
         return changed
-
-    def info(self, message: str, **fields: Any) -> None:
-        self.event("info", message, **fields)
-
-    def success(self, message: str, **fields: Any) -> None:
-        self.event("success", message, **fields)
-
-    def warning(self, message: str, **fields: Any) -> None:
-        self.event("warning", message, **fields)
-
-    def error(self, message: str, **fields: Any) -> None:
-        self.event("error", message, **fields)
 
     def result(self, message: str, **fields: Any) -> None:
         self._console.result(message, **fields)

@@ -412,8 +412,10 @@ class _TableRun:
         every_column = F.xxhash64(*[reader.col(c) for c in changes.columns])
         for order, file in enumerate(files):
             try:
+                # max, not sum: a sum of 64-bit hashes overflows under ANSI mode (Spark 4's
+                # default), which made every good file look unreadable
                 (changes.filter(F.col(reader.FILE_ORDER) == order)
-                 .agg(F.sum(every_column)).collect())
+                 .agg(F.max(every_column)).collect())
             except Exception as exc:  # noqa: BLE001
                 self._unless_batch_moved_away(files)
                 return (order, None, f"unreadable file: {_short(exc)}", "BadFile")
