@@ -7,7 +7,6 @@ plan's session settings when a project is given, else a local session).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any, Callable
 
 import click

@@ -31,7 +31,9 @@ STATE_FORMAT = 1
 STATE_FOLDER = "_mirrorspec/state"
 KEEP_STATE_COPIES = 500  # older copies are pruned; `history` explains this many batches
 _LOG_FILE = re.compile(r"^\d{20}\.json$")
-_CHECKPOINT = re.compile(r"^(\d{20})\.checkpoint(\.\d{10}\.\d{10}|\.[0-9a-fA-F-]{36})?\.(parquet|json)$")
+# classic, multi-part (.0000000001.0000000003) and V2 (.<uuid>) checkpoint files
+_CHECKPOINT = re.compile(
+    r"^(\d{20})\.checkpoint(\.\d{10}\.\d{10}|\.[0-9a-fA-F-]{36})?\.(parquet|json)$")
 _STATE_FILE = re.compile(r"^(\d{20})\.json$")
 
 
@@ -141,14 +143,17 @@ def snapshot_txn(filesystem, log: str, entries, app_id: str) -> int | None:
 
 
 def _txn_in_checkpoint(filesystem, entry, app_id: str) -> int | None:
-    data = filesystem.read_bytes(entry.path)
     if entry.name.endswith(".json"):  # a V2 checkpoint written as JSON
+        data = filesystem.read_bytes(entry.path)
         rows = [json.loads(line).get("txn") for line in data.decode("utf-8").splitlines()
                 if '"txn"' in line]
     else:
         import pyarrow.parquet as pq
 
-        parquet = pq.ParquetFile(io.BytesIO(data))
+        # a local checkpoint is read column-wise in place (only `txn`); a remote one whole
+        source = (fsmod.local_path(entry.path) if isinstance(filesystem, fsmod.LocalFS)
+                  else io.BytesIO(filesystem.read_bytes(entry.path)))
+        parquet = pq.ParquetFile(source)
         if "txn" not in parquet.schema_arrow.names:
             return None
         rows = parquet.read(columns=["txn"]).column("txn").to_pylist()
