@@ -293,6 +293,12 @@ class LandingFiles:
 
         processed = self.join(folder, mirroring.PROCESSED_FOLDER)
         filesystem = self.fs(folder)
+        real = fs.outside_root(processed, folder)
+        if real is not None:
+            raise LandingZoneError(
+                f"a symlink leads to {real}, outside the table folder; nothing is moved back "
+                "through it", file=processed, code="LinkOutsideRoot",
+                hint="replace the link with the folder itself")
         present = {e.name for e in filesystem.list(folder)}
         moved = 0
         for entry in sorted(filesystem.list(processed), key=lambda e: e.name):
