@@ -64,7 +64,7 @@ def test_readme_loop_with_relative_paths_from_another_folder(spark, tmp_path, mo
 
 
 def test_paths_enter_in_one_absolute_form(tmp_path, monkeypatch):
-    from mirrorspec.cli import absolute_location
+    from mirrorspec.commands.params import absolute_location
 
     monkeypatch.chdir(tmp_path)
     assert absolute_location(None, None, "LZ/") == str(tmp_path / "LZ")
