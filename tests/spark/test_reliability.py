@@ -185,7 +185,7 @@ def test_progress_outlives_log_cleanup_optimize_and_vacuum(spark, tmp_path):
         stamp = next(times)
         os.utime(path, (stamp, stamp))
 
-    for n in range(1, 6):
+    for n in range(1, 4):
         land(n)
         engine.mirror_landing_zone(spark, landing, warehouse)
         if n == 1:
@@ -211,25 +211,25 @@ def test_progress_outlives_log_cleanup_optimize_and_vacuum(spark, tmp_path):
                 if '"commitInfo"' in line]
         assert not any("mirrorspec" in u for u in user), f"{name}: a mirrorspec commit is left"
         state = progress.read_state(fsmod.LocalFS(), path, mirror_id(None, name))
-        assert state.from_copy and progress.txn_version_of(state.meta) == 5
+        assert state.from_copy and progress.txn_version_of(state.meta) == 3
     # new files after the cleanup: each applied once; a gap still waits
-    land(6)
-    parquet(seq, 8, change(8))
+    land(4)
+    parquet(seq, 6, change(6))
     result = {o.unique_id: o for o in engine.mirror_landing_zone(spark, landing, warehouse).tables}
-    assert result["dbo.seq"].files_applied == [sequence_file_name(6)]
+    assert result["dbo.seq"].files_applied == [sequence_file_name(4)]
     assert (result["dbo.seq"].status, result["dbo.seq"].awaiting) == (
-        "Waiting", sequence_file_name(7))
-    assert result["dbo.bytime"].files_applied == ["batch_6.parquet"]
-    parquet(seq, 7, change(7))
+        "Waiting", sequence_file_name(5))
+    assert result["dbo.bytime"].files_applied == ["batch_4.parquet"]
+    parquet(seq, 5, change(5))
     again = {o.unique_id: o for o in engine.mirror_landing_zone(spark, landing, warehouse).tables}
-    assert again["dbo.seq"].files_applied == [sequence_file_name(7), sequence_file_name(8)]
+    assert again["dbo.seq"].files_applied == [sequence_file_name(5), sequence_file_name(6)]
     assert again["dbo.bytime"].files_applied == []
-    assert delta_rows(spark, paths["seq"], ["id", "v"]) == expected(range(1, 9))
-    assert delta_rows(spark, paths["bytime"], ["id", "v"]) == expected(range(1, 7))
+    assert delta_rows(spark, paths["seq"], ["id", "v"]) == expected(range(1, 7))
+    assert delta_rows(spark, paths["bytime"], ["id", "v"]) == expected(range(1, 5))
     # history still says which landing files every commit applied
     explained = [f for e in inspect.history(spark, paths["seq"], "dbo.seq")
                  for f in e.files_applied]
-    assert sorted(explained) == [sequence_file_name(n) for n in range(1, 9)]
+    assert sorted(explained) == [sequence_file_name(n) for n in range(1, 7)]
 
 
 def test_a_txn_without_its_state_is_refused_not_guessed(tmp_path):
