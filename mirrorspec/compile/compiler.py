@@ -96,6 +96,8 @@ def _table_plan(table: Table, project: Project, landing_zone: str, warehouse: st
         recreate=table.recreate,
         tests=[dict(t) for t in table.tests],
         yaml_file=table.yaml_file,
+        deletion_vectors=(project.output.deletion_vectors if table.deletion_vectors is None
+                          else table.deletion_vectors),
     )
 
 
@@ -104,7 +106,7 @@ def check_landing_zone(plan: Plan, project: Project) -> list[MirrorspecError]:
     once a table's `_metadata.json` is there (seed 000). URIs are not checked."""
     if is_uri(plan.landing_zone) or not os.path.isdir(plan.landing_zone):
         return []
-    locations = {t.unique_id: t.location for t in project.tables}
+    locations = {t.unique_id: t.key_location or t.location for t in project.tables}
     problems = []
     for table in plan.tables:
         path = Path(table.landing_path) / mirroring.METADATA_FILE

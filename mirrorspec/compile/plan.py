@@ -78,6 +78,7 @@ class TablePlan:
     recreate: bool = False
     tests: list[dict[str, Any]] = field(default_factory=list)
     yaml_file: str | None = None  # the YAML the table came from, relative to the project
+    deletion_vectors: bool = True  # delta.enableDeletionVectors of the mirrored table
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,17 @@ def read_plan(path: str | os.PathLike) -> Plan:
 def secret_placeholder(name: str) -> str:
     """What a secret env_var() compiles to."""
     return "{{ env_var('" + name + "') }}"
+
+
+def holds_secret(value: Any) -> bool:
+    """Whether a secret placeholder is anywhere in `value` (strings, dicts, lists)."""
+    if isinstance(value, str):
+        return _SECRET_PLACEHOLDER.search(value) is not None
+    if isinstance(value, dict):
+        return any(holds_secret(v) for v in value.values())
+    if isinstance(value, list):
+        return any(holds_secret(v) for v in value)
+    return False
 
 
 def resolve_secrets(value: Any, environ: dict[str, str] | None = None) -> Any:

@@ -15,6 +15,7 @@ import re
 import threading
 import time
 import uuid
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
@@ -47,6 +48,8 @@ MOVED_LEDGER = "_mirrorspec_processed"
 # Characters Delta refuses in column names unless the table maps columns by name.
 _DELTA_NAME_CHARS = re.compile(r"[ ,;{}()\n\t=]")
 _COLUMN_MAPPING_DEFAULT = "spark.databricks.delta.properties.defaults.columnMapping.mode"
+_DELETION_VECTORS_DEFAULT = "spark.databricks.delta.properties.defaults.enableDeletionVectors"
+DELETION_VECTORS_PROPERTY = "delta.enableDeletionVectors"
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,7 @@ class MirrorTarget:
     name: str
     landing_path: str       # the table's landing folder (path or URI)
     delta_path: str         # WAREHOUSE/<schema or dbo>/<table>
+    deletion_vectors: bool | None = None  # the plan's switch; None: the session's default
 
 
 @dataclass
@@ -78,7 +82,7 @@ class TableOutcome:
     unique_id: str
     schema: str | None
     name: str
-    status: str = "Replicating"   # Replicating, Failed, Dropped, Waiting
+    status: str = "Replicating"   # Replicating, NotStarted, Failed, Dropped, Waiting
     files_applied: list[str] = field(default_factory=list)
     rows_inserted: int = 0
     rows_updated: int = 0
@@ -90,6 +94,7 @@ class TableOutcome:
     delta_version: int | None = None
     seconds: float = 0.0
     landing_path: str = ""        # the table's landing folder
+    warnings: list[str] = field(default_factory=list)  # what was ignored, once each
 
 
 @dataclass
@@ -133,6 +138,21 @@ def selected(target: MirrorTarget, patterns: tuple[str, ...]) -> bool:
     if target.schema:
         names.append(f"{target.schema}.{target.name}".lower())
     return any(fnmatch.fnmatchcase(n, p.lower()) for p in patterns for n in names)
+
+
+_SHOWN: "weakref.WeakKeyDictionary[Console, set[str]]" = weakref.WeakKeyDictionary()
+_SHOWN_LOCK = threading.Lock()
+
+
+def warn_once(console: Console, message: str, **fields) -> None:
+    """Show a warning about the landing zone once per console (a --watch run shows it once,
+    not every pass)."""
+    with _SHOWN_LOCK:
+        shown = _SHOWN.setdefault(console, set())
+        if message in shown:
+            return
+        shown.add(message)
+    console.warning(message, **fields)
 
 
 # --- one table ----------------------------------------------------------------------------------
@@ -182,6 +202,13 @@ class _TableRun:
         self.outcome.seconds = time.monotonic() - started
         return self.outcome
 
+    def _warn(self, warnings) -> None:
+        """Show each warning once per table and pass, and keep it for tables.json."""
+        for warning in warnings:
+            if warning not in self.outcome.warnings:
+                self.outcome.warnings.append(warning)
+                warn_once(self.console, warning, table=self.target.unique_id)
+
     def _fail(self, code: str, message: str, file: str | None, row: int | None) -> None:
         self.outcome.status = "Failed"
         where = (f"{file}" + (f": row {row}" if row else "") + ": ") if file else ""
@@ -223,11 +250,10 @@ class _TableRun:
     def _run(self) -> None:
         self._refuse_links_outside()
         metadata = landing.read_metadata(self.lfs, self.target.landing_path)
-        for warning in metadata.warnings:
-            self.console.warning(warning, table=self.target.unique_id)
+        self._warn(metadata.warnings)
         if not metadata.present:
-            self.console.warning(f"{self.target.landing_path}: no _metadata.json; the table is "
-                                 "insert-only and keyless", table=self.target.unique_id)
+            self._warn([f"{self.target.landing_path}: no _metadata.json; the table is "
+                        "insert-only and keyless"])
         for attempt in range(_ATTEMPTS):
             try:
                 self._attempt(metadata)
@@ -250,8 +276,6 @@ class _TableRun:
             write_state_copy(self.wfs, target.delta_path, state)  # a crash came before it
         listing = landing.list_folder(self.lfs, target.landing_path, metadata)
         crash_point("after_listing", target.unique_id)
-        for warning in dict.fromkeys(listing.warnings):
-            self.console.warning(warning, table=target.unique_id)
         state = self._handle_recreated(state, listing, metadata)
         folder_id = listing.folder_id or self._write_folder_id()
         meta = state.meta
@@ -267,9 +291,12 @@ class _TableRun:
             last_applied = (pending.applied_present[-1].name if pending.applied_present
                             else None)
         self.outcome.awaiting = pending.awaiting
+        self._warn(listing.warnings)  # after picking: that adds the names outside the sequence
         if not pending.files:
             self._move([f for f in pending.applied_present if f.name != last_applied])
             self._finish_status(None, pending)
+            if not state.exists and self.outcome.status == "Replicating":
+                self.outcome.status = "NotStarted"  # Fabric's word: nothing has landed yet
             return
         self.console.info(f"{target.unique_id}: {len(pending.files)} file(s) pending",
                           table=target.unique_id, files=len(pending.files))
@@ -473,6 +500,8 @@ class _TableRun:
         try:
             if any(_DELTA_NAME_CHARS.search(f.name) for f in new_columns):
                 self._keep_column_names(session, state.exists)
+            if target.deletion_vectors is not None:
+                self._switch_deletion_vectors(session, state.exists, target.deletion_vectors)
             if state.exists and keyed_rows and new_columns:
                 added = ", ".join(f"{fold._q(f.name)} {f.dataType.simpleString()}"
                                   for f in new_columns)
@@ -545,6 +574,16 @@ class _TableRun:
             session.sql(f"ALTER TABLE {table} SET TBLPROPERTIES "
                         "('delta.columnMapping.mode' = 'name')")
 
+    def _switch_deletion_vectors(self, session, exists: bool, enabled: bool) -> None:
+        """The table's `deletion_vectors:` switch: the session default when this commit creates
+        the table, else the table property when it differs (existing vectors stay until
+        `mirrorspec maintain` purges them)."""
+        value = "true" if enabled else "false"
+        if not exists:
+            session.conf.set(_DELETION_VECTORS_DEFAULT, value)
+            return
+        set_deletion_vectors(session, self.target.delta_path, enabled)
+
     # -- files after the commit
     def _move(self, files) -> None:
         if not self.options.move_processed or not files:
@@ -598,6 +637,17 @@ class _TableRun:
             self._own_session.conf.set("spark.sql.legacy.parquet.nanosAsLong", "true")
         _activate(self._own_session)
         return self._own_session
+
+
+def set_deletion_vectors(session, delta_path: str, enabled: bool) -> bool:
+    """Set `delta.enableDeletionVectors` on an existing table when it differs; True if it did."""
+    table = f"delta.{fold._q(delta_path)}"
+    value = "true" if enabled else "false"
+    row = session.sql(f"SHOW TBLPROPERTIES {table} ('{DELETION_VECTORS_PROPERTY}')").first()
+    if row is not None and str(row["value"]).lower() == value:
+        return False
+    session.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('{DELETION_VECTORS_PROPERTY}' = '{value}')")
+    return True
 
 
 def _forget_delta_logs(spark) -> None:
@@ -742,6 +792,8 @@ def mirror_landing_zone(spark, landing_zone: str, warehouse: str,
     except LandingZoneError as exc:
         console.warning(exc.render())
     targets = discover_targets(landing_zone, warehouse, spark)
+    for warning in landing.hidden_folders(lfs, landing_zone):
+        warn_once(console, warning)
     console.info(f"{len(targets)} table(s) in {landing_zone}", tables=len(targets))
     dropped = drop_deleted_tables(spark, landing_zone, warehouse,
                                   {t.unique_id for t in targets}, options, console)

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from mirrorspec import __version__
 from mirrorspec.cli import cli
+from no_jvm import BLOCK_PYSPARK
 
 REPO = Path(__file__).resolve().parents[2]
 MIRRORSPEC = REPO / ".venv" / "bin" / "mirrorspec"
@@ -158,24 +159,6 @@ def test_subprocess_compile_and_version(tmp_path):
                             capture_output=True, text=True, cwd=tmp_path)
     assert failed.returncode == 1
     assert "shop/tables/orders.yml:3:5: tables[0].formt: unknown key 'formt' (did you mean 'format'?)" in failed.stderr
-
-
-BLOCK_PYSPARK = """
-import sys
-class _Block:
-    def find_spec(self, name, path=None, target=None):
-        if name.split('.')[0] in ('pyspark', 'py4j', 'delta'):
-            raise ImportError(f'{name} is blocked in this test')
-        return None
-sys.meta_path.insert(0, _Block())
-from mirrorspec.cli import main
-sys.argv = ['mirrorspec'] + sys.argv[1:]
-try:
-    main()
-finally:
-    loaded = [m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j', 'delta')]
-    assert not loaded, loaded
-"""
 
 
 @pytest.mark.skipif(not PYTHON.exists(), reason="needs the .venv python")
