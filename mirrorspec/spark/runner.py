@@ -22,7 +22,7 @@ from mirrorspec.console import Console, NullConsole
 from mirrorspec.errors import LandingZoneError, MirrorspecError
 from mirrorspec.run_results import RunResults, StepTiming, TableRunResult, utc_now
 from mirrorspec.selection import select_with_warnings
-from mirrorspec.spark.fs import Files
+from mirrorspec.spark.fs import Files, outside_root
 
 STEP_PUBLISH = "PublishFeed"
 STEP_MIRROR = "MirrorTable"
@@ -257,7 +257,7 @@ class LandingFiles(Files):
         keeping modification times: LastUpdateTimeFileDetection orders by them."""
         processed = self.join(folder, mirroring.PROCESSED_FOLDER)
         filesystem = self.fs(folder)
-        real = fs.outside_root(processed, folder)
+        real = outside_root(processed, folder)
         if real is not None:
             raise LandingZoneError(
                 f"a symlink leads to {real}, outside the table folder; nothing is moved back "
