@@ -10,6 +10,7 @@ lists a feed on either.
 
 from __future__ import annotations
 
+import builtins
 import os
 import re
 import shutil
@@ -57,10 +58,25 @@ def join(base: str, *parts: str) -> str:
 
 
 def normalize(path: str) -> str:
-    """A canonical spelling used to compare paths (absolute for local paths)."""
+    """The one absolute spelling of a path, given where it enters (a URI keeps its scheme).
+
+    Every path is resolved this way before it reaches Spark: Delta reads `delta.`path`` in SQL
+    as a path only when it is absolute, so a relative warehouse made MERGE fail."""
     if is_remote(path):
         return path.rstrip("/")
-    return os.path.abspath(local_path(path))
+    return os.path.abspath(os.path.expanduser(local_path(path)))
+
+
+def outside_root(path: str, root: str) -> str | None:
+    """Where a local `path` really leads when a symlink (on it or on a folder above it) takes it
+    outside `root`, else None. URIs give None: object stores have no links."""
+    if is_remote(path) or is_remote(root):
+        return None
+    real = os.path.realpath(local_path(path))
+    base = os.path.realpath(local_path(root))
+    if real == base or real.startswith(base.rstrip(os.sep) + os.sep):
+        return None
+    return real
 
 
 class _FileSystem:
@@ -87,7 +103,7 @@ class _FileSystem:
             return None
         return self.read_text(path)
 
-    def names(self, path: str) -> list[str]:
+    def names(self, path: str) -> builtins.list[str]:
         """The names in a directory (empty when it doesn't exist)."""
         return [entry.name for entry in self.list(path)]
 
@@ -167,6 +183,15 @@ class LocalFS(_FileSystem):
     def mkdirs(self, path: str) -> None:
         os.makedirs(local_path(path), exist_ok=True)
 
+    def is_plain_file(self, path: str) -> bool:
+        """A regular file that is not a symlink."""
+        return os.path.isfile(local_path(path)) and not os.path.islink(local_path(path))
+
+    def append_lines(self, path: str, lines) -> None:
+        """Append lines (small appends are atomic on local filesystems)."""
+        with open(local_path(path), "a", encoding="utf-8") as handle:
+            handle.write("".join(f"{line}\n" for line in lines))
+
 
 class HadoopFS(_FileSystem):
     """Any Hadoop-supported URI, through the Spark session's JVM."""
@@ -215,7 +240,7 @@ class HadoopFS(_FileSystem):
         hpath, fs = self._fs(path)
         return _HadoopStream(fs.open(hpath))
 
-    def feed_files(self, path: str, keep: Callable[[str], bool]) -> list[str]:
+    def feed_files(self, path: str, keep: Callable[[str], bool]) -> builtins.list[str]:
         """Files under `path` (a folder, recursively; a file; or a Hadoop glob) whose path
         relative to the folder passes `keep`, as fully qualified URIs."""
         hpath, fs = self._fs(path)
@@ -290,7 +315,7 @@ class HadoopFS(_FileSystem):
         stamp = time.time() if mtime is None else mtime
         try:
             fs.setTimes(dst, int(stamp * 1000), -1)
-        except Exception:  # noqa: BLE001 - some stores can't set times; retention then uses mtime
+        except Exception:  # noqa: BLE001, S110 - some stores can't set times; retention uses mtime
             pass
 
     def delete(self, path: str) -> None:
@@ -301,6 +326,15 @@ class HadoopFS(_FileSystem):
     def mkdirs(self, path: str) -> None:
         hpath, fs = self._fs(path)
         fs.mkdirs(hpath)
+
+    def is_plain_file(self, path: str) -> bool:
+        hpath, fs = self._fs(path)
+        return bool(fs.exists(hpath)) and bool(fs.getFileStatus(hpath).isFile())
+
+    def append_lines(self, path: str, lines) -> None:
+        """Object stores can't append: read, add, write (a lost race only keeps a file longer)."""
+        previous = self.read_text(path) if self.exists(path) else ""
+        self.write_text(path, previous + "".join(f"{line}\n" for line in lines))
 
 
 class _HadoopStream:

@@ -131,7 +131,8 @@ def read_partner_events(filesystem, landing_zone: str) -> dict | None:
     try:
         data = json.loads(filesystem.read_bytes(path).decode("utf-8-sig"))
     except (ValueError, UnicodeDecodeError) as exc:
-        raise LandingZoneError(f"invalid JSON: {exc}", file=path, code="InvalidPartnerEvents")
+        raise LandingZoneError(f"invalid JSON: {exc}", file=path,
+                               code="InvalidPartnerEvents") from exc
     if not isinstance(data, dict):
         raise LandingZoneError("_partnerEvents.json must hold a JSON object", file=path,
                                code="InvalidPartnerEvents")
@@ -165,6 +166,12 @@ def list_folder(filesystem, folder: str, metadata: mirroring.TableMetadata) -> F
         listing.files.append(LandingFile(entry.name, entry.path, entry.size, entry.mtime, fmt,
                                          mirroring.parse_sequence(entry.name)))
     return listing
+
+
+def folder_signature(filesystem, folder: str) -> tuple:
+    """What a table folder holds (names, sizes, modification times), to tell whether it
+    changed between two passes without reading any file."""
+    return tuple(sorted((e.name, e.size, e.mtime) for e in filesystem.list(folder)))
 
 
 def pending_by_sequence(listing: FolderListing, applied: int) -> Pending:
