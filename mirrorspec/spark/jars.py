@@ -1,8 +1,11 @@
-"""Delta Lake's jars: fetched once from Maven Central at setup, used offline at run time.
+"""Delta Lake's and Spark's Kafka connector jars: fetched once from Maven Central at setup,
+used offline at run time.
 
 `python -m mirrorspec.spark.jars` (run by `make .venv`) copies `delta-spark` and `delta-storage`
-for the installed delta-spark/pyspark versions into a cache folder with Maven. Sessions then point
-`spark.jars` at them, so a run never needs the network. Pure Python: no pyspark import.
+for the installed delta-spark/pyspark versions into a cache folder with Maven, and Spark's Kafka
+connector (`spark-sql-kafka-0-10` with kafka-clients, commons-pool2 and the token provider) into
+its `kafka/` sub-folder. Sessions then point `spark.jars` at them, so a run never needs the
+network. Pure Python: no pyspark import.
 """
 
 from __future__ import annotations
@@ -71,10 +74,94 @@ def fetch(quiet: bool = True) -> list[Path]:
     return jars
 
 
+# --- Spark's Kafka connector -----------------------------------------------------------------
+
+KAFKA_CONNECTOR = "spark-sql-kafka-0-10_" + SCALA_VERSION
+# The connector's jars pyspark doesn't ship (the rest of its dependencies are in pyspark/jars).
+KAFKA_ARTIFACT_IDS = (KAFKA_CONNECTOR, f"spark-token-provider-kafka-0-10_{SCALA_VERSION}",
+                      "kafka-clients", "commons-pool2")
+_CENTRAL_ONLY = """<settings><mirrors><mirror><id>central</id><mirrorOf>*</mirrorOf>
+<url>https://repo.maven.apache.org/maven2</url></mirror></mirrors></settings>
+"""
+
+
+def kafka_dir() -> Path:
+    return cache_dir() / "kafka"
+
+
+def kafka_versions() -> list[str]:
+    """Connector versions to try: pyspark's own, then earlier patch releases of its minor
+    (a patch release of the connector works with any Spark of the same minor)."""
+    version = metadata.version("pyspark").split("+")[0]
+    parts = version.split(".")
+    if len(parts) < 3 or not parts[2].isdigit():
+        return [version]
+    return [f"{parts[0]}.{parts[1]}.{patch}" for patch in range(int(parts[2]), -1, -1)]
+
+
+def kafka_coordinate(version: str | None = None) -> str:
+    """Maven coordinate of the connector (for spark.jars.packages / --packages)."""
+    return f"org.apache.spark:{KAFKA_CONNECTOR}:{version or kafka_versions()[0]}"
+
+
+def cached_kafka_jars() -> list[Path] | None:
+    """The cached connector jars (one per artifact of KAFKA_ARTIFACT_IDS), or None."""
+    folder = kafka_dir()
+    if not folder.is_dir():
+        return None
+    found = []
+    for artifact in KAFKA_ARTIFACT_IDS:
+        matches = sorted(p for p in folder.glob(f"{artifact}-*.jar")
+                         if p.name[len(artifact) + 1:][:1].isdigit() and p.stat().st_size > 0)
+        if not matches:
+            return None
+        found.append(matches[-1])
+    return found
+
+
+def fetch_kafka(quiet: bool = True) -> list[Path]:
+    """Copy the Kafka connector and its dependencies into the cache with Maven (no-op when
+    there). Tries pyspark's version first, then earlier patch releases of the same minor."""
+    existing = cached_kafka_jars()
+    if existing:
+        return existing
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise SystemExit("mirrorspec: Maven (mvn) is needed once to fetch Spark's Kafka "
+                         "connector; install it (apt-get install maven) and rerun `make .venv`.")
+    folder = kafka_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "settings.xml").write_text(_CENTRAL_ONLY, encoding="utf-8")
+    errors = []
+    for version in kafka_versions():
+        (folder / "pom.xml").write_text(_pom(version), encoding="utf-8")
+        command = [mvn, "-B", "-s", "settings.xml", "dependency:copy-dependencies",
+                   f"-DoutputDirectory={folder}", "-DincludeScope=runtime",
+                   "-DincludeArtifactIds=" + ",".join(KAFKA_ARTIFACT_IDS)]
+        if quiet:
+            command.insert(2, "-q")
+        result = subprocess.run(command, capture_output=True, text=True, cwd=folder)
+        if result.returncode == 0 and cached_kafka_jars():
+            return cached_kafka_jars() or []
+        errors.append(f"{version}: {(result.stdout + result.stderr)[-600:]}")
+    raise SystemExit("mirrorspec: could not fetch Spark's Kafka connector from Maven Central:\n"
+                     + "\n".join(errors))
+
+
+def _pom(version: str) -> str:
+    return ("<project xmlns=\"http://maven.apache.org/POM/4.0.0\"><modelVersion>4.0.0</modelVersion>"
+            "<groupId>mirrorspec</groupId><artifactId>kafka-jars</artifactId><version>1</version>"
+            "<packaging>pom</packaging><dependencies><dependency>"
+            f"<groupId>org.apache.spark</groupId><artifactId>{KAFKA_CONNECTOR}</artifactId>"
+            f"<version>{version}</version></dependency></dependencies></project>\n")
+
+
 def main() -> None:
     jars = fetch()
     for jar in jars:
         print(f"delta jar: {jar}")
+    for jar in fetch_kafka():
+        print(f"kafka jar: {jar}")
 
 
 if __name__ == "__main__":
