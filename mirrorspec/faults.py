@@ -15,6 +15,8 @@ CRASH_POINTS = (
     "during_moves",         # after the first processed file moved to _ProcessedFiles
     "before_publish_rename",  # publisher wrote the temporary file, not yet renamed
     "after_publish_rename",   # publisher renamed the file, state not yet recorded
+    "before_offsets_recorded",  # Kafka messages staged, their end offsets not yet recorded
+    "after_offsets_recorded",   # Kafka offsets recorded, nothing of them published yet
 )
 
 

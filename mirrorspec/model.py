@@ -60,6 +60,7 @@ class Source:
     type: str = "landing_zone"
     path: str | None = None  # as written (resolved by the compiler)
     options: dict[str, Any] = field(default_factory=dict)
+    kafka: dict[str, Any] | None = None  # source.kafka, as written (exclusive with path)
 
     @property
     def is_feed(self) -> bool:
@@ -386,10 +387,20 @@ class _TableBuilder:
     def _source(self, raw: Mapping[str, Any], locate: "_Locator") -> Source:
         source_type = raw.get("type") or "landing_zone"
         path = raw.get("path")
+        kafka = raw.get("kafka")
+        if kafka is not None:
+            from mirrorspec.sources.kafka import config_problems
+
+            for where, message, hint in config_problems(source_type, kafka):
+                self.problems.append(locate.problem(("source", "kafka", *where), message,
+                                                    hint=hint))
+            return Source(source_type, None, dict(raw.get("options") or {}), dict(kafka))
         if source_type != "landing_zone" and not path:
             self.problems.append(locate.problem(
-                "source", f"source type {source_type} needs a path (where the feed files are)",
-                hint="add source.path: a folder relative to the project, or a URI"))
+                "source", f"source type {source_type} needs a path (where the feed files are) "
+                "or kafka (the topics)",
+                hint="add source.path: a folder relative to the project, or a URI; or "
+                     "source.kafka (docs/sources/kafka.md)"))
         if source_type == "landing_zone" and path:
             self.problems.append(locate.problem(
                 ("source", "path"), "a landing_zone source has no path: another publisher writes "
