@@ -121,7 +121,12 @@ class LocalBroker:
         return self
 
     def _wait_ready(self, timeout: float) -> None:
+        import logging
+
         from kafka import KafkaAdminClient
+
+        # kafka-python logs every refused connection while the broker starts
+        logging.getLogger("kafka").setLevel(logging.CRITICAL)
 
         deadline = time.monotonic() + timeout
         last = None

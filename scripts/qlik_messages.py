@@ -23,7 +23,8 @@ ORDER_COLUMNS = {
 def customer_messages() -> tuple[list[str], list[str]]:
     """(metadata messages, data messages) of the CUSTOMERS fixture feed, in file order."""
     metadata, data = [], []
-    for path in sorted(CUSTOMER_FEED.iterdir()):
+    # the full load (LOAD*) first, then the CDC files, as Replicate produces them
+    for path in sorted(CUSTOMER_FEED.iterdir(), key=lambda p: (not p.name.startswith("LOAD"), p.name)):
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 (metadata if json.loads(line)["type"] == "MD" else data).append(line)

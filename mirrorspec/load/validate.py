@@ -146,4 +146,8 @@ def _convert(doc: Document, error) -> list[MirrorspecError]:
         return [doc.problem(path, "must list at least one value")]
     if kind == "pattern":
         return [doc.problem(path, f"{json.dumps(instance)} does not match {error.validator_value}")]
+    if error.schema is False and path[-1:] == ("source",):  # source: if path then no kafka
+        return [doc.problem(path + ("kafka",), "source.path and source.kafka are exclusive: a feed is read "
+                                  "from files or from Kafka topics", at_key=True,
+                            hint="remove one of them")]
     return [doc.problem(path, error.message)]
