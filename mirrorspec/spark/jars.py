@@ -48,15 +48,20 @@ def cached_jars() -> list[Path] | None:
     return paths if all(p.is_file() and p.stat().st_size > 0 for p in paths) else None
 
 
+def _maven(what: str) -> str:
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise SystemExit(f"mirrorspec: Maven (mvn) is needed once to fetch {what}; "
+                         "install it (apt-get install maven) and rerun `make .venv`.")
+    return mvn
+
+
 def fetch(quiet: bool = True) -> list[Path]:
     """Copy the Delta jars into the cache with Maven (no-op when they are already there)."""
     existing = cached_jars()
     if existing:
         return existing
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise SystemExit("mirrorspec: Maven (mvn) is needed once to fetch Delta Lake's jars; "
-                         "install it (apt-get install maven) and rerun `make .venv`.")
+    mvn = _maven("Delta Lake's jars")
     folder = cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
     for coordinate in delta_artifacts():
@@ -125,10 +130,7 @@ def fetch_kafka(quiet: bool = True) -> list[Path]:
     existing = cached_kafka_jars()
     if existing:
         return existing
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise SystemExit("mirrorspec: Maven (mvn) is needed once to fetch Spark's Kafka "
-                         "connector; install it (apt-get install maven) and rerun `make .venv`.")
+    mvn = _maven("Spark's Kafka connector")
     folder = kafka_dir()
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "settings.xml").write_text(_CENTRAL_ONLY, encoding="utf-8")

@@ -277,10 +277,8 @@ def test_a_bad_message_stops_its_table_at_its_offset_and_publishes_nothing(spark
     assert result["dbo.files"].status == "success"
 
 
-def test_status_shows_consumed_end_offset_and_lag(spark, broker, tmp_path, monkeypatch):
-    from click.testing import CliRunner
-
-    from mirrorspec.cli import main
+def test_status_shows_consumed_end_offset_and_lag(spark, broker, tmp_path, monkeypatch, capsys):
+    from mirrorspec.cli import cli
 
     broker.create_topic("lag.orders", partitions=2)
     broker.produce("lag.orders", [(None, orders_metadata())], partition=0)
@@ -290,13 +288,16 @@ def test_status_shows_consumed_end_offset_and_lag(spark, broker, tmp_path, monke
         "topics": ["lag.orders"], "max_offsets_per_run": 3}}}], broker)
     assert run(spark, plan)["dbo.orders"].status == "success"
     monkeypatch.chdir(tmp_path / "proj")
-    monkeypatch.setenv("COLUMNS", "200")
-    out = CliRunner().invoke(main, ["status"])
-    assert out.exit_code == 0, out.output
-    lines = [line for line in out.output.splitlines() if "lag.orders" in line]
-    cells = [[c.strip() for c in line.split("│")[1:-1]] for line in lines]
-    assert [c[:6] for c in cells] == [["dbo.orders", "lag.orders", "0", "3", "5", "2"],
-                                      ["dbo.orders", "lag.orders", "1", "3", "4", "1"]]
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as done:
+        cli(["--log-format", "json", "status"], prog_name="mirrorspec")
+    assert done.value.code == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()
+              if line.startswith("{")]
+    offsets = next(e for e in events if e["event"] == "kafka_offsets")["rows"]
+    assert [(r["table"], r["topic"], r["partition"], r["consumed"], r["end"], r["lag"])
+            for r in offsets] == [("dbo.orders", "lag.orders", 0, 3, 5, 2),
+                                  ("dbo.orders", "lag.orders", 1, 3, 4, 1)]
 
 
 # --- Debezium -----------------------------------------------------------------------------------
