@@ -65,6 +65,11 @@ def test_bad_kafka_settings_are_located_problems(tmp_path, change, expected):
     assert any(expected in p and "t.yml" in p for p in found), found
 
 
+def test_a_debezium_table_from_kafka_needs_yaml_columns(tmp_path):
+    source = {"type": "debezium", "kafka": {"bootstrap_servers": SERVERS, "topics": ["db.t"]}}
+    assert any("needs its columns in the YAML" in p for p in problems(tmp_path, source))
+
+
 def test_only_qlik_and_debezium_read_from_kafka():
     assert config_problems("arcion", {"bootstrap_servers": "b", "topics": ["t"]})[0][1] == \
         "source type arcion can't be read from Kafka"
