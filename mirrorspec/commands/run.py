@@ -164,11 +164,39 @@ def _raise_if_failed(results: RunResults) -> None:
 @project_options
 @selection_options
 @run_options
-def run(**params: Any) -> None:
+@click.option("--watch", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+              help="Keep going: a pass (publish + mirror) every SECONDS on one warm Spark "
+                   "session, until Ctrl-C or SIGTERM.")
+def run(watch: float | None = None, **params: Any) -> None:
     """Publish the feeds and mirror the landing zone into Delta tables."""
     console = get_console()
-    _ctx, results = execute_run(console, "run", False, params)
+    if watch is None:
+        _ctx, results = execute_run(console, "run", False, params)
+    else:
+        results = _watch(console, watch, params)
     _raise_if_failed(results)
+
+
+def _watch(console: Console, seconds: float, params: dict[str, Any]) -> RunResults:
+    """`run --watch`: passes until a signal; --full-refresh applies to the first pass only."""
+    import signal
+    import threading
+
+    stop = threading.Event()
+
+    def request_stop(signum, _frame):
+        console.info(f"signal {signum}: stopping after the current pass")
+        stop.set()
+    signal.signal(signal.SIGINT, request_stop)
+    signal.signal(signal.SIGTERM, request_stop)
+    passes = 0
+    while True:
+        _ctx, results = execute_run(console, "run", False, params)
+        params = {**params, "full_refresh": False}
+        passes += 1
+        console.info(f"pass {passes} done; next in {seconds:g}s", passes=passes)
+        if stop.wait(seconds):
+            return results
 
 
 @click.command("publish")
