@@ -343,3 +343,51 @@ def test_debezium_key_value_and_unwrapped_from_topics_and_files(spark, broker, t
     products = rows(spark, plan, "dbo.products_kafka", "id")
     assert products == [(1, "pen", 7), (3, "pad", 1)]
     assert products == rows(spark, plan, "dbo.products_files", "id")
+
+
+def test_run_watch_fetches_new_messages_on_every_pass(broker, tmp_path):
+    """`mirrorspec run --watch` as a real process: messages produced while it runs become rows;
+    SIGTERM stops it after the pass (exit 0)."""
+    import signal
+    import subprocess
+    import time
+
+    from deltalake import DeltaTable
+
+    broker.create_topic("watch.orders")
+    broker.produce("watch.orders", [(None, orders_metadata())])
+    broker.produce("watch.orders", [(None, m) for _, m in order_messages(2, 1, per_txn=1)])
+    plan = project(tmp_path, [{"name": "orders", "source": {
+        "type": "qlik_replicate", "kafka": {"topics": ["watch.orders"]}}}], broker)
+    delta = plan.table("dbo.orders").delta_path
+    script = Path(sys.executable).parent / "mirrorspec"
+    command = [str(script), "run", "--watch", "1", "--threads", "1", "--project-dir",
+               str(tmp_path / "proj")]
+    log = open(tmp_path / "watch.log", "wb")
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+
+    def wait_for_rows(count: int) -> list[int]:
+        deadline = time.monotonic() + 600  # a generous bound on a busy machine, not a timing
+        while time.monotonic() < deadline:
+            assert process.poll() is None, (tmp_path / "watch.log").read_text()
+            try:
+                ids = sorted(DeltaTable(delta).to_pyarrow_table().column("ORDER_ID").to_pylist())
+            except Exception:  # noqa: BLE001 - no table yet
+                ids = []
+            if len(ids) >= count:
+                return ids
+            time.sleep(0.5)
+        raise AssertionError(f"{count} rows never appeared")
+
+    try:
+        assert wait_for_rows(2) == [1, 2]
+        broker.produce("watch.orders", [(None, m) for _, m in order_messages(
+            1, 1, per_txn=1, first_seq=10, first_id=7)])
+        assert wait_for_rows(3) == [1, 2, 7]
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=600) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        log.close()
