@@ -352,7 +352,9 @@ def test_run_watch_fetches_new_messages_on_every_pass(broker, tmp_path):
     import subprocess
     import time
 
+    import pyarrow as pa
     from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
 
     broker.create_topic("watch.orders")
     broker.produce("watch.orders", [(None, orders_metadata())])
@@ -371,8 +373,9 @@ def test_run_watch_fetches_new_messages_on_every_pass(broker, tmp_path):
         while time.monotonic() < deadline:
             assert process.poll() is None, (tmp_path / "watch.log").read_text()
             try:
-                ids = sorted(DeltaTable(delta).to_pyarrow_table().column("ORDER_ID").to_pylist())
-            except Exception:  # noqa: BLE001 - no table yet
+                scan = pa.RecordBatchReader.from_stream(DeltaTable(delta).scan()).read_all()
+                ids = sorted(scan.column("ORDER_ID").to_pylist())
+            except TableNotFoundError:  # no table yet
                 ids = []
             if len(ids) >= count:
                 return ids
