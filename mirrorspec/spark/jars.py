@@ -17,6 +17,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from mirrorspec.errors import SetupError
+
 SCALA_VERSION = "2.13"
 
 
@@ -51,8 +53,8 @@ def cached_jars() -> list[Path] | None:
 def _maven(what: str) -> str:
     mvn = shutil.which("mvn")
     if mvn is None:
-        raise SystemExit(f"mirrorspec: Maven (mvn) is needed once to fetch {what}; "
-                         "install it (apt-get install maven) and rerun `make .venv`.")
+        raise SetupError(f"Maven (mvn) is needed once to fetch {what}",
+                         hint="install it (apt-get install maven) and rerun `make .venv`")
     return mvn
 
 
@@ -71,11 +73,12 @@ def fetch(quiet: bool = True) -> list[Path]:
             command.insert(2, "-q")
         result = subprocess.run(command, capture_output=True, text=True, cwd=folder)
         if result.returncode != 0:
-            raise SystemExit(f"mirrorspec: could not fetch {coordinate} from Maven Central:\n"
-                             f"{result.stdout[-2000:]}{result.stderr[-2000:]}")
+                raise SetupError(f"could not fetch {coordinate} from Maven Central:\n"
+                             f"{result.stdout[-2000:]}{result.stderr[-2000:]}",
+                             hint="check the network (or a Maven mirror) and rerun `make .venv`")
     jars = cached_jars()
     if not jars:
-        raise SystemExit(f"mirrorspec: Maven ran but the jars are not in {folder}")
+        raise SetupError(f"Maven ran but the jars are not in {folder}")
     return jars
 
 
@@ -146,7 +149,7 @@ def fetch_kafka(quiet: bool = True) -> list[Path]:
         if result.returncode == 0 and cached_kafka_jars():
             return cached_kafka_jars() or []
         errors.append(f"{version}: {(result.stdout + result.stderr)[-600:]}")
-    raise SystemExit("mirrorspec: could not fetch Spark's Kafka connector from Maven Central:\n"
+    raise SetupError("could not fetch Spark's Kafka connector from Maven Central:\n"
                      + "\n".join(errors))
 
 
@@ -158,12 +161,19 @@ def _pom(version: str) -> str:
             f"<version>{version}</version></dependency></dependencies></project>\n")
 
 
-def main() -> None:
-    jars = fetch()
+def main() -> int:
+    """`python -m mirrorspec.spark.jars` (run by `make`): fetch the jars; exit 1 with the reason."""
+    try:
+        jars = fetch()
+        kafka = fetch_kafka()
+    except SetupError as exc:
+        print(f"mirrorspec: {exc.render()}", file=sys.stderr)
+        return 1
     for jar in jars:
         print(f"delta jar: {jar}")
-    for jar in fetch_kafka():
+    for jar in kafka:
         print(f"kafka jar: {jar}")
+    return 0
 
 
 if __name__ == "__main__":
