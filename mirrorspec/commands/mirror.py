@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import signal
 import threading
 
 import click
 
-from mirrorspec.commands.params import get_console
+from mirrorspec.commands.params import get_console, stop_on_signals
 from mirrorspec.errors import FailedRun, MirrorspecError
 from mirrorspec.mirroring import PROCESSED_RETENTION_DAYS
 
@@ -64,13 +63,8 @@ def mirror(landing_zone: str, warehouse: str, watch: float | None, select: tuple
     options = MirrorOptions(threads=threads, strict=strict, retention_days=retention_days,
                             select=tuple(select))
     spark = build_session(master, spark_conf)
-    stop = threading.Event()
-    if watch is not None:
-        def request_stop(signum, _frame):
-            console.info(f"signal {signum}: stopping after the tables in progress commit")
-            stop.set()
-        signal.signal(signal.SIGINT, request_stop)
-        signal.signal(signal.SIGTERM, request_stop)
+    stop = (stop_on_signals(console, "the tables in progress commit") if watch is not None
+            else threading.Event())
     passes = 0
     while True:
         result = mirror_landing_zone(spark, landing_zone, warehouse, options, console, stop=stop)

@@ -12,7 +12,8 @@ from typing import Any
 
 import click
 
-from mirrorspec.commands.params import get_console, plan_options, run_options, selection_options
+from mirrorspec.commands.params import (get_console, plan_options, run_options,
+                                        selection_options, stop_on_signals)
 from mirrorspec.compile import PlanContext, load_plan_context
 from mirrorspec.console import Console
 from mirrorspec.errors import FailedRun
@@ -85,16 +86,7 @@ def run(watch: float | None = None, **params: Any) -> None:
 
 def _watch(console: Console, seconds: float, params: dict[str, Any]) -> RunResults:
     """`run --watch`: passes until a signal; --full-refresh applies to the first pass only."""
-    import signal
-    import threading
-
-    stop = threading.Event()
-
-    def request_stop(signum, _frame):
-        console.info(f"signal {signum}: stopping after the current pass")
-        stop.set()
-    signal.signal(signal.SIGINT, request_stop)
-    signal.signal(signal.SIGTERM, request_stop)
+    stop = stop_on_signals(console, "the current pass")
     passes = 0
     while True:
         _ctx, results = execute_run(console, "run", False, params)
