@@ -20,12 +20,21 @@ TEST_SPARK_CONF = {
 }
 
 
+def _with_cached_s3_jars(conf: dict[str, str]) -> dict[str, str]:
+    """The conf plus hadoop-aws (on the class path only: nothing is copied) when `make` cached
+    it, so the `s3` tests can read s3a:// with this session."""
+    from mirrorspec.spark import jars
+
+    return {**conf, "mirrorspec.extra.jars": "s3"} if jars.cached_extra_jars("s3") else conf
+
+
 @pytest.fixture(scope="session")
 def spark():
     """The one SparkSession of the test run (local[2])."""
     from mirrorspec.spark.session import build_session
 
-    session = build_session("local[2]", TEST_SPARK_CONF, app_name="mirrorspec-tests")
+    session = build_session("local[2]", _with_cached_s3_jars(TEST_SPARK_CONF),
+                            app_name="mirrorspec-tests")
     yield session
     session.stop()
 

@@ -315,23 +315,17 @@ def _write_staging(fs, folder: str, table: TablePlan, config: KafkaSource, fetch
 
 def _remove_published(fs, folder: str, state: dict[str, Any]) -> None:
     """Drop staging files already in a landing file (neither held back nor pending)."""
-    from mirrorspec.spark.publisher import _is_local, _local
+    from mirrorspec.spark.fs import is_remote, local_path
 
     keep = set(state.get("held_back") or []) | set((state.get("pending") or {}).get("files") or [])
     published = state.get("files") or {}
-    for name in fs.list_names(folder):
+    for name in fs.names(folder):
         if parse_staged_name(name) is None:
             continue
         path = f"{folder}/{name}"
-        key = os.path.abspath(_local(path)) if _is_local(path) else path
+        key = path if is_remote(path) else os.path.abspath(local_path(path))
         if key in published and key not in keep and path not in keep:
-            for victim in (f"{folder}/{offsets_sidecar(name)}", path):
-                if _is_local(victim):
-                    if os.path.exists(_local(victim)):
-                        os.remove(_local(victim))
-                else:
-                    hadoop_fs, hpath = fs._hadoop(victim)
-                    hadoop_fs.delete(hpath, False)
-
+            fs.delete(f"{folder}/{offsets_sidecar(name)}")
+            fs.delete(path)
 
 __all__ = ["stage_messages", "staging_folder", "located_error", "kafka_config", "reader_options"]

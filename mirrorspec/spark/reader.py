@@ -8,9 +8,13 @@ columns are read in one Spark read; the file of each row comes from `_metadata.f
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import csv
+import gzip
 import io
 import re
+import zlib
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -190,6 +194,63 @@ def read_header(filesystem, file: LandingFile, options: mirroring.DelimitedOptio
     return header
 
 
+_DECODE_CHUNK = 1 << 22
+
+
+def check_encoding(filesystem, file: LandingFile, options: mirroring.DelimitedOptions) -> None:
+    """Raise BadFile naming the line of the first bytes that aren't valid in the file's Encoding
+    (Spark would store U+FFFD for them, silently). One streaming pass of Python's C codec."""
+    decoder = codecs.getincrementaldecoder(_python_encoding(options.encoding))("strict")
+    line = 1
+    with _raw_stream(filesystem, file) as stream:
+        while True:
+            try:
+                chunk = stream.read(_DECODE_CHUNK)
+            except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+                raise LandingZoneError(f"not a readable compressed file: {exc}", file=file.path,
+                                       code="BadFile", hint="re-write the file under the same "
+                                       "name") from None
+            except Exception as exc:  # noqa: BLE001 - zstandard.ZstdError, when installed
+                if type(exc).__name__ != "ZstdError":
+                    raise
+                raise LandingZoneError(f"not a readable compressed file: {exc}", file=file.path,
+                                       code="BadFile", hint="re-write the file under the same "
+                                       "name") from None
+            try:
+                text = decoder.decode(chunk, final=not chunk)
+            except UnicodeDecodeError as exc:
+                before = chunk[:exc.start].decode(_python_encoding(options.encoding), "replace")
+                bad = exc.object[exc.start:exc.start + 4]
+                raise LandingZoneError(
+                    f"bytes {bad!r} are not valid "
+                    f"{options.encoding} ({exc.reason})", file=file.path,
+                    row=line + before.count("\n"), code="BadFile",
+                    hint="re-write the file in the Encoding its _metadata.json declares "
+                         "(FileFormatTypeProperties.Encoding), under the same name") from None
+            if not chunk:
+                return
+            line += text.count("\n")
+
+
+@contextlib.contextmanager
+def _raw_stream(filesystem, file: LandingFile):
+    """The file's bytes as a stream, decompressed (.gz, .zst) as Spark reads them."""
+    name = file.name.lower()
+    handle = filesystem.open_stream(file.path)
+    try:
+        if name.endswith((".gz", ".gzip")):
+            with gzip.GzipFile(fileobj=handle) as stream:
+                yield stream
+        elif name.endswith((".zst", ".zstd")):
+            import zstandard
+            with zstandard.ZstdDecompressor().stream_reader(handle) as stream:
+                yield stream
+        else:
+            yield handle
+    finally:
+        handle.close()
+
+
 def file_schema(spark: SparkSession, filesystem, file: LandingFile,
                 metadata: mirroring.TableMetadata) -> FileSchema:
     """Columns and types of one landing file, without reading its rows."""
@@ -204,6 +265,7 @@ def file_schema(spark: SparkSession, filesystem, file: LandingFile,
                           marker_type=fields[markers[0]].dataType if markers else None,
                           as_micros=as_micros)
     header = read_header(filesystem, file, metadata.delimited)
+    check_encoding(filesystem, file, metadata.delimited)
     declared = {c.name.lower(): c for c in metadata.columns}
     fields, typed = [], {}
     marker = None
