@@ -269,8 +269,9 @@ class Renderer:
                 problems.append(doc.problem(
                     path, f"a secret ({SECRET_PREFIX}*) can't be used here: it would be written "
                     "to target/ or name a folder",
-                    hint="secrets belong in the profile's spark settings (master, remote, conf) "
-                         "or in source.options; both are resolved only at run time"))
+                    hint="secrets belong in the profile's spark settings (master, remote, conf), "
+                         "source.options or source.kafka.options; all are resolved only at "
+                         "run time"))
                 continue
             if path:
                 parent[key] = value
