@@ -207,15 +207,18 @@ def fetch_kafka(quiet: bool = True) -> list[Path]:
     errors = []
     for version in kafka_versions():
         (folder / "pom.xml").write_text(_pom(version), encoding="utf-8")
-        command = [mvn, "-B", "-s", "settings.xml", "dependency:copy-dependencies",
-                   f"-DoutputDirectory={folder}", "-DincludeScope=runtime",
-                   "-DincludeArtifactIds=" + ",".join(KAFKA_ARTIFACT_IDS)]
-        if quiet:
-            command.insert(2, "-q")
-        result = subprocess.run(command, capture_output=True, text=True, cwd=folder)
-        if result.returncode == 0 and cached_kafka_jars():
-            return cached_kafka_jars() or []
-        errors.append(f"{version}: {(result.stdout + result.stderr)[-600:]}")
+        try:
+            _maven_goal(mvn, ["-s", "settings.xml", "dependency:copy-dependencies",
+                              f"-DoutputDirectory={folder}", "-DincludeScope=runtime",
+                              "-DincludeArtifactIds=" + ",".join(KAFKA_ARTIFACT_IDS)],
+                        folder, kafka_coordinate(version), quiet)
+        except SetupError as exc:
+            errors.append(f"{version}: {exc.message[-600:]}")
+            continue
+        found = cached_kafka_jars()
+        if found:
+            return found
+        errors.append(f"{version}: Maven ran but the jars are not in {folder}")
     raise SetupError("could not fetch Spark's Kafka connector from Maven Central:\n"
                      + "\n".join(errors))
 
