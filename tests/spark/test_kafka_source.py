@@ -296,9 +296,9 @@ def test_status_shows_consumed_end_offset_and_lag(spark, broker, tmp_path, monke
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()
               if line.startswith("{")]
     offsets = next(e for e in events if e["event"] == "kafka_offsets")["rows"]
-    assert [(r["table"], r["topic"], r["partition"], r["consumed"], r["end"], r["lag"])
-            for r in offsets] == [("dbo.orders", "lag.orders", 0, 3, 5, 2),
-                                  ("dbo.orders", "lag.orders", 1, 3, 4, 1)]
+    assert [tuple(str(r[k]) for k in ("table", "topic", "partition", "consumed", "end", "lag"))
+            for r in offsets] == [("dbo.orders", "lag.orders", "0", "3", "5", "2"),
+                                  ("dbo.orders", "lag.orders", "1", "3", "4", "1")]
 
 
 # --- Debezium -----------------------------------------------------------------------------------
