@@ -36,6 +36,7 @@ COMMAND_MODULES = (
     "mirrorspec.commands.diff",      # diff
     "mirrorspec.commands.datatest",  # test
     "mirrorspec.commands.docs",      # docs generate / serve
+    "mirrorspec.commands.maintain",  # maintain
 )
 
 

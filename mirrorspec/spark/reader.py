@@ -80,9 +80,9 @@ def _arrow_fields(spark: SparkSession, file: LandingFile):
 
     try:
         schema = pq.read_schema(fsmod.local_path(file.path))
-    except Exception as exc:  # noqa: BLE001 - any footer problem means the file is unreadable
+    except Exception as exc:
         raise LandingZoneError(f"not a readable Parquet file: {exc}", file=file.path,
-                               code="BadFile", hint="re-write the file under the same name")
+                               code="BadFile", hint="re-write the file under the same name") from exc
     as_micros = tuple((f.name, f.type.unit) for f in schema
                       if (pa.types.is_timestamp(f.type) and f.type.unit == "ns")
                       or pa.types.is_time(f.type))
@@ -126,9 +126,9 @@ def _spark_type_of_arrow(arrow_type) -> T.DataType | None:
 def _spark_fields(spark: SparkSession, file: LandingFile) -> list[T.StructField]:
     try:
         return list(spark.read.parquet(_literal_path(file.path)).schema.fields)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise LandingZoneError(f"not a readable Parquet file: {_short(exc)}", file=file.path,
-                               code="BadFile", hint="re-write the file under the same name")
+                               code="BadFile", hint="re-write the file under the same name") from exc
 
 
 def _csv_dialect(options: mirroring.DelimitedOptions) -> dict:
@@ -158,9 +158,9 @@ def _decompressed_start(data: bytes, file: LandingFile) -> bytes:
         if name.endswith((".zst", ".zstd")):
             import zstandard
             return zstandard.ZstdDecompressor().decompressobj().decompress(data)
-    except Exception as exc:  # noqa: BLE001 - zlib.error, zstandard.ZstdError
+    except Exception as exc:
         raise LandingZoneError(f"not a readable compressed file: {exc}", file=file.path,
-                               code="BadFile", hint="re-write the file under the same name")
+                               code="BadFile", hint="re-write the file under the same name") from exc
     if name.endswith(".snappy"):
         raise LandingZoneError("snappy-compressed delimited files are not supported (Snappy is "
                                "read for Parquet files)", file=file.path, code="BadFile",
@@ -210,7 +210,7 @@ def check_encoding(filesystem, file: LandingFile, options: mirroring.DelimitedOp
                 raise LandingZoneError(f"not a readable compressed file: {exc}", file=file.path,
                                        code="BadFile", hint="re-write the file under the same "
                                        "name") from None
-            except Exception as exc:  # noqa: BLE001 - zstandard.ZstdError, when installed
+            except Exception as exc:
                 if type(exc).__name__ != "ZstdError":
                     raise
                 raise LandingZoneError(f"not a readable compressed file: {exc}", file=file.path,
