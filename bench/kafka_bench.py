@@ -27,11 +27,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import REPO_ROOT, CpuTime, emit, machine, rate, spark_session, timed, tree_cpu_seconds  # noqa: E402
+from _common import REPO_ROOT, CpuTime, emit, machine, rate, spark_session, timed, tree_cpu_seconds
 
 sys.path.insert(0, str(REPO_ROOT / "scripts"))
-from local_kafka import LocalBroker  # noqa: E402
-from qlik_messages import order_messages, orders_metadata  # noqa: E402
+from local_kafka import LocalBroker
+from qlik_messages import order_messages, orders_metadata
 
 TOPIC = "bench.orders"
 PARTITIONS = 3

@@ -654,7 +654,7 @@ def _source_label(table: TablePlan) -> str:
         f" (metadata {metadata})" if metadata else "")
 
 
-def _kafka_identity(table: TablePlan) -> tuple | None:
+def _kafka_identity(table: TablePlan) -> tuple[Any, ...] | None:
     """What makes a Kafka source another feed: servers, topics or pattern, metadata topic."""
     kafka = getattr(table.source, "kafka", None)
     if not kafka:

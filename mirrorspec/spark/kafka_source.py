@@ -112,9 +112,7 @@ def located_error(fs, exc: MirrorspecError) -> MirrorspecError:
             "the producer, then skip the message by running with --full-refresh and "
             "starting_offsets past it (docs/sources/kafka.md)")
     message = exc.message if hasattr(exc, "message") else str(exc)
-    located = SourceError(f"{where}: {message}", hint=hint)
-    located.kafka = {"topic": topic, "partition": partition, "offset": offset}
-    return located
+    return SourceError(f"{where}: {message}", hint=hint)
 
 
 # --- offsets -------------------------------------------------------------------------------------
@@ -180,7 +178,7 @@ class _OffsetLookup:
     def close(self) -> None:
         try:
             self.consumer.close()
-        except Exception:  # noqa: BLE001 - closing a consumer of a gone broker
+        except Exception:  # noqa: BLE001, S110 - closing a consumer of a gone broker
             pass
 
 
