@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import signal
 import threading
+import time
 
 import click
 
-from mirrorspec.commands.params import get_console, stop_on_signals
+from mirrorspec.commands.params import absolute_location, get_console
 from mirrorspec.errors import FailedRun, MirrorspecError
 from mirrorspec.mirroring import PROCESSED_RETENTION_DAYS
 
@@ -22,6 +24,70 @@ def _parse_conf(pairs: tuple[str, ...]) -> dict[str, str]:
     return conf
 
 
+def _watch(spark, landing_zone: str, warehouse: str, options, console, interval: float,
+           stop: threading.Event):
+    """Pass after pass until `stop`: a failed table backs off (retried at once when its folder
+    changes), each message is printed once while nothing about its table changes, and a pass
+    line appears only when a pass applied files or a table's outcome changed."""
+    from mirrorspec.spark import fs as fsmod
+    from mirrorspec.spark.engine import mirror_landing_zone
+    from mirrorspec.spark.landing import folder_signature
+    from mirrorspec.watch import Backoff, QuietConsole
+
+    backoff, quiet = Backoff(interval), QuietConsole(console)
+    lfs = fsmod.filesystem_for(landing_zone, spark)
+    passes = 0
+    while True:
+        now = time.monotonic()
+        signatures: dict[str, tuple] = {}
+
+        def skip(target, now=now, signatures=signatures) -> bool:
+            if target.unique_id not in backoff.failing:
+                return False
+            signatures[target.unique_id] = folder_signature(lfs, target.landing_path)
+            return not backoff.due(target.unique_id, now, signatures[target.unique_id])
+
+        result = mirror_landing_zone(spark, landing_zone, warehouse, options, quiet, stop=stop,
+                                     skip=skip)
+        passes += 1
+        outcomes = {}
+        for t in result.tables:
+            failed = t.status == "Failed"
+            if failed:
+                signature = signatures.get(t.unique_id) or folder_signature(lfs, t.landing_path)
+                backoff.record(t.unique_id, True, now, signature)
+            else:
+                backoff.record(t.unique_id, False, now, None)
+            outcomes[t.unique_id] = (t.status, (t.error or {}).get("message"),
+                                     tuple(t.files_applied))
+        changed = quiet.end_pass(outcomes)
+        applied = sum(len(t.files_applied) for t in result.tables)
+        if applied or changed:
+            failed = sorted(backoff.failing)
+            console.info(f"pass {passes}: {applied} file(s) applied"
+                         + (f"; failing (backing off): {', '.join(failed)}" if failed else ""),
+                         passes=passes, applied=applied, failed=failed)
+        if stop.wait(interval):
+            return result
+
+
+def failure_summary(tables) -> tuple[str, str]:
+    """The closing error line and its hint: "fix or re-write the named file" only when a file
+    is proven bad; engine, storage and conflict failures point at the log file instead."""
+    from mirrorspec.spark.engine import NOT_FILE_CODES
+
+    failed = [t for t in tables if t.status == "Failed"]
+    codes = {(t.error or {}).get("errorCode") for t in failed}
+    hints = []
+    if codes - set(NOT_FILE_CODES):
+        hints.append("fix or re-write the named file and run again")
+    if codes & set(NOT_FILE_CODES):
+        hints.append("an engine, storage or conflict failure is not the files' fault: run "
+                     "again; the log file named in its error has the details")
+    return (f"{len(failed)} table(s) failed: {', '.join(t.unique_id for t in failed)}",
+            "see tables.json in the warehouse; " + "; ".join(hints))
+
+
 def _summary(console, result) -> None:
     rows = []
     for t in result.tables:
@@ -35,8 +101,9 @@ def _summary(console, result) -> None:
 
 
 @click.command("mirror")
-@click.option("--landing-zone", required=True, help="The landing zone folder (path or URI).")
-@click.option("--warehouse", required=True,
+@click.option("--landing-zone", required=True, callback=absolute_location,
+              help="The landing zone folder (path or URI).")
+@click.option("--warehouse", required=True, callback=absolute_location,
               help="Where the Delta tables live: WAREHOUSE/<schema>/<table>.")
 @click.option("--watch", type=float, default=None, metavar="SECONDS",
               help="Keep polling every SECONDS until interrupted (Ctrl-C / SIGTERM).")
@@ -63,27 +130,20 @@ def mirror(landing_zone: str, warehouse: str, watch: float | None, select: tuple
     options = MirrorOptions(threads=threads, strict=strict, retention_days=retention_days,
                             select=tuple(select))
     spark = build_session(master, spark_conf)
-    stop = (stop_on_signals(console, "the tables in progress commit") if watch is not None
-            else threading.Event())
-    passes = 0
-    while True:
-        result = mirror_landing_zone(spark, landing_zone, warehouse, options, console, stop=stop)
-        passes += 1
-        if watch is None:
-            break
-        failed = [t.unique_id for t in result.tables if t.status == "Failed"]
-        applied = sum(len(t.files_applied) for t in result.tables)
-        console.info(f"pass {passes}: {applied} file(s) applied"
-                     + (f", failed: {', '.join(failed)}" if failed else ""),
-                     passes=passes, applied=applied, failed=failed)
-        if stop.wait(watch):
-            break
+    stop = threading.Event()
+    if watch is not None:
+        def request_stop(signum, _frame):
+            console.info(f"signal {signum}: stopping after the tables in progress commit")
+            stop.set()
+        signal.signal(signal.SIGINT, request_stop)
+        signal.signal(signal.SIGTERM, request_stop)
+    if watch is None:
+        result = mirror_landing_zone(spark, landing_zone, warehouse, options, console)
+    else:
+        result = _watch(spark, landing_zone, warehouse, options, console, watch, stop)
     _summary(console, result)
     if result.failed:
-        failed = [t.unique_id for t in result.tables if t.status == "Failed"]
-        raise FailedRun(f"{len(failed)} table(s) failed: {', '.join(failed)}",
-                        hint="see tables.json in the warehouse; fix or re-write the named file "
-                             "and run again")
+        raise FailedRun(*failure_summary(result.tables))
 
 
 COMMANDS = [mirror]

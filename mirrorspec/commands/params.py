@@ -19,31 +19,45 @@ PROJECT_DIR_ENV = "MIRRORSPEC_PROJECT_DIR"
 LOG_FORMAT_ENV = "MIRRORSPEC_LOG_FORMAT"
 DEFAULT_THREADS = 4
 
+def absolute_location(_ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
+    """click callback: a path option resolved to its one absolute form where it enters (URIs
+    untouched), so the current folder never matters again; tuples element-wise."""
+    from mirrorspec.spark.fs import normalize  # pure Python, no pyspark
+
+    if value is None:
+        return None
+    if isinstance(value, tuple):
+        return tuple(normalize(str(v)) for v in value)
+    return normalize(str(value))
+
+
 project_dir = click.option(
     "--project-dir", default=".", show_default=True, envvar=PROJECT_DIR_ENV, show_envvar=True,
     type=click.Path(file_okay=False), help="Folder holding mirrorspec_project.yml.")
 profiles_dir = click.option(
     "--profiles-dir", default=None, envvar=PROFILES_DIR_ENV, show_envvar=True,
-    type=click.Path(file_okay=False),
+    type=click.Path(file_okay=False), callback=absolute_location,
     help="Folder holding profiles.yml (default: the project folder, then ~/.mirrorspec).")
 target = click.option("--target", "-t", default=None,
                       help="Output of the profile to use (default: the profile's `target`).")
 vars_text = click.option("--vars", "vars_text", default=None, metavar="YAML",
                          help="Values for var() as a YAML mapping, e.g. '{env: prod}'.")
 plan_path = click.option("--plan", "plan_path", default=None, type=click.Path(dir_okay=False),
+                         callback=absolute_location,
                          help="Use this compiled target/plan.json instead of compiling.")
 select = click.option("--select", "-s", multiple=True,
                       help="Tables to take: names, schema.*, globs, source:TYPE, tag:TAG, "
                            "state:modified (repeatable; space or comma separated).")
 exclude = click.option("--exclude", multiple=True, help="Tables to leave out (same syntax).")
 state_path = click.option("--state", "state_path", default=None, type=click.Path(exists=True),
+                          callback=absolute_location,
                           help="A previous target/ folder, for state:modified.")
 threads = click.option("--threads", type=click.IntRange(min=1), default=DEFAULT_THREADS,
                        show_default=True, help="Tables processed concurrently.")
 full_refresh = click.option("--full-refresh", is_flag=True,
                             help="Rebuild the selected tables from their sources.")
 warehouse_option = click.option(
-    "--warehouse", default=None, type=click.Path(file_okay=False),
+    "--warehouse", default=None, type=click.Path(file_okay=False), callback=absolute_location,
     help="Read this warehouse directly instead of compiling the project.")
 
 

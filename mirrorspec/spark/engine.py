@@ -17,7 +17,7 @@ import time
 import uuid
 import weakref
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -26,17 +26,25 @@ from mirrorspec import mirroring
 from mirrorspec.console import Console, NullConsole
 from mirrorspec.errors import LandingZoneError
 from mirrorspec.faults import crash_point
+from mirrorspec.logfile import log_exception
 from mirrorspec.spark import fold, landing, reader
 from mirrorspec.spark import fs as fsmod
+from mirrorspec.spark.progress import (STATE_FORMAT, STATE_KEY, TableState,
+                                       read_state, state_copy_path, write_state_copy)
+from mirrorspec.spark.progress import txn_version_of as progress_txn
 from mirrorspec.spark.session import is_connect, new_session
 
 _log = logging.getLogger(__name__)
 
-STATE_KEY = "mirrorspec"
-STATE_FORMAT = 1
-_LOG_FILE = re.compile(r"^\d{20}\.json$")
+# Error codes of failures no landing file is proven to cause (docs/operations.md): the message
+# says so and names the log file; `BadFile` and the other file codes mean the file is bad.
+NOT_FILE_CODES = ("EngineError", "WarehouseError", "StorageError", "ConcurrentWriter")
+NOT_THE_FILE = "not a problem with the landing files (nothing of this batch was applied)"
+
 _CONFLICT_WORDS = ("Concurrent", "ProtocolChanged", "MetadataChanged", "DeltaConcurrent")
 _ATTEMPTS = 4
+# The landing-file names the engine moved to _ProcessedFiles (the purge deletes only these).
+MOVED_LEDGER = "_mirrorspec_processed"
 # Characters Delta refuses in column names unless the table maps columns by name.
 _DELTA_NAME_CHARS = re.compile(r"[ ,;{}()\n\t=]")
 _COLUMN_MAPPING_DEFAULT = "spark.databricks.delta.properties.defaults.columnMapping.mode"
@@ -85,6 +93,7 @@ class TableOutcome:
     awaiting: str | None = None   # gap: the 20-digit name awaited
     delta_version: int | None = None
     seconds: float = 0.0
+    landing_path: str = ""        # the table's landing folder
     warnings: list[str] = field(default_factory=list)  # what was ignored, once each
 
 
@@ -99,53 +108,11 @@ class MirrorResult:
         return any(t.status == "Failed" for t in self.tables)
 
 
-# --- the table's progress, read from its Delta log ------------------------------------------
-
-@dataclass
-class TableState:
-    """What the Delta table says about the table's progress."""
-
-    exists: bool = False
-    meta: dict = field(default_factory=dict)   # userMetadata[STATE_KEY] of our latest commit
-    version: int | None = None                 # Delta version of that commit
-    metrics: dict = field(default_factory=dict)  # its operationMetrics
-    operation: str | None = None
-
-
-def read_state(filesystem, delta_path: str) -> TableState:
-    """The latest mirrorspec commit of a Delta table (its `userMetadata` and metrics), reading the
-    `_delta_log` JSON from the newest commit backwards (no Spark job)."""
-    log = fsmod.join(delta_path, "_delta_log")
-    entries = filesystem.list(log)
-    commits = sorted((e for e in entries if _LOG_FILE.match(e.name)), key=lambda e: e.name,
-                     reverse=True)
-    state = TableState(exists=bool(commits) or any(".checkpoint" in e.name for e in entries))
-    for entry in commits:
-        try:
-            text = filesystem.read_bytes(entry.path).decode("utf-8")
-        except OSError:
-            continue
-        for line in text.splitlines():
-            if '"commitInfo"' not in line:
-                continue
-            info = json.loads(line).get("commitInfo") or {}
-            try:
-                user = json.loads(info.get("userMetadata") or "null")
-            except ValueError:
-                user = None
-            if isinstance(user, dict) and isinstance(user.get(STATE_KEY), dict):
-                state.meta = user[STATE_KEY]
-                state.version = int(entry.name.split(".")[0])
-                state.metrics = info.get("operationMetrics") or {}
-                state.operation = info.get("operation")
-                return state
-    return state
-
-
 # --- discovery --------------------------------------------------------------------------------
 
 def discover_targets(landing_zone: str, warehouse: str, spark=None) -> list[MirrorTarget]:
     """The tables of a landing zone, each with the Delta path it is mirrored into."""
+    landing_zone, warehouse = fsmod.normalize(landing_zone), fsmod.normalize(warehouse)
     filesystem = fsmod.filesystem_for(landing_zone, spark)
     return [_target(t.schema, t.name, t.path, warehouse)
             for t in landing.discover(filesystem, landing_zone)]
@@ -155,6 +122,12 @@ def _target(schema: str | None, name: str, landing_path: str, warehouse: str) ->
     wschema = mirroring.warehouse_schema(schema)
     return MirrorTarget(f"{wschema}.{name}", schema, name, landing_path,
                         fsmod.join(warehouse, wschema, name))
+
+
+def _absolute(target: MirrorTarget) -> MirrorTarget:
+    """The target with both paths in their one absolute form (see `fs.normalize`)."""
+    return replace(target, landing_path=fsmod.normalize(target.landing_path),
+                   delta_path=fsmod.normalize(target.delta_path))
 
 
 def selected(target: MirrorTarget, patterns: tuple[str, ...]) -> bool:
@@ -212,7 +185,8 @@ class _TableRun:
         self.landing_zone = fsmod.normalize(landing_zone)
         self.lfs = fsmod.filesystem_for(target.landing_path, spark)
         self.wfs = fsmod.filesystem_for(target.delta_path, spark)
-        self.outcome = TableOutcome(target.unique_id, target.schema, target.name)
+        self.outcome = TableOutcome(target.unique_id, target.schema, target.name,
+                                    landing_path=target.landing_path)
         self.app_id = mirroring.mirror_id(target.schema, target.name)
 
     # -- entry point
@@ -224,7 +198,7 @@ class _TableRun:
             self._fail(exc.code, exc.message + (f" ({exc.hint})" if exc.hint else ""),
                        exc.file, exc.row)
         except Exception as exc:  # noqa: BLE001 - one table's failure never stops another
-            self._fail("MirroringError", _short(exc), None, None)
+            self._fail_not_the_file(exc)
         self.outcome.seconds = time.monotonic() - started
         return self.outcome
 
@@ -243,7 +217,38 @@ class _TableRun:
         self.console.error(f"{self.target.unique_id}: {where}{message}",
                            table=self.target.unique_id, file=file, row=row, code=code)
 
+    def _fail_not_the_file(self, exc: BaseException) -> None:
+        """A failure no landing file is proven to cause: its own code, the log file named, and
+        the traceback kept there rather than on screen."""
+        code = error_code_of(exc, self.target.delta_path)
+        log = log_exception(f"{self.target.unique_id}: {code}", exc)
+        what = {"WarehouseError": "I/O error on the warehouse",
+                "StorageError": "I/O error"}.get(code, "Spark/Delta error")
+        self._fail(code, f"{what}: {_short(exc)}; {NOT_THE_FILE}; details in {log}", None, None)
+
+    def _refuse_links_outside(self) -> None:
+        """Nothing is read, moved, written or deleted outside the landing zone and warehouse
+        roots through a symlink: the table folder, its entries (`_metadata.json`, data files,
+        `_ProcessedFiles`) and the Delta folder must all resolve inside them."""
+        target = self.target
+        warehouse = target.delta_path.rstrip("/").rsplit("/", 2)[0]
+        checks = [(target.landing_path, self.landing_zone, "landing zone"),
+                  (target.delta_path, warehouse, "warehouse")]
+        if not fsmod.is_remote(target.landing_path) and \
+                fsmod.outside_root(target.landing_path, self.landing_zone) is None:
+            checks += [(e.path, self.landing_zone, "landing zone")
+                       for e in self.lfs.list(target.landing_path)]
+        for path, root, what in checks:
+            real = fsmod.outside_root(path, root)
+            if real is not None:
+                raise LandingZoneError(
+                    f"a symlink leads to {real}, outside the {what} {root}; mirrorspec never "
+                    "reads, moves, writes or deletes through such a link", file=path,
+                    code="LinkOutsideRoot",
+                    hint="replace the link with the folder or file itself; other tables go on")
+
     def _run(self) -> None:
+        self._refuse_links_outside()
         metadata = landing.read_metadata(self.lfs, self.target.landing_path)
         self._warn(metadata.warnings)
         if not metadata.present:
@@ -256,16 +261,21 @@ class _TableRun:
             except _Conflict as exc:
                 if attempt == _ATTEMPTS - 1:
                     raise LandingZoneError(
-                        f"gave up after {_ATTEMPTS} conflicting commits by another writer: {exc}",
-                        code="ConcurrentWriter", hint="run again; nothing was applied twice") from exc
+                        f"gave up after {_ATTEMPTS} conflicting commits by another writer "
+                        f"({exc}); {NOT_THE_FILE}", code="ConcurrentWriter",
+                        hint="run again; nothing was applied twice") from exc
                 self.console.info(f"{self.target.unique_id}: another writer committed first; "
                                   "re-reading the table", table=self.target.unique_id)
 
     # -- one try: read state, pick files, commit, move
     def _attempt(self, metadata: mirroring.TableMetadata) -> None:
         target = self.target
-        state = read_state(self.wfs, target.delta_path)
+        state = read_state(self.wfs, target.delta_path, self.app_id)
+        if state.meta and not state.from_copy and not self.wfs.exists(
+                state_copy_path(target.delta_path, progress_txn(state.meta))):
+            write_state_copy(self.wfs, target.delta_path, state)  # a crash came before it
         listing = landing.list_folder(self.lfs, target.landing_path, metadata)
+        crash_point("after_listing", target.unique_id)
         state = self._handle_recreated(state, listing, metadata)
         folder_id = listing.folder_id or self._write_folder_id()
         meta = state.meta
@@ -409,11 +419,12 @@ class _TableRun:
                                       F.col(reader.PROBLEM).alias("problem")))).alias("bad"),
                 F.sum(F.when(F.col(reader.MARKER).isin(keyed), 1).otherwise(0)).alias("keyed"),
             ).collect()
-        except Exception as exc:
-            order = self._unreadable_file(changes, len(schemas))
-            if order is None:
+        except Exception:
+            self._unless_batch_moved_away([s.file for s in schemas])
+            bad = self._unreadable_file(changes, [s.file for s in schemas])
+            if bad is None:
                 raise
-            return {}, (order, None, f"unreadable file: {_short(exc)}", "BadFile")
+            return {}, bad
         stats = {int(r[reader.FILE_ORDER]): r for r in rows}
         for order in range(len(schemas)):
             row = stats.get(order)
@@ -423,17 +434,29 @@ class _TableRun:
                 return stats, (order, number, row["bad"]["problem"], code)
         return stats, None
 
-    def _unreadable_file(self, changes, count: int) -> int | None:
-        """The first of the batch's files Spark fails to read in full (every column, so no
-        data page is skipped), or None."""
+    def _unreadable_file(self, changes, files) -> tuple | None:
+        """The first of the batch's `files` Spark fails to read in full on its own (every
+        column, so no data page is skipped), as a `BadFile` with that read's own error; None
+        when each reads fine, so the failure was not the files' (a file gone meanwhile was
+        moved by another process: re-read the table)."""
         every_column = F.xxhash64(*[reader.col(c) for c in changes.columns])
-        for order in range(count):
+        for order in range(len(files)):
             try:
+                # max, not sum: a sum of 64-bit hashes overflows under ANSI mode (Spark 4's
+                # default), which made every good file look unreadable
                 (changes.filter(F.col(reader.FILE_ORDER) == order)
-                 .agg(F.sum(every_column)).collect())
-            except Exception:  # noqa: BLE001 - any read error marks this file as the bad one
-                return order
+                 .agg(F.max(every_column)).collect())
+            except Exception as exc:  # noqa: BLE001 - any read error marks this file as the bad one
+                self._unless_batch_moved_away(files)
+                return (order, None, f"unreadable file: {_short(exc)}", "BadFile")
         return None
+
+    def _unless_batch_moved_away(self, files) -> None:
+        """Raise `_Conflict` when one of `files` is gone: another `mirror` process applied and
+        moved it since this one listed the folder, so the failure says nothing about it."""
+        for file in files:
+            if not self.lfs.exists(file.path):
+                raise _Conflict(f"{file.name} was moved away by another process")
 
     # -- the one commit
     def _commit(self, changes, cutoff, applied, stats, union, metadata, state, meta, folder_id,
@@ -509,18 +532,19 @@ class _TableRun:
                     for key in conf:
                         session.conf.unset(key)
         except Exception as exc:
+            self._unless_batch_moved_away(applied)
             if any(word in f"{type(exc).__name__} {exc}" for word in _CONFLICT_WORDS):
                 raise _Conflict(_short(exc)) from None
-            order = self._unreadable_file(batch, cutoff)
-            if order is not None:
-                raise _UnreadableFile((order, None, f"unreadable file: {_short(exc)}",
-                                       "BadFile")) from None
+            bad = self._unreadable_file(batch, applied)
+            if bad is not None:
+                raise _UnreadableFile(bad) from None
             raise
         crash_point("after_commit", target.unique_id)
-        after = read_state(self.wfs, target.delta_path)
+        after = read_state(self.wfs, target.delta_path, self.app_id)
         if after.meta.get("attempt") != attempt:
             raise _Conflict(f"txn version {txn_version} of {self.app_id} was committed by "
                             "another writer")
+        write_state_copy(self.wfs, target.delta_path, after)
         metrics = after.metrics
         if after.operation == "MERGE":
             self.outcome.rows_inserted = int(metrics.get("numTargetRowsInserted", 0))
@@ -562,9 +586,11 @@ class _TableRun:
 
     # -- files after the commit
     def _move(self, files) -> None:
-        if not self.options.move_processed:
+        if not self.options.move_processed or not files:
             return
         processed = fsmod.join(self.target.landing_path, mirroring.PROCESSED_FOLDER)
+        # Recorded before the moves: the purge deletes only names the engine moved itself.
+        self.lfs.append_lines(self._ledger(), [f.name for f in files])
         for index, file in enumerate(files):
             try:
                 self.lfs.rename(file.path, fsmod.join(processed, file.name))
@@ -575,14 +601,29 @@ class _TableRun:
             if index == 0:
                 crash_point("during_moves", self.target.unique_id)
 
+    def _ledger(self) -> str:
+        return fsmod.join(self.target.landing_path, MOVED_LEDGER)
+
     def _purge(self) -> None:
-        if not self.options.move_processed:
+        """Delete from `_ProcessedFiles` the files past the retention that the engine moved
+        there itself (names in its ledger); never another entry, never through a link."""
+        if not self.options.move_processed or not self.lfs.exists(self._ledger()):
             return
+        recorded = {n for n in self.lfs.read_text(self._ledger()).splitlines() if n}
         processed = fsmod.join(self.target.landing_path, mirroring.PROCESSED_FOLDER)
         limit = time.time() - self.options.retention_days * 86400
+        present = set()
         for entry in self.lfs.list(processed):
+            if entry.name not in recorded or not self.lfs.is_plain_file(entry.path):
+                continue
             if entry.mtime < limit:
                 self.lfs.delete(entry.path)
+            else:
+                present.add(entry.name)
+        pending = {f.name for f in self.lfs.list(self.target.landing_path)}
+        keep = recorded & (present | pending)  # a name moved back (full refresh) stays known
+        if keep != recorded:
+            self.lfs.write_text(self._ledger(), "".join(f"{n}\n" for n in sorted(keep)))
 
     def _session(self):
         if not hasattr(self, "_own_session"):
@@ -636,6 +677,17 @@ def _activate(session) -> None:
                      "read the default session's conf", exc)
 
 
+def error_code_of(exc: BaseException, warehouse_path: str) -> str:
+    """The error code of a failure that is not a landing file's: `WarehouseError` for an I/O
+    error on a path under `warehouse_path`, `StorageError` for another I/O error, else
+    `EngineError` (Spark or Delta failed)."""
+    if isinstance(exc, OSError):
+        name = fsmod.normalize(str(exc.filename)) if exc.filename else ""
+        return "WarehouseError" if name.startswith(fsmod.normalize(warehouse_path)) \
+            else "StorageError"
+    return "EngineError"
+
+
 def _short(exc: BaseException) -> str:
     java = getattr(exc, "java_exception", None)
     if java is not None:  # Py4JJavaError: the Java message says what went wrong
@@ -656,11 +708,14 @@ def _short(exc: BaseException) -> str:
 def mirror_tables(spark, targets: list[MirrorTarget], warehouse: str,
                   options: MirrorOptions = MirrorOptions(), console: Console | None = None,
                   landing_zone: str | None = None,
-                  stop: threading.Event | None = None) -> MirrorResult:
+                  stop: threading.Event | None = None, skip=None) -> MirrorResult:
     """Mirror `targets` concurrently (`options.threads`); one table's failure never stops
-    another. Tables not started when `stop` is set are left for the next pass."""
+    another. Tables not started when `stop` is set are left for the next pass, and so are
+    those `skip(target)` is true for (`--watch` backing off a failed table)."""
     console = console or NullConsole()
-    chosen = [t for t in targets if selected(t, options.select)]
+    chosen = [_absolute(t) for t in targets if selected(t, options.select)]
+    if skip is not None:
+        chosen = [t for t in chosen if not skip(t)]
 
     def work(target: MirrorTarget) -> TableOutcome | None:
         if stop is not None and stop.is_set():
@@ -679,6 +734,7 @@ def mirror_tables(spark, targets: list[MirrorTarget], warehouse: str,
 def drop_deleted_tables(spark, landing_zone: str, warehouse: str, present: set[str],
                         options: MirrorOptions, console: Console) -> list[TableOutcome]:
     """Drop the Delta tables this landing zone mirrored whose folder is gone."""
+    warehouse = fsmod.normalize(warehouse)
     wfs = fsmod.filesystem_for(warehouse, spark)
     root = fsmod.normalize(landing_zone)
     outcomes = []
@@ -695,7 +751,11 @@ def drop_deleted_tables(spark, landing_zone: str, warehouse: str, present: set[s
             target = MirrorTarget(unique_id, schema, table_entry.name, "", table_entry.path)
             if not selected(target, options.select):
                 continue
-            state = read_state(wfs, table_entry.path)
+            try:
+                state = read_state(wfs, table_entry.path,
+                                   mirroring.mirror_id(schema, table_entry.name))
+            except LandingZoneError:
+                continue  # its progress is unreadable: never drop what we can't prove is ours
             if not state.exists or state.meta.get("landing_zone") != root:
                 continue  # not mirrored from this landing zone: never ours to drop
             wfs.delete(table_entry.path)
@@ -709,12 +769,13 @@ def drop_deleted_tables(spark, landing_zone: str, warehouse: str, present: set[s
 
 def mirror_landing_zone(spark, landing_zone: str, warehouse: str,
                         options: MirrorOptions = MirrorOptions(), console: Console | None = None,
-                        stop: threading.Event | None = None) -> MirrorResult:
+                        stop: threading.Event | None = None, skip=None) -> MirrorResult:
     """One pass: discover tables, drop those whose folder was deleted, mirror the rest, write
     WAREHOUSE/replicator.json and WAREHOUSE/tables.json."""
     from mirrorspec.status import write_status
 
     console = console or NullConsole()
+    landing_zone, warehouse = fsmod.normalize(landing_zone), fsmod.normalize(warehouse)
     lfs = fsmod.filesystem_for(landing_zone, spark)
     if not lfs.is_dir(landing_zone):
         raise LandingZoneError("the landing zone folder does not exist", file=landing_zone,
@@ -737,7 +798,7 @@ def mirror_landing_zone(spark, landing_zone: str, warehouse: str,
     dropped = drop_deleted_tables(spark, landing_zone, warehouse,
                                   {t.unique_id for t in targets}, options, console)
     result = mirror_tables(spark, targets, warehouse, options, console,
-                           landing_zone=landing_zone, stop=stop)
+                           landing_zone=landing_zone, stop=stop, skip=skip)
     result.tables = dropped + result.tables
     wfs = fsmod.filesystem_for(warehouse, spark)
     wfs.mkdirs(warehouse)

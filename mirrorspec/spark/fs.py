@@ -58,10 +58,25 @@ def join(base: str, *parts: str) -> str:
 
 
 def normalize(path: str) -> str:
-    """A canonical spelling used to compare paths (absolute for local paths)."""
+    """The one absolute spelling of a path, given where it enters (a URI keeps its scheme).
+
+    Every path is resolved this way before it reaches Spark: Delta reads `delta.`path`` in SQL
+    as a path only when it is absolute, so a relative warehouse made MERGE fail."""
     if is_remote(path):
         return path.rstrip("/")
-    return os.path.abspath(local_path(path))
+    return os.path.abspath(os.path.expanduser(local_path(path)))
+
+
+def outside_root(path: str, root: str) -> str | None:
+    """Where a local `path` really leads when a symlink (on it or on a folder above it) takes it
+    outside `root`, else None. URIs give None: object stores have no links."""
+    if is_remote(path) or is_remote(root):
+        return None
+    real = os.path.realpath(local_path(path))
+    base = os.path.realpath(local_path(root))
+    if real == base or real.startswith(base.rstrip(os.sep) + os.sep):
+        return None
+    return real
 
 
 class _FileSystem:
@@ -167,6 +182,15 @@ class LocalFS(_FileSystem):
 
     def mkdirs(self, path: str) -> None:
         os.makedirs(local_path(path), exist_ok=True)
+
+    def is_plain_file(self, path: str) -> bool:
+        """A regular file that is not a symlink."""
+        return os.path.isfile(local_path(path)) and not os.path.islink(local_path(path))
+
+    def append_lines(self, path: str, lines) -> None:
+        """Append lines (small appends are atomic on local filesystems)."""
+        with open(local_path(path), "a", encoding="utf-8") as handle:
+            handle.write("".join(f"{line}\n" for line in lines))
 
 
 class HadoopFS(_FileSystem):
@@ -302,6 +326,15 @@ class HadoopFS(_FileSystem):
     def mkdirs(self, path: str) -> None:
         hpath, fs = self._fs(path)
         fs.mkdirs(hpath)
+
+    def is_plain_file(self, path: str) -> bool:
+        hpath, fs = self._fs(path)
+        return bool(fs.exists(hpath)) and bool(fs.getFileStatus(hpath).isFile())
+
+    def append_lines(self, path: str, lines) -> None:
+        """Object stores can't append: read, add, write (a lost race only keeps a file longer)."""
+        previous = self.read_text(path) if self.exists(path) else ""
+        self.write_text(path, previous + "".join(f"{line}\n" for line in lines))
 
 
 class _HadoopStream:

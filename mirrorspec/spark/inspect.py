@@ -4,6 +4,7 @@ delta-rs can't read."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from mirrorspec.errors import InspectError
@@ -95,5 +96,33 @@ def history(spark, delta_path: str, name: str | None = None, limit: int | None =
     df = table.history(limit) if limit else table.history()
     rows = df.select("version", "timestamp", "operation", "operationMetrics",
                      "userMetadata").orderBy("version", ascending=False).collect()
-    return [history_entry(r["version"], r["timestamp"], r["operation"],
-                          r["operationMetrics"] or {}, r["userMetadata"]) for r in rows]
+    entries = [history_entry(r["version"], r["timestamp"], r["operation"],
+                             r["operationMetrics"] or {}, r["userMetadata"]) for r in rows]
+    entries += cleaned_up_commits(spark, delta_path, min((e.version for e in entries),
+                                                         default=None))
+    return entries[:limit] if limit else entries
+
+
+def cleaned_up_commits(spark, delta_path: str, oldest: int | None) -> list[HistoryEntry]:
+    """mirrorspec commits older than the Delta log still reaches (`oldest`), newest first, from
+    the engine's state copies (`mirrorspec.spark.progress`): Delta's log cleanup removed them,
+    but which landing files each applied is still known."""
+    from datetime import datetime, timezone
+
+    from mirrorspec.spark import fs as fsmod
+    from mirrorspec.spark.progress import STATE_KEY, state_copies
+
+    if oldest is None or oldest == 0:
+        return []
+    entries = []
+    for copy in reversed(state_copies(fsmod.filesystem_for(delta_path, spark), delta_path)):
+        version = copy.get("version")
+        if version is None or version >= oldest:
+            continue
+        stamp = copy.get("timestamp")
+        when = (datetime.fromtimestamp(stamp / 1000, timezone.utc) if isinstance(stamp, int)
+                else "")
+        entries.append(history_entry(version, when, f"{copy.get('operation')} (log cleaned up)",
+                                     copy.get("metrics") or {},
+                                     json.dumps({STATE_KEY: copy["meta"]})))
+    return entries

@@ -168,6 +168,12 @@ def list_folder(filesystem, folder: str, metadata: mirroring.TableMetadata) -> F
     return listing
 
 
+def folder_signature(filesystem, folder: str) -> tuple:
+    """What a table folder holds (names, sizes, modification times), to tell whether it
+    changed between two passes without reading any file."""
+    return tuple(sorted((e.name, e.size, e.mtime) for e in filesystem.list(folder)))
+
+
 def pending_by_sequence(listing: FolderListing, applied: int) -> Pending:
     """Files continuing the 20-digit sequence after `applied` (0: nothing applied yet, so the
     first file is 1). A gap blocks every later file; `awaiting` names the missing file."""

@@ -22,7 +22,7 @@ from mirrorspec.console import Console, NullConsole
 from mirrorspec.errors import LandingZoneError, MirrorspecError
 from mirrorspec.run_results import RunResults, StepTiming, TableRunResult, utc_now
 from mirrorspec.selection import select_with_warnings
-from mirrorspec.spark.fs import Files
+from mirrorspec.spark.fs import Files, outside_root
 
 STEP_PUBLISH = "PublishFeed"
 STEP_MIRROR = "MirrorTable"
@@ -265,6 +265,12 @@ class LandingFiles(Files):
         keeping modification times: LastUpdateTimeFileDetection orders by them."""
         processed = self.join(folder, mirroring.PROCESSED_FOLDER)
         filesystem = self.fs(folder)
+        real = outside_root(processed, folder)
+        if real is not None:
+            raise LandingZoneError(
+                f"a symlink leads to {real}, outside the table folder; nothing is moved back "
+                "through it", file=processed, code="LinkOutsideRoot",
+                hint="replace the link with the folder itself")
         present = {e.name for e in filesystem.list(folder)}
         moved = 0
         for entry in sorted(filesystem.list(processed), key=lambda e: e.name):

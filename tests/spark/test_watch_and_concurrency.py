@@ -366,3 +366,45 @@ def test_second_process_listed_before_the_first_committed_and_moved(tmp_path):
     assert_mirrored(warehouse, table_dir, "A", 4, report)  # the first process applied it all
     assert second_code == 0, report
     assert status_of(warehouse)["dbo.A"]["status"] == "Replicating", report
+
+
+def test_second_process_commits_after_the_first_moved_its_files(tmp_path):
+    """Mid-commit (issue 11): process 1 holds files 1-4 at its commit; file 5 lands; process 2
+    reads 1-5 and holds at its commit; process 1 commits and moves 1-3; process 2's commit then
+    can't read file 1 (FileNotFoundException). Documented: a re-read that applies file 5, never
+    a BadFile. Paused at the named fault point `before_commit` (mirrorspec/faults.py)."""
+    landing, warehouse = tmp_path / "landing", tmp_path / "warehouse"
+    table_dir = new_table(landing, "A")
+    for n in range(1, 5):
+        land(table_dir, change_file("A", n))
+    gates = [tmp_path / "gate1", tmp_path / "gate2"]
+    for gate in gates:
+        gate.mkdir()
+    logs = [tmp_path / "first.log", tmp_path / "second.log"]
+    envs = [{"MIRRORSPEC_PAUSE_AT": "before_commit", "MIRRORSPEC_PAUSE_DIR": str(g)}
+            for g in gates]
+    first = start(mirror_command(landing, warehouse), logs[0], envs[0])
+    second = None
+    try:
+        wait_for((gates[0] / "before_commit.reached").exists, "process 1 at its commit", first,
+                 logs[0])
+        land(table_dir, change_file("A", 5))
+        second = start(mirror_command(landing, warehouse), logs[1], envs[1])
+        wait_for((gates[1] / "before_commit.reached").exists, "process 2 at its commit", second,
+                 logs[1])
+        (gates[0] / "before_commit.go").touch()
+        first_code = finish(first)
+        (gates[1] / "before_commit.go").touch()
+        second_code = finish(second)
+    finally:
+        for gate in gates:
+            (gate / "before_commit.go").touch()
+        for p in (first, second):
+            if p is not None:
+                kill(p)
+    report = "\n\n".join(f"{log.name}:\n{log.read_text(errors='replace')[-3000:]}"
+                          for log in logs)
+    assert (first_code, second_code) == (0, 0), report
+    assert "BadFile" not in report
+    assert_mirrored(warehouse, table_dir, "A", 5, report)
+    assert status_of(warehouse)["dbo.A"]["status"] == "Replicating", report

@@ -1,0 +1,49 @@
+"""The run's log file: where details that don't belong on the screen go (full tracebacks, the
+Java stack trace of a Spark error), so an error line can stay one line and name this file.
+
+One file per process, created on first use in `MIRRORSPEC_LOG_DIR` (default: the system's
+temporary folder), named `mirrorspec-<UTC time>-<pid>.log`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+import time
+import traceback
+
+_lock = threading.Lock()
+_path: str | None = None
+
+
+def log_path() -> str:
+    """The path of this process's log file (created, empty, on first call)."""
+    global _path
+    with _lock:
+        if _path is None or not os.path.exists(_path):
+            folder = os.environ.get("MIRRORSPEC_LOG_DIR") or tempfile.gettempdir()
+            os.makedirs(folder, exist_ok=True)
+            stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+            _path = os.path.join(folder, f"mirrorspec-{stamp}-{os.getpid()}.log")
+            with open(_path, "a", encoding="utf-8"):
+                pass
+        return _path
+
+
+def log_exception(context: str, exc: BaseException) -> str:
+    """Append `exc`'s traceback (and the Java stack trace of a Py4J error) under a `context`
+    heading; returns the log file's path for the error message."""
+    path = log_path()
+    lines = [f"--- {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {context}\n"]
+    lines += traceback.format_exception(type(exc), exc, exc.__traceback__)
+    java = getattr(exc, "java_exception", None)
+    if java is not None:
+        try:
+            lines.append(str(java.toString()) + "\n")
+            lines += [f"    at {frame.toString()}\n" for frame in java.getStackTrace()]
+        except Exception as java_gone:  # noqa: BLE001 - the JVM may be gone; the Python part is logged
+            lines.append(f"(no Java stack trace: {java_gone!r})\n")
+    with _lock, open(path, "a", encoding="utf-8") as handle:
+        handle.writelines(lines)
+    return path
