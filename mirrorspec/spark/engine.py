@@ -27,10 +27,9 @@ from mirrorspec.faults import crash_point
 from mirrorspec.spark import fold, landing, reader
 from mirrorspec.spark import fs as fsmod
 from mirrorspec.spark.session import new_session
+from mirrorspec.spark.state import STATE_KEY, TableState, read_state  # noqa: F401 - re-exported
 
-STATE_KEY = "mirrorspec"
 STATE_FORMAT = 1
-_LOG_FILE = re.compile(r"^\d{20}\.json$")
 _CONFLICT_WORDS = ("Concurrent", "ProtocolChanged", "MetadataChanged", "DeltaConcurrent")
 _ATTEMPTS = 4
 # Characters Delta refuses in column names unless the table maps columns by name.
@@ -92,47 +91,6 @@ class MirrorResult:
 
 
 # --- the table's progress, read from its Delta log ------------------------------------------
-
-@dataclass
-class TableState:
-    """What the Delta table says about the table's progress."""
-
-    exists: bool = False
-    meta: dict = field(default_factory=dict)   # userMetadata[STATE_KEY] of our latest commit
-    version: int | None = None                 # Delta version of that commit
-    metrics: dict = field(default_factory=dict)  # its operationMetrics
-    operation: str | None = None
-
-
-def read_state(filesystem, delta_path: str) -> TableState:
-    """The latest mirrorspec commit of a Delta table (its `userMetadata` and metrics), reading the
-    `_delta_log` JSON from the newest commit backwards (no Spark job)."""
-    log = fsmod.join(delta_path, "_delta_log")
-    entries = filesystem.list(log)
-    commits = sorted((e for e in entries if _LOG_FILE.match(e.name)), key=lambda e: e.name,
-                     reverse=True)
-    state = TableState(exists=bool(commits) or any(".checkpoint" in e.name for e in entries))
-    for entry in commits:
-        try:
-            text = filesystem.read_bytes(entry.path).decode("utf-8")
-        except OSError:
-            continue
-        for line in text.splitlines():
-            if '"commitInfo"' not in line:
-                continue
-            info = json.loads(line).get("commitInfo") or {}
-            try:
-                user = json.loads(info.get("userMetadata") or "null")
-            except ValueError:
-                user = None
-            if isinstance(user, dict) and isinstance(user.get(STATE_KEY), dict):
-                state.meta = user[STATE_KEY]
-                state.version = int(entry.name.split(".")[0])
-                state.metrics = info.get("operationMetrics") or {}
-                state.operation = info.get("operation")
-                return state
-    return state
-
 
 # --- discovery --------------------------------------------------------------------------------
 
@@ -426,6 +384,7 @@ class _TableRun:
             "files": [f.name for f in applied],
             "carry": [f.name for f in pending.applied_present],
             "sequence": applied[-1].sequence,
+            "keys": list(metadata.key_columns),
             "batch": int(meta.get("batch", 0)) + 1,
             "watermark": [applied[-1].mtime, applied[-1].name],
             "folder_id": folder_id,
