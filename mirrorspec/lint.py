@@ -14,6 +14,7 @@ import io
 import json
 import os
 import re
+import textwrap
 from dataclasses import asdict, dataclass, field
 
 from mirrorspec import landing_checks as checks
@@ -348,11 +349,10 @@ def _order_files(listing, metadata, processed, state, report: TableReport, rel):
         if "20-digit" in message:
             add(Finding("files/not-sequence-name", "warning", message, table=table,
                         file=rel(file)))
-    last = pending.applied_present[-1].name if pending.applied_present else None
-    for file in pending.applied_present:
-        if file.name != last:
+    for file in pending.applied_present:  # the engine leaves only the last applied file
+        if file.sequence < applied:
             add(Finding("files/before-processed", "warning",
-                        f"sorts at or before sequence {applied}, which was already processed: "
+                        f"sorts before sequence {applied}, which was already processed: "
                         "it is never applied", table=table, file=rel(file.path)))
     blocked = sorted((f for f in listing.files if f.sequence is not None and f.sequence > applied
                       and f not in pending.files), key=lambda f: f.sequence)
@@ -797,11 +797,12 @@ def to_text(result: LintResult) -> str:
         if base and where.startswith(base + "/"):
             where = where[len(base) + 1:]
         if finding.row is not None:
-            where += f": row {finding.row}"
+            where += (": line " if where.endswith(".json") else ": row ") + str(finding.row)
         if finding.column:
             where += f", column {finding.column}"
         lines.append(f"  {finding.level:<7} {where}  [{finding.rule}]")
-        lines.append(f"          {finding.message}")
+        lines.extend(textwrap.wrap(finding.message, 78, initial_indent=" " * 10,
+                                   subsequent_indent=" " * 10, break_on_hyphens=False))
 
     if result.findings:
         lines.append("(landing zone)")
