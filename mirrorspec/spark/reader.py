@@ -28,7 +28,7 @@ ROW_ORDER = "__row_order"
 _CORRUPT = "__corrupt_record"
 _VALUE_PROBLEM = "__value_problem"
 _GLOB_CHARS = re.compile(r"([\\\[\]{}*?])")
-_EMPTY_CELL = "\u0001mirrorspec:empty\u0001"
+EMPTY_CELL = "\u0001mirrorspec:empty\u0001"
 INVALID_MARKER = -1
 
 
@@ -274,7 +274,7 @@ def _read_csv_group(spark, group: list[tuple[int, FileSchema]],
               .option("escape", options.escape_character or "\u0000")
               # Spark turns an empty unquoted cell into its nullValue, and a quoted "" into
               # emptyValue: a sentinel keeps the two apart; NullValue is applied below.
-              .option("nullValue", _EMPTY_CELL)
+              .option("nullValue", EMPTY_CELL)
               .option("emptyValue", "")
               .option("encoding", options.encoding)
               .option("mode", "PERMISSIVE")

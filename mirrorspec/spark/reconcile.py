@@ -20,7 +20,7 @@ from pyspark.sql import types as T
 
 from mirrorspec.compile.plan import SECRET_PREFIX
 from mirrorspec.errors import MirrorspecError
-from mirrorspec.spark.reader import col
+from mirrorspec.spark.reader import EMPTY_CELL, col
 
 BUCKETS = 64
 _DUP = "__duplicate"
@@ -115,9 +115,11 @@ def read_source(spark: SparkSession, source: str, dbtable: str | None = None,
     kind = source_format or _format_of(local)
     if kind == "delta":
         return spark.read.format("delta").load(source)
-    if kind == "csv":
-        return (spark.read.option("header", True).option("multiLine", True)
-                .option("emptyValue", "").csv(source))
+    if kind == "csv":  # an empty unquoted cell is NULL, a quoted "" an empty string
+        df = (spark.read.option("header", True).option("multiLine", True)
+              .option("nullValue", EMPTY_CELL).option("emptyValue", "").csv(source))
+        return df.select(*[F.when(col(c) == F.lit(EMPTY_CELL), F.lit(None)).otherwise(col(c))
+                           .alias(c) for c in df.columns])
     return spark.read.parquet(source)
 
 
