@@ -21,6 +21,9 @@ test: $(STAMP)
 	@if ! bash scripts/ensure_chromium.sh; then \
 	  if [ -n "$${CI:-}" ]; then echo "CI needs chromium for the browser test" >&2; exit 1; fi; \
 	  export MIRRORSPEC_SKIP_BROWSER=1; fi; \
+	if ! bash scripts/ensure_postgres.sh; then \
+	  if [ -n "$${CI:-}" ]; then echo "CI needs PostgreSQL for the reconcile JDBC test" >&2; exit 1; fi; \
+	  export MIRRORSPEC_SKIP_POSTGRES=1; fi; \
 	$(BIN)/python -m pytest -q -m "not cluster"
 
 test-fast: $(STAMP)

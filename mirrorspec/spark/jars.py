@@ -1,4 +1,4 @@
-"""Delta Lake's jars: fetched once from Maven Central at setup, used offline at run time.
+"""Delta Lake's jars (and the PostgreSQL JDBC driver): fetched once from Maven Central at setup, used offline at run time.
 
 `python -m mirrorspec.spark.jars` (run by `make .venv`) copies `delta-spark` and `delta-storage`
 for the installed delta-spark/pyspark versions into a cache folder with Maven. Sessions then point
@@ -33,6 +33,11 @@ def delta_artifacts() -> list[str]:
     ]
 
 
+# Other jars sessions load when they are cached: the PostgreSQL JDBC driver (reconcile --against
+# jdbc:postgresql:…). A missing one only makes its feature unavailable.
+EXTRA_ARTIFACTS = ("org.postgresql:postgresql:42.7.4",)
+
+
 def jar_file_name(coordinate: str) -> str:
     _, artifact, version = coordinate.split(":")
     return f"{artifact}-{version}.jar"
@@ -45,18 +50,29 @@ def cached_jars() -> list[Path] | None:
     return paths if all(p.is_file() and p.stat().st_size > 0 for p in paths) else None
 
 
+def cached_extra_jars() -> list[Path]:
+    """The EXTRA_ARTIFACTS jars present in the cache."""
+    folder = cache_dir()
+    paths = [folder / jar_file_name(c) for c in EXTRA_ARTIFACTS]
+    return [p for p in paths if p.is_file() and p.stat().st_size > 0]
+
+
 def fetch(quiet: bool = True) -> list[Path]:
-    """Copy the Delta jars into the cache with Maven (no-op when they are already there)."""
+    """Copy the Delta jars and EXTRA_ARTIFACTS into the cache with Maven (no-op for the ones
+    already there)."""
     existing = cached_jars()
-    if existing:
-        return existing
+    if existing and len(cached_extra_jars()) == len(EXTRA_ARTIFACTS):
+        return existing + cached_extra_jars()
     mvn = shutil.which("mvn")
     if mvn is None:
         raise SystemExit("mirrorspec: Maven (mvn) is needed once to fetch Delta Lake's jars; "
                          "install it (apt-get install maven) and rerun `make .venv`.")
     folder = cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    for coordinate in delta_artifacts():
+    present = {p.name for p in (existing or []) + cached_extra_jars()}
+    for coordinate in delta_artifacts() + list(EXTRA_ARTIFACTS):
+        if jar_file_name(coordinate) in present:
+            continue
         command = [mvn, "-B", "dependency:copy", f"-Dartifact={coordinate}:jar",
                    f"-DoutputDirectory={folder}", "-Dmdep.overWriteIfNewer=true"]
         if quiet:
@@ -68,13 +84,13 @@ def fetch(quiet: bool = True) -> list[Path]:
     jars = cached_jars()
     if not jars:
         raise SystemExit(f"mirrorspec: Maven ran but the jars are not in {folder}")
-    return jars
+    return jars + cached_extra_jars()
 
 
 def main() -> None:
     jars = fetch()
     for jar in jars:
-        print(f"delta jar: {jar}")
+        print(f"jar: {jar}")
 
 
 if __name__ == "__main__":

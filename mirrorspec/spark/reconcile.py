@@ -23,6 +23,7 @@ from mirrorspec.errors import MirrorspecError
 from mirrorspec.spark.reader import EMPTY_CELL, col
 
 BUCKETS = 64
+JDBC_DRIVERS = {"jdbc:postgresql:": "org.postgresql.Driver"}
 _DUP = "__duplicate"
 _NULL = "\u0000null"  # what a NULL hashes as (never equal to any text, "" included)
 
@@ -102,12 +103,25 @@ def read_source(spark: SparkSession, source: str, dbtable: str | None = None,
     if source.startswith("jdbc:"):
         if not dbtable:
             raise MirrorspecError("a jdbc: source needs --dbtable (the source table's name)")
-        reader = spark.read.format("jdbc").option("url", source).option("dbtable", dbtable)
+        reader = (spark.read.format("jdbc").option("url", source).option("dbtable", dbtable)
+                  .option("preferTimestampNTZ", True))
         if user_secret:
             reader = reader.option("user", secret(user_secret))
         if password_secret:
             reader = reader.option("password", secret(password_secret))
-        return reader.load()
+        driver = next((d for prefix, d in JDBC_DRIVERS.items() if source.startswith(prefix)), None)
+        if driver:  # spark.jars' driver is not visible to DriverManager without its class name
+            reader = reader.option("driver", driver)
+        try:
+            return reader.load()
+        except Exception as exc:  # noqa: BLE001 - a connection or table problem the user fixes
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            for name in (user_secret, password_secret):
+                if name and os.environ.get(name):
+                    first = first.replace(os.environ[name], "***")
+            raise MirrorspecError(f"cannot read {dbtable} from {redact(source)}: {first[:300]}",
+                                  hint="check the URL, the table name and the credentials' "
+                                       "environment variables") from None
     local = source[len("file:"):] if source.startswith("file:") else source
     if "://" not in source and not os.path.exists(local):
         raise MirrorspecError(f"{source}: the source snapshot does not exist",

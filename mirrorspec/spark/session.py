@@ -156,7 +156,7 @@ def _add_delta_jars(merged: dict[str, str], mode: str) -> None:
         return
     cached = jars.cached_jars() if mode == "cache" else None
     if cached:
-        _append(merged, "spark.jars", ",".join(str(p) for p in cached))
+        _append(merged, "spark.jars", ",".join(str(p) for p in cached + jars.cached_extra_jars()))
     else:
         _append(merged, "spark.jars.packages", jars.delta_artifacts()[0])
 
