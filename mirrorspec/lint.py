@@ -155,6 +155,8 @@ def lint_landing_zone(landing_zone: str, tables: tuple[str, ...] = (),
         _unsafe(name, "table", rel(path), rel(path), report.findings)
         _lint_table(fs, root, path, report, rel, warehouse, strict, schema, name)
         result.tables.append(report)
+    if tables:  # findings outside the selected tables are not asked for
+        result.findings = []
     if tables and not result.tables:
         raise LandingZoneError(f"no table matches {', '.join(tables)}", file=landing_zone,
                                code="NotFound", hint="name tables as schema.table, a name or a glob")
@@ -812,7 +814,7 @@ def to_text(result: LintResult) -> str:
         state = "clean" if not table.findings else (
             f"stops at {table.stops_at.file.rsplit('/', 1)[-1]}" if table.stops_at and
             table.stops_at.file else "problems")
-        lines.append(f"{table.unique_id} ({table.table}, {table.files} file(s)): {state}")
+        lines.append(f"{table.unique_id} ({table.files} file(s)): {state}")
         for finding in table.findings:
             show(finding, table.table)
     lines.append(f"{len(result.tables)} table(s), {result.count('error')} error(s), "

@@ -61,6 +61,11 @@ landing_zone() {
     "$DEMO/target/plan.json"
 }
 
+plan_value() {
+  "$REPO/.venv/bin/python" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
+    "$DEMO/target/plan.json" "$1"
+}
+
 # Copy the sample files with the given 20-digit sequence into the landing zone.
 land() {
   local sequence="$1" lz count=0
@@ -109,5 +114,14 @@ ms show "$TABLE" --project-dir . --version 0
 
 step "History of $TABLE: each commit with the landing files it applied"
 ms history "$TABLE" --project-dir .
+
+step "Lint the landing zone against the open-mirroring contract (pure Python, no JVM)"
+ms lint "$(landing_zone)"
+
+if [ -f source_extract/customers.csv ]; then
+  step "Reconcile sales.customers with its source extract (source_extract/customers.csv)"
+  ms reconcile sales.customers --warehouse "$(plan_value warehouse)" \
+     --against source_extract/customers.csv --master local[2]
+fi
 
 step "Done. Artifacts: $DEMO/target/run_results.json, $DEMO/target/test_results.json"
