@@ -5,18 +5,14 @@ into a scratch warehouse, then reconciled with the live table.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import shutil
 from dataclasses import dataclass, field
 
 from mirrorspec import mirroring
 from mirrorspec.errors import MirrorspecError
 from mirrorspec.spark import fs as fsmod
-from mirrorspec.spark.state import STATE_KEY
-
-_LOG_FILE = re.compile(r"^(\d{20})\.json$")
+from mirrorspec.spark.state import engine_commits, log_versions
 
 
 @dataclass
@@ -34,33 +30,22 @@ class History:
 def read_history(delta_path: str) -> History:
     """Every landing file the engine's commits applied, oldest first (from the `_delta_log`
     JSON). Raises MirrorspecError when the log no longer starts at version 0."""
-    log = os.path.join(delta_path, "_delta_log")
-    if not os.path.isdir(log):
+    filesystem = fsmod.LocalFS()
+    if not os.path.isdir(os.path.join(delta_path, "_delta_log")):
         raise MirrorspecError(f"{delta_path} is not a Delta table")
-    versions = sorted(int(m.group(1)) for m in map(_LOG_FILE.match, os.listdir(log)) if m)
+    versions = log_versions(filesystem, delta_path)
     history = History(first_version=versions[0] if versions else None)
     if not versions or versions[0] != 0:
         raise MirrorspecError(
             f"the Delta log of {delta_path} starts at version {history.first_version}: older "
             "commits were cleaned up, so the history of applied files is incomplete",
             hint="replay needs the whole log (delta.logRetentionDuration)")
-    for version in versions:
-        with open(os.path.join(log, f"{version:020d}.json"), encoding="utf-8") as handle:
-            for line in handle:
-                if '"commitInfo"' not in line:
-                    continue
-                info = json.loads(line).get("commitInfo") or {}
-                try:
-                    user = json.loads(info.get("userMetadata") or "null")
-                except ValueError:
-                    user = None
-                meta = user.get(STATE_KEY) if isinstance(user, dict) else None
-                if isinstance(meta, dict):
-                    history.files += list(meta.get("files") or [])
-                    history.mode = meta.get("mode", history.mode)
-                    history.landing_path = meta.get("landing_path", history.landing_path)
-                    history.keys = meta.get("keys", history.keys)
-                    history.folder_id = meta.get("folder_id", history.folder_id)
+    for _, meta, _ in engine_commits(filesystem, delta_path, newest_first=False):
+        history.files += list(meta.get("files") or [])
+        history.mode = meta.get("mode", history.mode)
+        history.landing_path = meta.get("landing_path", history.landing_path)
+        history.keys = meta.get("keys", history.keys)
+        history.folder_id = meta.get("folder_id", history.folder_id)
     return history
 
 

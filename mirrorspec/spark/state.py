@@ -26,14 +26,12 @@ class TableState:
     operation: str | None = None
 
 
-def read_state(filesystem, delta_path: str) -> TableState:
-    """The latest mirrorspec commit of a Delta table (its `userMetadata` and metrics), reading the
-    `_delta_log` JSON from the newest commit backwards (no Spark job)."""
+def engine_commits(filesystem, delta_path: str, newest_first: bool = True):
+    """(version, engine state, commitInfo) of each commit of a Delta table that the engine made
+    (its `userMetadata[STATE_KEY]`), reading the `_delta_log` JSON (no Spark job)."""
     log = fsmod.join(delta_path, "_delta_log")
-    entries = filesystem.list(log)
-    commits = sorted((e for e in entries if _LOG_FILE.match(e.name)), key=lambda e: e.name,
-                     reverse=True)
-    state = TableState(exists=bool(commits) or any(".checkpoint" in e.name for e in entries))
+    commits = sorted((e for e in filesystem.list(log) if _LOG_FILE.match(e.name)),
+                     key=lambda e: e.name, reverse=newest_first)
     for entry in commits:
         try:
             text = filesystem.read_bytes(entry.path).decode("utf-8")
@@ -48,11 +46,28 @@ def read_state(filesystem, delta_path: str) -> TableState:
             except ValueError:
                 user = None
             if isinstance(user, dict) and isinstance(user.get(STATE_KEY), dict):
-                state.meta = user[STATE_KEY]
-                state.version = int(entry.name.split(".")[0])
-                state.metrics = info.get("operationMetrics") or {}
-                state.operation = info.get("operation")
-                return state
+                yield int(entry.name.split(".")[0]), user[STATE_KEY], info
+
+
+def log_versions(filesystem, delta_path: str) -> list[int]:
+    """The versions of the commit files in a Delta table's `_delta_log`, oldest first."""
+    log = fsmod.join(delta_path, "_delta_log")
+    return sorted(int(e.name.split(".")[0]) for e in filesystem.list(log)
+                  if _LOG_FILE.match(e.name))
+
+
+def read_state(filesystem, delta_path: str) -> TableState:
+    """The latest mirrorspec commit of a Delta table (its `userMetadata` and metrics), reading the
+    `_delta_log` JSON from the newest commit backwards (no Spark job)."""
+    entries = filesystem.list(fsmod.join(delta_path, "_delta_log"))
+    state = TableState(exists=any(_LOG_FILE.match(e.name) or ".checkpoint" in e.name
+                                  for e in entries))
+    for version, meta, info in engine_commits(filesystem, delta_path):
+        state.meta = meta
+        state.version = version
+        state.metrics = info.get("operationMetrics") or {}
+        state.operation = info.get("operation")
+        break
     return state
 
 
