@@ -501,32 +501,13 @@ def _markers_from_text(values, metadata):
     return pa.array(parsed, pa.int64()), bad
 
 
-def _read_text(fs, file, stop):
-    """The whole decompressed bytes of a delimited file, or a stopping Finding."""
-    data = fs.read_bytes(file.path)
-    name = file.name.lower()
-    try:
-        if name.endswith((".gz", ".gzip")):
-            import gzip
-            return gzip.decompress(data)
-        if name.endswith((".zst", ".zstd")):
-            import zstandard
-            return zstandard.ZstdDecompressor().decompressobj().decompress(data)
-    except Exception as exc:  # noqa: BLE001
-        return stop("content/unreadable", f"not a readable compressed file: {exc}")
-    return data
-
-
 def _lint_delimited(fs, file, metadata, union, report, where, stop, strict) -> Finding | None:
     options = metadata.delimited
     add = report.findings.append
-    try:
-        checks.decompressed_start(fs.read_bytes(file.path, checks.HEADER_BYTES), file)
+    try:  # the whole file, decompressed as the engine decompresses its start
+        data = checks.decompressed_start(fs.read_bytes(file.path), file)
     except LandingZoneError as exc:
         return stop("content/unreadable", exc.message)
-    data = _read_text(fs, file, stop)
-    if isinstance(data, Finding):
-        return data
     _check_bytes(data, options, add, where)
     text = checks.decode(data, file, options)
     try:
