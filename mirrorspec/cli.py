@@ -2,7 +2,9 @@
 
 Exit codes: 0 ok, 1 user or project error (MirrorspecError, or a failed table), 2 internal error
 (the traceback goes to a log file named in the message). Commands live in `mirrorspec/commands/`,
-one module per area, and are registered in COMMAND_MODULES below.
+one module per area, and are registered in COMMAND_MODULES below (a module that fails to import
+fails the CLI: a renamed module must never make its commands vanish). Shared options live in
+`mirrorspec/commands/params.py`; command modules never import each other or this module.
 """
 
 from __future__ import annotations
@@ -16,8 +18,14 @@ import traceback
 import click
 
 from mirrorspec import __version__
+from mirrorspec.commands.params import get_console, global_options
 from mirrorspec.console import Console
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.errors import FailedRun, MirrorspecError
+
+# Re-exported for command modules written before params.py; commands import them from
+# mirrorspec.commands.params and mirrorspec.errors (a later lint step forbids importing cli).
+__all__ = ["cli", "main", "register", "COMMAND_MODULES", "MirrorspecGroup", "FailedRun",
+           "get_console"]
 
 # Explicit registry: module → the click commands it exports (`COMMANDS` list in the module).
 COMMAND_MODULES = (
@@ -32,10 +40,6 @@ COMMAND_MODULES = (
     "mirrorspec.commands.reconcile", # reconcile
     "mirrorspec.commands.replay",    # replay
 )
-
-
-class FailedRun(MirrorspecError):
-    """Raised by a command whose work finished but where some table failed (exit 1)."""
 
 
 class MirrorspecGroup(click.Group):
@@ -75,9 +79,6 @@ def _write_traceback() -> str:
 
 @click.group(cls=MirrorspecGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="mirrorspec")
-@click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
-              envvar="MIRRORSPEC_LOG_FORMAT", help="text for people, json: one object per event.")
-@click.option("--quiet", "-q", is_flag=True, help="Only errors and results.")
 @click.pass_context
 def cli(ctx: click.Context, log_format: str, quiet: bool) -> None:
     """mirrorspec: declarative Fabric open-mirroring pipelines on Spark and Delta Lake."""
@@ -85,28 +86,32 @@ def cli(ctx: click.Context, log_format: str, quiet: bool) -> None:
     ctx.obj["console"] = Console(log_format=log_format, quiet=quiet)
 
 
-def get_console(ctx: click.Context | None = None) -> Console:
-    """The console of the running command."""
-    ctx = ctx or click.get_current_context()
-    root = ctx.find_root()
-    if not isinstance(root.obj, dict) or "console" not in root.obj:
-        root.obj = {"console": Console()}
-    return root.obj["console"]
+cli.params.extend(global_options(root=True))
 
 
-def _register() -> None:
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue  # an area not built yet
-            raise
-        for command in getattr(module, "COMMANDS", ()):
-            cli.add_command(command)
+def _with_global_options(command: click.Command) -> None:
+    """--log-format/--quiet after the subcommand too (`mirrorspec run --log-format json`)."""
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _with_global_options(sub)
+        return
+    names = {name for param in command.params for name in param.opts}
+    command.params.extend(p for p in global_options(root=False) if not set(p.opts) & names)
 
 
-_register()
+def register(group: click.Group, modules: tuple[str, ...] = COMMAND_MODULES) -> None:
+    """Add the `COMMANDS` of each module to `group`; an import error propagates."""
+    for name in modules:
+        module = importlib.import_module(name)
+        commands = getattr(module, "COMMANDS", None)
+        if not commands:
+            raise RuntimeError(f"{name} registers no commands (a COMMANDS list)")
+        for command in commands:
+            _with_global_options(command)
+            group.add_command(command)
+
+
+register(cli)
 
 
 def main() -> None:

@@ -1,6 +1,7 @@
 """All user-facing output goes through a Console: text for people, JSON lines for machines.
 
-The core never prints; commands get the console from the click context (`get_console()`).
+The core never prints; commands get the console from the click context
+(`mirrorspec.commands.params.get_console()`). This is the only module that touches rich.
 """
 
 from __future__ import annotations
@@ -67,6 +68,21 @@ class Console:
         for row in rows:
             table.add_row(*["" if v is None else str(v) for v in row])
         self._rich.print(table)
+
+    def styled_lines(self, lines: Iterable[tuple[str | None, str]]) -> None:
+        """Result lines, each with a rich style (or None): coloured for people, plain in JSON."""
+        for style, line in lines:
+            self._print(line, style)
+
+    def progress(self):
+        """A transient rich progress bar on this console; None for JSON output or --quiet."""
+        if self._rich is None or self.quiet:
+            return None
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        return Progress(TextColumn("{task.description}"), BarColumn(),
+                        TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                        console=self._rich, transient=True)
 
     def raw(self, text: str) -> None:
         """Text printed as is (JSON documents, file contents)."""

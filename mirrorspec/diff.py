@@ -27,6 +27,8 @@ from mirrorspec.mirroring import (
     DELIMITED_PROPERTIES,
     FILE_DETECTION_LAST_UPDATE_TIME,
     FILE_DETECTION_SEQUENTIAL,
+    FILE_FORMAT_CSV,
+    TableMetadata,
     canonical_data_type,
     dumps_json,
     parse_metadata,
@@ -409,8 +411,8 @@ def diff_tables(before: TablePlan, after: TablePlan) -> list[Change]:
     changes += _key_changes(before, after)
     changes += _column_changes(_columns(before, old_md), _columns(after, new_md))
     changes += _dialect_changes(before, after)
-    changes += _detection_changes(before, after)
-    changes += _other_metadata_changes(before.metadata, after.metadata)
+    changes += _detection_changes(old_md, new_md)
+    changes += _other_metadata_changes(before.metadata, after.metadata, old_md, new_md)
     changes += _table_property_changes(before, after)
     order = {severity: i for i, severity in enumerate(SEVERITIES)}
     return sorted(changes, key=lambda c: order[c.severity])  # stable: keeps the check order
@@ -480,17 +482,17 @@ def _dialect_changes(before: TablePlan, after: TablePlan) -> list[Change]:
             for name in _union_keys(old, new) if old.get(name) != new.get(name)]
 
 
-def _detection_changes(before: TablePlan, after: TablePlan) -> list[Change]:
-    old, new = _detection(before.metadata), _detection(after.metadata)
+def _detection_changes(old_md: TableMetadata, new_md: TableMetadata) -> list[Change]:
+    old, new = _detection(old_md), _detection(new_md)
     if old == new:
         return []
     return [Change("file_detection_changed", "fileDetectionStrategy", old, new)]
 
 
-def _other_metadata_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
+def _other_metadata_changes(old: dict[str, Any], new: dict[str, Any], old_md: TableMetadata,
+                            new_md: TableMetadata) -> list[Change]:
     changes = []
-    old_upsert = _bool_or_false(_get_ci(old, "isUpsertDefaultRowMarker"))
-    new_upsert = _bool_or_false(_get_ci(new, "isUpsertDefaultRowMarker"))
+    old_upsert, new_upsert = old_md.upsert_default, new_md.upsert_default
     if old_upsert != new_upsert:
         changes.append(Change("upsert_default_changed", "isUpsertDefaultRowMarker",
                               old_upsert, new_upsert))
@@ -529,25 +531,25 @@ def _folder(table: TablePlan) -> str:
     return table_folder(table.name, table.schema)
 
 
-def _metadata(table: TablePlan):
-    """The parsed `_metadata.json` (defaults filled in), or None when it doesn't parse."""
+def _metadata(table: TablePlan) -> TableMetadata:
+    """The `_metadata.json` as the engine reads it (mirroring.parse_metadata, defaults filled
+    in); the defaults when it doesn't parse (compile never writes such a file)."""
     try:
         return parse_metadata(table.metadata or {}, file=f"{_folder(table)}/_metadata.json")
     except LandingZoneError:
-        return None
+        return TableMetadata()
 
 
 def _keys(table: TablePlan) -> list[str]:
     if table.key_columns:
         return list(table.key_columns)
-    keys = _get_ci(table.metadata, "keyColumns") or []
-    return [keys] if isinstance(keys, str) else list(keys)
+    return list(_metadata(table).key_columns)
 
 
 def _columns(table: TablePlan, metadata) -> list[ColumnSpec]:
     if table.columns:
         return list(table.columns)
-    if metadata is not None and metadata.columns:
+    if metadata.columns:
         return [ColumnSpec(c.name, c.data_type, c.nullable) for c in metadata.columns]
     return []
 
@@ -566,57 +568,32 @@ def _dialect(table: TablePlan) -> dict[str, Any]:
     """What decides how a table's files are read: the published format, and for delimited
     tables FileFormat, FileExtension and every FileFormatTypeProperty (defaults filled in)."""
     dialect: dict[str, Any] = {"file_format": table.file_format}
-    metadata = table.metadata or {}
-    declared = _get_ci(metadata, "FileFormat")
-    if table.file_format == "parquet" and declared is None:
+    declared = {str(k).lower() for k in (table.metadata or {})}
+    if table.file_format == "parquet" and "fileformat" not in declared:
         return dialect
-    dialect["FileFormat"] = _canonical_format(declared)
-    extension = _get_ci(metadata, "FileExtension")
-    extension = str(extension).lstrip(".").lower() if extension else None
-    if extension is None and dialect["FileFormat"] == "CSV":
+    metadata = _metadata(table)
+    dialect["FileFormat"] = metadata.file_format
+    extension = metadata.file_extension.lower() if metadata.file_extension else None
+    if extension is None and metadata.file_format == FILE_FORMAT_CSV:
         extension = "csv"  # CSV files are recognised by their .csv name anyway
     dialect["FileExtension"] = extension
-    properties = _get_ci(metadata, "FileFormatTypeProperties") or {}
-    if not isinstance(properties, dict):
-        properties = {}
-    for name, (default, _allowed) in DELIMITED_PROPERTIES.items():
-        value = _get_ci(properties, name)
-        dialect[f"FileFormatTypeProperties.{name}"] = default if value is None else value
+    for name in DELIMITED_PROPERTIES:
+        dialect[f"FileFormatTypeProperties.{name}"] = getattr(metadata.delimited,
+                                                              _snake_case(name))
     return dialect
 
 
-def _canonical_format(value: Any) -> str:
-    if value is None:
-        return "CSV"  # the seed: "Defaults to CSV if not specified"
-    return {"csv": "CSV", "delimitedtext": "DelimitedText",
-            "parquet": "Parquet"}.get(str(value).lower(), str(value))
+def _snake_case(name: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name).lstrip("_")
 
 
-def _detection(metadata: dict[str, Any]) -> str:
-    value = _get_ci(metadata, "fileDetectionStrategy")
-    if value is not None and str(value).lower() == FILE_DETECTION_LAST_UPDATE_TIME.lower():
-        return FILE_DETECTION_LAST_UPDATE_TIME
-    if value is None or str(value) == "" or \
-            str(value).lower() == FILE_DETECTION_SEQUENTIAL.lower():
-        return FILE_DETECTION_SEQUENTIAL
-    return str(value)
+def _detection(metadata: TableMetadata) -> str:
+    return (FILE_DETECTION_LAST_UPDATE_TIME if metadata.last_update_time_detection
+            else FILE_DETECTION_SEQUENTIAL)
 
 
 def _source_label(table: TablePlan) -> str:
     return table.source.type
-
-
-def _get_ci(mapping: dict[str, Any] | None, name: str) -> Any:
-    for key, value in (mapping or {}).items():
-        if str(key).lower() == name.lower():
-            return value
-    return None
-
-
-def _bool_or_false(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() == "true"
-    return bool(value)
 
 
 def _union_keys(a: dict[str, Any], b: dict[str, Any]) -> list[str]:

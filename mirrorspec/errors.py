@@ -1,4 +1,5 @@
-"""The error tree. Every error a user can fix is a MirrorspecError (exit code 1)."""
+"""The error tree, in one module. Every error a user can fix is a MirrorspecError (exit code 1);
+the CLI maps anything else to exit code 2. Library code raises these, never SystemExit."""
 
 from __future__ import annotations
 
@@ -83,3 +84,23 @@ class SourceError(MirrorspecError):
         self.line = line
         loc = Location(file, line) if file else None
         super().__init__(message, loc, hint)
+
+
+class SelectionError(MirrorspecError):
+    """A selector can't be understood (unknown method, missing --state, …)."""
+
+
+class InspectError(MirrorspecError):
+    """The table can't be read as asked (no Delta table, bad version, bad --where)."""
+
+
+class DataTestError(MirrorspecError):
+    """A data test could not be run (its status is ERROR)."""
+
+
+class FailedRun(MirrorspecError):
+    """Raised by a command whose work finished but where some table failed (exit 1)."""
+
+
+class SetupError(MirrorspecError):
+    """The installation lacks something mirrorspec needs (e.g. Delta's jars and no Maven)."""

@@ -20,8 +20,6 @@ ROW_MARKER_COLUMN = "__rowMarker__"
 METADATA_FILE = "_metadata.json"
 PARTNER_EVENTS_FILE = "_partnerEvents.json"
 PROCESSED_FOLDER = "_ProcessedFiles"
-# Folders the service (or other tools) use for its own bookkeeping; never table data.
-SERVICE_FOLDERS = ("_ProcessedFiles", "_FilesReadyToDelete", "_scratchPad", "_Temp")
 SCHEMA_FOLDER_SUFFIX = ".schema"
 DEFAULT_SCHEMA = "dbo"
 PROCESSED_RETENTION_DAYS = 7
@@ -40,49 +38,12 @@ class RowMarker(IntEnum):
 
 
 VALID_MARKERS = frozenset(int(m) for m in RowMarker)
-# 1 and 4 replace every row with the key (or append when there is none): the same effect.
-REPLACING_MARKERS = frozenset({RowMarker.UPDATE, RowMarker.UPSERT})
 KEYED_MARKERS = frozenset({RowMarker.UPDATE, RowMarker.DELETE, RowMarker.UPSERT})
 
 
 def default_marker(upsert_default: bool) -> int:
     """The marker of a row without one: upsert when isUpsertDefaultRowMarker, else insert."""
     return int(RowMarker.UPSERT if upsert_default else RowMarker.INSERT)
-
-
-def parse_marker(value: Any, default: int) -> int:
-    """Turn a raw `__rowMarker__` cell (int, float, numeric string or null) into 0/1/2/4.
-
-    Raises ValueError for anything else; the caller names the file and row.
-    """
-    if value is None:
-        return default
-    if isinstance(value, bool):
-        raise ValueError(f"__rowMarker__ {value!r} is not one of 0, 1, 2, 4")
-    if isinstance(value, (int,)):
-        number = value
-    elif isinstance(value, float):
-        if not value.is_integer():
-            raise ValueError(f"__rowMarker__ {value!r} is not one of 0, 1, 2, 4")
-        number = int(value)
-    else:
-        text = str(value).strip()
-        if text == "":
-            return default
-        try:
-            number = int(text)
-        except ValueError:
-            try:
-                as_float = float(text)
-            except ValueError:
-                raise ValueError(f"__rowMarker__ {value!r} is not a number") from None
-            if not as_float.is_integer():
-                raise ValueError(f"__rowMarker__ {value!r} is not one of 0, 1, 2, 4") from None
-            number = int(as_float)
-    if number not in VALID_MARKERS:
-        raise ValueError(f"__rowMarker__ {number} is not one of 0 (insert), 1 (update), "
-                         f"2 (delete), 4 (upsert)")
-    return number
 
 
 # --- file names -----------------------------------------------------------------------------
@@ -230,8 +191,6 @@ DELIMITED_PROPERTIES: dict[str, tuple[Any, tuple[Any, ...] | None]] = {
     "NullValue": ("", None),
     "Encoding": ("UTF-8", None),
 }
-SUPPORTED_ENCODINGS = ("UTF-8", "UTF-16", "UTF-16LE", "UTF-16BE", "windows-1252", "ascii",
-                       "ISO-8859-1", "latin1", "US-ASCII", "cp1252", "utf8")
 
 
 @dataclass(frozen=True)
@@ -282,7 +241,9 @@ class TableMetadata:
 FILE_DETECTION_LAST_UPDATE_TIME = "LastUpdateTimeFileDetection"
 FILE_DETECTION_SEQUENTIAL = "SequentialFileDetection"  # our name for the default; never written
 
-_METADATA_KEYS = {
+
+# The `_metadata.json` keys the seed defines (matched case-insensitively), by lower-case name.
+METADATA_KEYS = {
     "keycolumns": "keyColumns",
     "filedetectionstrategy": "fileDetectionStrategy",
     "isupsertdefaultrowmarker": "isUpsertDefaultRowMarker",
@@ -301,10 +262,10 @@ def unknown_metadata_keys(raw: Mapping[str, Any]) -> list[tuple[str, str | None]
     found = []
     for key in raw:
         lower = str(key).lower()
-        if lower in _METADATA_KEYS:
+        if lower in METADATA_KEYS:
             continue
-        close = difflib.get_close_matches(lower, list(_METADATA_KEYS), n=1, cutoff=0.75)
-        found.append((str(key), _METADATA_KEYS[close[0]] if close else None))
+        close = difflib.get_close_matches(lower, list(METADATA_KEYS), n=1, cutoff=0.75)
+        found.append((str(key), METADATA_KEYS[close[0]] if close else None))
     return found
 
 

@@ -20,8 +20,8 @@ from mirrorspec.errors import Location, MirrorspecError, ProjectError
 from mirrorspec.load.project import LoadedProject
 from mirrorspec.load.validate import suggest
 from mirrorspec.load.yaml_doc import Document
+from mirrorspec.sources import FEED_TYPES, LANDING_ZONE
 
-FEED_TYPES = ("qlik_replicate", "arcion", "debezium", "aws_dms", "csv", "parquet")
 DELIMITED_FORMATS = ("csv", "delimited_text")
 # YAML key of `delimited:` → FileFormatTypeProperties name (seed 000)
 DELIMITED_KEYS = {
@@ -57,13 +57,13 @@ class Delimited:
 
 @dataclass(frozen=True)
 class Source:
-    type: str = "landing_zone"
+    type: str = LANDING_ZONE
     path: str | None = None  # as written (resolved by the compiler)
     options: dict[str, Any] = field(default_factory=dict)
 
     @property
     def is_feed(self) -> bool:
-        return self.type != "landing_zone"
+        return self.type != LANDING_ZONE
 
 
 @dataclass(frozen=True)
@@ -233,9 +233,10 @@ def _resolve_output(loaded: LoadedProject, profile: str, target: str | None,
     out = outputs[chosen] or {}
     spark = out.get("spark") or {}
     conf = {str(k): _conf_text(v) for k, v in (spark.get("conf") or {}).items()}
-    return Output(profile, chosen, out.get("landing_zone") or "landing_zone",
-                  out.get("warehouse") or "warehouse", spark.get("master") or "local[*]",
-                  spark.get("remote"), conf)
+    defaults = Output(profile, chosen)  # the profile defaults live on Output only
+    return Output(profile, chosen, out.get("landing_zone") or defaults.landing_zone,
+                  out.get("warehouse") or defaults.warehouse,
+                  spark.get("master") or defaults.spark_master, spark.get("remote"), conf)
 
 
 def _conf_text(value: Any) -> str:
@@ -384,13 +385,13 @@ class _TableBuilder:
         return tuple(columns)
 
     def _source(self, raw: Mapping[str, Any], locate: "_Locator") -> Source:
-        source_type = raw.get("type") or "landing_zone"
+        source_type = raw.get("type") or LANDING_ZONE
         path = raw.get("path")
-        if source_type != "landing_zone" and not path:
+        if source_type != LANDING_ZONE and not path:
             self.problems.append(locate.problem(
                 "source", f"source type {source_type} needs a path (where the feed files are)",
                 hint="add source.path: a folder relative to the project, or a URI"))
-        if source_type == "landing_zone" and path:
+        if source_type == LANDING_ZONE and path:
             self.problems.append(locate.problem(
                 ("source", "path"), "a landing_zone source has no path: another publisher writes "
                 "the landing zone configured in profiles.yml",

@@ -24,14 +24,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from mirrorspec.compile.plan import Plan, TablePlan, read_plan
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.errors import SelectionError
 
 METHODS = ("name", "id", "schema", "source", "tag", "state", "path")
 STATE_VALUES = ("modified", "new")
-
-
-class SelectionError(MirrorspecError):
-    """A selector can't be understood (unknown method, missing --state, …)."""
 
 
 @dataclass(frozen=True)

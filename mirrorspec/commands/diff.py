@@ -17,35 +17,30 @@ from typing import Any, Iterator
 
 import click
 
-from mirrorspec.cli import FailedRun, get_console
+from mirrorspec.commands.params import get_console, project_options
 from mirrorspec.compile.plan import Plan, read_plan
 from mirrorspec.diff import (
     BREAKING, CAUTION, PlanDiff, diff_plans, headline, iter_lines, report_json, report_markdown)
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.errors import FailedRun, MirrorspecError
 
 _STYLES = {BREAKING: "bold red", CAUTION: "yellow", "safe": "green", "heading": "bold",
            "plain": "dim"}
 
 
 @click.command("diff")
-@click.option("--project-dir", default=".", show_default=True,
-              type=click.Path(file_okay=False, path_type=Path), help="The project to compile.")
+@project_options
 @click.option("--state", "state", type=click.Path(path_type=Path),
               help="A previous target/ directory (or its plan.json) to compare with.")
 @click.option("--base", "base_ref", metavar="GIT_REF",
               help="A git revision of the project to compare with (e.g. origin/main).")
-@click.option("--target", "-t", help="The profile target to compile both sides with.")
-@click.option("--vars", "vars_", help="Variables for both compiles, as YAML: '{key: value}'.")
-@click.option("--profiles-dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Where profiles.yml is (default: as for `mirrorspec compile`).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]),
               default="text", show_default=True, help="Report format.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the report (in --format) to this file.")
 @click.option("--allow-breaking", is_flag=True,
               help="Exit 0 even when a breaking change isn't acknowledged by `recreate: true`.")
-def diff(project_dir: Path, state: Path | None, base_ref: str | None, target: str | None,
-         vars_: str | None, profiles_dir: Path | None, fmt: str, output: Path | None,
+def diff(project_dir: str, state: Path | None, base_ref: str | None, target: str | None,
+         vars_text: str | None, profiles_dir: str | None, fmt: str, output: Path | None,
          allow_breaking: bool) -> None:
     """Show what the project's changes do to the mirrored tables.
 
@@ -54,14 +49,16 @@ def diff(project_dir: Path, state: Path | None, base_ref: str | None, target: st
     the table says `recreate: true` or --allow-breaking is given.
     """
     if (state is None) == (base_ref is None):
-        raise click.UsageError("give exactly one of --state PATH or --base GIT_REF")
+        raise MirrorspecError("give exactly one of --state PATH or --base GIT_REF",
+                              hint="--state takes a previous target/, --base a git revision")
     console = get_console()
-    options = {"target": target, "vars": vars_, "profiles_dir": profiles_dir}
-    head_plan = compile_plan(project_dir, **options)  # first: its errors are the likely ones
+    options = {"target": target, "vars": vars_text,
+               "profiles_dir": None if profiles_dir is None else Path(profiles_dir)}
+    head_plan = compile_plan(Path(project_dir), **options)  # first: its errors are the likely ones
     if state is not None:
         base_plan, base_label = read_state(state), str(state)
     else:
-        base_plan, base_label = compile_git_revision(project_dir, base_ref, **options)
+        base_plan, base_label = compile_git_revision(Path(project_dir), base_ref, **options)
     result = diff_plans(base_plan, head_plan, base_label, "working tree",
                         allow_breaking=allow_breaking)
     _report(console, result, fmt, output)
@@ -85,19 +82,10 @@ def _report(console, result: PlanDiff, fmt: str, output: Path | None) -> None:
         if console.log_format == "json":
             console.event("diff", headline(result).replace("`", ""), **result.to_dict())
         else:
-            _print_rich(console, result)
+            console.styled_lines((_STYLES[style], line) for style, line in iter_lines(result))
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text, encoding="utf-8")
-
-
-def _print_rich(console, result: PlanDiff) -> None:
-    from rich.console import Console as RichConsole
-    from rich.markup import escape
-
-    rich = RichConsole(file=console.stream, highlight=False, soft_wrap=True)
-    for style, line in iter_lines(result):
-        rich.print(f"[{_STYLES[style]}]{escape(line)}[/]")
 
 
 # --- the two sides ----------------------------------------------------------------------------

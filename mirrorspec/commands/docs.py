@@ -8,7 +8,8 @@ from typing import Any
 
 import click
 
-from mirrorspec.cli import get_console
+from mirrorspec.commands.params import get_console, project_options
+from mirrorspec.commands.params import project_dir as project_dir_option
 from mirrorspec.errors import MirrorspecError
 
 DOCS_DIR = "docs"
@@ -20,22 +21,16 @@ def docs() -> None:
 
 
 @docs.command("generate")
-@click.option("--project-dir", default=".", show_default=True,
-              type=click.Path(file_okay=False, path_type=Path), help="The project to compile.")
-@click.option("--target", "-t", help="The profile target to compile with.")
-@click.option("--vars", "vars_", help="Variables for the compile, as YAML: '{key: value}'.")
-@click.option("--profiles-dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Where profiles.yml is (default: as for `mirrorspec compile`).")
-def generate(project_dir: Path, target: str | None, vars_: str | None,
-             profiles_dir: Path | None) -> None:
+@project_options
+def generate(project_dir: str, target: str | None, vars_text: str | None,
+             profiles_dir: str | None) -> None:
     """Compile the project and write the site to target/docs/."""
     from mirrorspec.compile import compile_project
     from mirrorspec.docsite import generate_site
     from mirrorspec.docsite.collect import read_json_if_present
 
     console = get_console()
-    result = compile_project(str(project_dir), target=target, vars=vars_,
-                             profiles_dir=None if profiles_dir is None else str(profiles_dir))
+    result = compile_project(project_dir, target=target, vars=vars_text, profiles_dir=profiles_dir)
     plan, target_dir = result.plan, Path(result.target_dir)
     status = _read_status(plan.warehouse)
     run_results = read_json_if_present(target_dir / "run_results.json")
@@ -47,19 +42,18 @@ def generate(project_dir: Path, target: str | None, vars_: str | None,
 
 
 @docs.command("serve")
-@click.option("--project-dir", default=".", show_default=True,
-              type=click.Path(file_okay=False, path_type=Path), help="The project.")
+@project_dir_option
 @click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535),
               help="Port (0: any free port).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--dir", "site_dir", type=click.Path(file_okay=False, path_type=Path),
               help="The site folder (default: <target-path>/docs of the project).")
-def serve(project_dir: Path, port: int, host: str, site_dir: Path | None) -> None:
+def serve(project_dir: str, port: int, host: str, site_dir: Path | None) -> None:
     """Serve target/docs/ over HTTP until Ctrl-C."""
     from mirrorspec.docsite import make_server
 
     console = get_console()
-    site = site_dir or _target_dir(project_dir) / DOCS_DIR
+    site = site_dir or _target_dir(Path(project_dir)) / DOCS_DIR
     if not (site / "index.html").exists():
         raise MirrorspecError(f"{site}: no docs site there",
                               hint="run `mirrorspec docs generate` first")

@@ -8,23 +8,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 
 from mirrorspec import mirroring
-from mirrorspec.cli import get_console
-from mirrorspec.commands.run import load_plan_context, project_options
+from mirrorspec.commands.params import get_console, plan_options, warehouse_option
+from mirrorspec.compile import load_plan_context
 from mirrorspec.compile.plan import Plan
 from mirrorspec.errors import MirrorspecError
 
 STATUS_COLUMNS = ("schema", "table", "status", "processed rows", "processed bytes",
                   "last sync (UTC)", "latency (s)", "error")
-
-
-def warehouse_option(func: Callable) -> Callable:
-    return click.option("--warehouse", default=None, type=click.Path(file_okay=False),
-                        help="Read this warehouse directly instead of compiling the project.")(func)
 
 
 def _plan_or_none(params: dict[str, Any]) -> Plan | None:
@@ -59,7 +54,7 @@ def status_rows(doc: dict[str, Any]) -> list[list[Any]]:
 
 
 @click.command("status")
-@project_options
+@plan_options
 @warehouse_option
 @click.option("--json", "as_json", is_flag=True, help="Print the monitoring JSON itself.")
 def status(as_json: bool, **params: Any) -> None:
@@ -110,9 +105,10 @@ def _session(plan: Plan | None):
 
 @click.command("show")
 @click.argument("table")
-@project_options
+@plan_options
 @warehouse_option
-@click.option("--limit", "-n", type=click.IntRange(min=0), default=20, show_default=True)
+@click.option("--limit", "-n", type=click.IntRange(min=0), default=20, show_default=True,
+              help="At most this many rows.")
 @click.option("--where", default=None, help="A Spark SQL condition, e.g. \"status = 'open'\".")
 @click.option("--version", "version", type=click.IntRange(min=0), default=None,
               help="Time travel: the table as of this Delta version.")
@@ -136,7 +132,7 @@ def show(table: str, limit: int, where: str | None, version: int | None,
 
 @click.command("history")
 @click.argument("table")
-@project_options
+@plan_options
 @warehouse_option
 @click.option("--limit", "-n", type=click.IntRange(min=1), default=None,
               help="Only the latest N commits.")

@@ -7,7 +7,7 @@ import json
 import click
 
 from mirrorspec import __version__
-from mirrorspec.cli import FailedRun
+from mirrorspec.errors import FailedRun
 
 
 @click.command("lint")

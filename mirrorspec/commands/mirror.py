@@ -7,8 +7,9 @@ import threading
 
 import click
 
-from mirrorspec.cli import FailedRun, get_console
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.commands.params import get_console
+from mirrorspec.errors import FailedRun, MirrorspecError
+from mirrorspec.mirroring import PROCESSED_RETENTION_DAYS
 
 
 def _parse_conf(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -48,7 +49,8 @@ def _summary(console, result) -> None:
 @click.option("--conf", "conf", multiple=True, metavar="KEY=VALUE", help="Spark conf.")
 @click.option("--strict", is_flag=True,
               help="Fail a file whose __rowMarker__ is not its last column.")
-@click.option("--retention-days", type=float, default=7.0, show_default=True,
+@click.option("--retention-days", type=float, default=PROCESSED_RETENTION_DAYS,
+              show_default=True,
               help="Days processed files stay in _ProcessedFiles.")
 def mirror(landing_zone: str, warehouse: str, watch: float | None, select: tuple[str, ...],
            threads: int, master: str, conf: tuple[str, ...], strict: bool,

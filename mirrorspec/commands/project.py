@@ -3,29 +3,12 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from typing import Any
 
 import click
 
-from mirrorspec.cli import get_console
+from mirrorspec.commands.params import get_console, project_options
 from mirrorspec.console import Console
-
-
-def project_options(func: Callable) -> Callable:
-    """--project-dir, --target, --vars, --profiles-dir."""
-    for decorator in reversed([
-        click.option("--project-dir", default=".", show_default=True, envvar="MIRRORSPEC_PROJECT_DIR",
-                     type=click.Path(file_okay=False), help="Folder holding mirrorspec_project.yml."),
-        click.option("--target", "-t", default=None,
-                     help="Output of the profile to use (default: the profile's `target`)."),
-        click.option("--vars", "vars_text", default=None, metavar="YAML",
-                     help="Values for var() as a YAML mapping, e.g. '{env: prod}'."),
-        click.option("--profiles-dir", default=None, type=click.Path(file_okay=False),
-                     help="Folder holding profiles.yml (default: the project folder, then "
-                          "~/.mirrorspec)."),
-    ]):
-        func = decorator(func)
-    return func
 
 
 def _show(path: Any) -> str:

@@ -6,8 +6,7 @@ import json
 
 import click
 
-from mirrorspec.cli import FailedRun
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.errors import FailedRun, MirrorspecError
 from mirrorspec.spark.state import resolve_table, table_keys
 
 

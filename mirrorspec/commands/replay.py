@@ -9,8 +9,8 @@ import tempfile
 
 import click
 
-from mirrorspec.cli import FailedRun, get_console
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.commands.params import get_console
+from mirrorspec.errors import FailedRun, MirrorspecError
 from mirrorspec.spark.state import resolve_table, table_keys
 
 

@@ -7,112 +7,18 @@ imported only inside the commands, never at module level.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 
-from mirrorspec.cli import FailedRun, get_console
-from mirrorspec.compile.plan import Plan, read_plan
+from mirrorspec.commands.params import get_console, plan_options, run_options, selection_options
+from mirrorspec.compile import PlanContext, load_plan_context
 from mirrorspec.console import Console
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.errors import FailedRun
+from mirrorspec.load.project import parse_vars
 from mirrorspec.run_results import RunResults, safe_args
 
-DEFAULT_THREADS = 4
-
-
-@dataclass(frozen=True)
-class PlanContext:
-    """The plan a command works on and the target folder its artifacts go to."""
-
-    plan: Plan
-    target_dir: Path
-
-
-def parse_vars(text: str | None) -> dict[str, Any] | None:
-    """`--vars '{key: value}'` (YAML or JSON) as a dict."""
-    if not text:
-        return None
-    import yaml
-
-    try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise MirrorspecError(f"--vars is not valid YAML: {exc}",
-                              hint="pass a mapping, e.g. --vars '{env: prod}'") from None
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        raise MirrorspecError(f"--vars must be a mapping, not {type(value).__name__}",
-                              hint="pass a mapping, e.g. --vars '{env: prod}'")
-    return value
-
-
-def load_plan_context(project_dir: str = ".", target: str | None = None, vars_text: str | None = None,
-                      profiles_dir: str | None = None, plan_path: str | None = None,
-                      console: Console | None = None) -> PlanContext:
-    """Compile the project (or read `plan_path`) and say where its target folder is."""
-    if plan_path:
-        path = Path(plan_path)
-        return PlanContext(read_plan(path), path.resolve().parent)
-    from mirrorspec.compile import compile_project
-
-    # The landing zone is checked per table by the runner (a table whose keyColumns changed
-    # fails on its own, and --full-refresh can recreate it), not for the whole compile.
-    result = compile_project(project_dir, target=target, vars=vars_text,
-                             profiles_dir=profiles_dir, check_landing=False)
-    if console is not None:
-        for unique_id, notes in sorted(getattr(result, "inferred", {}).items()):
-            for note in notes:
-                console.info(f"{unique_id}: {note}", table=unique_id)
-    return PlanContext(result.plan, Path(result.target_dir).resolve())
-
-
-# --- shared options ----------------------------------------------------------------------------
-
-def project_options(func: Callable) -> Callable:
-    """--project-dir, --profiles-dir, --target, --vars, --plan."""
-    for decorator in reversed([
-        click.option("--project-dir", default=".", show_default=True,
-                     envvar="MIRRORSPEC_PROJECT_DIR", type=click.Path(file_okay=False),
-                     help="The project folder."),
-        click.option("--profiles-dir", default=None, type=click.Path(file_okay=False),
-                     help="Folder holding profiles.yml (default: the project folder)."),
-        click.option("--target", "-t", default=None, help="Profile target to use."),
-        click.option("--vars", "vars_text", default=None,
-                     help="Variables as a YAML mapping, e.g. '{env: prod}'."),
-        click.option("--plan", "plan_path", default=None, type=click.Path(dir_okay=False),
-                     help="Run this compiled target/plan.json instead of compiling."),
-    ]):
-        func = decorator(func)
-    return func
-
-
-def selection_options(func: Callable) -> Callable:
-    """--select, --exclude, --state."""
-    for decorator in reversed([
-        click.option("--select", "-s", multiple=True,
-                     help="Tables to run: names, schema.*, globs, source:TYPE, tag:TAG, "
-                          "state:modified (repeatable; space or comma separated)."),
-        click.option("--exclude", multiple=True, help="Tables to leave out (same syntax)."),
-        click.option("--state", "state_path", default=None, type=click.Path(exists=True),
-                     help="A previous target/ folder, for state:modified."),
-    ]):
-        func = decorator(func)
-    return func
-
-
-def run_options(func: Callable) -> Callable:
-    """--threads, --full-refresh."""
-    func = click.option("--full-refresh", is_flag=True,
-                        help="Rebuild the selected tables from their sources.")(func)
-    func = click.option("--threads", type=click.IntRange(min=1), default=DEFAULT_THREADS,
-                        show_default=True, help="Tables processed concurrently.")(func)
-    return func
-
-
-# --- commands ----------------------------------------------------------------------------------
 
 def execute_run(console: Console, command: str, publish_only: bool, params: dict[str, Any]
                 ) -> tuple[PlanContext, RunResults]:
@@ -122,7 +28,7 @@ def execute_run(console: Console, command: str, publish_only: bool, params: dict
     ctx = load_plan_context(params["project_dir"], params["target"], params["vars_text"],
                             params["profiles_dir"], params["plan_path"], console)
     args = safe_args(project_dir=params["project_dir"], target=params["target"],
-                     vars=parse_vars(params["vars_text"]), plan=params["plan_path"],
+                     vars=parse_vars(params["vars_text"]) or None, plan=params["plan_path"],
                      select=params["select"], exclude=params["exclude"],
                      state=params["state_path"], threads=params["threads"],
                      full_refresh=params.get("full_refresh", False))
@@ -161,7 +67,7 @@ def _raise_if_failed(results: RunResults) -> None:
 
 
 @click.command("run")
-@project_options
+@plan_options
 @selection_options
 @run_options
 def run(**params: Any) -> None:
@@ -172,7 +78,7 @@ def run(**params: Any) -> None:
 
 
 @click.command("publish")
-@project_options
+@plan_options
 @selection_options
 @run_options
 def publish(**params: Any) -> None:
@@ -183,12 +89,12 @@ def publish(**params: Any) -> None:
 
 
 @click.command("build")
-@project_options
+@plan_options
 @selection_options
 @run_options
 def build(**params: Any) -> None:
     """`run`, then `test` the tables that ran (tables that failed are not tested)."""
-    from mirrorspec.commands.datatest import execute_tests
+    from mirrorspec.spark.datatests import execute_tests
 
     console = get_console()
     ctx, results = execute_run(console, "build", False, params)

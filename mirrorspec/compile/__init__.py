@@ -22,10 +22,12 @@ from typing import TYPE_CHECKING, Callable
 from mirrorspec.errors import ProjectError
 
 if TYPE_CHECKING:  # the runner imports mirrorspec.compile.plan: keep this package light
+    from mirrorspec.console import Console
     from mirrorspec.compile.plan import Plan
     from mirrorspec.model import Project
 
-__all__ = ["CompileResult", "compile_project", "validate_project", "load_project"]
+__all__ = ["CompileResult", "PlanContext", "compile_project", "validate_project", "load_project",
+           "load_plan_context"]
 PLAN_FILE = "plan.json"
 InferFn = Callable[[str, "str | None", dict], Any]
 
@@ -105,3 +107,32 @@ def compile_project(project_dir: str | os.PathLike = ".", target: str | None = N
     written = write_artifacts(result.target_dir, result.files)
     return CompileResult(result.project, result.plan, result.target_dir, result.files,
                          tuple(written), result.inferred)
+
+
+@dataclass(frozen=True)
+class PlanContext:
+    """The plan a command works on and the target folder its artifacts go to."""
+
+    plan: "Plan"
+    target_dir: Path
+
+
+def load_plan_context(project_dir: str | os.PathLike = ".", target: str | None = None,
+                      vars_text: str | None = None, profiles_dir: str | os.PathLike | None = None,
+                      plan_path: str | os.PathLike | None = None,
+                      console: "Console | None" = None) -> PlanContext:
+    """Compile the project (or read `plan_path`) and say where its target folder is."""
+    if plan_path:
+        from mirrorspec.compile.plan import read_plan
+
+        path = Path(plan_path)
+        return PlanContext(read_plan(path), path.resolve().parent)
+    # The landing zone is checked per table by the runner (a table whose keyColumns changed
+    # fails on its own, and --full-refresh can recreate it), not for the whole compile.
+    result = compile_project(project_dir, target=target, vars=vars_text,
+                             profiles_dir=profiles_dir, check_landing=False)
+    if console is not None:
+        for unique_id, notes in sorted(result.inferred.items()):
+            for note in notes:
+                console.info(f"{unique_id}: {note}", table=unique_id)
+    return PlanContext(result.plan, Path(result.target_dir).resolve())

@@ -1,6 +1,8 @@
-"""Source feed formats, one module per format, in one explicit registry.
+"""Source feed formats (pure Python), one module per format, in one explicit registry.
 
-`landing_zone` is not a reader: it means another publisher writes the landing zone.
+Each format module holds the format's options, schema inference and the parser Spark workers run;
+its Spark reader lives in `mirrorspec/spark/feeds/` (registry `mirrorspec.spark.feeds.READERS`).
+`landing_zone` is not a format: it means another publisher writes the landing zone.
 """
 
 from __future__ import annotations
@@ -8,24 +10,26 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from mirrorspec.sources.base import InferredSchema, SourceReader
+from mirrorspec.sources.base import InferredSchema, SourceFormat
 
-SOURCE_TYPES = ("landing_zone", "qlik_replicate", "arcion", "debezium", "aws_dms", "csv", "parquet")
-
-# type name → "module:ClassName"; modules are imported on first use.
+# type name → "module:ClassName"; modules are imported on first use. The one list of feed types:
+# FEED_TYPES, SOURCE_TYPES, the Spark readers and the JSON Schema enum follow it (tests check).
 REGISTRY: dict[str, str] = {
-    "qlik_replicate": "mirrorspec.sources.qlik:QlikReplicateReader",
-    "arcion": "mirrorspec.sources.arcion:ArcionReader",
-    "debezium": "mirrorspec.sources.debezium:DebeziumReader",
-    "aws_dms": "mirrorspec.sources.aws_dms:AwsDmsReader",
-    "csv": "mirrorspec.sources.extract:CsvExtractReader",
-    "parquet": "mirrorspec.sources.extract:ParquetExtractReader",
+    "qlik_replicate": "mirrorspec.sources.qlik:QlikReplicateFormat",
+    "arcion": "mirrorspec.sources.arcion:ArcionFormat",
+    "debezium": "mirrorspec.sources.debezium:DebeziumFormat",
+    "aws_dms": "mirrorspec.sources.aws_dms:AwsDmsFormat",
+    "csv": "mirrorspec.sources.extract:CsvExtractFormat",
+    "parquet": "mirrorspec.sources.extract:ParquetExtractFormat",
 }
+FEED_TYPES: tuple[str, ...] = tuple(REGISTRY)
+LANDING_ZONE = "landing_zone"
+SOURCE_TYPES: tuple[str, ...] = (LANDING_ZONE,) + FEED_TYPES
 
 
-def get_reader(source_type: str) -> SourceReader:
-    """The reader registered for `source_type`."""
-    target = REGISTRY.get(source_type)
+def load_registered(registry: dict[str, str], source_type: str) -> Any:
+    """An instance of the class `registry` names for `source_type` (KeyError if none)."""
+    target = registry.get(source_type)
     if target is None:
         raise KeyError(f"no reader for source type {source_type!r}")
     module_name, class_name = target.split(":")
@@ -33,12 +37,13 @@ def get_reader(source_type: str) -> SourceReader:
     return getattr(module, class_name)()
 
 
+def get_format(source_type: str) -> SourceFormat:
+    """The pure format registered for `source_type`."""
+    return load_registered(REGISTRY, source_type)
+
+
 def infer_schema(source_type: str, path: str | None, options: dict[str, Any]) -> InferredSchema | None:
     """What the feed's own metadata says about the table, or None (pure Python, for compile)."""
-    if source_type == "landing_zone" or not path or source_type not in REGISTRY:
+    if source_type == LANDING_ZONE or not path or source_type not in REGISTRY:
         return None
-    try:
-        reader = get_reader(source_type)
-    except (ModuleNotFoundError, AttributeError):
-        return None
-    return reader.infer_schema(path, options)
+    return get_format(source_type).infer_schema(path, options)

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from mirrorspec.errors import SourceError
-from mirrorspec.sources.base import (OP_INSERT, PAIR_COLUMN, InferredSchema, ReadResult,
-                                     iter_json_documents, reload_op, value_converter)
+from mirrorspec.sources.base import (OP_INSERT, ChangeColumns, InferredSchema, iter_json_documents,
+                                     reload_op, value_converter)
 from mirrorspec.sources.qlik import _decode, _read_bytes, loads_line
 
 TYPE_NAME = "arcion"
@@ -243,48 +243,19 @@ def _scan_json(path: str, raw: bytes, compressed: bool) -> FileScan:
 
 # --- the worker-side parser --------------------------------------------------------------------
 
-class _Out:
-    def __init__(self, columns: Sequence[str]):
-        self.columns = list(columns)
-        self.lists: dict[str, list] = {c: [] for c in self.columns}
-        for extra in ("_op", "_order", "_present", "_source_file", "_source_line", PAIR_COLUMN,
-                      "_error"):
-            self.lists[extra] = []
-
-    def add(self, values: dict, op: int, order: tuple, present, file: str, line: int) -> None:
-        lists = self.lists
-        for name in self.columns:
-            lists[name].append(values.get(name))
-        lists["_op"].append(op)
-        lists["_order"].append(order)
-        lists["_present"].append(present)
-        lists["_source_file"].append(file)
-        lists["_source_line"].append(line)
-        lists[PAIR_COLUMN].append(None)
-        lists["_error"].append(None)
-
-    def pair(self, pair_id: str) -> None:
-        """Mark the last row as one half of a key change (see sources.base.PAIR_COLUMN)."""
-        self.lists[PAIR_COLUMN][-1] = pair_id
-
-    def error(self, exc: SourceError, file: str) -> None:
-        self.add({}, -1, (0, exc.line or 0, 0), None, exc.file or file, exc.line or 0)
-        self.lists["_error"][-1] = exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")
-
-
 def parse_task(task: dict) -> dict[str, list]:
     """Parse one chunk of one Arcion file into canonical change columns (Python worker)."""
     ctx = task["ctx"]
-    out = _Out([n for n, _ in ctx["columns"]])
+    out = ChangeColumns([n for n, _ in ctx["columns"]])
     try:
         _Parser(task, ctx, out).run()
     except SourceError as exc:
-        out.error(exc, task["file"])
+        out.error(exc, task["file"], (0, exc.line or 0, 0))
     return out.lists
 
 
 class _Parser:
-    def __init__(self, task: dict, ctx: dict, out: _Out):
+    def __init__(self, task: dict, ctx: dict, out: ChangeColumns):
         self.task, self.out = task, out
         self.path = task["file"]
         self.rank = task["rank"]
@@ -466,9 +437,9 @@ class _Parser:
         return None if len(row) >= len(self.all) else sorted(row)
 
 
-# --- the reader ------------------------------------------------------------------------------
+# --- the format ------------------------------------------------------------------------------
 
-class ArcionReader:
+class ArcionFormat:
     """`source.type: arcion`."""
 
     type_name = TYPE_NAME
@@ -517,29 +488,5 @@ class ArcionReader:
                               "layout": layout, "delimiter": opts["delimiter"], "ctx": ctx})
         return columns, keys, tasks
 
-    def read(self, spark: Any, table: Any, files: Sequence[str], state: dict[str, Any]) -> ReadResult:
-        """Parse `files` into canonical changes."""
-        from pyspark.sql import functions as F
 
-        from mirrorspec.spark.publisher import change_schema, map_tasks
-
-        columns, keys, tasks = self.plan_tasks(table, files, state)
-        schema = change_schema(columns, [("file", "int"), ("line", "bigint"), ("sub", "int")],
-                               [(PAIR_COLUMN, "string"), ("_error", "string")])
-        if not tasks:
-            parsed = spark.createDataFrame([], schema)
-        else:
-            parsed = map_tasks(spark, tasks, parse_task, schema).persist()
-        error = (parsed.where(F.col("_error").isNotNull())
-                 .orderBy("_source_file", "_source_line").limit(1).collect())
-        if error:
-            parsed.unpersist()
-            row = error[0]
-            message, _, hint = row["_error"].partition("\n  hint: ")
-            raise SourceError(message, file=row["_source_file"], line=row["_source_line"],
-                              hint=hint or None)
-        return ReadResult(changes=parsed.drop("_error"), files=tuple(sorted(files)),
-                          info={"cached": [parsed], "persisted": True, "key_columns": keys})
-
-
-__all__ = ["ArcionReader", "parse_task", "scan_file", "header_column"]
+__all__ = ["ArcionFormat", "parse_task", "scan_file", "header_column"]

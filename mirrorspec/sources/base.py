@@ -11,8 +11,8 @@ A reader turns feed files into a Spark DataFrame of canonical changes with these
 - `_source_file` (string) and `_source_line` (long): where the change came from, for errors.
 
 Readers split a key change into a delete of the old key followed by an insert of the new one.
-Module-level code in `mirrorspec/sources/` must not import pyspark (compile uses the inference
-side of readers without a JVM); import it inside the functions that need it.
+`mirrorspec/sources/` holds the pure side of each format (options, schema inference, the parser
+Spark workers run); it never imports pyspark. The Spark readers live in `mirrorspec/spark/feeds/`.
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ CHANGE_COLUMNS = (OP_COLUMN, ORDER_COLUMN, PRESENT_COLUMN, SOURCE_FILE_COLUMN, S
 # Optional: the same id on the delete of the old key and the insert of the new key of one key
 # change, so the insert's absent columns are completed from the old key's row.
 PAIR_COLUMN = "_pair"
+# Set (to "message\n  hint: hint") on the one row a parse task emits when its input is bad.
+ERROR_COLUMN = "_error"
 
 
 @dataclass(frozen=True)
@@ -65,13 +67,17 @@ class ReadResult:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-class SourceReader(Protocol):
-    """A feed format. Implementations are registered in `mirrorspec.sources.REGISTRY`."""
+class SourceFormat(Protocol):
+    """A feed format's pure side, registered in `mirrorspec.sources.REGISTRY`."""
 
     type_name: str
 
     def infer_schema(self, path: str, options: dict[str, Any]) -> InferredSchema | None:
         """Columns and keys from the feed's own metadata, in pure Python (no JVM); or None."""
+
+
+class SourceReader(SourceFormat, Protocol):
+    """A format's Spark reader, registered in `mirrorspec.spark.feeds.READERS`."""
 
     def read(self, spark: Any, table: Any, files: Sequence[str], state: dict[str, Any]) -> ReadResult:
         """Read `files` (already filtered to the new ones) into canonical changes.
@@ -91,6 +97,48 @@ class SourceReader(Protocol):
 # together with the new ones; a reader that holds back must skip what it already published.
 
 FEED_IGNORED_PREFIXES = ("_", ".")
+
+
+class ChangeColumns:
+    """Columnar output of one parse task (a Python worker): the table's columns, the change
+    columns, `_pair`, `_error` and the format's `extra` columns, as equally long lists."""
+
+    def __init__(self, columns: Sequence[str], extra: Sequence[str] = ()):
+        self.columns = list(columns)
+        self.extra = tuple(extra)
+        self.lists: dict[str, list] = {c: [] for c in self.columns}
+        for name in CHANGE_COLUMNS + (PAIR_COLUMN, ERROR_COLUMN) + self.extra:
+            self.lists[name] = []
+
+    def add(self, values: dict, op: int, order: tuple, present, file: str, line: int,
+            *extra: Any) -> None:
+        """Append one change; `extra` are the values of the extra columns, in order."""
+        lists = self.lists
+        for name in self.columns:
+            lists[name].append(values.get(name))
+        self.add_meta(op, order, present, file, line, *extra)
+
+    def add_meta(self, op: int, order: tuple, present, file: str, line: int, *extra: Any) -> None:
+        """Append the non-table columns of a change whose table values the caller appended."""
+        lists = self.lists
+        lists[OP_COLUMN].append(op)
+        lists[ORDER_COLUMN].append(order)
+        lists[PRESENT_COLUMN].append(present)
+        lists[SOURCE_FILE_COLUMN].append(file)
+        lists[SOURCE_LINE_COLUMN].append(line)
+        lists[PAIR_COLUMN].append(None)
+        lists[ERROR_COLUMN].append(None)
+        for index, name in enumerate(self.extra):
+            lists[name].append(extra[index] if index < len(extra) else None)
+
+    def pair(self, pair_id: str) -> None:
+        """Mark the last row as one half of a key change (see PAIR_COLUMN)."""
+        self.lists[PAIR_COLUMN][-1] = pair_id
+
+    def error(self, exc: Any, file: str, order: tuple) -> None:
+        """The row that reports a SourceError (the task stops there)."""
+        self.add({}, -1, order, None, exc.file or file, exc.line or 0)
+        self.lists[ERROR_COLUMN][-1] = exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")
 
 
 def reload_op(state: dict[str, Any], keys: Sequence[str]) -> int:

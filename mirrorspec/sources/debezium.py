@@ -17,7 +17,8 @@ Options (`source.options`): `key_columns`, `decimal_handling` (double | string),
 (ms | us | ns, for integer timestamps without a schema), `unavailable_value_placeholder`,
 `table` (keep only events whose `source.table` — or `schema.table` — matches).
 
-The Spark helpers at the bottom (`read_text_changes`) are shared with the AWS DMS CSV reader.
+This module is the pure parser (compile infers schemas with it; Spark workers run it); the Spark
+reader is `mirrorspec.spark.feeds.debezium`.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ import datetime as dt
 import decimal
 import gzip
 import json
-import os
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -40,7 +40,6 @@ from mirrorspec.sources.base import (
     OP_UPDATE,
     InferredColumn,
     InferredSchema,
-    ReadResult,
     iter_json_documents,
     list_feed_files,
     to_boolean,
@@ -712,7 +711,7 @@ def table_shape(table: Any, extra_keys: Sequence[str] = ()) -> TableShape:
     return TableShape(columns, keys)
 
 
-class DebeziumReader:
+class DebeziumFormat:
     """`debezium`: Debezium JSON change events."""
 
     type_name = TYPE_NAME
@@ -723,141 +722,3 @@ class DebeziumReader:
         if "://" in path and not path.startswith("file:"):
             return None  # remote feeds are inferred at run time, not by compile
         return infer_from_events(_local_events(path), opts)
-
-    def read(self, spark: Any, table: Any, files: Sequence[str], state: dict[str, Any]
-             ) -> ReadResult:
-        """Canonical changes of `files`; raises SourceError naming file and line on bad input."""
-        opts = parse_options(table.source.options)
-        shape = table_shape(table, opts.key_columns)
-
-        def parse(text: str, file: str) -> Iterator[Row]:
-            return parse_text(text, file, shape, opts)
-
-        changes, info = read_text_changes(spark, files, shape, parse, DEBEZIUM_ORDER_FIELDS)
-        if shape.key_columns and not table.key_columns:
-            info["key_columns"] = list(shape.key_columns)
-        return ReadResult(changes=changes, files=tuple(files), info=info)
-
-
-# --- Spark: text files → Python parser → canonical DataFrame (shared with aws_dms) -------------
-
-DEBEZIUM_ORDER_FIELDS = (("lsn", "bigint"), ("position", "string"), ("pos", "bigint"),
-                         ("row", "bigint"), ("ts_ms", "bigint"), ("file", "string"),
-                         ("line", "bigint"), ("part", "int"))
-
-_ERROR_COLUMN = "_parse_error"
-
-
-def change_schema(shape: TableShape, order_fields: Sequence[tuple[str, str]]):
-    """The Spark schema of canonical changes for `shape` (plus the internal error column)."""
-    from pyspark.sql.types import (ArrayType, IntegerType, LongType, StringType, StructField,
-                                   StructType, _parse_datatype_string)
-
-    from mirrorspec.mirroring import spark_type_for
-
-    fields = [StructField(name, _parse_datatype_string(spark_type_for(data_type)), True)
-              for name, data_type in shape.columns]
-    order = StructType([StructField(name, _parse_datatype_string(kind), True)
-                        for name, kind in order_fields])
-    fields += [
-        StructField("_op", IntegerType(), False),
-        StructField("_order", order, False),
-        StructField("_present", ArrayType(StringType()), True),
-        StructField("_source_file", StringType(), False),
-        StructField("_source_line", LongType(), False),
-        StructField(_ERROR_COLUMN, StringType(), True),
-    ]
-    return StructType(fields)
-
-
-def _local_name(uri: str, wanted: dict[str, str]) -> str:
-    """The caller's spelling of a file Spark reports as a URI."""
-    from urllib.parse import unquote
-
-    if uri in wanted:
-        return wanted[uri]
-    plain = unquote(uri[5:] if uri.startswith("file:") else uri)
-    if plain.startswith("//"):
-        plain = plain[2:]
-    for key in (plain, os.path.normpath(plain)):
-        if key in wanted:
-            return wanted[key]
-    return plain
-
-
-def read_text_changes(spark: Any, files: Sequence[str], shape: TableShape,
-                      parse: Callable[[str, str], Iterable[Row]],
-                      order_fields: Sequence[tuple[str, str]], batch_rows: int = 8192):
-    """Run `parse(text, file)` on every file (one Spark task per file, whole text) and return the
-    canonical DataFrame and the ReadResult.info that tells the publisher it is persisted (to
-    unpersist after publishing). A SourceError in any file is re-raised here (the first by file
-    order), so nothing of a bad batch reaches the landing zone."""
-    from pyspark.sql import functions as F
-
-    schema = change_schema(shape, order_fields)
-    if not files:
-        return spark.createDataFrame([], schema).drop(_ERROR_COLUMN), {}
-    wanted: dict[str, str] = {}
-    for file in files:
-        wanted[file] = file
-        if "://" not in file:
-            wanted[os.path.normpath(os.path.abspath(file))] = file
-    names = list(schema.names)
-    column_count = len(shape.columns)
-
-    def run(batches):
-        import pyarrow as pa
-        from pyspark.sql.pandas.types import to_arrow_schema
-
-        arrow_schema = to_arrow_schema(schema)
-        buffer: list[list] = [[] for _ in names]
-
-        def flush():
-            batch = pa.RecordBatch.from_arrays(
-                [pa.array(col, type=arrow_schema.field(i).type) for i, col in enumerate(buffer)],
-                schema=arrow_schema)
-            for col in buffer:
-                col.clear()
-            return batch
-
-        for batch in batches:
-            paths = batch.column(0).to_pylist()
-            texts = batch.column(1).to_pylist()
-            for uri, text in zip(paths, texts):
-                file = _local_name(uri, wanted)
-                try:
-                    for row in parse(text or "", file):
-                        for i, value in enumerate(row):
-                            buffer[i].append(value)
-                        buffer[-1].append(None)
-                        if len(buffer[0]) >= batch_rows:
-                            yield flush()
-                except SourceError as exc:
-                    for col in buffer:
-                        col.clear()
-                    error = [None] * column_count + [
-                        -1, {name: None for name, _ in order_fields}, None, file,
-                        exc.line or 0, json.dumps({"message": exc.message, "hint": exc.hint})]
-                    for i, value in enumerate(error):
-                        buffer[i].append(value)
-                    yield flush()
-                    return
-        if buffer[0]:
-            yield flush()
-
-    raw = (spark.read.text(list(files), wholetext=True)
-           .select(F.col("_metadata.file_path").alias("path"), "value"))
-    parsed = raw.mapInArrow(run, schema)
-    from pyspark import StorageLevel
-
-    parsed = parsed.persist(StorageLevel.MEMORY_AND_DISK)
-    errors = (parsed.where(F.col(_ERROR_COLUMN).isNotNull())
-              .select("_source_file", "_source_line", _ERROR_COLUMN)
-              .orderBy("_source_file", "_source_line").limit(1).collect())
-    if errors:
-        parsed.unpersist()
-        first = errors[0]
-        detail = json.loads(first[_ERROR_COLUMN])
-        raise SourceError(detail["message"], file=first["_source_file"],
-                          line=first["_source_line"] or None, hint=detail.get("hint"))
-    return parsed.drop(_ERROR_COLUMN), {"cached": [parsed], "persisted": True}

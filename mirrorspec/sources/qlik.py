@@ -14,8 +14,8 @@ envelope `{"magic": "atMSG", "type": "MD"|"DT", ..., "message": {...}}` or the b
 - Only whole transactions are published: events from the first unfinished transaction on
   (one with `transactionLastEvent` false everywhere) wait for the next run.
 
-Parsing runs in Python workers (mirrorspec.spark.publisher.map_tasks); big line-per-message files
-are split into chunks at line boundaries. Module level stays free of pyspark.
+This module is the pure parser: parsing runs in Python workers (the Spark reader is
+`mirrorspec.spark.feeds.qlik`); big line-per-message files are split into chunks at line boundaries.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
 from mirrorspec.errors import SourceError
-from mirrorspec.sources.base import (InferredColumn, InferredSchema, ReadResult, iter_json_documents,
-                                     PAIR_COLUMN, list_feed_files, local_path, reload_op,
+from mirrorspec.sources.base import (ERROR_COLUMN, ChangeColumns, InferredColumn, InferredSchema,
+                                     iter_json_documents, list_feed_files, local_path, reload_op,
                                      value_converter)
 
 TYPE_NAME = "qlik_replicate"
@@ -309,7 +309,8 @@ def scan_file(path: str, decimal: str = "double", chunk_bytes: int | None = None
 
 # --- the worker-side parser --------------------------------------------------------------------
 
-OUTPUT_EXTRA = ("_txn", "_txn_last", "_error")
+TXN_COLUMNS = ("_txn", "_txn_last")
+OUTPUT_EXTRA = TXN_COLUMNS + (ERROR_COLUMN,)  # dropped once the batch is checked
 
 
 def _read_chunk(task: dict) -> bytes:
@@ -358,45 +359,6 @@ def _documents(task: dict):
             yield line, doc
 
 
-class _Out:
-    """Columnar output of one task."""
-
-    def __init__(self, columns: Sequence[str]):
-        self.columns = list(columns)
-        self.lists: dict[str, list] = {c: [] for c in self.columns}
-        for extra in ("_op", "_order", "_present", "_source_file", "_source_line",
-                      PAIR_COLUMN) + OUTPUT_EXTRA:
-            self.lists[extra] = []
-
-    def add(self, values: dict, op: int, order: tuple, present, file: str, line: int,
-            txn, last) -> None:
-        lists = self.lists
-        for name in self.columns:
-            lists[name].append(values.get(name))
-        self.add_meta(op, order, present, file, line, txn, last)
-
-    def add_meta(self, op: int, order: tuple, present, file: str, line: int, txn, last) -> None:
-        lists = self.lists
-        lists["_op"].append(op)
-        lists["_order"].append(order)
-        lists["_present"].append(present)
-        lists["_source_file"].append(file)
-        lists["_source_line"].append(line)
-        lists["_txn"].append(txn)
-        lists["_txn_last"].append(last)
-        lists["_error"].append(None)
-        lists[PAIR_COLUMN].append(None)
-
-    def pair(self, pair_id: str) -> None:
-        """Mark the last row as one half of a key change (see sources.base.PAIR_COLUMN)."""
-        self.lists[PAIR_COLUMN][-1] = pair_id
-
-    def error(self, exc: SourceError, file: str) -> None:
-        self.add({}, -1, ("", file, exc.line or 0, 0), None, exc.file or file, exc.line or 0,
-                 None, None)
-        self.lists["_error"][-1] = exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")
-
-
 def _as_bool(value: Any) -> bool | None:
     if value is None or isinstance(value, bool):
         return value
@@ -412,18 +374,18 @@ def parse_task(task: dict) -> dict[str, list]:
     """Parse one chunk of one file into canonical change columns (runs in a Python worker)."""
     ctx = task["ctx"]
     columns = [name for name, _ in ctx["columns"]]
-    out = _Out(columns)
+    out = ChangeColumns(columns, TXN_COLUMNS)
     try:
         _parse_into(task, ctx, out)
     except SourceError as exc:
-        out.error(exc, task["file"])
+        out.error(exc, task["file"], ("", task["file"], exc.line or 0, 0))
     return out.lists
 
 
 _ALL = None  # "every column present" in the mask cache
 
 
-def _parse_into(task: dict, ctx: dict, out: _Out) -> None:
+def _parse_into(task: dict, ctx: dict, out: ChangeColumns) -> None:
     path = task["file"]
     names = [name for name, _ in ctx["columns"]]
     converters = {name: value_converter(dt, ctx.get("binary", "hex")) for name, dt in ctx["columns"]}
@@ -598,7 +560,7 @@ class QlikBatch:
     tasks: list[dict]
 
 
-class QlikReplicateReader:
+class QlikReplicateFormat:
     """`source.type: qlik_replicate`."""
 
     type_name = TYPE_NAME
@@ -649,54 +611,6 @@ class QlikReplicateReader:
                  for scan in scans for a, b, line in scan.chunks]
         return QlikBatch(columns, keys, structures, tasks)
 
-    def read(self, spark: Any, table: Any, files: Sequence[str], state: dict[str, Any]) -> ReadResult:
-        """Parse `files` into canonical changes, holding back unfinished transactions."""
-        from pyspark.sql import functions as F
-
-        from mirrorspec.spark.publisher import map_tasks
-
-        batch = self.plan_tasks(table, files, state)
-        columns, keys, structures, tasks = batch.columns, batch.keys, batch.structures, batch.tasks
-        schema = _schema(columns)
-        if not tasks:
-            parsed = spark.createDataFrame([], schema)
-        else:
-            parsed = map_tasks(spark, tasks, parse_task, schema).persist()
-        # one pass: errors, and the last event that ends a transaction (in change order)
-        summary = parsed.agg(
-            F.count(F.col("_error")).alias("errors"),
-            F.max(F.when(F.col("_txn_last"), F.col("_order"))).alias("last_end")).first()
-        if summary["errors"]:
-            row = (parsed.where(F.col("_error").isNotNull())
-                   .orderBy("_source_file", "_source_line").limit(1).collect()[0])
-            parsed.unpersist()
-            message, _, hint = row["_error"].partition("\n  hint: ")
-            raise SourceError(message, file=row["_source_file"], line=row["_source_line"],
-                              hint=hint or None)
-        # the unfinished tail: transaction events after the last transactionLastEvent=true
-        # (Replicate emits committed transactions whole and in commit order)
-        tail = F.col("_txn").isNotNull() & F.col("_txn_last").isNotNull()
-        if summary["last_end"] is not None:
-            end = F.struct(*[F.lit(v) for v in summary["last_end"]]).cast(
-                parsed.schema["_order"].dataType)
-            tail = tail & (F.col("_order") > end)
-        cutoff = parsed.where(tail).agg(F.min("_order")).first()[0]
-        changes = parsed
-        held: list[str] = []
-        new_state = {"structures": [s.to_dict() for s in structures]}
-        if cutoff is not None:
-            bound = F.struct(*[F.lit(v) for v in cutoff]).cast(parsed.schema["_order"].dataType)
-            held = sorted(r[0] for r in parsed.where(F.col("_order") >= bound)
-                          .select("_source_file").distinct().collect())
-            changes = parsed.where(F.col("_order") < bound)
-            new_state["cutoff"] = list(cutoff)
-        changes = changes.drop(*OUTPUT_EXTRA)
-        consumed = tuple(f for f in sorted(files) if f not in held)
-        return ReadResult(changes=changes, files=consumed, held_back=tuple(held),
-                          info={"state": new_state, "key_columns": keys, "cached": [parsed],
-                                "persisted": True,
-                                "columns": [InferredColumn(c, t) for c, t in columns]})
-
     @staticmethod
     def _resolve(table: Any, structures: list[QlikStructure], scans: list[FileScan]):
         """Columns [(name, DataType)], key columns and the fallback ordinal map for the batch."""
@@ -732,12 +646,3 @@ class QlikReplicateReader:
         keys = keys or feed_keys
         ordinals = {i + 1: n for i, (n, _) in enumerate(planned)}
         return columns, keys, ordinals
-
-
-def _schema(columns: list[tuple[str, str]]):
-    from mirrorspec.spark.publisher import change_schema
-
-    return change_schema(columns, [("seq", "string"), ("file", "string"), ("line", "bigint"),
-                                   ("sub", "int")],
-                         [(PAIR_COLUMN, "string"), ("_txn", "string"), ("_txn_last", "boolean"),
-                          ("_error", "string")])

@@ -34,18 +34,15 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from mirrorspec import mirroring
+from mirrorspec.compile import PlanContext
 from mirrorspec.compile.plan import Plan, TablePlan
 from mirrorspec.console import Console, NullConsole
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.errors import DataTestError, MirrorspecError
 from mirrorspec.run_results import utc_now
 
 TEST_RESULTS_FILE = "test_results.json"
 ENGINE_STATE_KEY = "mirrorspec"  # the engine's key in a commit's userMetadata
 TEST_TYPES = ("unique", "not_null", "accepted_values", "relationships", "row_count", "freshness")
-
-
-class DataTestError(MirrorspecError):
-    """A data test could not be run (its status is ERROR)."""
 
 
 @dataclass
@@ -453,3 +450,24 @@ def _row_count(spark, df, table: TablePlan) -> tuple[int, str]:
         return 0, f"{actual} row(s), as the applied landing files imply"
     return abs(actual - expected), (f"the Delta table holds {actual} row(s); the landing files "
                                     f"applied to it imply {expected}")
+
+
+def execute_tests(console: Console, ctx: PlanContext, table_ids: Iterable[str],
+                  skip: Iterable[str] = (), threads: int = 4):
+    """Run the tests of the given tables, print the dbt-style summary, write test_results.json."""
+    from mirrorspec.spark.runner import start_session
+
+    wanted = set(table_ids)
+    tables = [t for t in ctx.plan.tables if t.unique_id in wanted]
+    if not any(t.tests for t in tables):
+        console.warning("no data tests declared on the selected tables")
+        results = run_data_tests(None, ctx.plan, [], console)
+    else:
+        results = run_data_tests(start_session(ctx.plan), ctx.plan, tables, console, skip=skip,
+                                 threads=threads)
+    path = results.write(ctx.target_dir)
+    counts = results.counts()
+    console.result(f"Done. PASS={counts['pass']} WARN={counts['warn']} ERROR={counts['error']} "
+                   f"FAIL={counts['fail']} SKIP={counts['skipped']} TOTAL={len(results.results)}"
+                   f"; results in {path}", counts=counts)
+    return results

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import logging
 import re
 import threading
 import time
@@ -26,8 +27,10 @@ from mirrorspec.errors import LandingZoneError
 from mirrorspec.faults import crash_point
 from mirrorspec.spark import fold, landing, reader
 from mirrorspec.spark import fs as fsmod
-from mirrorspec.spark.session import new_session
+from mirrorspec.spark.session import is_connect, new_session
 from mirrorspec.spark.state import STATE_KEY, TableState, read_state  # noqa: F401 - re-exported
+
+_log = logging.getLogger(__name__)
 
 STATE_FORMAT = 1
 _CONFLICT_WORDS = ("Concurrent", "ProtocolChanged", "MetadataChanged", "DeltaConcurrent")
@@ -43,7 +46,7 @@ class MirrorOptions:
 
     threads: int = 2                 # tables processed concurrently
     strict: bool = False             # report a __rowMarker__ that isn't the last column
-    retention_days: float = 7.0      # _ProcessedFiles purge
+    retention_days: float = mirroring.PROCESSED_RETENTION_DAYS  # _ProcessedFiles purge
     select: tuple[str, ...] = ()     # unique ids / globs like "sales.*" / names; empty = all
     move_processed: bool = True
 
@@ -518,18 +521,28 @@ class _TableRun:
 def _forget_delta_logs(spark) -> None:
     """Drop Delta's cached logs after deleting a table folder, so a table re-created at the same
     path isn't read through a stale snapshot."""
+    if is_connect(spark):
+        return  # the server's JVM owns the cache; a Connect client can't reach it
+    # Private API: Delta has no public call that drops its DeltaLog cache (DeltaTable has none,
+    # and spark.catalog.clearCache() leaves it alone).
     try:
         spark._jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()
-    except Exception:  # noqa: BLE001 - Spark Connect: no JVM cache to clear
-        pass
+    except Exception as exc:  # noqa: BLE001 - py4j raises several types; a stale read is the cost
+        _log.warning("could not clear Delta's log cache (%s): a table re-created at the same "
+                     "path may be read through its old log", exc)
 
 
 def _activate(session) -> None:
     """Make `session` the active one of this thread's JVM side (Delta reads conf from it)."""
+    if is_connect(session):
+        return  # no JVM here; Connect sessions are separate anyway
+    # Private API: PySpark can read the JVM's active session but has no public call that sets it
+    # for the current thread (SparkSession.builder.getOrCreate() would return the default one).
     try:
         session._jvm.org.apache.spark.sql.SparkSession.setActiveSession(session._jsparkSession)
-    except Exception:  # noqa: BLE001 - Spark Connect has no JVM; its sessions are separate anyway
-        pass
+    except Exception as exc:  # noqa: BLE001 - py4j raises several types
+        _log.warning("could not make the mirror session active on the JVM side (%s): Delta may "
+                     "read the default session's conf", exc)
 
 
 def _short(exc: BaseException) -> str:

@@ -7,14 +7,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.errors import InspectError
 
 # Keys under which the engine's commit userMetadata lists the landing files a commit applied.
 _FILE_KEYS = ("files", "files_applied", "applied_files", "appliedFiles", "filesApplied")
-
-
-class InspectError(MirrorspecError):
-    """The table can't be read as asked (no Delta table, bad version, bad --where)."""
 
 
 def _require_delta(spark, delta_path: str, name: str) -> None:

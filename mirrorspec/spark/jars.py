@@ -14,6 +14,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from mirrorspec.errors import SetupError
+
 SCALA_VERSION = "2.13"
 
 
@@ -65,8 +67,8 @@ def fetch(quiet: bool = True) -> list[Path]:
         return existing + cached_extra_jars()
     mvn = shutil.which("mvn")
     if mvn is None:
-        raise SystemExit("mirrorspec: Maven (mvn) is needed once to fetch Delta Lake's jars; "
-                         "install it (apt-get install maven) and rerun `make .venv`.")
+        raise SetupError("Maven (mvn) is needed once to fetch Delta Lake's jars",
+                         hint="install it (apt-get install maven) and rerun `make .venv`")
     folder = cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
     present = {p.name for p in (existing or []) + cached_extra_jars()}
@@ -79,18 +81,25 @@ def fetch(quiet: bool = True) -> list[Path]:
             command.insert(2, "-q")
         result = subprocess.run(command, capture_output=True, text=True, cwd=folder)
         if result.returncode != 0:
-            raise SystemExit(f"mirrorspec: could not fetch {coordinate} from Maven Central:\n"
-                             f"{result.stdout[-2000:]}{result.stderr[-2000:]}")
+            raise SetupError(f"could not fetch {coordinate} from Maven Central:\n"
+                             f"{result.stdout[-2000:]}{result.stderr[-2000:]}",
+                             hint="check the network (or a Maven mirror) and rerun `make .venv`")
     jars = cached_jars()
     if not jars:
-        raise SystemExit(f"mirrorspec: Maven ran but the jars are not in {folder}")
+        raise SetupError(f"Maven ran but the jars are not in {folder}")
     return jars + cached_extra_jars()
 
 
-def main() -> None:
-    jars = fetch()
+def main() -> int:
+    """`python -m mirrorspec.spark.jars` (run by `make`): fetch the jars; exit 1 with the reason."""
+    try:
+        jars = fetch()
+    except SetupError as exc:
+        print(f"mirrorspec: {exc.render()}", file=sys.stderr)
+        return 1
     for jar in jars:
         print(f"jar: {jar}")
+    return 0
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import json
 import os
 import shutil
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from mirrorspec.compile.plan import Plan, TablePlan
 from mirrorspec.console import Console, NullConsole
@@ -28,10 +28,11 @@ from mirrorspec.errors import MirrorspecError, SourceError
 from mirrorspec.faults import crash_point
 from mirrorspec.mirroring import (METADATA_FILE, PROCESSED_FOLDER, ROW_MARKER_COLUMN, dumps_json,
                                   parse_metadata_text, parse_sequence, sequence_file_name)
-from mirrorspec.sources import get_reader
 from mirrorspec.sources.base import (CHANGE_COLUMNS, OP_COLUMN, OP_DELETE, OP_INSERT, OP_TRUNCATE,
                                      OP_UPDATE, OP_UPSERT, PAIR_COLUMN, PRESENT_COLUMN,
                                      SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN, list_feed_files)
+from mirrorspec.sources import FEED_TYPES
+from mirrorspec.spark.feeds import get_reader
 
 STATE_VERSION = 1
 TEMP_PREFIX = "_publishing_"
@@ -242,69 +243,6 @@ def ensure_metadata(fs: _Fs, table: TablePlan, key_columns: Sequence[str]) -> No
 
 # --- running pure parsers inside Spark ------------------------------------------------------------
 
-def map_tasks(spark, tasks: Sequence[dict], parse: Callable[[dict], dict[str, list]], schema):
-    """A DataFrame made by running `parse(task)` for every task in a Python worker.
-
-    `parse` returns the columns of `schema` as lists (same length). The tasks travel as local
-    data, which Spark slices into one partition per core; each Python worker runs its slice's
-    tasks one after another, and Arrow carries the result to the JVM. Every Python task costs a
-    worker round trip (~0.3 CPU s measured), so a few full slices beat many small ones.
-    """
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    arrow_schema = to_arrow_schema(schema)
-
-    def run(batches: Iterable):
-        import pyarrow as pa
-
-        for batch in batches:
-            for text in batch.column(0).to_pylist():
-                columns = parse(json.loads(text))
-                arrays = [_to_arrow(columns[f.name], f.type, pa) for f in arrow_schema]
-                yield pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
-
-    payload = [(json.dumps(task),) for task in tasks]
-    return spark.createDataFrame(payload, "task string").mapInArrow(run, schema)
-
-
-def change_schema(columns: Sequence[tuple[str, str]], order_fields: Sequence[tuple[str, str]],
-                  extra: Sequence[tuple[str, str]] = ()):
-    """The StructType of a reader's canonical changes: table columns (DataTypes), then `_op`,
-    `_order` (a struct of `order_fields`), `_present`, `_source_file`, `_source_line`, `extra`."""
-    from pyspark.sql import types as T
-
-    from mirrorspec.mirroring import spark_type_for
-
-    simple = {"double": T.DoubleType(), "float": T.FloatType(), "smallint": T.ShortType(),
-              "int": T.IntegerType(), "bigint": T.LongType(), "timestamp": T.TimestampType(),
-              "date": T.DateType(), "string": T.StringType(), "boolean": T.BooleanType(),
-              "binary": T.BinaryType()}
-
-    def parse(name: str):
-        return simple[name]
-
-    fields = [T.StructField(name, parse(spark_type_for(dt)), True) for name, dt in columns]
-    fields += [
-        T.StructField(OP_COLUMN, T.IntegerType(), True),
-        T.StructField("_order", T.StructType([T.StructField(n, parse(t)) for n, t in order_fields])),
-        T.StructField(PRESENT_COLUMN, T.ArrayType(T.StringType())),
-        T.StructField(SOURCE_FILE_COLUMN, T.StringType()),
-        T.StructField(SOURCE_LINE_COLUMN, T.LongType()),
-    ]
-    fields += [T.StructField(n, parse(t), True) for n, t in extra]
-    return T.StructType(fields)
-
-
-def _to_arrow(values: list, arrow_type, pa):
-    if pa.types.is_struct(arrow_type):
-        fields = [arrow_type.field(i) for i in range(arrow_type.num_fields)]
-        children = [_to_arrow([v[i] for v in values], f.type, pa) for i, f in enumerate(fields)]
-        return pa.StructArray.from_arrays(children, fields=fields)
-    return pa.array(values, type=arrow_type)
-
-
-# --- publishing ------------------------------------------------------------------------------------
-
 def publish_table(spark, table: TablePlan, plan: Plan, console: Console | None = None) -> PublishResult:
     """Publish what is new in `table`'s feed into its landing folder (see the module docstring)."""
     console = console or NullConsole()
@@ -362,8 +300,7 @@ def _publish_batch(spark, fs: _Fs, table: TablePlan, plan: Plan, state: dict[str
         reader = get_reader(table.source.type)
     except (KeyError, ImportError) as exc:
         raise SourceError(f"no feed reader for source type {table.source.type!r} ({exc})",
-                          hint="use one of qlik_replicate, arcion, debezium, aws_dms, csv, "
-                               "parquet") from None
+                          hint=f"use one of {', '.join(FEED_TYPES)}") from None
     prior = {k: v for k, v in state.items() if k != "pending"}
     read = reader.read(spark, table, files, prior)
     cached = list(read.info.get("cached", []))
@@ -522,4 +459,4 @@ def present_list(columns: Sequence[str], present: Iterable[str] | None) -> list[
 
 
 __all__ = ["PublishResult", "publish_table", "state_file", "load_state", "next_sequence",
-           "ensure_metadata", "map_tasks", "present_list", "PRESENT_COLUMN"]
+           "ensure_metadata", "present_list", "PRESENT_COLUMN"]

@@ -208,6 +208,8 @@ def _encoded_name(spark: SparkSession, path: str) -> str:
     if is_connect(spark):  # no JVM here: quote as java.net.URI does for a path segment
         from urllib.parse import quote
         return quote(path.rstrip("/").rsplit("/", 1)[-1], safe="!$&'()*+,;=:@-._~")
+    # Private API: only Hadoop's Path knows the exact encoding Spark reports; PySpark exposes
+    # no public call for it (a failure here is a real error, not hidden).
     uri = spark._jvm.org.apache.hadoop.fs.Path(path).toUri().toString()
     return uri.rstrip("/").rsplit("/", 1)[-1]
 

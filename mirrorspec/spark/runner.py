@@ -423,12 +423,7 @@ class RunProgress:
         self.lock = threading.Lock()
         self._progress = None
         self._task = None
-        rich_console = getattr(console, "_rich", None)
-        if console.log_format == "text" and not console.quiet and rich_console is not None:
-            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-            self._progress = Progress(TextColumn("{task.description}"), BarColumn(),
-                                      TextColumn("{task.completed}/{task.total}"),
-                                      TimeElapsedColumn(), console=rich_console, transient=True)
+        self._progress = console.progress()
 
     def __enter__(self):
         if self._progress is not None:

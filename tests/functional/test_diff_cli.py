@@ -220,7 +220,7 @@ def test_invalid_project_is_a_located_error(state):
 def test_needs_exactly_one_base(tmp_path, args):
     project = write_project(tmp_path / "shop", [ORDERS])
     result = invoke("diff", "--project-dir", str(project), *args)
-    assert result.exit_code == 2 and "exactly one of --state" in result.output
+    assert result.exit_code == 1 and "exactly one of --state" in result.output  # a user error
 
 
 # --- --base with a real git repository ------------------------------------------------------

@@ -9,7 +9,7 @@ import pytest
 
 from mirrorspec.compile.plan import ColumnSpec, SourceSpec, TablePlan
 from mirrorspec.errors import SourceError
-from mirrorspec.sources import get_reader
+from mirrorspec.spark.feeds import get_reader
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "aws_dms"
 EMPLOYEES = [("id", "Int32"), ("last_name", "String"), ("first_name", "String"),

@@ -10,7 +10,7 @@ import pytest
 
 from mirrorspec.compile.plan import ColumnSpec, SourceSpec, TablePlan
 from mirrorspec.errors import SourceError
-from mirrorspec.sources import get_reader
+from mirrorspec.spark.feeds import get_reader
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "extract"
 CUSTOMERS = [("id", "Int64"), ("name", "String"), ("city", "String"), ("balance", "Double"),

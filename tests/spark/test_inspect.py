@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from mirrorspec.spark.inspect import InspectError, history, history_entry, preview
+from mirrorspec.errors import InspectError
+from mirrorspec.spark.inspect import history, history_entry, preview
 
 
 @pytest.fixture(scope="module")

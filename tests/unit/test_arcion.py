@@ -9,8 +9,8 @@ import pytest
 
 from mirrorspec.compile.plan import ColumnSpec, SourceSpec, TablePlan
 from mirrorspec.errors import SourceError
-from mirrorspec.sources import get_reader, infer_schema
-from mirrorspec.sources.arcion import ArcionReader, header_column, parse_task
+from mirrorspec.sources import get_format, infer_schema
+from mirrorspec.sources.arcion import ArcionFormat, header_column, parse_task
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "arcion"
 REGION = [("r_regionkey", "Int32"), ("r_name", "String"), ("r_comment", "String")]
@@ -26,7 +26,7 @@ def table(path, columns=REGION, keys=("r_regionkey",), options=None) -> TablePla
 
 
 def parse(tbl, files):
-    columns, keys, tasks = ArcionReader().plan_tasks(tbl, [str(f) for f in files])
+    columns, keys, tasks = ArcionFormat().plan_tasks(tbl, [str(f) for f in files])
     rows = []
     for task in tasks:
         out = parse_task(task)
@@ -159,20 +159,20 @@ def test_header_names_with_affixes():
 
 def test_no_inference_from_arcion_feeds():
     assert infer_schema("arcion", str(FIXTURES / "region_csv"), {}) is None
-    assert get_reader("arcion").type_name == "arcion"
+    assert get_format("arcion").type_name == "arcion"
 
 
 def test_a_snapshot_after_a_published_batch_lands_as_upserts(tmp_path):
     f = tmp_path / "s.csv"
     f.write_text("0,AFRICA,c0\n")
     tbl = table(tmp_path, options={"column_order": ARCION_ORDER})
-    first, _, tasks = ArcionReader().plan_tasks(tbl, [str(f)], {"batches": []})
+    first, _, tasks = ArcionFormat().plan_tasks(tbl, [str(f)], {"batches": []})
     assert parse_task(tasks[0])["_op"] == [0]
-    _, _, tasks = ArcionReader().plan_tasks(tbl, [str(f)], {"batches": [{"sequence": 1}]})
+    _, _, tasks = ArcionFormat().plan_tasks(tbl, [str(f)], {"batches": [{"sequence": 1}]})
     out = parse_task(tasks[0])
     assert out["_op"] == [4] and out["r_name"] == ["AFRICA"] and out["r_comment"] == ["c0"]
     keyless = table(tmp_path, keys=(), options={"column_order": ARCION_ORDER})
-    _, _, tasks = ArcionReader().plan_tasks(keyless, [str(f)], {"batches": [{"sequence": 1}]})
+    _, _, tasks = ArcionFormat().plan_tasks(keyless, [str(f)], {"batches": [{"sequence": 1}]})
     assert parse_task(tasks[0])["_op"] == [0]
 
 

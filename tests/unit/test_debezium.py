@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mirrorspec.errors import SourceError
-from mirrorspec.sources import get_reader, infer_schema
+from mirrorspec.sources import get_format, infer_schema
 from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_TRUNCATE, OP_UPDATE
 from mirrorspec.sources.debezium import (
     DebeziumOptions,
@@ -151,7 +151,7 @@ def test_infer_schema_from_the_value_schema_and_kafka_keys(tmp_path):
         ("updated_at", "DateTime", True)]
     assert inferred.key_columns == ("id",)
     assert inferred.origin.endswith("customers-0001.json:1")
-    mysql = get_reader("debezium").infer_schema(str(FIXTURES / "mysql"), {})
+    mysql = get_format("debezium").infer_schema(str(FIXTURES / "mysql"), {})
     assert mysql.columns == () and mysql.key_columns == ("id",)
     wrapped_key = {"key": {"schema": {"type": "struct", "fields": [
         {"type": "int64", "optional": False, "field": "order_id"},

@@ -445,3 +445,36 @@ def test_human_lines_show_fabric_meaning_of_breaking_changes():
         "operations › Change column type" in text
     assert "--full-refresh --select sales.orders" in text
     assert lines[-1][0] == "breaking"
+
+
+@pytest.mark.parametrize("before, after", [
+    ({"isUpsertDefaultRowMarker": 1}, {"isUpsertDefaultRowMarker": True}),
+    ({"isUpsertDefaultRowMarker": "yes"}, {"isUpsertDefaultRowMarker": False}),
+    ({"isUpsertDefaultRowMarker": " TRUE "}, {"isUpsertDefaultRowMarker": True}),
+    ({"fileDetectionStrategy": "lastupdatetimefiledetection"},
+     {"fileDetectionStrategy": "LastUpdateTimeFileDetection"}),
+])
+def test_diff_reads_metadata_as_the_engine_does(before, after):
+    """diff's view of upsert and detection is mirroring.parse_metadata's (it once had its own:
+    `1` read as true where the engine refuses it)."""
+    from mirrorspec.errors import LandingZoneError
+    from mirrorspec.mirroring import TableMetadata, parse_metadata
+
+    def engine(raw):
+        try:
+            return parse_metadata({"keyColumns": ["id"], **raw}, "x")
+        except LandingZoneError:
+            return TableMetadata()
+
+    old, new = engine(before), engine(after)
+    found = kinds(table(metadata={"keyColumns": ["id"], **before}),
+                  table(metadata={"keyColumns": ["id"], **after}))
+    assert ("upsert_default_changed" in found) == (old.upsert_default != new.upsert_default)
+    assert ("file_detection_changed" in found) == \
+        (old.last_update_time_detection != new.last_update_time_detection)
+
+
+def test_an_int_upsert_marker_is_not_read_as_true():
+    change = only(table(metadata={"keyColumns": ["id"], "isUpsertDefaultRowMarker": 1}),
+                  table(metadata={"keyColumns": ["id"], "isUpsertDefaultRowMarker": True}))
+    assert change.kind == "upsert_default_changed" and (change.before, change.after) == (False, True)

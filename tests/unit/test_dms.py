@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mirrorspec.errors import SourceError
-from mirrorspec.sources import get_reader
+from mirrorspec.sources import get_format
 from mirrorspec.sources.aws_dms import is_full_load_file, parse_csv, parse_options
 from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE
 from mirrorspec.sources.debezium import TableShape
@@ -118,7 +118,7 @@ def test_update_on_keyless_table_and_bad_options():
         parse_options({"csvDelimiter": ";"})
     with pytest.raises(SourceError, match="must be true or false"):
         parse_options({"header": "maybe"})
-    assert get_reader("aws_dms").infer_schema(str(FIXTURES / "csv"), {}) is None
+    assert get_format("aws_dms").infer_schema(str(FIXTURES / "csv"), {}) is None
 
 
 def test_byte_order_mark_is_not_part_of_the_op():

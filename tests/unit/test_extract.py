@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mirrorspec.errors import SourceError
-from mirrorspec.sources import get_reader, infer_schema
+from mirrorspec.sources import get_format, infer_schema
 from mirrorspec.sources.extract import (
     Snapshot,
     feed_root,
@@ -71,7 +71,7 @@ def test_parquet_schema_inference_without_a_jvm():
     assert [(c.name, c.data_type) for c in inferred.columns] == [
         ("sku", "String"), ("qty", "Int32"), ("price", "Double"), ("seen", "DateTime")]
     assert inferred.key_columns == ("sku",)
-    as_text = get_reader("parquet").infer_schema(str(FIXTURES / "parquet"),
+    as_text = get_format("parquet").infer_schema(str(FIXTURES / "parquet"),
                                                  {"decimal_handling": "string"})
     assert as_text.columns[2].data_type == "String"
-    assert get_reader("csv").infer_schema(str(FIXTURES / "csv"), {}) is None
+    assert get_format("csv").infer_schema(str(FIXTURES / "csv"), {}) is None

@@ -8,23 +8,9 @@ from mirrorspec import mirroring as m
 from mirrorspec.errors import LandingZoneError
 
 
-@pytest.mark.parametrize("raw, expected", [
-    (None, 0), (0, 0), (1, 1), (2, 2), (4, 4), ("4", 4), (" 2 ", 2), ("1.0", 1), (2.0, 2), ("", 0),
-])
-def test_parse_marker_accepts_int_numeric_strings_and_null(raw, expected):
-    assert m.parse_marker(raw, default=0) == expected
-
-
-@pytest.mark.parametrize("raw", [3, "3", -1, 1.5, "x", True, "5"])
-def test_parse_marker_rejects_other_values(raw):
-    with pytest.raises(ValueError):
-        m.parse_marker(raw, default=0)
-
-
 def test_default_marker_follows_is_upsert_default_row_marker():
     assert m.default_marker(True) == 4
     assert m.default_marker(False) == 0
-    assert m.parse_marker(None, m.default_marker(True)) == 4
 
 
 def test_sequence_names():

@@ -10,8 +10,8 @@ import pytest
 
 from mirrorspec.compile.plan import ColumnSpec, SourceSpec, TablePlan
 from mirrorspec.errors import SourceError
-from mirrorspec.sources import get_reader, infer_schema
-from mirrorspec.sources.qlik import (QlikReplicateReader, classify, data_type_for, mask_ordinals,
+from mirrorspec.sources import get_format, infer_schema
+from mirrorspec.sources.qlik import (QlikReplicateFormat, classify, data_type_for, mask_ordinals,
                                      parse_task)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "qlik"
@@ -27,7 +27,7 @@ def table(path, columns=(), keys=(), options=None) -> TablePlan:
 
 def parse(tbl, files, state=None):
     """Rows (dicts) of every task, in the canonical order; raises the first task error."""
-    batch = QlikReplicateReader().plan_tasks(tbl, [str(f) for f in files], state or {})
+    batch = QlikReplicateFormat().plan_tasks(tbl, [str(f) for f in files], state or {})
     rows = []
     for task in batch.tasks:
         out = parse_task(task)
@@ -247,7 +247,7 @@ def test_big_files_are_split_into_chunks_with_correct_lines(tmp_path, monkeypatc
 
 
 def test_registry_has_the_reader():
-    assert get_reader("qlik_replicate").type_name == "qlik_replicate"
+    assert get_format("qlik_replicate").type_name == "qlik_replicate"
 
 
 def test_a_partial_key_change_leaves_masked_columns_to_the_old_key(tmp_path):

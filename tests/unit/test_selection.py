@@ -9,8 +9,9 @@ import pytest
 
 from mirrorspec.compile.plan import PLAN_VERSION, Plan, SourceSpec, SparkSpec, TablePlan, TableStep
 from mirrorspec.console import Console
-from mirrorspec.selection import (SelectionError, parse_selector, resolve_table, select_tables,
-                                  select_with_warnings, split_selectors)
+from mirrorspec.errors import SelectionError
+from mirrorspec.selection import (parse_selector, resolve_table, select_tables, select_with_warnings,
+                                  split_selectors)
 
 
 def table(schema, name, source="landing_zone", tags=(), root="/lz", wh="/wh", **extra):

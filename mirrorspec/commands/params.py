@@ -1,0 +1,101 @@
+"""The options commands share, each defined once (with its env-var fallback), and the console.
+
+Like dbt's `cli/params.py`: a command stacks the groups it needs (`project_options`,
+`plan_options`, `selection_options`, `run_options`, `warehouse_option`). `global_options` are the
+root group's flags (`--log-format`, `--quiet`); cli.py adds them to every command too, so they are
+accepted before or after the subcommand.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import click
+
+from mirrorspec.console import Console
+from mirrorspec.load.project import PROFILES_DIR_ENV
+
+PROJECT_DIR_ENV = "MIRRORSPEC_PROJECT_DIR"
+LOG_FORMAT_ENV = "MIRRORSPEC_LOG_FORMAT"
+DEFAULT_THREADS = 4
+
+project_dir = click.option(
+    "--project-dir", default=".", show_default=True, envvar=PROJECT_DIR_ENV, show_envvar=True,
+    type=click.Path(file_okay=False), help="Folder holding mirrorspec_project.yml.")
+profiles_dir = click.option(
+    "--profiles-dir", default=None, envvar=PROFILES_DIR_ENV, show_envvar=True,
+    type=click.Path(file_okay=False),
+    help="Folder holding profiles.yml (default: the project folder, then ~/.mirrorspec).")
+target = click.option("--target", "-t", default=None,
+                      help="Output of the profile to use (default: the profile's `target`).")
+vars_text = click.option("--vars", "vars_text", default=None, metavar="YAML",
+                         help="Values for var() as a YAML mapping, e.g. '{env: prod}'.")
+plan_path = click.option("--plan", "plan_path", default=None, type=click.Path(dir_okay=False),
+                         help="Use this compiled target/plan.json instead of compiling.")
+select = click.option("--select", "-s", multiple=True,
+                      help="Tables to take: names, schema.*, globs, source:TYPE, tag:TAG, "
+                           "state:modified (repeatable; space or comma separated).")
+exclude = click.option("--exclude", multiple=True, help="Tables to leave out (same syntax).")
+state_path = click.option("--state", "state_path", default=None, type=click.Path(exists=True),
+                          help="A previous target/ folder, for state:modified.")
+threads = click.option("--threads", type=click.IntRange(min=1), default=DEFAULT_THREADS,
+                       show_default=True, help="Tables processed concurrently.")
+full_refresh = click.option("--full-refresh", is_flag=True,
+                            help="Rebuild the selected tables from their sources.")
+warehouse_option = click.option(
+    "--warehouse", default=None, type=click.Path(file_okay=False),
+    help="Read this warehouse directly instead of compiling the project.")
+
+
+def _stack(*decorators: Callable) -> Callable[[Callable], Callable]:
+    def apply(func: Callable) -> Callable:
+        for decorator in reversed(decorators):
+            func = decorator(func)
+        return func
+    return apply
+
+
+project_options = _stack(project_dir, target, vars_text, profiles_dir)
+"""--project-dir, --target, --vars, --profiles-dir: what a compile needs."""
+plan_options = _stack(project_dir, profiles_dir, target, vars_text, plan_path)
+"""The project options and --plan (a compiled plan.json instead of a compile)."""
+selection_options = _stack(select, exclude, state_path)
+"""--select, --exclude, --state."""
+run_options = _stack(threads, full_refresh)
+"""--threads, --full-refresh."""
+
+
+# --- global flags and the console -----------------------------------------------------------
+
+def _set_console(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Rebuild the console when a global flag is given after the subcommand."""
+    if value is None or value is False:
+        return value
+    root = ctx.find_root()
+    current = get_console(ctx)
+    log_format = value if param.name == "log_format" else current.log_format
+    quiet = True if param.name == "quiet" else current.quiet
+    root.obj["console"] = Console(log_format=log_format, quiet=quiet)
+    return value
+
+
+def global_options(root: bool) -> list[click.Option]:
+    """--log-format and --quiet: on the root group (with the env var) or on a subcommand."""
+    return [
+        click.Option(["--log-format"], type=click.Choice(["text", "json"]),
+                     default="text" if root else None,
+                     envvar=LOG_FORMAT_ENV if root else None, show_envvar=root,
+                     expose_value=root, callback=None if root else _set_console,
+                     help="text for people, json: one object per event."),
+        click.Option(["--quiet", "-q"], is_flag=True, expose_value=root,
+                     callback=None if root else _set_console, help="Only errors and results."),
+    ]
+
+
+def get_console(ctx: click.Context | None = None) -> Console:
+    """The console of the running command."""
+    ctx = ctx or click.get_current_context()
+    root = ctx.find_root()
+    if not isinstance(root.obj, dict) or "console" not in root.obj:
+        root.obj = {"console": Console()}
+    return root.obj["console"]
