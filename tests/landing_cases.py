@@ -188,3 +188,16 @@ def write_producer_case(landing: str, case: ProducerCase) -> str:
         with open(os.path.join(table_dir, name), "wb") as handle:
             handle.write(data)
     return table_dir
+
+
+def assert_lint_agrees(outcomes: dict, linted: dict) -> None:
+    """Each table's lint prediction (`stops_at`, linted before the engine ran) against the
+    engine's outcome: the same file and row where it failed, no stop where it mirrored."""
+    for name, outcome in outcomes.items():
+        predicted = linted[name].stops_at
+        if outcome.status != "Failed":
+            assert predicted is None, (name, predicted)
+            continue
+        assert predicted is not None, name
+        assert os.path.basename(outcome.error["file"]) == predicted.file.rsplit("/", 1)[-1], name
+        assert outcome.error["row"] == predicted.row, (name, outcome.error, predicted)

@@ -14,7 +14,7 @@ import os
 import pytest
 
 from landing_cases import (
-    CASES, FILE1, GOOD2, GOOD_TABLES, KEYED, T_KEYED, Case, csv_file, metadata_for,
+    CASES, assert_lint_agrees, FILE1, GOOD2, GOOD_TABLES, KEYED, T_KEYED, Case, csv_file, metadata_for,
     table_files, write_case, write_good, write_good_tables)
 from reference_model import (
     LandingFile, ModelTable, as_multiset, landing_data_files, read_delta, write_parquet)
@@ -151,12 +151,4 @@ def test_rewriting_the_bad_file_lets_the_next_run_go_on(zone, case):
 def test_lint_predicted_where_the_engine_stopped(zone):
     """The same landing zone, linted before the pass: lint's `stops_at` is the engine's error
     (file and row) for every table, and no stop for the tables the engine mirrored."""
-    first = zone["first"]
-    for name, outcome in first["outcomes"].items():
-        predicted = first["lint"][name].stops_at
-        if outcome.status != "Failed":
-            assert predicted is None, (name, predicted)
-            continue
-        assert predicted is not None, name
-        assert os.path.basename(outcome.error["file"]) == predicted.file.rsplit("/", 1)[-1], name
-        assert outcome.error["row"] == predicted.row, (name, outcome.error, predicted)
+    assert_lint_agrees(zone["first"]["outcomes"], zone["first"]["lint"])

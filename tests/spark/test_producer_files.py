@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
+from landing_cases import assert_lint_agrees
 from mirrorspec.lint import lint_landing_zone
 from mirrorspec.mirroring import sequence_file_name
 from mirrorspec.spark import engine
@@ -214,11 +215,4 @@ def test_is_nullable_false_is_enforced_except_in_deletes(spark, zone):
 def test_lint_predicted_where_the_engine_stopped(zone):
     """Linted before the first pass, every table: lint stops where the engine failed (file and
     row), and nowhere in the tables the engine mirrored."""
-    for name, outcome in zone["first"].items():
-        predicted = zone["lint"][name].stops_at
-        if outcome.status != "Failed":
-            assert predicted is None, (name, predicted)
-            continue
-        assert predicted is not None, name
-        assert os.path.basename(outcome.error["file"]) == predicted.file.rsplit("/", 1)[-1]
-        assert outcome.error["row"] == predicted.row, (name, outcome.error, predicted)
+    assert_lint_agrees(zone["first"], zone["lint"])
