@@ -50,7 +50,7 @@ class MirrorspecGroup(click.Group):
             return super().invoke(ctx)
         except MirrorspecError as exc:
             console = ctx.obj.get("console") if isinstance(ctx.obj, dict) else None
-            message = exc.render()
+            message = exc.render() + _jvm_log_note()
             if console is not None and console.log_format == "json":
                 console.error(message, error_type=type(exc).__name__)
             else:
@@ -65,8 +65,15 @@ class MirrorspecGroup(click.Group):
             log = _write_traceback()
             click.echo(click.style("Internal error: ", fg="red", bold=True)
                        + f"{sys.exc_info()[1]!r}\n  the traceback is in {log}; "
-                       "please report it with that file.", err=True)
+                       "please report it with that file." + _jvm_log_note(), err=True)
             ctx.exit(2)
+
+
+def _jvm_log_note() -> str:
+    """Where Spark's own output went, when this process started a JVM (never imports pyspark)."""
+    session = sys.modules.get("mirrorspec.spark.session")
+    path = session.jvm_log_path() if session is not None else None
+    return f"\n  Spark's own output (JVM log): {path}" if path else ""
 
 
 def _write_traceback() -> str:

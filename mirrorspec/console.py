@@ -56,18 +56,39 @@ class Console:
 
     def table(self, title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]],
               kind: str = "table") -> None:
-        """A table for people; with JSON logging, one event holding the rows as objects."""
-        rows = [list(r) for r in rows]
+        """A table for people; with JSON logging, one event holding the rows as objects.
+
+        In a terminal it fits the width (long cells wrap; columns that can't fit are left out,
+        and a line says which); otherwise (a pipe, a log file) plain aligned rows, never cut."""
+        rows = [["" if v is None else str(v) for v in r] for r in rows]
         if self.log_format == "json":
             self.event(kind, title or "", rows=[dict(zip(columns, r)) for r in rows])
             return
+        if not self._is_terminal():
+            self.raw(plain_table(title, [str(c) for c in columns], rows))
+            return
         from rich.table import Table
+
+        shown = fit_columns([str(c) for c in columns], rows, self._rich.width)
         table = Table(title=title, show_lines=False)
-        for column in columns:
-            table.add_column(str(column))
+        for index, min_width in shown.items():
+            # the first column names the row: never folded; long text in others wraps
+            table.add_column(str(columns[index]), overflow="fold", no_wrap=index == 0,
+                             min_width=min_width)
         for row in rows:
-            table.add_row(*["" if v is None else str(v) for v in row])
+            table.add_row(*[row[i] if i < len(row) else "" for i in shown])
         self._rich.print(table)
+        left_out = [str(c) for i, c in enumerate(columns) if i not in shown]
+        if left_out:
+            self._print(f"(left out at this width: {', '.join(left_out)}; "
+                        "pipe the output for every column)", "dim")
+
+    def _is_terminal(self) -> bool:
+        isatty = getattr(self.stream, "isatty", None)
+        try:
+            return bool(isatty and isatty())
+        except (OSError, ValueError):
+            return False
 
     def styled_lines(self, lines: Iterable[tuple[str | None, str]]) -> None:
         """Result lines, each with a rich style (or None): coloured for people, plain in JSON."""
@@ -95,6 +116,42 @@ class Console:
             self._rich.print(f"[{style}]{escape(message)}[/{style}]" if style else escape(message))
         else:
             self.stream.write(message + "\n")
+
+
+MIN_CELL = 14  # a cell up to this long (a status, a count, a time) is never wrapped
+_BORDER = 3  # rich's "│ " + " " around each cell
+
+
+def fit_columns(columns: Sequence[str], rows: Sequence[Sequence[str]], width: int
+                ) -> dict[int, int]:
+    """{index: minimum width} of the columns that fit `width`: the first (the row's name) at
+    its full width, the others up to MIN_CELL unwrapped (longer text wraps); columns are left
+    out from the right."""
+    def need(index: int) -> int:
+        longest = max([len(columns[index])] + [len(r[index]) for r in rows if index < len(r)])
+        if index == 0:
+            return longest
+        word = max((len(w) for w in columns[index].split()), default=0)  # headers wrap too
+        return min(longest, max(MIN_CELL, word))
+
+    shown = {i: need(i) for i in range(len(columns))}
+    while len(shown) > 1 and sum(w + _BORDER for w in shown.values()) + 1 > width:
+        shown.pop(max(shown))
+    return shown
+
+
+def plain_table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Aligned rows without box drawing or truncation, for pipes and log files."""
+    widths = [max([len(c)] + [len(r[i]) for r in rows if i < len(r)])
+              for i, c in enumerate(columns)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(str(cell).ljust(widths[i]) for i, cell in enumerate(cells)).rstrip()
+
+    lines = [title] if title else []
+    lines.append(line(columns))
+    lines.extend(line(list(r) + [""] * (len(columns) - len(r))) for r in rows)
+    return "\n".join(lines)
 
 
 class NullConsole(Console):

@@ -18,6 +18,7 @@ the JSON schema is documented in docs/review.md and versioned by DIFF_VERSION.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -245,6 +246,13 @@ class Change:
         if self.kind in ("column_added", "column_removed"):
             data_type = self.after if self.kind == "column_added" else self.before
             return f"{title}: {self.subject}" + (f" ({data_type})" if data_type else "")
+        if self.kind == "tests_changed" and self.subject is not None:
+            if self.before is None:
+                return f"{title}: {self.subject} added" + (
+                    f" ({self.after})" if self.after != "present" else "")
+            if self.after is None:
+                return f"{title}: {self.subject} removed"
+            return f"{title}: {self.subject} {self.before} → {self.after}"
         if self.kind == "description_changed":
             return title + (f": {self.subject}" if self.subject is not None else "")
         text = title + (f": {self.subject}" if self.subject is not None else "")
@@ -519,10 +527,52 @@ def _table_property_changes(before: TablePlan, after: TablePlan) -> list[Change]
                               after.description))
     if sorted(before.tags or []) != sorted(after.tags or []):
         changes.append(Change("tags_changed", None, list(before.tags), list(after.tags)))
-    if (before.tests or []) != (after.tests or []):
-        changes.append(Change("tests_changed", None, len(before.tests or []),
-                              len(after.tests or [])))
+    changes += _test_changes(before.tests or [], after.tests or [])
     return changes
+
+
+def _test_changes(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[Change]:
+    """One change per data test added, removed or changed; `subject` names the test
+    (`accepted_values(status)`), before/after hold what differs (`severity: error`)."""
+    old_by, new_by = _tests_by_identity(old), _tests_by_identity(new)
+    changes = []
+    for key, test in old_by.items():
+        other = new_by.get(key)
+        if other is None:
+            changes.append(Change("tests_changed", _test_label(test), "present", None))
+        elif other != test:
+            names = [n for n in _union_keys(test, other) if test.get(n) != other.get(n)]
+            changes.append(Change("tests_changed", _test_label(test),
+                                  _test_params(test, names), _test_params(other, names)))
+    for key, test in new_by.items():
+        if key not in old_by:
+            changes.append(Change("tests_changed", _test_label(test), None,
+                                  _test_params(test, [n for n in test if n != "type"])
+                                  or "present"))
+    return changes
+
+
+def _tests_by_identity(tests: list[dict[str, Any]]) -> dict[tuple, dict[str, Any]]:
+    out: dict[tuple, dict[str, Any]] = {}
+    for test in tests:
+        key = (test.get("type"), json.dumps(test.get("columns") or test.get("column")),
+               test.get("to"))
+        while key in out:  # the same test twice: keep both
+            key += ("again",)
+        out[key] = test
+    return out
+
+
+def _test_label(test: dict[str, Any]) -> str:
+    columns = test.get("columns") or ([test["column"]] if test.get("column") else [])
+    label = f"{test.get('type')}({', '.join(str(c) for c in columns)})"
+    if test.get("to"):
+        label += f" to {test['to']}" + (f".{test['field']}" if test.get("field") else "")
+    return label
+
+
+def _test_params(test: dict[str, Any], names: list[str]) -> str:
+    return "; ".join(f"{name}: {_show(test.get(name))}" for name in names)
 
 
 # --- normalising ---------------------------------------------------------------------------

@@ -3,17 +3,21 @@ the CLI maps anything else to exit code 2. Library code raises these, never Syst
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
 class Location:
-    """Where something is: a file, optionally a 1-based line/column and a key path."""
+    """Where something is: a file, optionally a 1-based line/column and a key path.
+
+    `parts` is the key path as a tuple (('tables', 0, 'type')) when known, for code that
+    needs to act on the place (the model salvages a table around its schema errors)."""
 
     file: str
     line: int | None = None
     col: int | None = None
     key_path: str | None = None
+    parts: tuple = field(default=(), compare=False, repr=False)
 
     def __str__(self) -> str:
         text = self.file

@@ -8,8 +8,12 @@ type change), and the marker/key rules of each row. Pure Python with pyarrow.
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import csv
+import gzip
 import io
+import zlib
 from typing import Any, Callable, Sequence
 
 from mirrorspec import mirroring
@@ -123,6 +127,63 @@ def read_header(filesystem, file, options: mirroring.DelimitedOptions) -> list[s
     """The header row of a delimited file (its first record)."""
     data = decompressed_start(filesystem.read_bytes(file.path, HEADER_BYTES), file)
     return parse_header(decode(data, file, options), file, options)
+
+
+_DECODE_CHUNK = 1 << 22
+
+
+def check_encoding(filesystem, file, options: mirroring.DelimitedOptions) -> None:
+    """Raise BadFile naming the line of the first bytes that aren't valid in the file's Encoding
+    (Spark would store U+FFFD for them, silently). One streaming pass of Python's C codec."""
+    decoder = codecs.getincrementaldecoder(python_encoding(options.encoding))("strict")
+    line = 1
+    with _raw_stream(filesystem, file) as stream:
+        while True:
+            try:
+                chunk = stream.read(_DECODE_CHUNK)
+            except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+                raise LandingZoneError(f"not a readable compressed file: {exc}", file=file.path,
+                                       code="BadFile", hint="re-write the file under the same "
+                                       "name") from None
+            except Exception as exc:  # noqa: BLE001 - zstandard.ZstdError, when installed
+                if type(exc).__name__ != "ZstdError":
+                    raise
+                raise LandingZoneError(f"not a readable compressed file: {exc}", file=file.path,
+                                       code="BadFile", hint="re-write the file under the same "
+                                       "name") from None
+            try:
+                text = decoder.decode(chunk, final=not chunk)
+            except UnicodeDecodeError as exc:
+                before = chunk[:exc.start].decode(python_encoding(options.encoding), "replace")
+                bad = exc.object[exc.start:exc.start + 4]
+                raise LandingZoneError(
+                    f"bytes {bad!r} are not valid "
+                    f"{options.encoding} ({exc.reason})", file=file.path,
+                    row=line + before.count("\n"), code="BadFile",
+                    hint="re-write the file in the Encoding its _metadata.json declares "
+                         "(FileFormatTypeProperties.Encoding), under the same name") from None
+            if not chunk:
+                return
+            line += text.count("\n")
+
+
+@contextlib.contextmanager
+def _raw_stream(filesystem, file):
+    """The file's bytes as a stream, decompressed (.gz, .zst) as Spark reads them."""
+    name = file.name.lower()
+    handle = filesystem.open_stream(file.path)
+    try:
+        if name.endswith((".gz", ".gzip")):
+            with gzip.GzipFile(fileobj=handle) as stream:
+                yield stream
+        elif name.endswith((".zst", ".zstd")):
+            import zstandard
+            with zstandard.ZstdDecompressor().stream_reader(handle) as stream:
+                yield stream
+        else:
+            yield handle
+    finally:
+        handle.close()
 
 
 # --- a file's columns against the table's ------------------------------------------------------

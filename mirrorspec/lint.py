@@ -508,12 +508,17 @@ def _lint_delimited(fs, file, metadata, union, report, where, stop, strict) -> F
         data = checks.decompressed_start(fs.read_bytes(file.path), file)
     except LandingZoneError as exc:
         return stop("content/unreadable", exc.message)
-    _check_bytes(data, options, add, where)
+    _check_bom(data, options, add, where)
     text = checks.decode(data, file, options)
     try:
         header = checks.parse_header(text, file, options)
     except LandingZoneError as exc:
         return stop("content/header", exc.message, row=exc.row)
+    try:
+        checks.check_encoding(fs, file, options)
+    except LandingZoneError as exc:
+        rule = "content/unreadable" if "compressed" in exc.message else "content/encoding"
+        return stop(rule, exc.message, row=exc.row)
     _check_dialect(text, header, options, add, where)
     raw_header = next(csv.reader(io.StringIO(text.lstrip("\ufeff"), newline=""),
                                  **checks.csv_dialect(options)))
@@ -541,23 +546,12 @@ def _lint_delimited(fs, file, metadata, union, report, where, stop, strict) -> F
     return None
 
 
-def _check_bytes(data: bytes, options, add, where) -> None:
+def _check_bom(data: bytes, options, add, where) -> None:
     encoding = checks.python_encoding(options.encoding).lower().replace("_", "-")
     if encoding in ("utf-8", "utf8", "ascii", "us-ascii", "cp1252", "latin1", "iso-8859-1") and \
             data[:2] in (b"\xff\xfe", b"\xfe\xff"):
         add(Finding("metadata/dialect", "error", f"the file starts with a UTF-16 byte-order "
                     f"mark, but Encoding is {options.encoding!r}", **where))
-        return
-    try:
-        data.decode(checks.python_encoding(options.encoding))
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        add(Finding("content/encoding", "error",
-                    f"byte {data[exc.start:exc.start + 1]!r} at offset {exc.start} is not valid "
-                    f"{options.encoding} (line {line}); declare the file's Encoding in "
-                    "FileFormatTypeProperties", row=max(line - 1, 1), **where))
-    except LookupError:
-        pass
 
 
 def _check_dialect(text: str, header: list[str], options, add, where) -> None:

@@ -130,6 +130,8 @@ def unsafe_name_reason(name: str) -> str | None:
         return "contains '..'"
     if name.startswith("_"):
         return "starts with '_' (the landing zone treats such names as non-data)"
+    if name.startswith("."):
+        return "starts with '.' (the landing zone treats such names as hidden; never mirrored)"
     if _CONTROL.search(name):
         return "contains a control character"
     if name != name.strip():
@@ -165,6 +167,32 @@ TIME_ONLY_PATTERN = r"^\s*T?\d{1,2}:\d{2}(:\d{2}(\.\d{1,9})?)?Z?\s*$"
 def canonical_data_type(name: str) -> str | None:
     """The seed's spelling of a DataType (matched case-insensitively), or None if unknown."""
     return _DATA_TYPES_CI.get(str(name).lower())
+
+
+# Type names from other systems → the DataTypes a user most likely means (did-you-mean only).
+_DATA_TYPE_ALIASES = {
+    "integer": ("Int32", "Int64"), "int": ("Int32", "Int64"), "bigint": ("Int64",),
+    "long": ("Int64",), "smallint": ("Int16",), "short": ("Int16",), "tinyint": ("Int16",),
+    "float": ("Double", "Single"), "real": ("Single",), "decimal": ("Double", "String"),
+    "numeric": ("Double", "String"), "number": ("Double", "Int64"), "double precision": ("Double",),
+    "bool": ("Boolean",), "bit": ("Boolean",), "str": ("String",), "text": ("String",),
+    "varchar": ("String",), "char": ("String",), "nvarchar": ("String",), "string": ("String",),
+    "timestamp": ("DateTime",), "datetime2": ("DateTime",), "date": ("IDate",),
+    "time": ("ITime",), "binary": ("ByteArray",), "bytes": ("ByteArray",),
+    "varbinary": ("ByteArray",), "blob": ("ByteArray",),
+}
+
+
+def data_type_suggestions(name: str) -> tuple[str, ...]:
+    """The DataTypes a user probably meant by an unknown type name ('Integer' → Int32, Int64)."""
+    text = str(name).strip().lower()
+    if text in _DATA_TYPE_ALIASES:
+        return _DATA_TYPE_ALIASES[text]
+    for prefix, types in (("int", ("Int32", "Int64")), ("varchar", ("String",)),
+                          ("decimal", ("Double", "String")), ("timestamp", ("DateTime",))):
+        if text.startswith(prefix):
+            return types
+    return ()
 
 
 def spark_type_for(data_type: str) -> str:
@@ -240,6 +268,18 @@ class TableMetadata:
 
 FILE_DETECTION_LAST_UPDATE_TIME = "LastUpdateTimeFileDetection"
 FILE_DETECTION_SEQUENTIAL = "SequentialFileDetection"  # our name for the default; never written
+
+# The keys `_metadata.json` may hold (lower case → as the seed spells them); others are warned
+# about with a did-you-mean.
+_METADATA_KEYS = {
+    "keycolumns": "keyColumns",
+    "filedetectionstrategy": "fileDetectionStrategy",
+    "isupsertdefaultrowmarker": "isUpsertDefaultRowMarker",
+    "schemadefinition": "SchemaDefinition",
+    "fileformat": "FileFormat",
+    "fileextension": "FileExtension",
+    "fileformattypeproperties": "FileFormatTypeProperties",
+}
 
 
 # The `_metadata.json` keys the seed defines (matched case-insensitively), by lower-case name.
@@ -336,7 +376,8 @@ def parse_metadata(raw: Mapping[str, Any], file: str) -> TableMetadata:
     if file_format == FILE_FORMAT_DELIMITED and not extension:
         raise bad("FileExtension is required when FileFormat is DelimitedText")
 
-    warnings: list[str] = []
+    warnings: list[str] = [_unknown_key_warning(key) for key in raw
+                           if str(key).lower() not in _METADATA_KEYS]
     delimited = _parse_delimited(data.get("fileformattypeproperties") or {}, bad, warnings)
     columns = _parse_schema_definition(data.get("schemadefinition"), bad)
     return TableMetadata(
@@ -349,6 +390,12 @@ def parse_metadata(raw: Mapping[str, Any], file: str) -> TableMetadata:
         columns=columns,
         warnings=tuple(f"{file}: {w}" for w in warnings),
     )
+
+
+def _unknown_key_warning(key: Any) -> str:
+    from mirrorspec.load.validate import suggest  # the one did-you-mean helper
+
+    return f"unknown key '{key}' ignored{suggest(key, _METADATA_KEYS.values())}"
 
 
 def _parse_delimited(props: Any, bad, warnings: list[str]) -> DelimitedOptions:

@@ -83,6 +83,7 @@ class Table:
     tests: tuple[dict[str, Any], ...] = ()
     yaml_file: str | None = None  # relative to the project dir
     location: Location | None = field(default=None, compare=False)
+    key_location: Location | None = field(default=None, compare=False)  # of `key_columns:`
     inferred: tuple[str, ...] = field(default=(), compare=False)  # what came from the feed
 
     @property
@@ -161,6 +162,7 @@ def build_project(loaded: LoadedProject, target: str | None = None,
     output = Output(data.get("profile") or name, target or DEFAULT_TARGET)
     if loaded.profiles_ok:
         output = _resolve_output(loaded, data.get("profile") or name, target, problems)
+    _check_target_path(project_doc, loaded.project_dir, problems)
     partner = None
     if data.get("partner"):
         raw = data["partner"]
@@ -184,6 +186,24 @@ def build_project(loaded: LoadedProject, target: str | None = None,
         tables=tuple(sorted(tables, key=lambda t: t.unique_id)),
         variables=loaded.variables,
     )
+
+
+TARGET_OUTSIDE_KEY = "target-outside-project"
+
+
+def _check_target_path(doc: Document, project_dir: Path, problems: list[MirrorspecError]) -> None:
+    """A target-path outside the project folder (`../x`, absolute, or a link leading out) needs
+    `target-outside-project: true`: compile writes and cleans up there."""
+    value = doc.data.get("target-path") or "target"
+    if doc.data.get(TARGET_OUTSIDE_KEY) is True:
+        return
+    root = os.path.realpath(project_dir)
+    target = os.path.realpath(os.path.join(root, os.path.expanduser(value)))
+    if os.path.commonpath([root, target]) != root:
+        problems.append(doc.problem(
+            ("target-path",), f"target-path '{value}' is outside the project folder",
+            hint=f"set `{TARGET_OUTSIDE_KEY}: true` in the project file if compile may write "
+                 "(and remove its own stale files) there; or use a folder inside the project"))
 
 
 def _raise(problems: list[MirrorspecError]) -> None:
@@ -263,19 +283,28 @@ class _TableBuilder:
         self.project_doc = loaded.project
 
     def build_all(self, defaults: Mapping[str, Any]) -> list[Table]:
-        entries = []  # (doc, key path of the table, raw mapping)
+        entries = []  # (doc, key path of the table, raw mapping, pruned key paths)
         bad = self.loaded.bad_tables
         for doc in self.loaded.tables:
             if (doc.file, -1) in bad or not isinstance(doc.data, dict):
                 continue
             for index, raw in enumerate(doc.data.get("tables") or []):
                 if (doc.file, index) not in bad:
-                    entries.append((doc, ("tables", index), raw))
+                    entries.append((doc, ("tables", index), raw, ()))
+                    continue
+                salvaged = _salvage(raw, self._bad_parts(doc.file, index))
+                if salvaged is not None:
+                    entries.append((doc, ("tables", index), salvaged[0], salvaged[1]))
         seen: dict[str, Location] = {}
         tables = []
-        for doc, path, raw in entries:
+        for doc, path, raw, pruned in entries:
             locate = _Locator(doc, path, raw, self.project_doc, defaults)
-            table = self._build(raw, defaults, locate)
+            if pruned:
+                table = self._build_salvaged(raw, defaults, locate, pruned)
+                if table is None:
+                    continue
+            else:
+                table = self._build(raw, defaults, locate)
             key = table.unique_id.lower()
             if key in seen:
                 self.problems.append(locate.problem(
@@ -290,9 +319,40 @@ class _TableBuilder:
             by_name.setdefault(t.name.lower(), []).append(t)
         result = []
         for table, locate in tables:
-            tests = self._tests(table, locate, by_id, by_name)
+            if locate.pruned:
+                start = len(self.problems)
+                try:
+                    tests = self._tests(table, locate, by_id, by_name)
+                except (KeyError, TypeError, AttributeError, ValueError, StopIteration):
+                    tests = ()
+                _drop_overlapping(self.problems, start, locate.pruned)
+            else:
+                tests = self._tests(table, locate, by_id, by_name)
             result.append(_replace(table, tests=tests))
         return result
+
+    def _bad_parts(self, file: str, index: int) -> list[tuple]:
+        """Key paths (inside table `index` of `file`) of the schema problems found there."""
+        out = []
+        for problem in self.loaded.problems:
+            loc = problem.location
+            if loc is not None and loc.file == file and loc.parts[:2] == ("tables", index):
+                out.append(loc.parts[2:])
+        return out
+
+    def _build_salvaged(self, raw: Mapping[str, Any], defaults: Mapping[str, Any],
+                        locate: "_Locator", pruned: tuple) -> Table | None:
+        """Build a table whose invalid values were pruned, so its cross-checks run in the same
+        pass as the schema errors; problems about the pruned places are left to the schema's."""
+        locate.pruned = pruned
+        start = len(self.problems)
+        try:
+            return self._build(raw, defaults, locate)
+        except (KeyError, TypeError, AttributeError, ValueError):
+            del self.problems[start:]
+            return None
+        finally:
+            _drop_overlapping(self.problems, start, pruned)
 
     # one table ----------------------------------------------------------------------------
     def _build(self, raw: Mapping[str, Any], defaults: Mapping[str, Any],
@@ -356,6 +416,8 @@ class _TableBuilder:
             tests=tuple(merged.get("tests") or ()),  # raw until normalised in build_all
             yaml_file=_relative(locate.doc.path, self.loaded.project_dir),
             location=locate.at("name", at_key=True),
+            key_location=locate.at("key_columns", at_key=True) if "key_columns" in merged
+            else None,
             inferred=inferred,
         )
         return table
@@ -563,8 +625,52 @@ class _TableBuilder:
         return None
 
 
+def _salvage(raw: Any, bad: list[tuple]) -> tuple[dict, tuple] | None:
+    """A copy of table mapping `raw` without the keys holding schema errors, and those paths;
+    None when an error concerns the table itself or a whole list item (nothing to build on)."""
+    if not isinstance(raw, dict) or not bad:
+        return None
+    copy = _deep_copy(raw)
+    for parts in bad:
+        if not parts or not isinstance(parts[-1], str):
+            return None
+        parent = copy
+        for part in parts[:-1]:
+            try:
+                parent = parent[part]
+            except (KeyError, IndexError, TypeError):
+                return None
+        if not isinstance(parent, dict):
+            return None
+        parent.pop(parts[-1], None)
+    return copy, tuple(bad)
+
+
+def _deep_copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _deep_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_deep_copy(v) for v in value]
+    return value
+
+
+def _drop_overlapping(problems: list[MirrorspecError], start: int, pruned: tuple) -> None:
+    """Remove problems (from `start`) located at, above or below a pruned key path."""
+    def overlaps(parts: tuple) -> bool:
+        if parts[0] != "tables":
+            return False  # located in the project's defaults
+        inner = parts[2:]
+        return any(inner[:len(p)] == p[:len(inner)] for p in pruned)
+
+    problems[start:] = [p for p in problems[start:]
+                        if p.location is None or not p.location.parts
+                        or not overlaps(p.location.parts)]
+
+
 class _Locator:
     """Locates a merged table's keys: in its own file, else in the project's `defaults:`."""
+
+    pruned: tuple = ()  # key paths removed from a salvaged table (see _salvage)
 
     def __init__(self, doc: Document, path: tuple, raw: Mapping[str, Any], project_doc: Document,
                  defaults: Mapping[str, Any]):

@@ -3,8 +3,9 @@
 Shaped after dbt's run_results artifact: a `metadata` block, the invocation `args` (never secret
 values: `--vars` values are left out, only their names are kept), `elapsed_time`, and one entry
 per selected table. Statuses: `success`, `error` (the table failed; the run exits 1), `waiting`
-(a gap: the engine awaits a landing file; not a failure), `skipped` (not run because an earlier
-step of the same table failed).
+(a gap: the engine awaits a landing file; not a failure), `not_started` (nothing has landed
+yet, so there is no Delta table; not a failure), `skipped` (not run because an earlier step of
+the same table failed).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from mirrorspec.mirroring import dumps_json
 
 RUN_RESULTS_FILE = "run_results.json"
 RUN_RESULTS_SCHEMA = "mirrorspec/run-results/v1"
-STATUSES = ("success", "error", "waiting", "skipped")
+STATUSES = ("success", "error", "waiting", "not_started", "skipped")
 
 
 def utc_now() -> str:
@@ -59,6 +60,7 @@ class TableRunResult:
     rows_deleted: int = 0
     delta_version: int | None = None
     awaiting: str | None = None
+    warnings: list[str] = field(default_factory=list)  # files and keys the engine ignored
     error: str | None = None
     error_code: str | None = None
 
@@ -100,6 +102,12 @@ class RunResults:
         for result in self.results:
             out[result.status] = out.get(result.status, 0) + 1
         return out
+
+    def tests_to_skip(self) -> dict[str, str]:
+        """unique_id → why `build` skips the table's data tests: it failed, or has not started."""
+        reasons = {"error": "the table failed to run",
+                   "not_started": "the table has not started: nothing has landed yet"}
+        return {r.unique_id: reasons[r.status] for r in self.results if r.status in reasons}
 
     def to_dict(self) -> dict[str, Any]:
         return {

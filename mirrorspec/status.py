@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 from datetime import datetime, timezone
 from typing import Any, Iterable
 
@@ -46,6 +47,9 @@ def table_entry(outcome: Any, synced_at: str | None = None) -> dict[str, Any]:
     awaiting = _get(outcome, "awaiting")
     if awaiting:
         entry["awaitingFile"] = awaiting
+    warnings = _get(outcome, "warnings")
+    if warnings:
+        entry["warnings"] = list(warnings)
     return entry
 
 
@@ -106,6 +110,8 @@ def write_status(warehouse: str, outcomes: Iterable[Any], status: str | None = N
         "status": overall,
         "lastUpdated": now,
         "tables": {"total": len(tables), "failed": failed},
+        # who wrote it: a reader tells a live replicator from one that has finished
+        "process": {"pid": os.getpid(), "host": socket.gethostname()},
     }
     tables_doc = {"tables": tables}
     files.write_text(_join(warehouse, TABLES_FILE),
@@ -118,6 +124,34 @@ def write_status(warehouse: str, outcomes: Iterable[Any], status: str | None = N
 def read_status(warehouse: str, files: Any = None) -> dict:
     """`{"replicator": {...}, "tables": [...]}` from a warehouse; empty parts when never written."""
     files = files or _LocalFiles()
-    replicator = _read_json(files, _join(warehouse, REPLICATOR_FILE))
+    replicator = live_replicator(_read_json(files, _join(warehouse, REPLICATOR_FILE)))
     tables = _read_json(files, _join(warehouse, TABLES_FILE)).get("tables") or []
     return {"replicator": replicator, "tables": [t for t in tables if isinstance(t, dict)]}
+
+
+def live_replicator(replicator: dict) -> dict:
+    """`replicator` with "Running" turned into "Stopped" when nothing runs: no writer process
+    recorded, or its process (on this host) has ended. A writer on another host is trusted."""
+    if replicator.get("status") != "Running":
+        return replicator
+    process = replicator.get("process") if isinstance(replicator.get("process"), dict) else {}
+    pid, host = process.get("pid"), process.get("host")
+    if host and host != socket.gethostname():
+        return replicator
+    if isinstance(pid, int) and _alive(pid):
+        return replicator
+    return {**replicator, "status": "Stopped"}
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by someone else
+    except OSError:
+        return False
+    return True

@@ -5,8 +5,9 @@
 #   scripts/demo.sh [PROJECT_DIR]      default: projects/parquet_orders
 #
 # The project is copied into a work folder first, so the repository stays clean:
-# $MIRRORSPEC_DEMO_DIR (kept), else a fresh temporary folder (removed at the end unless
-# MIRRORSPEC_DEMO_KEEP=1). The project's sample landing files are its seed_files/ folder,
+# $MIRRORSPEC_DEMO_DIR, else a fresh temporary folder. Either is kept, so the Delta tables,
+# target/ artifacts and docs site can be looked at afterwards; MIRRORSPEC_DEMO_KEEP=0 removes a
+# temporary folder at the end. The project's sample landing files are its seed_files/ folder,
 # laid out like the landing zone: <schema>.schema/<table>/000…01.parquet, 000…02.parquet.
 set -euo pipefail
 
@@ -34,7 +35,7 @@ if [ -n "${MIRRORSPEC_DEMO_DIR:-}" ]; then
   mkdir -p "$WORK"
 else
   WORK="$(mktemp -d "${TMPDIR:-/tmp}/mirrorspec-demo.XXXXXX")"
-  if [ "${MIRRORSPEC_DEMO_KEEP:-0}" != "1" ]; then
+  if [ "${MIRRORSPEC_DEMO_KEEP:-1}" = "0" ]; then
     trap 'rm -rf "$WORK"' EXIT
   fi
 fi
@@ -56,15 +57,11 @@ quiet_jvm() {
 ms() { echo "\$ mirrorspec $*"; "$MIRRORSPEC" "$@" 2> >(quiet_jvm); }
 
 # Landing-zone settings come from the project's profile; find where it put the landing zone.
-landing_zone() {
-  "$REPO/.venv/bin/python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["landing_zone"])' \
-    "$DEMO/target/plan.json"
-}
-
-plan_value() {
+plan_field() {
   "$REPO/.venv/bin/python" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
     "$DEMO/target/plan.json" "$1"
 }
+landing_zone() { plan_field landing_zone; }
 
 # Copy the sample files with the given 20-digit sequence into the landing zone.
 land() {
@@ -115,13 +112,24 @@ ms show "$TABLE" --project-dir . --version 0
 step "History of $TABLE: each commit with the landing files it applied"
 ms history "$TABLE" --project-dir .
 
+step "Docs: the catalog site of the mirrored tables"
+ms docs generate --project-dir .
+
 step "Lint the landing zone against the open-mirroring contract (pure Python, no JVM)"
 ms lint "$(landing_zone)"
 
 if [ -f source_extract/customers.csv ]; then
   step "Reconcile sales.customers with its source extract (source_extract/customers.csv)"
-  ms reconcile sales.customers --warehouse "$(plan_value warehouse)" \
+  ms reconcile sales.customers --warehouse "$(plan_field warehouse)" \
      --against source_extract/customers.csv --master local[2]
 fi
 
-step "Done. Artifacts: $DEMO/target/run_results.json, $DEMO/target/test_results.json"
+if [ "${MIRRORSPEC_DEMO_KEEP:-1}" = "0" ] && [ -z "${MIRRORSPEC_DEMO_DIR:-}" ]; then
+  step "Done (the work folder $WORK is removed: MIRRORSPEC_DEMO_KEEP=0)"
+else
+  step "Done. Everything is kept in $DEMO"
+  echo "  run results:  $DEMO/target/run_results.json, $DEMO/target/test_results.json"
+  echo "  Delta tables: $(plan_field warehouse)"
+  echo "  docs site:    $DEMO/target/docs/index.html (serve it: .venv/bin/mirrorspec docs serve --project-dir $DEMO)"
+  echo "  remove it with: rm -rf $WORK   (MIRRORSPEC_DEMO_KEEP=0 make demo removes it itself)"
+fi

@@ -20,6 +20,7 @@ def test(threads: int, **params: Any) -> None:
     """Run the data tests (unique, not_null, accepted_values, relationships, row_count,
     freshness) of the selected tables."""
     from mirrorspec.selection import select_with_warnings
+    from mirrorspec.docsite.build import refresh_site
     from mirrorspec.spark.datatests import execute_tests
 
     console = get_console()
@@ -28,8 +29,9 @@ def test(threads: int, **params: Any) -> None:
     tables = select_with_warnings(ctx.plan, params["select"], params["exclude"],
                                   state_path=params["state_path"], console=console)
     results = execute_tests(console, ctx, [t.unique_id for t in tables], threads=threads)
+    refresh_site(console, ctx.plan, ctx.target_dir)
     if results.failed:
-        raise FailedRun(f"{results.failures} data test(s) failed or errored",
+        raise FailedRun(results.verdict(),
                         hint="see FAIL / ERROR above; severity: warn makes a test only warn")
 
 

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import signal
 from pathlib import Path
-from typing import Any
 
 import click
 
 from mirrorspec.commands.params import get_console, project_options
 from mirrorspec.commands.params import project_dir as project_dir_option
 from mirrorspec.errors import MirrorspecError
-
-DOCS_DIR = "docs"
 
 
 @click.group("docs")
@@ -26,19 +23,14 @@ def generate(project_dir: str, target: str | None, vars_text: str | None,
              profiles_dir: str | None) -> None:
     """Compile the project and write the site to target/docs/."""
     from mirrorspec.compile import compile_project
-    from mirrorspec.docsite import generate_site
-    from mirrorspec.docsite.collect import read_json_if_present
+    from mirrorspec.docsite.build import write_site
 
     console = get_console()
     result = compile_project(project_dir, target=target, vars=vars_text, profiles_dir=profiles_dir)
-    plan, target_dir = result.plan, Path(result.target_dir)
-    status = _read_status(plan.warehouse)
-    run_results = read_json_if_present(target_dir / "run_results.json")
-    delta = _delta_summaries(plan)
-    out = generate_site(plan, target_dir / DOCS_DIR, status, run_results, delta)
+    plan = result.plan
+    out, found = write_site(plan, Path(result.target_dir))
     console.result(f"Docs for {len(plan.tables)} table(s) written to {out / 'index.html'}",
-                   path=str(out), tables=len(plan.tables), status=status is not None,
-                   run_results=run_results is not None, delta_tables=len(delta))
+                   path=str(out), tables=len(plan.tables), **found)
 
 
 @docs.command("serve")
@@ -51,6 +43,7 @@ def generate(project_dir: str, target: str | None, vars_text: str | None,
 def serve(project_dir: str, port: int, host: str, site_dir: Path | None) -> None:
     """Serve target/docs/ over HTTP until Ctrl-C."""
     from mirrorspec.docsite import make_server
+    from mirrorspec.docsite.build import DOCS_DIR
 
     console = get_console()
     site = site_dir or _target_dir(Path(project_dir)) / DOCS_DIR
@@ -82,56 +75,18 @@ def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
-def _read_status(warehouse: str) -> dict[str, Any] | None:
-    """The monitoring JSON of the warehouse, or None when nothing was mirrored yet."""
-    from mirrorspec.docsite.collect import read_json_if_present
-
-    if "://" in warehouse:
-        return None  # a remote warehouse: the status is not readable without Spark
-    try:
-        from mirrorspec.status import read_status
-    except ImportError:
-        read_status = None
-    if read_status is not None:
-        try:
-            status = read_status(warehouse)
-        except (MirrorspecError, OSError, ValueError):
-            status = None
-        if isinstance(status, dict) and status.get("tables"):
-            return status
-    return read_json_if_present(Path(warehouse) / "tables.json")
-
-
 def _target_dir(project_dir: Path) -> Path:
     """The project's target folder: `target-path` of mirrorspec_project.yml, else target/.
 
     Read without rendering (serve needs no profile); a templated target-path falls back."""
-    import yaml
-
     from mirrorspec.load.project import PROJECT_FILE
+    from mirrorspec.load.yaml_doc import load_document
 
-    try:
-        doc = yaml.safe_load((project_dir / PROJECT_FILE).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        doc = None
+    doc = load_document(project_dir / PROJECT_FILE, []).data  # bounded: a YAML bomb is refused
     value = doc.get("target-path") if isinstance(doc, dict) else None
     if not isinstance(value, str) or not value.strip() or "{" in value:
         value = "target"
     return project_dir / Path(value).expanduser()
-
-
-def _delta_summaries(plan) -> dict[str, Any]:
-    """unique_id → DeltaSummary for the tables whose Delta table exists on a local path."""
-    from mirrorspec.docsite.delta_stats import summarize
-
-    out = {}
-    for table in plan.tables:
-        if "://" in table.delta_path:
-            continue
-        summary = summarize(table.delta_path)
-        if summary is not None:
-            out[table.unique_id] = summary
-    return out
 
 
 def _url_host(host: str) -> str:

@@ -51,12 +51,20 @@ def print_summary(console: Console, results: RunResults, target_dir: Path) -> No
     parts = [f"{counts['success']} OK"]
     if counts["waiting"]:
         parts.append(f"{counts['waiting']} WAITING")
+    if counts["not_started"]:
+        parts.append(f"{counts['not_started']} NOT STARTED")
     parts.append(f"{counts['error']} ERROR")
     if counts["skipped"]:
         parts.append(f"{counts['skipped']} SKIPPED")
     console.result(f"Done. {', '.join(parts)} of {len(results.results)} table(s) in "
                    f"{results.elapsed_time:.1f}s; results in {target_dir / 'run_results.json'}",
                    counts=counts, elapsed_time=round(results.elapsed_time, 3))
+
+
+def _refresh_site(console: Console, ctx: PlanContext) -> None:
+    from mirrorspec.docsite.build import refresh_site
+
+    refresh_site(console, ctx.plan, ctx.target_dir)
 
 
 def _raise_if_failed(results: RunResults) -> None:
@@ -73,7 +81,8 @@ def _raise_if_failed(results: RunResults) -> None:
 def run(**params: Any) -> None:
     """Publish the feeds and mirror the landing zone into Delta tables."""
     console = get_console()
-    _ctx, results = execute_run(console, "run", False, params)
+    ctx, results = execute_run(console, "run", False, params)
+    _refresh_site(console, ctx)
     _raise_if_failed(results)
 
 
@@ -84,7 +93,8 @@ def run(**params: Any) -> None:
 def publish(**params: Any) -> None:
     """Only publish the feeds into the landing zone (Fabric's mirroring service takes it on)."""
     console = get_console()
-    _ctx, results = execute_run(console, "publish", True, params)
+    ctx, results = execute_run(console, "publish", True, params)
+    _refresh_site(console, ctx)
     _raise_if_failed(results)
 
 
@@ -98,15 +108,16 @@ def build(**params: Any) -> None:
 
     console = get_console()
     ctx, results = execute_run(console, "build", False, params)
-    skip = {r.unique_id for r in results.results if r.failed}
+    skip = results.tests_to_skip()
     ran = [r.unique_id for r in results.results]
     test_results = (execute_tests(console, ctx, ran, skip=skip, threads=params["threads"])
                     if ran else None)
+    _refresh_site(console, ctx)
     problems = []
     if results.failed:
         problems.append(f"{sum(r.failed for r in results.results)} table(s) failed to run")
     if test_results is not None and test_results.failed:
-        problems.append(f"{test_results.failures} data test(s) failed")
+        problems.append(test_results.verdict())
     if problems:
         raise FailedRun("; ".join(problems), hint="see the errors above")
 

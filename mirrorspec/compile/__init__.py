@@ -104,7 +104,7 @@ def compile_project(project_dir: str | os.PathLike = ".", target: str | None = N
     result = validate_project(project_dir, target, vars, profiles_dir, environ, infer, check_landing)
     from mirrorspec.compile.artifacts import write_artifacts
 
-    written = write_artifacts(result.target_dir, result.files)
+    written = write_artifacts(result.target_dir, result.files, result.plan.project_name)
     return CompileResult(result.project, result.plan, result.target_dir, result.files,
                          tuple(written), result.inferred)
 

@@ -13,23 +13,27 @@ PLAN_FILE = "plan.json"
 LANDING_FOLDER = "landing_zone"
 
 
-def write_artifacts(target: Path, files: dict[str, str]) -> list[Path]:
+def write_artifacts(target: Path, files: dict[str, str], project_name: str | None = None
+                    ) -> list[Path]:
     """Write `files` (relative path → text) under `target`; return the paths written.
 
-    Files another compile wrote for tables that are gone (per the previous plan.json) are removed,
-    so the target never shows a table the project no longer has. Files whose text is unchanged are
-    left alone.
+    The target must be this project's: its plan.json (when there is one) is a plan of
+    `project_name`, and without one no file compile would write exists there with other text.
+    Files the previous compile wrote for tables that are gone are removed when they are unchanged
+    since (their text is what that plan writes), so the target never shows a table the project no
+    longer has and nobody else's file is deleted. Files whose text is unchanged are left alone.
     """
     try:
-        return _write(target, files)
+        return _write(target, files, project_name)
     except OSError as exc:
         raise MirrorspecError(f"cannot write {exc.filename or target}: {exc.strerror}",
                               hint="check the permissions of the target folder (target-path)") from None
 
 
-def _write(target: Path, files: dict[str, str]) -> list[Path]:
+def _write(target: Path, files: dict[str, str], project_name: str | None) -> list[Path]:
+    previous = _previous_files(target, project_name, files)
     target.mkdir(parents=True, exist_ok=True)
-    _remove_stale(target, set(files))
+    _remove_stale(target, previous, set(files))
     written = []
     made: set[Path] = set()
     for relative in sorted(files):
@@ -50,39 +54,68 @@ def _write(target: Path, files: dict[str, str]) -> list[Path]:
     return written
 
 
-def _same_text(path: Path, text: str) -> bool:
+def _read_text(path: Path) -> str | None:
     try:
         with open(path, encoding="utf-8", newline="") as handle:
-            return handle.read() == text
+            return handle.read()
     except (OSError, UnicodeDecodeError):
-        return False
+        return None
 
 
-def _remove_stale(target: Path, keep: set[str]) -> None:
-    """Remove the `_metadata.json`/`_partnerEvents.json` files an earlier compile wrote and the
-    current one doesn't (only files named in the previous plan.json: nothing else is touched)."""
+def _same_text(path: Path, text: str) -> bool:
+    return _read_text(path) == text
+
+
+def _previous_files(target: Path, project_name: str | None, files: dict[str, str]
+                    ) -> dict[str, object]:
+    """The files the previous compile of this project wrote (relative path → the JSON object
+    it wrote there); raises when the target holds another project's plan.json or files
+    compile didn't write."""
+    plan_path = target / PLAN_FILE
+    text = _read_text(plan_path)
+    if text is None:
+        if plan_path.exists():
+            raise _foreign(plan_path, "can't be read as text")
+        for relative in sorted(files):
+            path = target / relative
+            if path.exists() and not _same_text(path, files[relative]):
+                raise _foreign(path, "exists and no plan.json says compile wrote it")
+        return {}
     try:
-        previous = json.loads((target / PLAN_FILE).read_text(encoding="utf-8"))
-        tables = previous.get("tables") or []
-    except (OSError, ValueError, AttributeError):
-        return
-    stale = []
-    for table in tables:
+        doc = json.loads(text)
+        name = doc.get("project_name")
+    except (ValueError, AttributeError):
+        raise _foreign(plan_path, "is not a mirrorspec plan") from None
+    if project_name is not None and name != project_name:
+        raise _foreign(plan_path, f"is the plan of project {name!r}, not {project_name!r}")
+    previous: dict[str, object] = {}
+    for table in doc.get("tables") or []:
         try:
             folder = mirroring.table_folder(table["name"], table.get("schema"))
+            previous[f"{LANDING_FOLDER}/{folder}/{mirroring.METADATA_FILE}"] = table["metadata"]
         except (KeyError, TypeError):
             continue
-        relative = f"{LANDING_FOLDER}/{folder}/{mirroring.METADATA_FILE}"
-        if relative not in keep:
-            stale.append(relative)
-    partner = f"{LANDING_FOLDER}/{mirroring.PARTNER_EVENTS_FILE}"
-    if previous.get("partner_events") is not None and partner not in keep:
-        stale.append(partner)
+    if doc.get("partner_events") is not None:
+        previous[f"{LANDING_FOLDER}/{mirroring.PARTNER_EVENTS_FILE}"] = doc["partner_events"]
+    return previous
+
+
+def _foreign(path: Path, why: str) -> MirrorspecError:
+    return MirrorspecError(
+        f"{path} {why}; compile won't overwrite or delete files it didn't write",
+        hint="point target-path at a folder of its own (or empty this one)")
+
+
+def _remove_stale(target: Path, previous: dict[str, object], keep: set[str]) -> None:
+    """Remove the files the previous compile wrote that the current one doesn't, when their
+    text is still what it wrote (a file changed or replaced since is someone else's)."""
     landing = (target / LANDING_FOLDER).resolve()
-    for relative in stale:
+    for relative in sorted(set(previous) - keep):
         path = (target / relative).resolve()
         if landing not in path.parents:
             continue  # a hand-edited plan must not make compile delete outside target/landing_zone
+        if path.is_symlink() or not _same_text(path, mirroring.dumps_json(previous[relative])):
+            continue
         try:
             path.unlink()
         except OSError:

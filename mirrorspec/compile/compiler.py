@@ -104,7 +104,7 @@ def check_landing_zone(plan: Plan, project: Project) -> list[MirrorspecError]:
     once a table's `_metadata.json` is there (seed 000). URIs are not checked."""
     if is_uri(plan.landing_zone) or not os.path.isdir(plan.landing_zone):
         return []
-    locations = {t.unique_id: t.location for t in project.tables}
+    locations = {t.unique_id: t.key_location or t.location for t in project.tables}
     problems = []
     for table in plan.tables:
         path = Path(table.landing_path) / mirroring.METADATA_FILE

@@ -149,6 +149,17 @@ def secret_placeholder(name: str) -> str:
     return "{{ env_var('" + name + "') }}"
 
 
+def holds_secret(value: Any) -> bool:
+    """Whether a secret placeholder is anywhere in `value` (strings, dicts, lists)."""
+    if isinstance(value, str):
+        return _SECRET_PLACEHOLDER.search(value) is not None
+    if isinstance(value, dict):
+        return any(holds_secret(v) for v in value.values())
+    if isinstance(value, list):
+        return any(holds_secret(v) for v in value)
+    return False
+
+
 def resolve_secrets(value: Any, environ: dict[str, str] | None = None) -> Any:
     """Replace secret placeholders in strings (recursively) with their environment values."""
     env = os.environ if environ is None else environ

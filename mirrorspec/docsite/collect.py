@@ -1,4 +1,5 @@
-"""What the docs site shows, gathered from the plan, the monitoring JSON and run_results.json."""
+"""What the docs site shows, gathered from the plan, the monitoring JSON, run_results.json,
+test_results.json and each Delta table's log (delta_stats)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from mirrorspec.mirroring import dumps_json, spark_type_for, table_folder
 # Status words (Fabric's monitoring statuses and run_results statuses) → how a badge looks.
 _STATE_OF = {"running": "ok", "replicating": "ok", "success": "ok", "succeeded": "ok",
              "waiting": "warn", "paused": "warn", "skipped": "warn", "warn": "warn",
-             "stopped": "warn", "notstarted": "none",
-             "failed": "failed", "error": "failed", "dropped": "failed"}
+             "stopped": "warn", "notstarted": "none", "not_started": "none",
+             "failed": "failed", "error": "failed", "dropped": "failed", "fail": "failed",
+             "pass": "ok"}
 
 
 def state_of(status: str | None) -> str:
@@ -28,12 +30,47 @@ def state_of(status: str | None) -> str:
 
 @dataclass
 class ColumnView:
+    """A column as declared in the YAML and/or as observed in the Delta table."""
+
     name: str
-    type: str | None
-    spark_type: str | None
-    nullable: bool
+    type: str | None  # declared DataType
+    spark_type: str | None  # the Spark type the declared DataType maps to
+    nullable: bool | None  # None: not known (no declared type, or only observed)
     key: bool
     description: str | None = None
+    declared: bool = True
+    observed_type: str | None = None  # from the Delta schema; None when not in the table
+    observed: bool = False
+
+    @property
+    def origin(self) -> str:
+        """declared | observed (arrived by column union) | not yet in the Delta table."""
+        if self.declared and self.observed:
+            return "declared"
+        if self.observed:
+            return "observed"
+        return "pending"
+
+    @property
+    def type_differs(self) -> bool:
+        return bool(self.observed and self.spark_type and self.observed_type
+                    and self.observed_type.lower() != self.spark_type.lower())
+
+
+@dataclass
+class TestView:
+    """A declared data test and its last result (target/test_results.json)."""
+
+    __test__ = False  # not a pytest class
+
+    type: str
+    severity: str
+    params: dict[str, Any]
+    status: str | None = None  # pass | warn | fail | error | skipped; None: never run
+    failures: int = 0
+    message: str = ""
+    related: str | None = None  # unique id of the table a relationships test points to
+    related_page: str | None = None
 
 
 @dataclass
@@ -56,12 +93,25 @@ class TableView:
     keys: list[str]
     columns: list[ColumnView]
     metadata_json: str
-    tests: list[dict[str, Any]]
+    tests: list[TestView]
     recreate: bool
     yaml_file: str | None
     status: dict[str, Any] | None = None  # from WAREHOUSE/tables.json
     run: dict[str, Any] | None = None  # from target/run_results.json
     delta: Any = None  # a delta_stats.DeltaSummary, when the Delta table exists locally
+    tests_run_at: str | None = None  # started_at of the test_results.json the results are from
+    related: list[tuple[str, str, str]] = field(default_factory=list)  # (direction, id, page)
+
+    @property
+    def test_counts(self) -> dict[str, int]:
+        out = {"pass": 0, "warn": 0, "fail": 0, "error": 0, "skipped": 0, "not run": 0}
+        for test in self.tests:
+            out[test.status or "not run"] = out.get(test.status or "not run", 0) + 1
+        return out
+
+    @property
+    def history(self) -> list[Any]:
+        return list(getattr(self.delta, "history", None) or [])
 
     @property
     def state(self) -> str:
@@ -107,9 +157,11 @@ class SiteData:
 
 def collect(plan: Plan, status: dict[str, Any] | None = None,
             run_results: dict[str, Any] | None = None,
-            delta: dict[str, Any] | None = None) -> SiteData:
+            delta: dict[str, Any] | None = None,
+            test_results: dict[str, Any] | None = None) -> SiteData:
     """Build the site's data. `status` is the monitoring JSON (tables.json object), `run_results`
-    the run_results.json object, `delta` unique_id → DeltaSummary; each may be None."""
+    the run_results.json object, `delta` unique_id → DeltaSummary, `test_results` the
+    test_results.json object; each may be None."""
     status_by_table = _index_status(status)
     run_by_table = {r.get("unique_id"): r for r in (run_results or {}).get("results", [])
                     if isinstance(r, dict)}
@@ -122,7 +174,9 @@ def collect(plan: Plan, status: dict[str, Any] | None = None,
             or status_by_table.get(_status_key(table.schema or "", table.name))
         view.run = run_by_table.get(table.unique_id)
         view.delta = (delta or {}).get(table.unique_id)
+        view.columns = _merge_observed(view.columns, view.keys, view.delta)
         tables.append(view)
+    _link_tests(tables, test_results)
     return SiteData(plan.project_name, plan.project_version, plan.target, plan.landing_zone,
                     plan.warehouse, tables,
                     replicator=(status or {}).get("replicator") if status else None,
@@ -130,8 +184,11 @@ def collect(plan: Plan, status: dict[str, Any] | None = None,
                     run_command=(run_results or {}).get("command"))
 
 
-def lineage(tables: list[TableView], page_prefix: str = "") -> tuple[list[Node], list[Edge]]:
-    """Nodes and edges of feed → landing folder → Delta table for `tables`."""
+def lineage(tables: list[TableView], page_prefix: str = "",
+            everything: list[TableView] | None = None) -> tuple[list[Node], list[Edge]]:
+    """Nodes and edges of feed → landing folder → Delta table for `tables`, plus dashed
+    relationships edges between Delta tables. With `everything` (a table page), the tables
+    related to `tables` are drawn too, as Delta tables only."""
     nodes: list[Node] = []
     edges: list[Edge] = []
     feeds: dict[tuple[str, str | None], str] = {}
@@ -154,6 +211,22 @@ def lineage(tables: list[TableView], page_prefix: str = "") -> tuple[list[Node],
                           href=page_prefix + table.page, state=table.state))
         edges.append(Edge(feeds[feed_id], landing))
         edges.append(Edge(landing, delta))
+    shown = {t.unique_id for t in tables}
+    by_id = {t.unique_id: t for t in (everything or tables)}
+    for table in list(tables):
+        for direction, other_id, _page in table.related:
+            other = by_id.get(other_id)
+            if other is None:
+                continue
+            if other_id not in shown:
+                shown.add(other_id)
+                nodes.append(Node(f"delta:{other_id}", 2, other_id, other.status_text,
+                                  href=page_prefix + other.page, state=other.state))
+            source, target = ((table.unique_id, other_id) if direction == "to"
+                              else (other_id, table.unique_id))
+            edge = Edge(f"delta:{source}", f"delta:{target}", kind="reference")
+            if edge not in edges:
+                edges.append(edge)
     return nodes, edges
 
 
@@ -168,8 +241,11 @@ def read_json_if_present(path: Path) -> dict[str, Any] | None:
 
 def _table_view(table: TablePlan, page: str) -> TableView:
     keys = list(table.key_columns)
-    columns = [ColumnView(c.name, c.type, _spark_type(c.type), bool(c.nullable), c.name in keys,
-                          c.description) for c in table.columns]
+    # Nullability is known for a column with a declared DataType (IsNullable, default true);
+    # a column declared by name only says nothing about it.
+    columns = [ColumnView(c.name, c.type, _spark_type(c.type),
+                          (bool(c.nullable) if c.type else (False if not c.nullable else None)),
+                          c.name in keys, c.description) for c in table.columns]
     return TableView(
         unique_id=table.unique_id, name=table.name, schema=table.warehouse_schema, page=page,
         description=table.description, tags=list(table.tags or []),
@@ -177,8 +253,61 @@ def _table_view(table: TablePlan, page: str) -> TableView:
         source_options=dict(table.source.options or {}),
         landing_folder=table_folder(table.name, table.schema), landing_path=table.landing_path,
         delta_path=table.delta_path, file_format=table.file_format, keys=keys, columns=columns,
-        metadata_json=dumps_json(table.metadata or {}), tests=list(table.tests or []),
+        metadata_json=dumps_json(table.metadata or {}),
+        tests=[TestView(str(t.get("type")), str(t.get("severity") or "error"),
+                        {k: v for k, v in t.items() if k not in ("type", "severity")})
+               for t in table.tests or []],
         recreate=bool(table.recreate), yaml_file=table.yaml_file)
+
+
+def _merge_observed(columns: list[ColumnView], keys: list[str], delta: Any) -> list[ColumnView]:
+    """Declared columns beside the Delta table's actual ones: declared order first, then the
+    columns only the table has (they arrived by column union)."""
+    observed = list(getattr(delta, "columns", None) or [])
+    if not observed:
+        return columns
+    by_name = {c.name.lower(): c for c in observed}
+    merged = []
+    for column in columns:
+        actual = by_name.pop(column.name.lower(), None)
+        if actual is not None:
+            column.observed, column.observed_type = True, actual.type
+        merged.append(column)
+    for actual in observed:
+        if actual.name.lower() in by_name:
+            merged.append(ColumnView(actual.name, None, None, None, actual.name in keys,
+                                     declared=False, observed=True, observed_type=actual.type))
+    return merged
+
+
+def _link_tests(tables: list[TableView], test_results: dict[str, Any] | None) -> None:
+    """Attach each declared test's last result, and link relationships tests both ways."""
+    from mirrorspec.spark.datatests import test_name  # pure Python: the dbt-style test name
+
+    by_name = {r.get("name"): r for r in (test_results or {}).get("results", []) or []
+               if isinstance(r, dict)}
+    by_id = {t.unique_id: t for t in tables}
+    for table in tables:
+        table.tests_run_at = (test_results or {}).get("started_at")
+        for test in table.tests:
+            raw = {"type": test.type, "severity": test.severity, **test.params}
+            result = by_name.get(test_name(_NameOnly(table.unique_id), raw))
+            if result is not None:
+                test.status = str(result.get("status") or "") or None
+                test.failures = int(result.get("failures") or 0)
+                test.message = str(result.get("message") or "")
+            other = by_id.get(str(test.params.get("to"))) if test.type == "relationships" else None
+            if other is not None:
+                test.related, test.related_page = other.unique_id, other.page
+                if ("to", other.unique_id, other.page) not in table.related:
+                    table.related.append(("to", other.unique_id, other.page))
+                if ("from", table.unique_id, table.page) not in other.related:
+                    other.related.append(("from", table.unique_id, table.page))
+
+
+@dataclass(frozen=True)
+class _NameOnly:
+    unique_id: str
 
 
 def _spark_type(data_type: str | None) -> str | None:

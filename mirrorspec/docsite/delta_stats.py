@@ -19,6 +19,18 @@ _COMMIT = re.compile(r"^(\d{20})\.json$")
 _CHECKPOINT = re.compile(r"^(\d{20})\.checkpoint(?:\.(\d+)\.(\d+))?\.parquet$")
 
 
+HISTORY_LIMIT = 20  # commits of history the docs site shows per table
+
+
+@dataclass(frozen=True)
+class DeltaColumn:
+    """A column of the Delta table's current schema (its metaData.schemaString)."""
+
+    name: str
+    type: str  # Spark SQL's name: bigint, string, struct<…>
+    nullable: bool
+
+
 @dataclass(frozen=True)
 class DeltaSummary:
     """What the docs site shows about a Delta table."""
@@ -29,6 +41,8 @@ class DeltaSummary:
     size_bytes: int
     last_commit: str | None  # ISO 8601 UTC of the latest commitInfo timestamp
     last_operation: str | None
+    columns: tuple[DeltaColumn, ...] = ()  # the observed schema; () when unknown
+    history: tuple = ()  # mirrorspec.spark.inspect.HistoryEntry, newest first (≤ HISTORY_LIMIT)
 
 
 @dataclass
@@ -49,20 +63,20 @@ def summarize(table_path: str | Path) -> DeltaSummary | None:
     commits = sorted(int(m.group(1)) for m in map(_COMMIT.match, names) if m)
     checkpoint = _latest_checkpoint(names)
     files: dict[tuple, _File] = {}
+    info: dict[str, Any] = {}
     start = 0
     if checkpoint is not None:
         version, parts = checkpoint
         actions = _read_checkpoint(log, version, parts)
         if actions is None:
             return None
-        _apply(files, actions, {})
+        _apply(files, actions, info)
         start = version + 1
     later = [v for v in commits if v >= start]
     if later and later != list(range(start, later[-1] + 1)):
         return None  # a gap: the log is being written or damaged
     if checkpoint is None and not later:
         return None
-    info: dict[str, Any] = {}
     for version in later:
         try:
             text = (log / f"{version:020d}.json").read_text(encoding="utf-8")
@@ -81,7 +95,9 @@ def summarize(table_path: str | Path) -> DeltaSummary | None:
         version=version, rows=rows, files=len(files),
         size_bytes=sum(f.size for f in files.values()),
         last_commit=_iso(timestamp) if isinstance(timestamp, int) else None,
-        last_operation=info.get("operation"))
+        last_operation=info.get("operation"),
+        columns=_columns(info.get("schema")),
+        history=tuple(_history(log, version, commits)))
 
 
 def _latest_checkpoint(names: Iterable[str]) -> tuple[int, int] | None:
@@ -111,8 +127,12 @@ def _read_checkpoint(log: Path, version: int, parts: int) -> list[dict] | None:
     actions: list[dict] = []
     try:
         for path in paths:
-            table = pq.read_table(path, columns=["add"])
-            actions += [{"add": row["add"]} for row in table.to_pylist() if row.get("add")]
+            table = pq.read_table(path, columns=["add", "metaData"])
+            for row in table.to_pylist():
+                if row.get("add"):
+                    actions.append({"add": row["add"]})
+                elif row.get("metaData"):
+                    actions.append({"metaData": row["metaData"]})
     except Exception:  # noqa: BLE001 - any unreadable checkpoint just means "unknown"
         return None
     return actions
@@ -144,10 +164,63 @@ def _apply(files: dict[tuple, _File], actions: Iterable[dict], info: dict[str, A
             add = action["add"]
             files[_identity(add)] = _File(_records(add.get("stats")), _deleted(add),
                                           int(add.get("size") or 0))
+        elif action.get("metaData"):
+            info["schema"] = action["metaData"].get("schemaString")
         elif action.get("commitInfo"):
             commit = action["commitInfo"]
             info["timestamp"] = commit.get("timestamp", info.get("timestamp"))
             info["operation"] = commit.get("operation", info.get("operation"))
+
+
+def _columns(schema_string: Any) -> tuple[DeltaColumn, ...]:
+    try:
+        schema = json.loads(schema_string) if isinstance(schema_string, str) else None
+    except ValueError:
+        return ()
+    fields = schema.get("fields") if isinstance(schema, dict) else None
+    return tuple(DeltaColumn(str(f.get("name")), _type_name(f.get("type")),
+                             bool(f.get("nullable", True)))
+                 for f in fields or [] if isinstance(f, dict))
+
+
+def _type_name(data_type: Any) -> str:
+    """Spark SQL's spelling of a Delta schema type (long → bigint; nested types summarised)."""
+    if isinstance(data_type, str):
+        return {"long": "bigint", "integer": "int", "short": "smallint",
+                "byte": "tinyint"}.get(data_type, data_type)
+    if isinstance(data_type, dict):
+        kind = data_type.get("type")
+        if kind == "array":
+            return f"array<{_type_name(data_type.get('elementType'))}>"
+        if kind == "map":
+            return (f"map<{_type_name(data_type.get('keyType'))},"
+                    f"{_type_name(data_type.get('valueType'))}>")
+        if kind == "struct":
+            return "struct<…>"
+    return str(data_type)
+
+
+def _history(log: Path, latest: int, commits: list[int]) -> list:
+    """The newest HISTORY_LIMIT commits still in the log, as history entries (newest first)."""
+    from mirrorspec.spark.inspect import history_entry  # pure Python: no pyspark import
+
+    present = set(commits)
+    out = []
+    for version in range(latest, max(-1, latest - HISTORY_LIMIT), -1):
+        if version not in present:
+            break  # older commit files were cleaned up
+        try:
+            actions = _json_lines((log / f"{version:020d}.json").read_text(encoding="utf-8"))
+        except OSError:
+            break
+        commit = next((a["commitInfo"] for a in actions if isinstance(a.get("commitInfo"), dict)),
+                      {})
+        timestamp = commit.get("timestamp")
+        out.append(history_entry(version, _iso(timestamp) if isinstance(timestamp, int) else "",
+                                 str(commit.get("operation") or ""),
+                                 commit.get("operationMetrics") or {},
+                                 commit.get("userMetadata")))
+    return out
 
 
 def _identity(action: dict) -> tuple:

@@ -1,4 +1,5 @@
-"""The lineage graph (feed → landing zone folder → Delta table) as inline SVG, no JavaScript."""
+"""The lineage graph (feed → landing zone folder → Delta table, and relationships between Delta
+tables) as inline SVG, no JavaScript."""
 
 from __future__ import annotations
 
@@ -25,8 +26,15 @@ class Node:
 
 @dataclass(frozen=True)
 class Edge:
+    """`flow`: data moves from source to target; `reference`: a relationships test of the
+    source table points at the target table (drawn dashed, right of the Delta tables)."""
+
     source: str
     target: str
+    kind: str = "flow"
+
+
+REF_MARGIN = 70  # room right of the Delta tables for relationships arcs
 
 
 def render_svg(nodes: list[Node], edges: list[Edge], title: str = "Lineage") -> str:
@@ -35,7 +43,8 @@ def render_svg(nodes: list[Node], edges: list[Edge], title: str = "Lineage") -> 
     for node in nodes:
         rows[node.column].append(node)
     height_rows = max((len(r) for r in rows.values()), default=0)
-    width = LEFT * 2 + 3 * NODE_W + 2 * COL_GAP
+    references = [e for e in edges if e.kind == "reference"]
+    width = LEFT * 2 + 3 * NODE_W + 2 * COL_GAP + (REF_MARGIN if references else 0)
     height = TOP + max(height_rows, 1) * (NODE_H + ROW_GAP) + 4
     where: dict[str, tuple[float, float]] = {}
     for column, members in rows.items():
@@ -52,8 +61,18 @@ def render_svg(nodes: list[Node], edges: list[Edge], title: str = "Lineage") -> 
         x = LEFT + column * (NODE_W + COL_GAP) + NODE_W / 2
         parts.append(f'<text class="lineage-heading" x="{x:.0f}" y="18" '
                      f'text-anchor="middle">{escape(name)}</text>')
-    for edge in edges:
+    for index, edge in enumerate(references):
         if edge.source not in where or edge.target not in where:
+            continue
+        (x1, y1), (_x2, y2) = where[edge.source], where[edge.target]
+        right, y1, y2 = x1 + NODE_W, y1 + NODE_H / 2 - 6, y2 + NODE_H / 2 + 6
+        bulge = right + 22 + (index % 3) * 14
+        parts.append(f'<path class="lineage-ref" d="M{right:.1f},{y1:.1f} C{bulge:.1f},{y1:.1f} '
+                     f'{bulge:.1f},{y2:.1f} {right + 6:.1f},{y2:.1f}" marker-end="url(#arrow)">'
+                     f'<title>relationships: {escape(edge.source.split(":", 1)[-1])} → '
+                     f'{escape(edge.target.split(":", 1)[-1])}</title></path>')
+    for edge in edges:
+        if edge.kind != "flow" or edge.source not in where or edge.target not in where:
             continue
         (x1, y1), (x2, y2) = where[edge.source], where[edge.target]
         x1, y1, y2 = x1 + NODE_W, y1 + NODE_H / 2, y2 + NODE_H / 2

@@ -9,14 +9,17 @@ land in `target/`. A value that is exactly one `{{ expression }}` keeps the expr
 
 from __future__ import annotations
 
+import operator
 import os
 import re
-from typing import Any, Mapping
+import time
+from typing import Any, Iterable, Mapping
 
 import jinja2
+from jinja2 import nodes
 from jinja2.sandbox import SandboxedEnvironment
 
-from mirrorspec.compile.plan import SECRET_PREFIX, secret_placeholder
+from mirrorspec.compile.plan import SECRET_PREFIX, holds_secret, secret_placeholder
 from mirrorspec.errors import MirrorspecError
 from mirrorspec.load.yaml_doc import Document
 
@@ -43,6 +46,91 @@ class _RenderError(Exception):
     """A user mistake inside a template function (an undefined var, a secret with a default)."""
 
 
+# The work one template may do: a project file must not be able to hang or exhaust compile.
+MAX_ITERATIONS = 100_000  # loop items and range() items, all loops of one template together
+MAX_TEXT = 1_000_000  # characters (or items) of any one value built and of the output
+MAX_SECONDS = 5.0
+
+
+class TemplateTooCostly(Exception):
+    """A template went over one of the bounds above."""
+
+
+class _BoundedEnvironment(SandboxedEnvironment):
+    """The sandbox plus a budget: every `{% for %}` iterable and `range()` draw from one
+    iteration count, `*` `**` `+` `~` refuse results over MAX_TEXT, and a deadline applies."""
+
+    intercepted_binops = frozenset({"*", "**", "+"})
+
+    def __init__(self, **options: Any):
+        super().__init__(**options)
+        self.globals["range"] = self._range
+        self.filters["_mirrorspec_bounded"] = self._bounded
+        self.filters["_mirrorspec_sized"] = self._sized
+        self.start()
+
+    def start(self) -> None:
+        """Reset the budget (before each template)."""
+        self.iterations = 0
+        self.deadline = time.monotonic() + MAX_SECONDS
+
+    def _spend(self, count: int) -> None:
+        self.iterations += count
+        if self.iterations > MAX_ITERATIONS:
+            raise TemplateTooCostly(f"more than {MAX_ITERATIONS:,} loop iterations")
+        if time.monotonic() > self.deadline:
+            raise TemplateTooCostly(f"rendering took more than {MAX_SECONDS:g} s")
+
+    def _range(self, *args: int) -> range:
+        values = range(*args)
+        self._spend(len(values))
+        return values
+
+    def _bounded(self, iterable: Iterable) -> Iterable:
+        for item in iterable:
+            self._spend(1)
+            yield item
+
+    def _sized(self, value: Any) -> Any:
+        if hasattr(value, "__len__") and len(value) > MAX_TEXT:
+            raise TemplateTooCostly(f"a value longer than {MAX_TEXT:,} characters or items")
+        return value
+
+    def call_binop(self, context: Any, operator_: str, left: Any, right: Any) -> Any:
+        if operator_ == "**" and isinstance(left, int) and isinstance(right, int) and right > 0:
+            if abs(left) > 1 and right * max(abs(left).bit_length(), 1) > 4 * MAX_TEXT:
+                raise TemplateTooCostly("a number too large to compute")
+        if operator_ == "*":
+            for seq, count in ((left, right), (right, left)):
+                if hasattr(seq, "__len__") and isinstance(count, int) and \
+                        len(seq) * count > MAX_TEXT:
+                    raise TemplateTooCostly(f"a value longer than {MAX_TEXT:,} characters or items")
+        return self._sized(_BINOPS[operator_](left, right))
+
+    def _generate(self, source: Any, name: Any, filename: Any, defer_init: bool = False) -> Any:
+        for loop in source.find_all(nodes.For):  # every loop draws from the budget
+            loop.iter = nodes.Filter(loop.iter, "_mirrorspec_bounded", [], [], None, None,
+                                     lineno=loop.lineno)
+        for concat in list(source.find_all(nodes.Concat)):
+            concat.nodes = [nodes.Filter(part, "_mirrorspec_sized", [], [], None, None,
+                                         lineno=concat.lineno) for part in concat.nodes]
+        return super()._generate(source, name, filename, defer_init=defer_init)
+
+
+_BINOPS = {"*": operator.mul, "**": operator.pow, "+": operator.add}
+
+
+def secret_allowed(path: tuple) -> bool:
+    """Where a secret placeholder may stay until run time: a project var (checked where it is
+    used), a profile's `spark` settings, a table's `source.options`."""
+    if path[:1] == ("vars",):
+        return True
+    if len(path) > 4 and path[1] == "outputs" and path[3] == "spark":
+        return True
+    return any(path[i:i + 2] == ("source", "options") and path[i + 2:i + 3] != ("key_columns",)
+               for i in range(len(path) - 1))
+
+
 class Renderer:
     """Renders template strings with one set of vars and one environment."""
 
@@ -50,8 +138,8 @@ class Renderer:
                  environ: Mapping[str, str] | None = None):
         self.variables = dict(variables or {})
         self.environ = os.environ if environ is None else environ
-        self.env = SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False,
-                                        keep_trailing_newline=True)
+        self.env = _BoundedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False,
+                                       keep_trailing_newline=True)
         self.env.globals.update(var=self._var, env_var=self._env_var)
         self._templates: dict[str, Any] = {}
         self._expressions: dict[str, Any] = {}
@@ -83,6 +171,7 @@ class Renderer:
         fast = self._render_simple(text)
         if fast is not _MISSING:
             return fast
+        self.env.start()
         match = _SINGLE_EXPRESSION.match(text)
         if match:
             expression = self._expressions.get(text)
@@ -93,12 +182,19 @@ class Renderer:
             value = expression()
             if isinstance(value, jinja2.Undefined):
                 value._fail_with_undefined_error()
-            return value
+            return self.env._sized(value)
         template = self._templates.get(text)
         if template is None:
             template = self.env.from_string(text)
             self._templates[text] = template
-        return template.render()
+        size = 0
+        pieces = []
+        for piece in template.generate():
+            size += len(piece)
+            if size > MAX_TEXT:
+                raise TemplateTooCostly(f"output longer than {MAX_TEXT:,} characters")
+            pieces.append(piece)
+        return "".join(pieces)
 
     def _render_simple(self, text: str) -> Any:
         """`text` rendered without Jinja when it only calls var()/env_var() with literals;
@@ -148,6 +244,11 @@ class Renderer:
             except _RenderError as exc:
                 problems.append(doc.problem(path, str(exc)))
                 continue
+            except TemplateTooCostly as exc:
+                problems.append(doc.problem(
+                    path, f"template does too much work: {exc}",
+                    hint="a mirrorspec value needs a short expression; compute big values elsewhere"))
+                continue
             except jinja2.TemplateSyntaxError as exc:
                 problems.append(doc.problem(path, f"template syntax error: {exc.message}"))
                 continue
@@ -161,6 +262,13 @@ class Renderer:
                 continue
             except Exception as exc:  # noqa: BLE001 - any template runtime error is the user's
                 problems.append(doc.problem(path, f"template error: {type(exc).__name__}: {exc}"))
+                continue
+            if holds_secret(value) and not secret_allowed(path):
+                problems.append(doc.problem(
+                    path, f"a secret ({SECRET_PREFIX}*) can't be used here: it would be written "
+                    "to target/ or name a folder",
+                    hint="secrets belong in the profile's spark settings (master, remote, conf) "
+                         "or in source.options; both are resolved only at run time"))
                 continue
             if path:
                 parent[key] = value

@@ -30,6 +30,7 @@ _EXPECTED = {
     "object": "a mapping", "array": "a list", "string": "a string", "boolean": "true or false",
     "integer": "an integer", "number": "a number", "null": "null",
 }
+_YAML11_BOOLS = {"yes", "no", "on", "off", "y", "n"}
 # Backslash escapes people type unquoted; YAML only turns them into characters in "double quotes".
 _ESCAPES = {"\\t": "\\t", "\\n": "\\n", "\\r": "\\r", "\\r\\n": "\\r\\n", "tab": "\\t"}
 
@@ -94,6 +95,20 @@ def suggest(word: Any, choices: Iterable[Any]) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
+def _suggest_value(value: str, allowed: list) -> str:
+    """Did-you-mean for an enum value; DataTypes also know other systems' names (Integer)."""
+    from mirrorspec.mirroring import DATA_TYPES, data_type_suggestions
+
+    strings = [v for v in allowed if isinstance(v, str)]
+    close = suggest(value, strings)
+    if close or not set(DATA_TYPES) <= set(strings):
+        return close
+    types = data_type_suggestions(value)
+    if not types:
+        return ""
+    return " (did you mean " + " or ".join(f"'{t}'" for t in types) + "?)"
+
+
 def _describe(value: Any) -> str:
     kind = _JSON_TYPES.get(type(value), type(value).__name__)
     if isinstance(value, (dict, list)):
@@ -122,7 +137,9 @@ def _convert(doc: Document, error) -> list[MirrorspecError]:
         expected = [expected] if isinstance(expected, str) else list(expected)
         wanted = " or ".join(_EXPECTED.get(t, t) for t in expected)
         hint = None
-        if isinstance(instance, str) and expected == ["object"] and path and isinstance(path[-1], int):
+        if isinstance(instance, str) and "boolean" in expected and instance.lower() in _YAML11_BOOLS:
+            hint = "write true or false: yes/no/on/off are text in YAML 1.2"
+        elif isinstance(instance, str) and expected == ["object"] and path and isinstance(path[-1], int):
             hint = f"an item here is a mapping: write `- name: {instance}`"
         return [doc.problem(path, f"expected {wanted}, got {_describe(instance)}", hint=hint)]
     if kind == "enum":
@@ -130,7 +147,7 @@ def _convert(doc: Document, error) -> list[MirrorspecError]:
         message = f"{json.dumps(instance, default=str)} is not one of {allowed}"
         hint = None
         if isinstance(instance, str):
-            message += suggest(instance, [v for v in error.validator_value if isinstance(v, str)])
+            message += _suggest_value(instance, error.validator_value)
             if instance in _ESCAPES:
                 hint = f'write the character in double quotes: "{_ESCAPES[instance]}"'
         return [doc.problem(path, message, hint=hint)]

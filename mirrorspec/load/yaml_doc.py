@@ -9,6 +9,7 @@ overwrites.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,8 @@ except AttributeError:  # pragma: no cover - depends on the PyYAML build
 _STR = "tag:yaml.org,2002:str"
 _MERGE = "tag:yaml.org,2002:merge"
 _NULL = "tag:yaml.org,2002:null"
+_BOOL = "tag:yaml.org,2002:bool"
+_INT = "tag:yaml.org,2002:int"
 _SCALAR_BUILDERS = {
     "tag:yaml.org,2002:int": "construct_yaml_int",
     "tag:yaml.org,2002:float": "construct_yaml_float",
@@ -36,6 +39,15 @@ _SCALAR_BUILDERS = {
 _TEXT_TAGS = {_STR, "tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:value"}
 _TEMPLATE_MARKERS = ("{{", "{%", "{#")
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
+# Bounds on one document: nesting depth and alias expansion ("billion laughs"), both checked
+# while building. libyaml's composer recurses in C (30,000 nested `[` crash the process), so a
+# text that could nest past _COMPOSER_SAFE levels is first checked from the parser's flat event
+# stream; ordinary files skip that scan (it costs as much as composing).
+MAX_DEPTH = 100
+MAX_ALIAS_NODES = 10_000
+_COMPOSER_SAFE = 1000
+# deep indentation, `- - -`, `? ? ?` (anchored at line starts: linear in the text)
+_DEEP_RUN = re.compile(r"^[ \t?-]{%d}" % _COMPOSER_SAFE, re.M)
 
 
 @dataclass
@@ -57,11 +69,12 @@ class Document:
         found, key_node, value_node = _find(self.root, tuple(path))
         shown = format_key_path(path) or None
         if value_node is None:
-            return Location(self.file, 1, 1, shown)
+            return Location(self.file, 1, 1, shown, tuple(path))
         if len(found) < len(path):
             at_key = True
         node = key_node if at_key and key_node is not None else value_node
-        return Location(self.file, node.start_mark.line + 1, node.start_mark.column + 1, shown)
+        return Location(self.file, node.start_mark.line + 1, node.start_mark.column + 1, shown,
+                        tuple(path))
 
     def problem(self, path: tuple, message: str, at_key: bool = False,
                 hint: str | None = None) -> MirrorspecError:
@@ -92,7 +105,20 @@ def _find(root: Any, path: tuple) -> tuple[tuple, Any, Any]:
 def _key_text(node: ScalarNode) -> Any:
     if node.tag == _STR:
         return node.value
-    builder = _SCALAR_BUILDERS.get(node.tag)
+    return _scalar(node)
+
+
+def _scalar(node: ScalarNode) -> Any:
+    """A bool/int/float scalar's value under YAML 1.2's core schema: PyYAML resolves with
+    YAML 1.1, where yes/no/on/off are booleans and 1:30 or 1_000 are integers; 1.2 (and every
+    other modern reader) keeps those as strings, so a typed value gets a typed error instead
+    of silently becoming true."""
+    tag = node.tag
+    if tag == _BOOL and node.value.lower() not in ("true", "false"):
+        return node.value
+    if tag == _INT and ("_" in node.value or ":" in node.value):
+        return node.value
+    builder = _SCALAR_BUILDERS.get(tag)
     return getattr(_CONSTRUCTOR, builder)(node) if builder else node.value
 
 
@@ -135,9 +161,13 @@ def parse_document(text: str, file: str, path: Path | None, problems: list[Mirro
     """Parse YAML `text` (one document) into a Document."""
     doc = Document(file, path or Path(file), None)
     try:
+        bound = _check_bounds(text, file)
+        if bound is not None:
+            problems.append(bound)
+            return doc
         node = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
-        problems.append(_syntax_problem(exc, file))
+        problems.append(_syntax_problem(exc, file, text))
         return doc
     except yaml.YAMLError as exc:
         problems.append(MirrorspecError(f"invalid YAML: {exc}", Location(file)))
@@ -146,13 +176,52 @@ def parse_document(text: str, file: str, path: Path | None, problems: list[Mirro
         return doc
     doc.root = node
     builder = _Builder(doc, problems)
-    doc.data = builder.build(node, ())
+    try:
+        doc.data = builder.build(node, ())
+    except _OverBound as exc:
+        problems.append(exc.problem)
+        doc.root = None
     return doc
 
 
-def _syntax_problem(exc: yaml.MarkedYAMLError, file: str) -> MirrorspecError:
-    """A located YAML syntax error. An unclosed `[`, `{` or quote is reported where it opens
-    (the parser only notices at the end); anything else where the parser stopped."""
+def _check_bounds(text: str, file: str) -> MirrorspecError | None:
+    """A located problem when `text` could nest deep enough to crash the composer and nests
+    deeper than MAX_DEPTH; found from the parser's event stream (flat, no recursion)."""
+    if text.count("[") + text.count("{") <= _COMPOSER_SAFE and not _DEEP_RUN.search(text):
+        return None
+    depth = 0
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return _bound_problem(event.start_mark, file, _TOO_DEEP, _TOO_DEEP_HINT)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+    return None
+
+
+_TOO_DEEP = f"YAML nested deeper than {MAX_DEPTH} levels"
+_TOO_DEEP_HINT = "flatten the structure; mirrorspec files need a few levels"
+_TOO_MANY = f"YAML aliases expand to more than {MAX_ALIAS_NODES:,} values"
+_TOO_MANY_HINT = "write the values out or use fewer nested aliases"
+
+
+class _OverBound(Exception):
+    """The builder went over MAX_DEPTH or MAX_ALIAS_NODES; carries the located problem."""
+
+    def __init__(self, problem: MirrorspecError):
+        super().__init__(problem.message)
+        self.problem = problem
+
+
+def _bound_problem(mark: Any, file: str, message: str, hint: str) -> MirrorspecError:
+    return MirrorspecError(message, Location(file, mark.line + 1, mark.column + 1), hint)
+
+
+def _syntax_problem(exc: yaml.MarkedYAMLError, file: str, text: str = "") -> MirrorspecError:
+    """A located YAML syntax error with the line, a caret under the spot and a hint. An
+    unclosed `[`, `{` or quote is reported where it opens (the parser only notices at the end);
+    anything else where the parser stopped."""
     mark = exc.problem_mark or exc.context_mark
     message = "invalid YAML: " + " ".join(part for part in (exc.context, exc.problem) if part)
     context = exc.context or ""
@@ -162,8 +231,54 @@ def _syntax_problem(exc: yaml.MarkedYAMLError, file: str) -> MirrorspecError:
         mark = exc.context_mark
         message += (f" (noticed at line {exc.problem_mark.line + 1}, "
                     f"column {exc.problem_mark.column + 1})")
+    if context == "while scanning a simple key" and exc.context_mark is not None:
+        mark = exc.context_mark  # the key without its `:` is where the text starts
     line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
-    return MirrorspecError(message, Location(file, line, col))
+    lines = text.splitlines()
+    source = lines[line - 1] if line and line <= len(lines) else None
+    if source is not None:
+        message += "\n" + caret_excerpt(source, line, col)
+    return MirrorspecError(message, Location(file, line, col), _syntax_hint(exc, source))
+
+
+def caret_excerpt(source: str, line: int, col: int | None) -> str:
+    """'   7 | key: a: b' and a caret line under column `col` (1-based)."""
+    gutter = f"{line:>5} | "
+    shown = source.replace("\t", " ")
+    caret = " " * (len(gutter) - 2) + "| " + " " * max((col or 1) - 1, 0) + "^"
+    return gutter + shown + "\n" + caret
+
+
+def _syntax_hint(exc: yaml.MarkedYAMLError, source: str | None) -> str | None:
+    """What usually causes this parser complaint, in the user's terms."""
+    problem = exc.problem or ""
+    text = (source or "").strip()
+    if "found character '\\t'" in problem or "\t" in (source or "")[:len(source or "") - len(
+            (source or "").lstrip())]:
+        return "indent with spaces; YAML does not allow tabs for indentation"
+    if "mapping values are not allowed" in problem:
+        if text.count(": ") + text.endswith(":") > 1:
+            return ('a value containing ": " must be quoted, e.g. description: "note: text"')
+        return "check the indentation of this line against the key above it"
+    if "could not find expected ':'" in problem:
+        return ("a key needs `: ` after it; a list item needs `- ` before it "
+                "(or quote the text if it is a value continued on a new line)")
+    if "did not find expected '-' indicator" in problem:
+        return ("check the indentation: this line is not in line with the keys above it, "
+                "and a new list item starts with `- `")
+    if "did not find expected key" in problem or "expected <block end>" in problem:
+        if text.startswith("- "):
+            return ("a list item where keys were expected: either this `- ` line is indented "
+                    "wrongly, or the items above it lack their `- `")
+        return ("check the indentation: keys of one mapping line up, and a list item under "
+                "a key starts with `- `")
+    if "found undefined alias" in problem:
+        return "`*name` refers to an anchor `&name` defined earlier in the same file"
+    if "while scanning a quoted scalar" in (exc.context or ""):
+        return "close the quote; inside double quotes write \\\" for a quote character"
+    if "while parsing a flow" in (exc.context or ""):
+        return "close the `[` or `{` opened here"
+    return None
 
 
 class _Builder:
@@ -173,6 +288,8 @@ class _Builder:
         self.doc = doc
         self.problems = problems
         self.active: set[int] = set()
+        self.built: set[int] = set()  # collection nodes built once (a second time: an alias)
+        self.expanded = 0  # values built again through aliases
         self.merged: dict[int, int] = {}  # id(mapping node) → how many leading entries came from `<<`
 
     def build(self, node: Any, path: tuple) -> Any:
@@ -185,14 +302,23 @@ class _Builder:
                 return value
             if tag == _NULL:
                 return None
-            builder = _SCALAR_BUILDERS.get(tag)
-            if builder is not None:
-                return getattr(_CONSTRUCTOR, builder)(node)
+            if tag in _SCALAR_BUILDERS:
+                return _scalar(node)
             self._unsupported(node, path)
             return node.value
         if id(node) in self.active:
             self.problems.append(self.doc.problem(path, "a recursive YAML alias is not supported"))
             return None
+        if len(path) >= MAX_DEPTH:
+            raise _OverBound(_bound_problem(node.start_mark, self.doc.file, _TOO_DEEP,
+                                            _TOO_DEEP_HINT))
+        if id(node) in self.built:  # an alias: its values are built again
+            self.expanded += len(node.value)
+            if self.expanded > MAX_ALIAS_NODES:
+                raise _OverBound(_bound_problem(node.start_mark, self.doc.file, _TOO_MANY,
+                                                _TOO_MANY_HINT))
+        else:
+            self.built.add(id(node))
         self.active.add(id(node))
         try:
             if isinstance(node, MappingNode):

@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from mirrorspec import mirroring
 from mirrorspec.compile import PlanContext
@@ -86,6 +86,17 @@ class TestResults:
     def failed(self) -> bool:
         return self.failures > 0
 
+    def verdict(self) -> str:
+        """'2 data test(s) failed, 1 errored': FAIL (rows broke the rule) and ERROR (the test
+        could not run) are told apart."""
+        counts = self.counts()
+        parts = []
+        if counts["fail"]:
+            parts.append(f"{counts['fail']} data test(s) failed")
+        if counts["error"]:
+            parts.append(f"{counts['error']} data test(s) could not run (ERROR)")
+        return "; ".join(parts) or "all data tests passed"
+
     def to_dict(self) -> dict[str, Any]:
         results = []
         for r in self.results:
@@ -118,12 +129,13 @@ def test_name(table: TablePlan, test: dict[str, Any]) -> str:
 
 
 def run_data_tests(spark, plan: Plan, tables: Iterable[TablePlan], console: Console | None = None,
-                   skip: Iterable[str] = (), threads: int = 4) -> TestResults:
-    """Run the tests of `tables` (tables in `skip` get SKIPPED tests), `threads` at a time, and
-    report each as it finishes. Results keep the declaration order."""
+                   skip: Mapping[str, str] | Iterable[str] = (), threads: int = 4) -> TestResults:
+    """Run the tests of `tables` (tables in `skip` get SKIPPED tests; a mapping gives the
+    reason), `threads` at a time, and report each as it finishes. Results keep the declaration
+    order."""
     console = console or NullConsole()
     started = time.monotonic()
-    skip = set(skip)
+    skip = dict(skip) if isinstance(skip, Mapping) else dict.fromkeys(skip, "the table failed to run")
     todo = [(t, test) for t in tables for test in t.tests]
     status_doc = (_read_status(plan) if any(test.get("type") == "freshness" for _, test in todo)
                   else None)
@@ -148,7 +160,7 @@ def run_data_tests(spark, plan: Plan, tables: Iterable[TablePlan], console: Cons
 
 
 def _run_test(spark, plan: Plan, table: TablePlan, test: dict[str, Any],
-              status_doc: dict[str, Any] | None, skip: set[str]) -> DataTestResult:
+              status_doc: dict[str, Any] | None, skip: Mapping[str, str]) -> DataTestResult:
     severity = str(test.get("severity") or "error").lower()
     params = {k: v for k, v in test.items() if k not in ("type", "severity")}
     result = DataTestResult(test_name(table, test), table.unique_id, str(test.get("type")),
@@ -156,7 +168,7 @@ def _run_test(spark, plan: Plan, table: TablePlan, test: dict[str, Any],
     t0 = time.monotonic()
     if table.unique_id in skip:
         result.status = "skipped"
-        result.message = "the table failed to run"
+        result.message = skip[table.unique_id]
         return result
     try:
         failures, message = _run_one(spark, plan, table, test, status_doc)
@@ -453,7 +465,7 @@ def _row_count(spark, df, table: TablePlan) -> tuple[int, str]:
 
 
 def execute_tests(console: Console, ctx: PlanContext, table_ids: Iterable[str],
-                  skip: Iterable[str] = (), threads: int = 4):
+                  skip: Mapping[str, str] | Iterable[str] = (), threads: int = 4):
     """Run the tests of the given tables, print the dbt-style summary, write test_results.json."""
     from mirrorspec.spark.runner import start_session
 

@@ -15,6 +15,7 @@ import re
 import threading
 import time
 import uuid
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -69,7 +70,7 @@ class TableOutcome:
     unique_id: str
     schema: str | None
     name: str
-    status: str = "Replicating"   # Replicating, Failed, Dropped, Waiting
+    status: str = "Replicating"   # Replicating, NotStarted, Failed, Dropped, Waiting
     files_applied: list[str] = field(default_factory=list)
     rows_inserted: int = 0
     rows_updated: int = 0
@@ -80,6 +81,7 @@ class TableOutcome:
     awaiting: str | None = None   # gap: the 20-digit name awaited
     delta_version: int | None = None
     seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)  # what was ignored, once each
 
 
 @dataclass
@@ -118,6 +120,21 @@ def selected(target: MirrorTarget, patterns: tuple[str, ...]) -> bool:
     if target.schema:
         names.append(f"{target.schema}.{target.name}".lower())
     return any(fnmatch.fnmatchcase(n, p.lower()) for p in patterns for n in names)
+
+
+_SHOWN: "weakref.WeakKeyDictionary[Console, set[str]]" = weakref.WeakKeyDictionary()
+_SHOWN_LOCK = threading.Lock()
+
+
+def warn_once(console: Console, message: str, **fields) -> None:
+    """Show a warning about the landing zone once per console (a --watch run shows it once,
+    not every pass)."""
+    with _SHOWN_LOCK:
+        shown = _SHOWN.setdefault(console, set())
+        if message in shown:
+            return
+        shown.add(message)
+    console.warning(message, **fields)
 
 
 # --- one table ----------------------------------------------------------------------------------
@@ -166,6 +183,13 @@ class _TableRun:
         self.outcome.seconds = time.monotonic() - started
         return self.outcome
 
+    def _warn(self, warnings) -> None:
+        """Show each warning once per table and pass, and keep it for tables.json."""
+        for warning in warnings:
+            if warning not in self.outcome.warnings:
+                self.outcome.warnings.append(warning)
+                warn_once(self.console, warning, table=self.target.unique_id)
+
     def _fail(self, code: str, message: str, file: str | None, row: int | None) -> None:
         self.outcome.status = "Failed"
         where = (f"{file}" + (f": row {row}" if row else "") + ": ") if file else ""
@@ -176,11 +200,10 @@ class _TableRun:
 
     def _run(self) -> None:
         metadata = landing.read_metadata(self.lfs, self.target.landing_path)
-        for warning in metadata.warnings:
-            self.console.warning(warning, table=self.target.unique_id)
+        self._warn(metadata.warnings)
         if not metadata.present:
-            self.console.warning(f"{self.target.landing_path}: no _metadata.json; the table is "
-                                 "insert-only and keyless", table=self.target.unique_id)
+            self._warn([f"{self.target.landing_path}: no _metadata.json; the table is "
+                        "insert-only and keyless"])
         for attempt in range(_ATTEMPTS):
             try:
                 self._attempt(metadata)
@@ -198,8 +221,6 @@ class _TableRun:
         target = self.target
         state = read_state(self.wfs, target.delta_path)
         listing = landing.list_folder(self.lfs, target.landing_path, metadata)
-        for warning in dict.fromkeys(listing.warnings):
-            self.console.warning(warning, table=target.unique_id)
         state = self._handle_recreated(state, listing, metadata)
         folder_id = listing.folder_id or self._write_folder_id()
         meta = state.meta
@@ -215,9 +236,12 @@ class _TableRun:
             last_applied = (pending.applied_present[-1].name if pending.applied_present
                             else None)
         self.outcome.awaiting = pending.awaiting
+        self._warn(listing.warnings)  # after picking: that adds the names outside the sequence
         if not pending.files:
             self._move([f for f in pending.applied_present if f.name != last_applied])
             self._finish_status(None, pending)
+            if not state.exists and self.outcome.status == "Replicating":
+                self.outcome.status = "NotStarted"  # Fabric's word: nothing has landed yet
             return
         self.console.info(f"{target.unique_id}: {len(pending.files)} file(s) pending",
                           table=target.unique_id, files=len(pending.files))
@@ -640,6 +664,8 @@ def mirror_landing_zone(spark, landing_zone: str, warehouse: str,
     except LandingZoneError as exc:
         console.warning(exc.render())
     targets = discover_targets(landing_zone, warehouse, spark)
+    for warning in landing.hidden_folders(lfs, landing_zone):
+        warn_once(console, warning)
     console.info(f"{len(targets)} table(s) in {landing_zone}", tables=len(targets))
     dropped = drop_deleted_tables(spark, landing_zone, warehouse,
                                   {t.unique_id for t in targets}, options, console)

@@ -88,6 +88,10 @@ class LocalFS:
         with open(local_path(path), "rb") as handle:
             return handle.read() if limit is None else handle.read(limit)
 
+    def open_stream(self, path: str):
+        """The file opened for reading bytes in chunks (a context manager)."""
+        return open(local_path(path), "rb")
+
     def read_text(self, path: str, encoding: str = "utf-8") -> str:
         return self.read_bytes(path).decode(encoding)
 
@@ -171,6 +175,11 @@ class HadoopFS:
         finally:
             stream.close()
 
+    def open_stream(self, path: str):
+        """The file opened for reading bytes in chunks (a context manager)."""
+        hpath, fs = self._fs(path)
+        return _HadoopStream(fs.open(hpath))
+
     def read_text(self, path: str, encoding: str = "utf-8") -> str:
         return self.read_bytes(path).decode(encoding)
 
@@ -224,6 +233,25 @@ class HadoopFS:
     def mkdirs(self, path: str) -> None:
         hpath, fs = self._fs(path)
         fs.mkdirs(hpath)
+
+
+class _HadoopStream:
+    """A Hadoop input stream read in chunks through py4j (`read(n)`, a context manager)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def read(self, size: int) -> bytes:
+        return bytes(self._stream.readNBytes(size))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def filesystem_for(path: str, spark=None):

@@ -84,6 +84,24 @@ def discover(filesystem, landing_zone: str) -> list[TableFolder]:
     return tables
 
 
+def hidden_folders(filesystem, landing_zone: str) -> list[str]:
+    """Warnings for the dot-folders of a landing zone and its schema folders: never tables."""
+    warnings = []
+    for entry in sorted(filesystem.list(landing_zone), key=lambda e: e.name):
+        if not entry.is_dir:
+            continue
+        if entry.name.startswith("."):
+            warnings.append(_hidden_warning(entry.path))
+        elif mirroring.schema_from_folder(entry.name) is not None:
+            warnings.extend(_hidden_warning(sub.path) for sub in filesystem.list(entry.path)
+                            if sub.is_dir and sub.name.startswith("."))
+    return warnings
+
+
+def _hidden_warning(path: str) -> str:
+    return f"{path}: hidden folder (name starts with '.') ignored; it is never mirrored"
+
+
 def _metadata_entry(filesystem, folder: str):
     for entry in filesystem.list(folder):
         if not entry.is_dir and entry.name.lower() == mirroring.METADATA_FILE.lower():
@@ -129,6 +147,9 @@ def list_folder(filesystem, folder: str, metadata: mirroring.TableMetadata) -> F
                 listing.folder_id = filesystem.read_bytes(entry.path).decode().strip() or None
             except OSError:
                 listing.folder_id = None
+            continue
+        if entry.is_dir and entry.name.startswith("."):
+            listing.warnings.append(_hidden_warning(entry.path))
             continue
         if mirroring.is_reserved_name(entry.name):
             continue

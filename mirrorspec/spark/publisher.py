@@ -19,10 +19,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Sequence
 
-from mirrorspec.compile.plan import Plan, TablePlan
+from mirrorspec.compile.plan import Plan, TablePlan, holds_secret, resolve_secrets
 from mirrorspec.console import Console, NullConsole
 from mirrorspec.errors import MirrorspecError, SourceError
 from mirrorspec.faults import crash_point
@@ -302,6 +302,9 @@ def _publish_batch(spark, fs: _Fs, table: TablePlan, plan: Plan, state: dict[str
         raise SourceError(f"no feed reader for source type {table.source.type!r} ({exc})",
                           hint=f"use one of {', '.join(FEED_TYPES)}") from None
     prior = {k: v for k, v in state.items() if k != "pending"}
+    if holds_secret(table.source.options):  # secrets are resolved only here, in memory
+        table = replace(table, source=replace(table.source,
+                                              options=resolve_secrets(table.source.options)))
     read = reader.read(spark, table, files, prior)
     cached = list(read.info.get("cached", []))
     try:

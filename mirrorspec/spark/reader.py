@@ -135,6 +135,7 @@ def file_schema(spark: SparkSession, filesystem, file: LandingFile,
                           marker_type=fields[markers[0]].dataType if markers else None,
                           as_micros=as_micros)
     header = checks.read_header(filesystem, file, metadata.delimited)
+    checks.check_encoding(filesystem, file, metadata.delimited)
     declared = {c.name.lower(): c for c in metadata.columns}
     fields, typed = [], {}
     marker = None

@@ -380,11 +380,14 @@ def _mirror(spark, plan: Plan, job: _TableJob, console: Console, step: str) -> N
     result.rows_deleted += int(outcome.rows_deleted or 0)
     result.delta_version = outcome.delta_version
     result.awaiting = outcome.awaiting
+    result.warnings.extend(w for w in outcome.warnings if w not in result.warnings)
     if outcome.status == "Failed":
         error = outcome.error or {}
         result.fail(_error_text(error) or "mirroring failed", error.get("errorCode"))
     elif outcome.status == "Waiting" and result.status == "success":
         result.status = "waiting"
+    elif outcome.status == "NotStarted" and result.status == "success":
+        result.status = "not_started"
 
 
 def mirror_target(table: TablePlan):
@@ -467,7 +470,8 @@ class RunProgress:
             rate = self.rows_per_second()
             self._refresh()
         label = {"success": "OK", "error": "ERROR", "waiting": "WAITING",
-                 "skipped": "SKIP"}.get(result.status, result.status.upper())
+                 "not_started": "NOT STARTED", "skipped": "SKIP"
+                 }.get(result.status, result.status.upper())
         text = (f"{index} of {self.total} {label} {result.unique_id}: "
                 f"{len(result.files_published)} file(s) published, "
                 f"{len(result.files_applied)} applied, +{result.rows_inserted} "
@@ -477,7 +481,8 @@ class RunProgress:
             text += f" (awaiting {result.awaiting})"
         if result.error:
             text += f"\n    {result.error}"
-        kind = {"error": "error", "waiting": "warning"}.get(result.status, "success")
+        kind = {"error": "error", "waiting": "warning", "not_started": "info"
+                }.get(result.status, "success")
         self.console.event(kind if self.console.log_format == "text" else "table_finished", text,
                            table=result.unique_id, status=result.status, done=self.done,
                            running=len(self.running), failed=self.failed, total=self.total,

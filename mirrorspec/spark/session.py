@@ -19,8 +19,10 @@ under spark-submit, whose --jars/--packages stay in charge).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import sys
+import tempfile
 from typing import Any, Mapping
 
 from pyspark.sql import SparkSession
@@ -97,9 +99,50 @@ def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | Non
     _add_delta_jars(merged, jars_mode)
     for key, value in merged.items():
         builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    with _jvm_output_to_log():
+        session = builder.getOrCreate()
     session.sparkContext.setLogLevel(os.environ.get("MIRRORSPEC_SPARK_LOG_LEVEL", "ERROR"))
     return session
+
+
+_JVM_LOG: list[str] = []  # the file this process's JVM writes its stdout/stderr to
+
+
+def jvm_log_path() -> str | None:
+    """Where the JVM this process started writes its own output (None: no JVM started here)."""
+    return _JVM_LOG[0] if _JVM_LOG else None
+
+
+@contextlib.contextmanager
+def _jvm_output_to_log():
+    """Start the JVM (pyspark's spark-submit child inherits this process's stdout and stderr)
+    with both pointing at a log file, so its start-up notices, log4j lines and Java stack traces
+    never reach the user; mirrorspec's own output is restored right after.
+
+    MIRRORSPEC_LOG_DIR (default: the temp folder) holds `mirrorspec-spark-<pid>.log`;
+    MIRRORSPEC_SPARK_OUTPUT=console leaves the JVM on the terminal."""
+    from pyspark import SparkContext
+
+    if SparkContext._gateway is not None or \
+            os.environ.get("MIRRORSPEC_SPARK_OUTPUT", "").lower() == "console":
+        yield  # the JVM runs already: its output goes where it went
+        return
+    folder = os.environ.get("MIRRORSPEC_LOG_DIR") or tempfile.gettempdir()
+    path = os.path.join(folder, f"mirrorspec-spark-{os.getpid()}.log")
+    log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, log):
+            os.close(fd)
+    _JVM_LOG[:] = [path]
 
 
 def is_connect(spark: Any) -> bool:

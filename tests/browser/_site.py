@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import yaml
@@ -12,8 +13,12 @@ TABLES = [
      "key_columns": ["order_id"], "format": "csv", "tags": ["finance", "daily"],
      "columns": [{"name": "order_id", "type": "Int64", "nullable": False},
                  {"name": "customer_name", "type": "String", "description": "Who ordered"},
-                 {"name": "amount", "type": "Double"}],
-     "tests": ["unique", {"not_null": {"columns": ["customer_name"], "severity": "warn"}}]},
+                 {"name": "amount", "type": "Double"}, {"name": "customer_id", "type": "Int32"},
+                 {"name": "state", "type": "String"}],
+     "tests": ["unique", {"not_null": {"columns": ["customer_name"], "severity": "warn"}},
+               {"relationships": {"column": "customer_id", "to": "crm.customers"}},
+               {"accepted_values": {"column": "state", "values": ["open", "paid"],
+                                    "severity": "warn"}}]},
     {"name": "customers", "schema": "crm", "key_columns": ["customer_id", "region"],
      "format": "delimited_text", "delimited": {"extension": "tsv", "column_separator": "\t"},
      "columns": [{"name": "customer_id", "type": "Int32", "nullable": False},
@@ -41,8 +46,29 @@ RUN_RESULTS = {"command": "run", "started_at": "2026-11-22T00:09:58Z", "results"
 ]}
 
 
-def write_project(folder: Path, tables=TABLES, status=True, run_results=True) -> Path:
-    """Project files (+ warehouse/tables.json and target/run_results.json when asked)."""
+# The last `mirrorspec test`: the relationships test FAILs, accepted_values WARNs.
+TEST_RESULTS = {"started_at": "2026-11-22T00:11:00Z", "results": [
+    {"name": "unique_sales.orders_order_id", "table": "sales.orders", "type": "unique",
+     "severity": "error", "status": "pass", "failures": 0, "message": ""},
+    {"name": "not_null_sales.orders_customer_name", "table": "sales.orders", "type": "not_null",
+     "severity": "warn", "status": "pass", "failures": 0, "message": ""},
+    {"name": "relationships_sales.orders_customer_id_to_crm.customers", "table": "sales.orders",
+     "type": "relationships", "severity": "error", "status": "fail", "failures": 2,
+     "message": "2 row(s) whose customer_id has no match in crm.customers.customer_id"},
+    {"name": "accepted_values_sales.orders_state", "table": "sales.orders",
+     "type": "accepted_values", "severity": "warn", "status": "warn", "failures": 1,
+     "message": "1 row(s) with a value not listed (refunded: 1)"},
+]}
+
+# A Delta table Spark wrote (a WRITE of two landing files, then a MERGE with a deletion vector):
+# its columns differ from the declared ones, as after a column union.
+SPARK_TABLE = Path(__file__).parent / "fixtures" / "spark_merge_dv"
+
+
+def write_project(folder: Path, tables=TABLES, status=True, run_results=True,
+                  test_results=True, delta=True) -> Path:
+    """Project files (+ warehouse/tables.json, target/run_results.json, test_results.json and
+    the Delta table of crm.customers when asked)."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "mirrorspec_project.yml").write_text(yaml.safe_dump({"name": "shop"}))
     (folder / "tables").mkdir(exist_ok=True)
@@ -54,4 +80,9 @@ def write_project(folder: Path, tables=TABLES, status=True, run_results=True) ->
     if run_results:
         (folder / "target").mkdir(exist_ok=True)
         (folder / "target" / "run_results.json").write_text(json.dumps(RUN_RESULTS))
+    if test_results:
+        (folder / "target").mkdir(exist_ok=True)
+        (folder / "target" / "test_results.json").write_text(json.dumps(TEST_RESULTS))
+    if delta:
+        shutil.copytree(SPARK_TABLE, folder / "warehouse" / "crm" / "customers")
     return folder

@@ -114,7 +114,7 @@ def test_docs_site_shows_delta_rows(tmp_path):
 
     from mirrorspec.cli import cli
 
-    project = write_project(tmp_path / "shop")
+    project = write_project(tmp_path / "shop", delta=False)
     write(project / "warehouse" / "sales" / "orders", list(range(1, 13)))
     result = CliRunner().invoke(cli, ["docs", "generate", "--project-dir", str(project)],
                                 catch_exceptions=False)
@@ -136,3 +136,27 @@ def test_log_written_by_delta_spark_merge_with_deletion_vectors():
     summary = summarize(fixture)
     assert (summary.version, summary.rows, summary.files) == (1, 2, 2)
     assert summary.last_operation == "MERGE"
+
+
+def test_schema_and_history_from_the_log(tmp_path):
+    """The columns (after a schema merge) and the newest commits, newest first."""
+    table = tmp_path / "t"
+    write(table, [1, 2])
+    data = pa.table({"id": pa.array([3], pa.int64()), "name": ["n3"], "email": ["e"]})
+    deltalake.write_deltalake(str(table), data, mode="append", schema_mode="merge")
+    summary = summarize(table)
+    assert [(c.name, c.type, c.nullable) for c in summary.columns] == [
+        ("id", "bigint", True), ("name", "string", True), ("email", "string", True)]
+    assert [h.version for h in summary.history] == [1, 0]
+    assert summary.history[0].operation == "WRITE" and summary.history[0].timestamp.endswith("Z")
+
+
+def test_history_of_a_spark_table_names_files_and_rows():
+    summary = summarize(Path(__file__).parent / "fixtures" / "spark_merge_dv")
+    merge, write_ = summary.history
+    assert (merge.version, merge.operation, merge.files_applied) == \
+        (1, "MERGE", ["00000000000000000003.parquet"])
+    assert (merge.rows_inserted, merge.rows_updated, merge.rows_deleted) == (0, 1, 1)
+    assert write_.files_applied == ["00000000000000000001.parquet",
+                                    "00000000000000000002.parquet"]
+    assert write_.rows_inserted == 3

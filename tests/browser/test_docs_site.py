@@ -12,6 +12,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import zlib
 from pathlib import Path
@@ -23,6 +24,18 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _site import write_project  # noqa: E402
 
 from mirrorspec.cli import cli  # noqa: E402
+
+pytestmark = pytest.mark.browser  # every test here drives a real headless Chromium
+
+SCREENS = Path(__file__).parent / "fixtures" / "screens"
+# Screenshots are compared on a coarse grid of mean brightness, so fonts, antialiasing and the
+# temporary paths printed on the pages don't matter but a missing or moved section does.
+GRID = 48  # cells across
+CELL_HEIGHT = 6  # pixels per grid row
+MAX_SHIFT_PX = 30  # content may move up or down by about a line
+CELL_TOLERANCE = 10  # brightness levels (of 255) a cell may differ by
+MAX_DIFFERENT_CELLS = 0.05  # share of cells allowed beyond the tolerance (a blank page: ~19%,
+#                             a section moved by 100 px: ~17%)
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -43,11 +56,15 @@ def find_browser() -> str:
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
+def served(tmp_path_factory, request):
     """(browser, base URL, tmp dir): the generated site behind `mirrorspec docs serve --port 0`."""
     browser = find_browser()
     tmp = tmp_path_factory.mktemp("docs")
-    project = write_project(tmp / "shop")
+    # The pages print the project's absolute paths: a folder name of fixed length keeps their
+    # line wrapping, and so the screenshots, the same on every machine.
+    home = Path(tempfile.mkdtemp(prefix="ms-docs-", dir="/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(home, ignore_errors=True))
+    project = write_project(home / "shop")
     result = CliRunner().invoke(cli, ["docs", "generate", "--project-dir", str(project)],
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.output
@@ -158,3 +175,62 @@ def read_png(data: bytes) -> tuple[int, int, bytes]:
             chunks.append(data[offset + 8:offset + 8 + length])
         offset += 12 + length
     return width, height, zlib.decompress(b"".join(chunks))
+
+
+def test_table_page_shows_test_results_schema_links_and_history(served):
+    dom = dump_dom(served, "tables/sales.orders.html")
+    text = visible_text(dom)
+    assert "FAIL" in text and "WARN" in text and "no match in crm.customers" in text
+    assert re.search(r'<a href="\.\./tables/crm\.customers\.html">crm\.customers</a>', dom)
+    dom = dump_dom(served, "tables/crm.customers.html")
+    text = visible_text(dom)
+    assert "column union" in text and "boolean" in text  # `active` came by column union
+    assert "MERGE" in text and "00000000000000000003.parquet" in text  # the Delta history
+    assert "referenced by" in text and 'class="lineage-ref"' in dom
+
+
+PAGES = [("index.html", (1280, 1200)), ("tables/sales.orders.html", (1280, 1900)),
+         ("tables/crm.customers.html", (1280, 2300))]
+
+
+@pytest.mark.parametrize("page,size", PAGES, ids=[p for p, _ in PAGES])
+def test_pages_look_like_their_reference_screenshots(served, page, size):
+    """Each page rendered by Chromium against a reference screenshot (structure, not pixels).
+    MIRRORSPEC_UPDATE_SCREENS=1 rewrites the references after an intended change."""
+    from PIL import Image
+
+    browser, url, tmp = served
+    shot = tmp / (page.replace("/", "_") + ".png")
+    done = chromium(browser, tmp, f"--window-size={size[0]},{size[1]}", "--hide-scrollbars",
+                    f"--screenshot={shot}", url + page)
+    assert done.returncode == 0, done.stderr[-2000:]
+    reference = SCREENS / shot.name
+    if os.environ.get("MIRRORSPEC_UPDATE_SCREENS") == "1":
+        SCREENS.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, reference)
+    actual, expected = Image.open(shot), Image.open(reference)
+    assert actual.size == expected.size == size
+    different = grid_difference(actual, expected)
+    assert different <= MAX_DIFFERENT_CELLS, (
+        f"{page}: {different:.1%} of the page differs from {reference.name} "
+        f"(see {shot}); if the change is intended, rerun with MIRRORSPEC_UPDATE_SCREENS=1")
+    # and the comparison can fail: a blank page is far from the reference
+    blank = Image.new("RGB", size, "white")
+    assert grid_difference(blank, expected) > MAX_DIFFERENT_CELLS
+
+
+def grid_difference(actual, expected) -> float:
+    """Share of grid cells whose mean brightness differs by more than CELL_TOLERANCE, at the
+    best vertical offset within ±MAX_SHIFT_PX (a path wrapping onto one more line shifts what
+    follows by a line; a missing section shifts it by far more)."""
+    from PIL import Image
+
+    rows = max(1, actual.size[1] // CELL_HEIGHT)
+    a, b = (image.convert("L").resize((GRID, rows), Image.Resampling.BOX).tobytes()
+            for image in (actual, expected))
+    best = 1.0
+    for offset in range(-MAX_SHIFT_PX // CELL_HEIGHT, MAX_SHIFT_PX // CELL_HEIGHT + 1):
+        pairs = [(a[i], b[i + offset * GRID]) for i in range(len(a))
+                 if 0 <= i + offset * GRID < len(b)]
+        best = min(best, sum(abs(x - y) > CELL_TOLERANCE for x, y in pairs) / len(pairs))
+    return best

@@ -234,3 +234,28 @@ def test_feed_table_is_published_then_mirrored_and_full_refresh_republishes(spar
     assert not (Path(table.landing_path) / "_ProcessedFiles").exists()
     assert delta_rows(spark, table) == [(1, "a"), (2, "B"), (4, "d")]
     assert refreshed.delta_version == 0
+
+
+def test_a_table_with_nothing_landed_is_not_started_and_build_skips_its_tests(spark, tmp_path):
+    from mirrorspec.spark.datatests import run_data_tests
+
+    root, wh = tmp_path / "landing", tmp_path / "warehouse"
+    empty = landing_table(root, wh, "sales", "empty",
+                          tests=[{"type": "unique", "severity": "error", "columns": ["id"]}])
+    plan = make_plan(root, wh, [empty])
+    results = run_plan(plan, spark=spark, target_dir=tmp_path / "target")
+    result = results.results[0]
+    assert (result.status, result.mirror_status) == ("not_started", "NotStarted")
+    assert not results.failed and results.counts()["not_started"] == 1
+    status = json.loads((wh / "tables.json").read_text())["tables"][0]
+    assert status["status"] == "NotStarted"
+    skip = results.tests_to_skip()
+    assert skip == {"sales.empty": "the table has not started: nothing has landed yet"}
+    tests = run_data_tests(spark, plan, plan.tables, skip=skip)
+    assert [(r.status, r.message) for r in tests.results] == [
+        ("skipped", "the table has not started: nothing has landed yet")]
+    assert not tests.failed
+    # once a file lands the same table replicates
+    write_file(empty, 1, [(1, "a", 0)])
+    again = run_plan(plan, spark=spark, target_dir=tmp_path / "target")
+    assert (again.results[0].status, again.results[0].mirror_status) == ("success", "Replicating")

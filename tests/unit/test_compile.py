@@ -237,7 +237,8 @@ def test_keys_cannot_change_once_in_the_landing_zone(tmp_path):
     with pytest.raises(ProjectError) as info:
         compile_project(root)
     text = info.value.render()
-    assert text.startswith("proj/tables/t.yml:2:3: tables[0].name: s.orders: key_columns "
+    # the error points at key_columns (what to change), not at the table name
+    assert text.startswith("proj/tables/t.yml:4:3: tables[0].key_columns: s.orders: key_columns "
                            "['id', 'line'] differ from keyColumns ['id']")
     assert "recreate the table: delete the folder" in text and str(folder) in text
     assert not (root / "target").exists()

@@ -447,6 +447,28 @@ def test_human_lines_show_fabric_meaning_of_breaking_changes():
     assert lines[-1][0] == "breaking"
 
 
+def test_changed_data_tests_are_named_with_what_changed():
+    from mirrorspec.diff import _test_changes
+
+    old = [{"type": "unique", "severity": "error", "columns": ["id"]},
+           {"type": "accepted_values", "severity": "error", "column": "status",
+            "values": ["a", "b"]},
+           {"type": "relationships", "severity": "error", "column": "cid",
+            "to": "sales.customers", "field": "id"}]
+    new = [{"type": "unique", "severity": "warn", "columns": ["id"]},
+           {"type": "accepted_values", "severity": "error", "column": "status",
+            "values": ["a", "b", "c"]},
+           {"type": "not_null", "severity": "error", "columns": ["cid"]}]
+    messages = [c.message for c in _test_changes(old, new)]
+    assert messages == [
+        "data tests changed: unique(id) severity: error → severity: warn",
+        "data tests changed: accepted_values(status) values: [a, b] → values: [a, b, c]",
+        "data tests changed: relationships(cid) to sales.customers.id removed",
+        "data tests changed: not_null(cid) added (severity: error; columns: [cid])",
+    ]
+    assert _test_changes(old, list(old)) == []
+
+
 @pytest.mark.parametrize("before, after", [
     ({"isUpsertDefaultRowMarker": 1}, {"isUpsertDefaultRowMarker": True}),
     ({"isUpsertDefaultRowMarker": "yes"}, {"isUpsertDefaultRowMarker": False}),

@@ -132,3 +132,18 @@ def test_is_nullable_accepts_booleans_and_their_text():
     with pytest.raises(LandingZoneError, match="IsNullable"):
         m.parse_metadata_text('{"SchemaDefinition": {"Columns": [{"Name": "a", '
                               '"IsNullable": "sometimes"}]}}', "x")
+
+
+def test_unknown_metadata_keys_are_warned_about_with_a_suggestion():
+    md = m.parse_metadata_text('{"keyColumns": ["id"], "keyColums": ["id"], "colour": 1}',
+                               "lz/t/_metadata.json")
+    assert md.key_columns == ("id",)
+    assert md.warnings == (
+        "lz/t/_metadata.json: unknown key 'keyColums' ignored (did you mean 'keyColumns'?)",
+        "lz/t/_metadata.json: unknown key 'colour' ignored")
+    assert m.parse_metadata_text('{"KEYCOLUMNS": ["id"]}', "f").warnings == ()
+
+
+def test_dot_names_are_unsafe():
+    assert "starts with '.'" in m.unsafe_name_reason(".hidden")
+    assert m.unsafe_name_reason("a.b") is None

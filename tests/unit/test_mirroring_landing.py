@@ -95,3 +95,30 @@ def test_last_update_time_orders_by_mtime_then_name_and_skips_done():
     pending = landing.pending_by_time(listing, {"d.parquet"})
     assert [f.name for f in pending.files] == ["c.parquet", "a.parquet", "b.parquet"]
     assert [f.name for f in pending.applied_present] == ["d.parquet"]
+
+
+def test_dot_folders_are_reported_as_ignored(tmp_path):
+    lz = str(tmp_path)
+    touch(f"{lz}/.hidden/00000000000000000001.parquet")
+    touch(f"{lz}/sales.schema/.secret/00000000000000000001.parquet")
+    touch(f"{lz}/orders/.ipynb_checkpoints/x.parquet")
+    touch(f"{lz}/orders/.00000000000000000001.parquet.crc")  # Hadoop's checksums: no noise
+    touch(f"{lz}/orders/00000000000000000001.parquet")
+    fs = LocalFS()
+    assert [t.name for t in landing.discover(fs, lz)] == ["orders"]
+    assert landing.hidden_folders(fs, lz) == [
+        f"{lz}/.hidden: hidden folder (name starts with '.') ignored; it is never mirrored",
+        f"{lz}/sales.schema/.secret: hidden folder (name starts with '.') ignored; it is never "
+        "mirrored"]
+    listing = landing.list_folder(fs, f"{lz}/orders", m.TableMetadata(present=False))
+    assert listing.warnings == [f"{lz}/orders/.ipynb_checkpoints: hidden folder (name starts "
+                                "with '.') ignored; it is never mirrored"]
+    assert [f.name for f in listing.files] == ["00000000000000000001.parquet"]
+
+
+def test_names_outside_the_sequence_are_warned_about():
+    listing = listing_of(["00000000000000000001.parquet", "2.parquet", "0" * 19 + ".parquet",
+                          "0" * 20 + "3.parquet"])
+    landing.pending_by_sequence(listing, 0)
+    assert [w.split(":")[0] for w in listing.warnings] == [
+        "/lz/t/2.parquet", "/lz/t/" + "0" * 19 + ".parquet", "/lz/t/" + "0" * 20 + "3.parquet"]

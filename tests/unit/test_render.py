@@ -56,11 +56,13 @@ def test_missing_environment_variable_is_an_error():
 
 def test_secret_env_var_becomes_a_placeholder_never_the_value():
     environ = {"MIRRORSPEC_SECRET_KEY": "s3cr3t"}
-    doc, problems = render_doc("a: \"{{ env_var('MIRRORSPEC_SECRET_KEY') }}\"\n"
-                               "b: \"key={{ env_var('MIRRORSPEC_SECRET_KEY') }};\"\n", {}, environ)
+    doc, problems = render_doc("source:\n  options:\n"
+                               "    a: \"{{ env_var('MIRRORSPEC_SECRET_KEY') }}\"\n"
+                               "    b: \"key={{ env_var('MIRRORSPEC_SECRET_KEY') }};\"\n", {}, environ)
     assert problems == []
-    assert doc.data["a"] == secret_placeholder("MIRRORSPEC_SECRET_KEY")
-    assert doc.data["b"] == "key=" + secret_placeholder("MIRRORSPEC_SECRET_KEY") + ";"
+    options = doc.data["source"]["options"]
+    assert options["a"] == secret_placeholder("MIRRORSPEC_SECRET_KEY")
+    assert options["b"] == "key=" + secret_placeholder("MIRRORSPEC_SECRET_KEY") + ";"
     assert "s3cr3t" not in repr(doc.data)
 
 

@@ -29,7 +29,8 @@ def test_written_artifact_holds_every_documented_field(tmp_path):
     assert path.name == "run_results.json"
     assert doc["command"] == "run"
     assert doc["elapsed_time"] == 2.5
-    assert doc["counts"] == {"success": 1, "error": 1, "waiting": 0, "skipped": 0}
+    assert doc["counts"] == {"success": 1, "error": 1, "waiting": 0, "not_started": 0,
+                             "skipped": 0}
     assert doc["metadata"]["invocation_id"] and doc["metadata"]["mirrorspec_version"]
     first, second = doc["results"]
     assert first["unique_id"] == "sales.orders" and first["status"] == "success"

@@ -122,3 +122,54 @@ def test_summary_rows():
                             execution_time=1.26)
     assert summary_rows(RunResults("run", {}, [result])) == [
         ["a.t", "success", "Replicating", 1, 2, 1, 2, 3, "1.3s"]]
+
+
+def test_engine_warnings_reach_run_results(tmp_path, monkeypatch):
+    import sys
+    import types
+
+    from mirrorspec.spark import runner
+
+    outcome = types.SimpleNamespace(status="Replicating", files_applied=[], rows_inserted=0,
+                                    rows_updated=0, rows_deleted=0, delta_version=1,
+                                    awaiting=None, error=None,
+                                    warnings=["lz/t/2.parquet: not a 20-digit sequence name"])
+    fake = types.ModuleType("mirrorspec.spark.engine")
+    fake.MirrorOptions = lambda **kw: kw
+    fake.MirrorTarget = lambda *a: a
+    fake.mirror_tables = lambda *a, **kw: types.SimpleNamespace(tables=[outcome])
+    monkeypatch.setitem(sys.modules, "mirrorspec.spark.engine", fake)
+    job = runner._TableJob(table(tmp_path), TableRunResult("sales.orders"))
+    plan = types.SimpleNamespace(warehouse=str(tmp_path / "wh"), landing_zone=str(tmp_path))
+    runner._mirror(None, plan, job, Console(stream=io.StringIO()), "MirrorTable")
+    runner._mirror(None, plan, job, Console(stream=io.StringIO()), "MirrorTable")
+    assert job.result.warnings == ["lz/t/2.parquet: not a 20-digit sequence name"]
+    results = RunResults(command="run", args={}, results=[job.result])
+    results.write(tmp_path)
+    doc = json.loads((tmp_path / "run_results.json").read_text())
+    assert doc["results"][0]["warnings"] == ["lz/t/2.parquet: not a 20-digit sequence name"]
+
+
+def test_secret_source_options_are_resolved_only_when_the_feed_is_read(tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    from mirrorspec.compile.plan import secret_placeholder
+    from mirrorspec.spark import publisher
+
+    seen = []
+
+    class Reader:
+        def read(self, spark, table, files, prior):
+            seen.append(table.source.options)
+            raise LandingZoneError("stop here")
+
+    monkeypatch.setattr(publisher, "get_reader", lambda kind: Reader())
+    monkeypatch.setenv("MIRRORSPEC_SECRET_TOKEN", "s3cr3t")
+    planned = table(tmp_path, feed=True)
+    options = {"null_value": secret_placeholder("MIRRORSPEC_SECRET_TOKEN"), "header": True}
+    planned = replace(planned, source=replace(planned.source, options=options))
+    with pytest.raises(LandingZoneError):
+        publisher._publish_batch(None, None, planned, None, {}, [], 1, Console(stream=io.StringIO()),
+                                 None)
+    assert seen == [{"null_value": "s3cr3t", "header": True}]
+    assert planned.source.options["null_value"] == secret_placeholder("MIRRORSPEC_SECRET_TOKEN")

@@ -53,3 +53,29 @@ def test_waiting_tables_name_the_awaited_file(tmp_path):
     entry = read_status(str(tmp_path))["tables"][0]
     assert entry["status"] == "Waiting"
     assert entry["awaitingFile"] == "00000000000000000003.parquet"
+
+
+def test_replicator_is_running_only_while_its_writer_process_lives(tmp_path):
+    import subprocess
+    import sys
+
+    write_status(str(tmp_path), [outcome("a", "Replicating")])
+    assert read_status(str(tmp_path))["replicator"]["status"] == "Running"  # we are alive
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                           capture_output=True, text=True, check=True)
+    doc = json.loads((tmp_path / "replicator.json").read_text())
+    doc["process"]["pid"] = int(ended.stdout)
+    (tmp_path / "replicator.json").write_text(json.dumps(doc))
+    assert read_status(str(tmp_path))["replicator"]["status"] == "Stopped"
+    # an older file without the writer: nothing vouches for a running replicator
+    del doc["process"]
+    (tmp_path / "replicator.json").write_text(json.dumps(doc))
+    assert read_status(str(tmp_path))["replicator"]["status"] == "Stopped"
+    # a writer on another host can't be checked from here: its word stands
+    doc["process"] = {"pid": int(ended.stdout), "host": "some-other-host.invalid"}
+    (tmp_path / "replicator.json").write_text(json.dumps(doc))
+    assert read_status(str(tmp_path))["replicator"]["status"] == "Running"
+    # Failed stays Failed
+    doc["status"] = "Failed"
+    (tmp_path / "replicator.json").write_text(json.dumps(doc))
+    assert read_status(str(tmp_path))["replicator"]["status"] == "Failed"

@@ -64,7 +64,8 @@ def test_unknown_key_points_at_the_key_with_a_suggestion():
 
 def test_wrong_type_says_what_was_expected():
     assert check("tables:\n  - name: a\n    upsert_default: 'yes'\n") == [
-        't.yml:3:21: tables[0].upsert_default: expected true or false, got a string "yes"']
+        't.yml:3:21: tables[0].upsert_default: expected true or false, got a string "yes"'
+        '\n  hint: write true or false: yes/no/on/off are text in YAML 1.2']
 
 
 def test_enum_typo_gets_a_suggestion():
