@@ -280,19 +280,14 @@ def _lint_metadata(fs, path, report: TableReport, rel) -> mirroring.TableMetadat
         add(finding)
         report.stops_at = finding
         return None
-    raw = json.loads(fs.read_bytes(entry.path).decode("utf-8-sig") or "{}")
-    for key, suggestion in mirroring.unknown_metadata_keys(raw):
-        if suggestion:
-            add(Finding("metadata/unknown-key", "error",
-                        f"unknown key {key!r}: did you mean {suggestion!r}? (it is ignored)",
-                        table=report.table, file=where))
-        else:
-            add(Finding("metadata/unknown-key", "warning",
-                        f"unknown key {key!r} (not in the seed; ignored)",
-                        table=report.table, file=where))
     for warning in metadata.warnings:
-        add(Finding("metadata/ignored-property", "warning", warning.partition(": ")[2],
-                    table=report.table, file=where))
+        message = warning.partition(": ")[2]
+        if message.startswith("unknown key"):  # a misspelt key is silently ignored: an error
+            level = "error" if "did you mean" in message else "warning"
+            add(Finding("metadata/unknown-key", level, message, table=report.table, file=where))
+        else:
+            add(Finding("metadata/ignored-property", "warning", message, table=report.table,
+                        file=where))
     return metadata
 
 

@@ -282,33 +282,6 @@ _METADATA_KEYS = {
 }
 
 
-# The `_metadata.json` keys the seed defines (matched case-insensitively), by lower-case name.
-METADATA_KEYS = {
-    "keycolumns": "keyColumns",
-    "filedetectionstrategy": "fileDetectionStrategy",
-    "isupsertdefaultrowmarker": "isUpsertDefaultRowMarker",
-    "schemadefinition": "SchemaDefinition",
-    "fileformat": "FileFormat",
-    "fileextension": "FileExtension",
-    "fileformattypeproperties": "FileFormatTypeProperties",
-}
-
-
-def unknown_metadata_keys(raw: Mapping[str, Any]) -> list[tuple[str, str | None]]:
-    """Keys of a `_metadata.json` object the seed doesn't define (the engine ignores them), each
-    with the documented key it most likely misspells (`keyColums` → `keyColumns`), or None."""
-    import difflib
-
-    found = []
-    for key in raw:
-        lower = str(key).lower()
-        if lower in METADATA_KEYS:
-            continue
-        close = difflib.get_close_matches(lower, list(METADATA_KEYS), n=1, cutoff=0.75)
-        found.append((str(key), METADATA_KEYS[close[0]] if close else None))
-    return found
-
-
 def _ci(mapping: Mapping[str, Any]) -> dict[str, Any]:
     return {str(k).lower(): v for k, v in mapping.items()}
 
