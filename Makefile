@@ -11,13 +11,14 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'
-	$(BIN)/python -m mirrorspec.spark.jars
+	$(BIN)/python -m mirrorspec.spark.jars s3
 	touch $(STAMP)
 
 demo: $(STAMP)
 	bash scripts/demo.sh $(DEMO_PROJECT)
 
 test: $(STAMP)
+	@$(BIN)/python -m mirrorspec.spark.jars s3 >/dev/null  # the s3 tests' hadoop-aws (cached: no-op)
 	@if ! bash scripts/ensure_chromium.sh; then \
 	  if [ -n "$${CI:-}" ]; then echo "CI needs chromium for the browser test" >&2; exit 1; fi; \
 	  export MIRRORSPEC_SKIP_BROWSER=1; fi; \

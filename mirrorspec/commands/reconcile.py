@@ -46,7 +46,9 @@ def reconcile(table, source, warehouse, key, version, timestamp, dbtable, user_s
     from mirrorspec.spark import reconcile as rec
     from mirrorspec.spark.session import build_session
 
-    spark = build_session(master, {})
+    # a jdbc: source needs its driver's jar set (fetched once: python -m mirrorspec.spark.jars)
+    conf = {"mirrorspec.extra.jars": "postgres"} if source.startswith("jdbc:postgresql:") else {}
+    spark = build_session(master, conf)
     mirror = rec.read_mirror(spark, path, version, timestamp)
     snapshot = rec.read_source(spark, source, dbtable, user_secret, password_secret,
                                source_format)

@@ -28,7 +28,7 @@ from typing import Any, Sequence
 
 from mirrorspec.errors import SourceError
 from mirrorspec.sources.base import (OP_INSERT, ChangeColumns, InferredSchema, iter_json_documents,
-                                     reload_op, value_converter)
+                                     read_task_bytes, reload_op, value_converter)
 from mirrorspec.sources.qlik import _decode, _read_bytes, loads_line
 
 TYPE_NAME = "arcion"
@@ -269,12 +269,9 @@ class _Parser:
 
     def run(self) -> None:
         task = self.task
-        with open(task["file"], "rb") as handle:
-            if task["compressed"]:
-                raw = _read_bytes(task["file"])
-            else:
-                handle.seek(task["start"])
-                raw = handle.read(task["end"] - task["start"])
+        raw = read_task_bytes(task)
+        if task["compressed"]:
+            raw = _read_bytes(task["file"], raw)
         text = _decode(raw, self.path, task["first_line"])
         if task["kind"] == "csv":
             self._csv(text)

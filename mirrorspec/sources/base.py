@@ -18,7 +18,7 @@ Spark workers run); it never imports pyspark. The Spark readers live in `mirrors
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from mirrorspec import mirroring
 
@@ -149,24 +149,35 @@ def reload_op(state: dict[str, Any], keys: Sequence[str]) -> int:
     return OP_UPSERT if (published_before and keys) else OP_INSERT
 
 
+def is_remote_path(path: str) -> bool:
+    """True for a URI other than `file:` (s3a://, abfss://, …): read through the Spark layer."""
+    return "://" in path and not path.startswith("file:")
+
+
 def local_path(path: str) -> str:
     """A filesystem path for `path` (plain or `file:` URI). Other URIs are not readable here."""
     if path.startswith("file://"):
         return path[len("file://"):]
     if path.startswith("file:"):
         return path[len("file:"):]
-    if "://" in path:
+    if is_remote_path(path):
         from mirrorspec.errors import SourceError
-        raise SourceError(f"feed path {path!r} is not a local or mounted path",
-                          hint="copy or mount the feed locally (file: paths); remote feed URIs "
-                               "are not supported by the publisher")
+        raise SourceError(f"feed path {path!r} is a URI, readable only when publishing",
+                          hint="the publisher reads URIs through Spark's Hadoop filesystems; "
+                               "compile-time inference needs a local or mounted path")
     return path
 
 
-def list_feed_files(path: str) -> list[str]:
-    """The feed files under `path` (a folder, searched recursively, a file or a glob), sorted.
+def is_feed_path(relative: str) -> bool:
+    """Whether a file (path relative to the feed folder) is a feed file: no part of it starts
+    with `_` or `.` (temporary and hidden files and folders)."""
+    return not any(part.startswith(FEED_IGNORED_PREFIXES) for part in relative.split("/") if part)
 
-    Names starting with `_` or `.` (temporary and hidden files) are skipped.
+
+def list_feed_files(path: str) -> list[str]:
+    """The local feed files under `path` (a folder, searched recursively, a file or a glob),
+    sorted. Names starting with `_` or `.` (temporary and hidden files) are skipped.
+    (`mirrorspec.spark.fs.list_feed_files` lists URIs too.)
     """
     import glob
     import os
@@ -177,14 +188,48 @@ def list_feed_files(path: str) -> list[str]:
     elif os.path.isdir(base):
         candidates = []
         for root, dirs, names in os.walk(base):
-            dirs[:] = [d for d in dirs if not d.startswith(FEED_IGNORED_PREFIXES)]
+            dirs[:] = [d for d in dirs if is_feed_path(d)]
             candidates.extend(os.path.join(root, n) for n in names)
     elif os.path.isfile(base):
         candidates = [base]
     else:
         candidates = []
     return sorted(os.path.abspath(p) for p in candidates
-                  if os.path.isfile(p) and not os.path.basename(p).startswith(FEED_IGNORED_PREFIXES))
+                  if os.path.isfile(p) and is_feed_path(os.path.basename(p)))
+
+
+# Reads a URI's bytes on the driver; installed by the Spark layer (publisher) before it reads.
+_remote_reader: Callable[[str], bytes] | None = None
+
+
+def use_remote_reader(reader: Callable[[str], bytes] | None) -> None:
+    """Install how the driver reads feed files given as URIs (the Spark layer's filesystem)."""
+    global _remote_reader
+    _remote_reader = reader
+
+
+def read_feed_bytes(path: str) -> bytes:
+    """The bytes of a whole feed file: local, or a URI through the installed remote reader."""
+    if is_remote_path(path) and _remote_reader is not None:
+        return _remote_reader(path)
+    with open(local_path(path), "rb") as handle:
+        return handle.read()
+
+
+def read_task_bytes(task: dict[str, Any]) -> bytes:
+    """The bytes a parse task covers: the whole file when `compressed`, else `start`..`end`.
+    For a URI the Spark layer ships them with the task (`data`); local files are read here."""
+    if task.get("data") is not None:
+        return task["data"]
+    if is_remote_path(task["file"]) and _remote_reader is None:  # in a worker, not shipped
+        from mirrorspec.errors import SourceError
+        raise SourceError("feed file could not be read through Spark (removed while publishing?)",
+                          file=task["file"], hint="rerun; nothing of this batch was published")
+    if task.get("compressed") or "start" not in task:
+        return read_feed_bytes(task["file"])
+    with open(local_path(task["file"]), "rb") as handle:
+        handle.seek(task["start"])
+        return handle.read(task["end"] - task["start"])
 
 
 def iter_json_documents(text: str, file: str, first_line: int = 1):

@@ -28,8 +28,8 @@ from typing import Any, Sequence
 
 from mirrorspec.errors import SourceError
 from mirrorspec.sources.base import (ERROR_COLUMN, ChangeColumns, InferredColumn, InferredSchema,
-                                     iter_json_documents, list_feed_files, local_path, reload_op,
-                                     value_converter)
+                                     iter_json_documents, list_feed_files, read_feed_bytes,
+                                     read_task_bytes, reload_op, value_converter)
 
 TYPE_NAME = "qlik_replicate"
 CHUNK_BYTES = 16 * 1024 * 1024
@@ -206,9 +206,8 @@ def mask_ordinals(mask: Any) -> set[int] | None:
 
 # --- files -----------------------------------------------------------------------------------------
 
-def _read_bytes(path: str) -> bytes:
-    with open(local_path(path), "rb") as handle:
-        raw = handle.read()
+def _read_bytes(path: str, raw: bytes | None = None) -> bytes:
+    raw = read_feed_bytes(path) if raw is None else raw
     if path.endswith(".gz") or raw[:2] == b"\x1f\x8b":
         raw = gzip.decompress(raw)
     return raw
@@ -314,11 +313,8 @@ OUTPUT_EXTRA = TXN_COLUMNS + (ERROR_COLUMN,)  # dropped once the batch is checke
 
 
 def _read_chunk(task: dict) -> bytes:
-    if task["compressed"]:
-        return _read_bytes(task["file"])
-    with open(local_path(task["file"]), "rb") as handle:
-        handle.seek(task["start"])
-        return handle.read(task["end"] - task["start"])
+    raw = read_task_bytes(task)
+    return _read_bytes(task["file"], raw) if task["compressed"] else raw
 
 
 try:  # orjson parses a message several times faster; the stdlib is the fallback

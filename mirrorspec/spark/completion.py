@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 from mirrorspec.sources.base import (OP_COLUMN, OP_DELETE, OP_TRUNCATE, ORDER_COLUMN,
                                      PAIR_COLUMN, PRESENT_COLUMN, SOURCE_FILE_COLUMN,
                                      SOURCE_LINE_COLUMN)
+from mirrorspec.spark import fs as fsmod
 
 TIE_COLUMN = "_tie"      # 0 for deletes, 1 otherwise: a key change's delete sorts before its insert
 _RANK_COLUMN = "_rank"   # 0 for seed rows from the Delta table, 1 for the batch's changes
@@ -39,12 +40,9 @@ def read_mirrored(spark: SparkSession, delta_path: str | None) -> DataFrame | No
     """The current mirrored table, or None when it doesn't exist yet."""
     if not delta_path:
         return None
-    if "://" not in delta_path or delta_path.startswith("file:"):
-        local = delta_path.split(":", 1)[1].lstrip("/") if delta_path.startswith("file:") else delta_path
-        if delta_path.startswith("file:"):
-            local = "/" + local
-        if not os.path.isdir(os.path.join(local, "_delta_log")):
-            return None
+    if not fsmod.is_remote(delta_path) and not os.path.isdir(
+            os.path.join(fsmod.local_path(delta_path), "_delta_log")):
+        return None
     try:
         return spark.read.format("delta").load(delta_path)
     except Exception as exc:  # noqa: BLE001 - a missing/unreadable table means "no rows yet"

@@ -1,8 +1,11 @@
-"""A small filesystem abstraction: local paths through os, URIs through Hadoop's FileSystem.
+"""The one filesystem layer: local paths through os, URIs through Hadoop's FileSystem.
 
 Local paths (and `file:` URIs) never touch the JVM, so listing a landing zone is cheap. Other
-URIs (s3a://, abfss://, hdfs://, …) go through the session's Hadoop configuration, so whatever
-credentials the Spark session has, the engine has too.
+URIs (s3a://, abfss://, gs://, hdfs://, …) go through the session's Hadoop configuration, so
+whatever credentials the Spark session has, the engine and the publisher have too.
+`filesystem_for(path, spark)` gives the filesystem of one path; `Files(spark)` picks it per path
+(the publisher's state, landing zone and feed may live on different ones); `list_feed_files`
+lists a feed on either.
 """
 
 from __future__ import annotations
@@ -13,8 +16,11 @@ import shutil
 import time
 import uuid
 from dataclasses import dataclass
+from typing import Callable
 from urllib.parse import unquote, urlparse
 
+# stores whose written object appears whole (or not at all) when the upload completes
+OBJECT_STORE_SCHEMES = frozenset({"s3a", "s3", "s3n", "gs", "oss", "cos", "cosn"})
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 
 
@@ -57,7 +63,36 @@ def normalize(path: str) -> str:
     return os.path.abspath(local_path(path))
 
 
-class LocalFS:
+class _FileSystem:
+    """What both filesystems derive from the primitives below."""
+
+    def list(self, path: str) -> list[Entry]:
+        raise NotImplementedError
+
+    def exists(self, path: str) -> bool:
+        raise NotImplementedError
+
+    def is_dir(self, path: str) -> bool:
+        raise NotImplementedError
+
+    def read_bytes(self, path: str, limit: int | None = None) -> bytes:
+        raise NotImplementedError
+
+    def read_text(self, path: str, encoding: str = "utf-8") -> str:
+        return self.read_bytes(path).decode(encoding)
+
+    def read_optional_text(self, path: str) -> str | None:
+        """The file's UTF-8 text, or None when there is no such file."""
+        if not self.exists(path) or self.is_dir(path):
+            return None
+        return self.read_text(path)
+
+    def names(self, path: str) -> list[str]:
+        """The names in a directory (empty when it doesn't exist)."""
+        return [entry.name for entry in self.list(path)]
+
+
+class LocalFS(_FileSystem):
     """Local filesystem."""
 
     def list(self, path: str) -> list[Entry]:
@@ -92,16 +127,15 @@ class LocalFS:
         """The file opened for reading bytes in chunks (a context manager)."""
         return open(local_path(path), "rb")
 
-    def read_text(self, path: str, encoding: str = "utf-8") -> str:
-        return self.read_bytes(path).decode(encoding)
-
     def write_text(self, path: str, text: str) -> None:
-        """Write atomically: a temporary name in the same folder, then a rename."""
+        """Write atomically and durably: a temporary name in the same folder, fsync, rename."""
         path = local_path(path)
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         temp = os.path.join(os.path.dirname(path) or ".", f"_{uuid.uuid4().hex}.tmp")
         with open(temp, "w", encoding="utf-8") as handle:
             handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
         os.replace(temp, path)
 
     def create_exclusive(self, path: str, text: str) -> bool:
@@ -114,13 +148,14 @@ class LocalFS:
             handle.write(text)
         return True
 
-    def rename(self, source: str, target: str) -> None:
-        """Move a file (replacing the target); touches it so retention counts from the move."""
+    def rename(self, source: str, target: str, mtime: float | None = None) -> None:
+        """Move a file (replacing the target); its modification time becomes `mtime`, by default
+        now (so retention counts from the move)."""
         target = local_path(target)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         os.replace(local_path(source), target)
-        now = time.time()
-        os.utime(target, (now, now))
+        stamp = time.time() if mtime is None else mtime
+        os.utime(target, (stamp, stamp))
 
     def delete(self, path: str) -> None:
         path = local_path(path)
@@ -133,7 +168,7 @@ class LocalFS:
         os.makedirs(local_path(path), exist_ok=True)
 
 
-class HadoopFS:
+class HadoopFS(_FileSystem):
     """Any Hadoop-supported URI, through the Spark session's JVM."""
 
     def __init__(self, spark):
@@ -180,13 +215,43 @@ class HadoopFS:
         hpath, fs = self._fs(path)
         return _HadoopStream(fs.open(hpath))
 
-    def read_text(self, path: str, encoding: str = "utf-8") -> str:
-        return self.read_bytes(path).decode(encoding)
+    def feed_files(self, path: str, keep: Callable[[str], bool]) -> list[str]:
+        """Files under `path` (a folder, recursively; a file; or a Hadoop glob) whose path
+        relative to the folder passes `keep`, as fully qualified URIs."""
+        hpath, fs = self._fs(path)
+        if any(ch in path for ch in "*?[{"):
+            found = fs.globStatus(hpath) or []
+            return [str(s.getPath().toString()) for s in found
+                    if s.isFile() and keep(s.getPath().getName())]
+        if not fs.exists(hpath):
+            return []
+        if fs.getFileStatus(hpath).isFile():
+            return [str(fs.makeQualified(hpath).toString())]
+        base = str(fs.makeQualified(hpath).toString()).rstrip("/") + "/"
+        files, listing = [], fs.listFiles(hpath, True)
+        while listing.hasNext():
+            full = str(listing.next().getPath().toString())
+            if keep(full[len(base):] if full.startswith(base) else full.rsplit("/", 1)[-1]):
+                files.append(full)
+        return files
 
     def write_text(self, path: str, text: str) -> None:
+        """Replace the file's content so readers see the old or the new text, never a mix.
+
+        Object stores publish an object whole when its upload completes, so a direct write is
+        atomic there, while their rename is a copy: replacing through a temporary name would
+        leave a moment with no file. Elsewhere a temporary file is renamed into place.
+        """
         hpath, fs = self._fs(path)
         parent = hpath.getParent()
         fs.mkdirs(parent)
+        if path.split(":", 1)[0].lower() in OBJECT_STORE_SCHEMES:
+            stream = fs.create(hpath, True)
+            try:
+                stream.write(bytearray(text.encode("utf-8")))
+            finally:
+                stream.close()
+            return
         temp = self._jvm.org.apache.hadoop.fs.Path(parent, f"_{uuid.uuid4().hex}.tmp")
         stream = fs.create(temp, True)
         try:
@@ -212,7 +277,9 @@ class HadoopFS:
             stream.close()
         return True
 
-    def rename(self, source: str, target: str) -> None:
+    def rename(self, source: str, target: str, mtime: float | None = None) -> None:
+        """Move a file (replacing the target), setting its modification time as LocalFS does
+        where the store can (object stores can't: a moved object's time is the move's)."""
         src, fs = self._fs(source)
         dst, _ = self._fs(target)
         fs.mkdirs(dst.getParent())
@@ -220,8 +287,9 @@ class HadoopFS:
             fs.delete(dst, False)
         if not fs.rename(src, dst):
             raise OSError(f"could not move {source} to {target}")
+        stamp = time.time() if mtime is None else mtime
         try:
-            fs.setTimes(dst, int(time.time() * 1000), -1)
+            fs.setTimes(dst, int(stamp * 1000), -1)
         except Exception:  # noqa: BLE001 - some stores can't set times; retention then uses mtime
             pass
 
@@ -263,3 +331,53 @@ def filesystem_for(path: str, spark=None):
     from mirrorspec.spark.session import require_classic
     require_classic(spark, f"reaching {path} through Hadoop's FileSystem")
     return HadoopFS(spark)
+
+
+class Files:
+    """File operations on any path, each served by the filesystem of that path."""
+
+    def __init__(self, spark=None):
+        self.spark = spark
+
+    def fs(self, path: str) -> LocalFS | HadoopFS:
+        """The filesystem that serves `path`."""
+        return filesystem_for(path, self.spark)
+
+    join = staticmethod(join)
+
+    def exists(self, path: str) -> bool:
+        return self.fs(path).exists(path)
+
+    def names(self, path: str) -> list[str]:
+        return self.fs(path).names(path)
+
+    def read_text(self, path: str) -> str | None:
+        """The file's text, or None when there is no such file."""
+        return self.fs(path).read_optional_text(path)
+
+    def read_bytes(self, path: str) -> bytes:
+        return self.fs(path).read_bytes(path)
+
+    def write_text(self, path: str, text: str) -> None:
+        self.fs(path).write_text(path, text)
+
+    def rename(self, source: str, target: str, mtime: float | None = None) -> None:
+        self.fs(source).rename(source, target, mtime)
+
+    def delete(self, path: str) -> None:
+        """Delete a file or a whole folder (nothing when absent)."""
+        self.fs(path).delete(path)
+
+
+def list_feed_files(path: str, spark=None) -> list[str]:
+    """The feed files under `path` (folder, file or glob; local or any Hadoop URI), sorted.
+
+    Local feeds are listed by `sources.base.list_feed_files` (what compile uses too); URIs through
+    Hadoop with the same rule for skipped names (`_` and `.` prefixes, also of folders).
+    """
+    from mirrorspec.sources.base import is_feed_path
+    from mirrorspec.sources.base import list_feed_files as list_local
+
+    if not is_remote(path):
+        return list_local(path)
+    return sorted(filesystem_for(path, spark).feed_files(path, is_feed_path))

@@ -1,14 +1,19 @@
-"""Delta Lake's jars (and the PostgreSQL JDBC driver): fetched once from Maven Central at setup, used offline at run time.
+"""Delta Lake's jars (and optional connector sets): fetched once from Maven Central, used offline.
 
 `python -m mirrorspec.spark.jars` (run by `make .venv`) copies `delta-spark` and `delta-storage`
 for the installed delta-spark/pyspark versions into a cache folder with Maven. Sessions then point
-`spark.jars` at them, so a run never needs the network. Pure Python: no pyspark import.
+`spark.jars` at them, so a run never needs the network. `python -m mirrorspec.spark.jars s3`
+also fetches an optional set: `s3` is `hadoop-aws` for the Hadoop version bundled in pyspark with
+its AWS SDK bundle (resolved by Maven), used by a session whose conf says
+`mirrorspec.extra.jars: s3`. Pure Python: no pyspark import.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import tempfile
 import subprocess
 import sys
 from importlib import metadata
@@ -35,9 +40,25 @@ def delta_artifacts() -> list[str]:
     ]
 
 
-# Other jars sessions load when they are cached: the PostgreSQL JDBC driver (reconcile --against
-# jdbc:postgresql:…). A missing one only makes its feature unavailable.
-EXTRA_ARTIFACTS = ("org.postgresql:postgresql:42.7.4",)
+def bundled_hadoop_version() -> str:
+    """The Hadoop version pyspark bundles (its `jars/hadoop-client-api-X.jar`)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pyspark")
+    folder = Path(spec.origin).parent / "jars" if spec and spec.origin else None
+    for jar in sorted(folder.glob("hadoop-client-api-*.jar")) if folder else ():
+        match = re.fullmatch(r"hadoop-client-api-(.+)\.jar", jar.name)
+        if match:
+            return match.group(1)
+    raise SetupError("pyspark's jars folder has no hadoop-client-api-*.jar",
+                     hint="reinstall pyspark (make .venv)")
+
+
+def extra_sets() -> dict[str, list[str]]:
+    """Optional jar sets by name → the Maven coordinates whose runtime dependencies they hold."""
+    return {"s3": [f"org.apache.hadoop:hadoop-aws:{bundled_hadoop_version()}"],
+            # the PostgreSQL JDBC driver, for `reconcile --against jdbc:postgresql:…`
+            "postgres": ["org.postgresql:postgresql:42.7.4"]}
 
 
 def jar_file_name(coordinate: str) -> str:
@@ -52,53 +73,95 @@ def cached_jars() -> list[Path] | None:
     return paths if all(p.is_file() and p.stat().st_size > 0 for p in paths) else None
 
 
-def cached_extra_jars() -> list[Path]:
-    """The EXTRA_ARTIFACTS jars present in the cache."""
-    folder = cache_dir()
-    paths = [folder / jar_file_name(c) for c in EXTRA_ARTIFACTS]
-    return [p for p in paths if p.is_file() and p.stat().st_size > 0]
+def _maven() -> str:
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise SetupError("Maven (mvn) is needed once to fetch the jars",
+                         hint="install it (apt-get install maven) and rerun `make .venv`")
+    return mvn
+
+
+def _maven_goal(mvn: str, arguments: list[str], cwd: Path, what: str, quiet: bool) -> None:
+    """Run one Maven goal in batch mode; SetupError with Maven's output tail when it fails."""
+    command = [mvn, "-B", *(["-q"] if quiet else []), *arguments]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=cwd)
+    if result.returncode != 0:
+        raise SetupError(f"could not fetch {what} from Maven Central:\n"
+                         f"{result.stdout[-2000:]}{result.stderr[-2000:]}",
+                         hint="check the network (or a Maven mirror) and rerun `make .venv`")
+
+
+def extra_set_dir(name: str) -> Path:
+    """The cache folder of one optional jar set, named after its coordinates (so a pyspark
+    upgrade with another Hadoop version fetches a new set)."""
+    coordinates = extra_sets()[name]
+    tag = "_".join(c.replace(":", "-") for c in coordinates)
+    return cache_dir() / f"{name}-{tag}"
+
+
+def cached_extra_jars(name: str) -> list[Path] | None:
+    """The cached jars of an optional set, or None when it was not fetched."""
+    if name not in extra_sets():
+        raise SetupError(f"unknown jar set {name!r} (known: {', '.join(extra_sets())})")
+    folder = extra_set_dir(name)
+    if not (folder / ".complete").is_file():
+        return None
+    return sorted(folder.glob("*.jar"))
+
+
+def fetch_extra(name: str, quiet: bool = True) -> list[Path]:
+    """Copy an optional jar set with its runtime dependencies into the cache (no-op when there)."""
+    existing = cached_extra_jars(name)
+    if existing:
+        return existing
+    mvn = _maven()
+    folder = extra_set_dir(name)
+    folder.mkdir(parents=True, exist_ok=True)
+    dependencies = "".join(
+        f"<dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version>"
+        "</dependency>" for g, a, v in (c.split(":") for c in extra_sets()[name]))
+    pom = ('<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+           "<groupId>mirrorspec</groupId><artifactId>jars</artifactId><version>1</version>"
+           f"<dependencies>{dependencies}</dependencies></project>")
+    with tempfile.TemporaryDirectory() as work:
+        Path(work, "pom.xml").write_text(pom, encoding="utf-8")
+        _maven_goal(mvn, ["dependency:copy-dependencies", f"-DoutputDirectory={folder}",
+                          "-DincludeScope=runtime"], Path(work), f"the {name} jars", quiet)
+    (folder / ".complete").write_text("\n".join(extra_sets()[name]) + "\n", encoding="utf-8")
+    return sorted(folder.glob("*.jar"))
 
 
 def fetch(quiet: bool = True) -> list[Path]:
-    """Copy the Delta jars and EXTRA_ARTIFACTS into the cache with Maven (no-op for the ones
-    already there)."""
+    """Copy the Delta jars into the cache with Maven (no-op when they are already there)."""
     existing = cached_jars()
-    if existing and len(cached_extra_jars()) == len(EXTRA_ARTIFACTS):
-        return existing + cached_extra_jars()
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise SetupError("Maven (mvn) is needed once to fetch Delta Lake's jars",
-                         hint="install it (apt-get install maven) and rerun `make .venv`")
+    if existing:
+        return existing
+    mvn = _maven()
     folder = cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    present = {p.name for p in (existing or []) + cached_extra_jars()}
-    for coordinate in delta_artifacts() + list(EXTRA_ARTIFACTS):
-        if jar_file_name(coordinate) in present:
-            continue
-        command = [mvn, "-B", "dependency:copy", f"-Dartifact={coordinate}:jar",
-                   f"-DoutputDirectory={folder}", "-Dmdep.overWriteIfNewer=true"]
-        if quiet:
-            command.insert(2, "-q")
-        result = subprocess.run(command, capture_output=True, text=True, cwd=folder)
-        if result.returncode != 0:
-            raise SetupError(f"could not fetch {coordinate} from Maven Central:\n"
-                             f"{result.stdout[-2000:]}{result.stderr[-2000:]}",
-                             hint="check the network (or a Maven mirror) and rerun `make .venv`")
+    for coordinate in delta_artifacts():
+        _maven_goal(mvn, ["dependency:copy", f"-Dartifact={coordinate}:jar",
+                          f"-DoutputDirectory={folder}", "-Dmdep.overWriteIfNewer=true"],
+                    folder, coordinate, quiet)
     jars = cached_jars()
     if not jars:
         raise SetupError(f"Maven ran but the jars are not in {folder}")
-    return jars + cached_extra_jars()
+    return jars
 
 
-def main() -> int:
-    """`python -m mirrorspec.spark.jars` (run by `make`): fetch the jars; exit 1 with the reason."""
+def main(argv: list[str] | None = None) -> int:
+    """`python -m mirrorspec.spark.jars [SET…]` (run by `make`): fetch Delta's jars, then the
+    optional sets named (`s3`); exit 1 with the reason."""
+    names = sys.argv[1:] if argv is None else argv
     try:
-        jars = fetch()
+        for jar in fetch():
+            print(f"delta jar: {jar}")
+        for name in names:
+            found = fetch_extra(name)
+            print(f"{name} jars: {len(found)} in {extra_set_dir(name)}")
     except SetupError as exc:
         print(f"mirrorspec: {exc.render()}", file=sys.stderr)
         return 1
-    for jar in jars:
-        print(f"jar: {jar}")
     return 0
 
 

@@ -17,8 +17,6 @@ A bad feed file fails the table with an error naming file and line; nothing of t
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Sequence
 
@@ -30,9 +28,11 @@ from mirrorspec.mirroring import (METADATA_FILE, PROCESSED_FOLDER, ROW_MARKER_CO
                                   parse_metadata_text, parse_sequence, sequence_file_name)
 from mirrorspec.sources.base import (CHANGE_COLUMNS, OP_COLUMN, OP_DELETE, OP_INSERT, OP_TRUNCATE,
                                      OP_UPDATE, OP_UPSERT, PAIR_COLUMN, PRESENT_COLUMN,
-                                     SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN, list_feed_files)
+                                     SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN, use_remote_reader)
 from mirrorspec.sources import FEED_TYPES
+from mirrorspec.spark import fs as fsmod
 from mirrorspec.spark.feeds import get_reader
+from mirrorspec.spark.fs import Files, join
 
 STATE_VERSION = 1
 TEMP_PREFIX = "_publishing_"
@@ -50,111 +50,6 @@ class PublishResult:
     held_back: list[str] = field(default_factory=list)
 
 
-# --- file system (local paths and file: URIs in Python; other URIs through Hadoop) ---------
-
-def _is_local(path: str) -> bool:
-    return "://" not in path or path.startswith("file:")
-
-
-def _local(path: str) -> str:
-    if path.startswith("file://"):
-        return path[len("file://"):]
-    if path.startswith("file:"):
-        return path[len("file:"):]
-    return path
-
-
-def join(base: str, *parts: str) -> str:
-    return "/".join([base.rstrip("/")] + [p.strip("/") for p in parts])
-
-
-class _Fs:
-    """The few file operations the publisher needs."""
-
-    def __init__(self, spark):
-        self.spark = spark
-
-    def _hadoop(self, path: str):
-        jvm = self.spark._jvm
-        hpath = jvm.org.apache.hadoop.fs.Path(path)
-        return hpath.getFileSystem(self.spark._jsc.hadoopConfiguration()), hpath
-
-    def exists(self, path: str) -> bool:
-        if _is_local(path):
-            return os.path.exists(_local(path))
-        fs, hpath = self._hadoop(path)
-        return bool(fs.exists(hpath))
-
-    def list_names(self, path: str) -> list[str]:
-        if _is_local(path):
-            try:
-                return os.listdir(_local(path))
-            except FileNotFoundError:
-                return []
-        fs, hpath = self._hadoop(path)
-        if not fs.exists(hpath):
-            return []
-        return [status.getPath().getName() for status in fs.listStatus(hpath)]
-
-    def read_text(self, path: str) -> str | None:
-        if _is_local(path):
-            try:
-                with open(_local(path), encoding="utf-8") as handle:
-                    return handle.read()
-            except FileNotFoundError:
-                return None
-        fs, hpath = self._hadoop(path)
-        if not fs.exists(hpath):
-            return None
-        stream = fs.open(hpath)
-        try:
-            return self.spark._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
-        finally:
-            stream.close()
-
-    def write_text(self, path: str, text: str) -> None:
-        """Write atomically: a temporary `_` name, then a rename."""
-        folder, name = path.rsplit("/", 1)
-        temp = join(folder, f"_{name}.tmp")
-        if _is_local(path):
-            os.makedirs(_local(folder), exist_ok=True)
-            with open(_local(temp), "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(_local(temp), _local(path))
-            return
-        fs, htemp = self._hadoop(temp)
-        out = fs.create(htemp, True)
-        try:
-            out.write(bytearray(text.encode("utf-8")))
-        finally:
-            out.close()
-        _, hpath = self._hadoop(path)
-        if fs.exists(hpath):
-            fs.delete(hpath, False)
-        fs.rename(htemp, hpath)
-
-    def rename(self, source: str, target: str) -> None:
-        if _is_local(source):
-            os.replace(_local(source), _local(target))
-            return
-        fs, hsource = self._hadoop(source)
-        _, htarget = self._hadoop(target)
-        if fs.exists(htarget):
-            fs.delete(htarget, False)
-        if not fs.rename(hsource, htarget):
-            raise OSError(f"could not rename {source} to {target}")
-
-    def remove_tree(self, path: str) -> None:
-        if _is_local(path):
-            shutil.rmtree(_local(path), ignore_errors=True)
-            return
-        fs, hpath = self._hadoop(path)
-        if fs.exists(hpath):
-            fs.delete(hpath, True)
-
-
 # --- state -----------------------------------------------------------------------------------
 
 def state_file(plan: Plan, table: TablePlan) -> str:
@@ -168,7 +63,7 @@ def _new_state(table: TablePlan) -> dict[str, Any]:
             "reader": {}, "pending": None}
 
 
-def load_state(fs: _Fs, plan: Plan, table: TablePlan) -> dict[str, Any]:
+def load_state(fs: Files, plan: Plan, table: TablePlan) -> dict[str, Any]:
     """The table's publisher state (a fresh one when there is none)."""
     path = state_file(plan, table)
     text = fs.read_text(path)
@@ -188,17 +83,17 @@ def load_state(fs: _Fs, plan: Plan, table: TablePlan) -> dict[str, Any]:
     return base
 
 
-def _save_state(fs: _Fs, plan: Plan, table: TablePlan, state: dict[str, Any]) -> None:
+def _save_state(fs: Files, plan: Plan, table: TablePlan, state: dict[str, Any]) -> None:
     fs.write_text(state_file(plan, table), json.dumps(state, indent=1, sort_keys=True) + "\n")
 
 
 # --- landing folder ----------------------------------------------------------------------------
 
-def next_sequence(fs: _Fs, landing_path: str, state: dict[str, Any]) -> int:
+def next_sequence(fs: Files, landing_path: str, state: dict[str, Any]) -> int:
     """One after the highest sequence in the landing folder, its _ProcessedFiles and the state."""
     highest = 0
     for folder in (landing_path, join(landing_path, PROCESSED_FOLDER)):
-        for name in fs.list_names(folder):
+        for name in fs.names(folder):
             seq = parse_sequence(name)
             if seq is not None:
                 highest = max(highest, seq)
@@ -208,20 +103,20 @@ def next_sequence(fs: _Fs, landing_path: str, state: dict[str, Any]) -> int:
     return highest + 1
 
 
-def _landed(fs: _Fs, landing_path: str, sequence: int) -> bool:
+def _landed(fs: Files, landing_path: str, sequence: int) -> bool:
     name = sequence_file_name(sequence)
     return (fs.exists(join(landing_path, name))
             or fs.exists(join(landing_path, PROCESSED_FOLDER, name)))
 
 
-def _has_data_files(fs: _Fs, landing_path: str) -> bool:
+def _has_data_files(fs: Files, landing_path: str) -> bool:
     for folder in (landing_path, join(landing_path, PROCESSED_FOLDER)):
-        if any(parse_sequence(n) is not None for n in fs.list_names(folder)):
+        if any(parse_sequence(n) is not None for n in fs.names(folder)):
             return True
     return False
 
 
-def ensure_metadata(fs: _Fs, table: TablePlan, key_columns: Sequence[str]) -> None:
+def ensure_metadata(fs: Files, table: TablePlan, key_columns: Sequence[str]) -> None:
     """Write the table's `_metadata.json` unless present; fail if it names other keyColumns."""
     metadata = dict(table.metadata or {})
     if key_columns and not metadata.get("keyColumns"):
@@ -247,7 +142,9 @@ def publish_table(spark, table: TablePlan, plan: Plan, console: Console | None =
     """Publish what is new in `table`'s feed into its landing folder (see the module docstring)."""
     console = console or NullConsole()
     result = PublishResult(table.unique_id)
-    fs = _Fs(spark)
+    fs = Files(spark)
+    # the Qlik/Arcion parsers scan feed files on the driver; URIs are read through Hadoop
+    use_remote_reader(lambda path: fsmod.filesystem_for(path, spark).read_bytes(path))
     try:
         state = load_state(fs, plan, table)
         if state.get("pending"):
@@ -270,7 +167,7 @@ def publish_table(spark, table: TablePlan, plan: Plan, console: Console | None =
                               "but no source path", hint="set source.path in the table's YAML")
         published = state.get("files", {})
         held = [f for f in state.get("held_back", [])]
-        new = [f for f in list_feed_files(table.source.path) if f not in published and f not in held]
+        new = [f for f in fsmod.list_feed_files(table.source.path, spark) if f not in published and f not in held]
         files = sorted(set(held) | set(new))
         if not new:
             result.held_back = held
@@ -293,7 +190,7 @@ def _failed(result: PublishResult, exc: MirrorspecError, console: Console) -> Pu
     return result
 
 
-def _publish_batch(spark, fs: _Fs, table: TablePlan, plan: Plan, state: dict[str, Any],
+def _publish_batch(spark, fs: Files, table: TablePlan, plan: Plan, state: dict[str, Any],
                    files: list[str], sequence: int, console: Console,
                    result: PublishResult) -> PublishResult:
     try:
@@ -328,7 +225,7 @@ def _publish_batch(spark, fs: _Fs, table: TablePlan, plan: Plan, state: dict[str
         crash_point("before_publish_rename", table.unique_id)
         final = join(table.landing_path, sequence_file_name(sequence))
         fs.rename(written, final)
-        fs.remove_tree(join(table.landing_path, f"{TEMP_PREFIX}{sequence:020d}"))
+        fs.delete(join(table.landing_path, f"{TEMP_PREFIX}{sequence:020d}"))
         crash_point("after_publish_rename", table.unique_id)
         result.files_written.append(final)
         result.rows += rows
@@ -344,7 +241,7 @@ def _publish_batch(spark, fs: _Fs, table: TablePlan, plan: Plan, state: dict[str
     return result
 
 
-def _commit(fs: _Fs, plan: Plan, table: TablePlan, state: dict[str, Any], outcome: dict) -> None:
+def _commit(fs: Files, plan: Plan, table: TablePlan, state: dict[str, Any], outcome: dict) -> None:
     for name in outcome["consumed"]:
         state["files"][name] = outcome["sequence"]
     state["held_back"] = list(outcome["held_back"])
@@ -395,7 +292,7 @@ def _check_changes(changes, columns: list[str], keys: list[str]) -> dict[str, in
     return counts
 
 
-def _write_landing(spark, fs: _Fs, table: TablePlan, changes, keys: list[str],
+def _write_landing(spark, fs: Files, table: TablePlan, changes, keys: list[str],
                    sequence: int) -> tuple[str | None, int]:
     """Write the batch as `_publishing_<seq>/part-*.parquet`; (that file or None, row count)."""
     from pyspark.sql import functions as F
@@ -429,27 +326,27 @@ def _write_landing(spark, fs: _Fs, table: TablePlan, changes, keys: list[str],
                .select(*[F.col(c) for c in columns],
                        F.col(OP_COLUMN).cast("int").alias(ROW_MARKER_COLUMN)))
     temp = join(table.landing_path, f"{TEMP_PREFIX}{sequence:020d}")
-    fs.remove_tree(temp)
+    fs.delete(temp)
     # INT96 (Spark's default) is deprecated; Fabric and every reader know TIMESTAMP_MICROS
     spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
     landing.write.mode("overwrite").parquet(temp)
-    parts = sorted(n for n in fs.list_names(temp) if n.startswith("part-") and n.endswith(".parquet"))
+    parts = sorted(n for n in fs.names(temp) if n.startswith("part-") and n.endswith(".parquet"))
     if len(parts) != 1:
         raise MirrorspecError(f"expected one Parquet part in {temp}, found {len(parts)}")
     part = join(temp, parts[0])
     rows = _parquet_rows(spark, part)
     if rows == 0:
-        fs.remove_tree(temp)
+        fs.delete(temp)
         return None, 0
     return part, rows
 
 
 def _parquet_rows(spark, path: str) -> int:
     """The row count a Parquet file's footer records (no Spark job for local files)."""
-    if _is_local(path):
+    if not fsmod.is_remote(path):
         import pyarrow.parquet as pq
 
-        return pq.read_metadata(_local(path)).num_rows
+        return pq.read_metadata(fsmod.local_path(path)).num_rows
     return spark.read.parquet(path).count()
 
 

@@ -10,7 +10,6 @@ module orders it, reports progress, and writes `target/run_results.json` and the
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +22,7 @@ from mirrorspec.console import Console, NullConsole
 from mirrorspec.errors import LandingZoneError, MirrorspecError
 from mirrorspec.run_results import RunResults, StepTiming, TableRunResult, utc_now
 from mirrorspec.selection import select_with_warnings
+from mirrorspec.spark.fs import Files
 
 STEP_PUBLISH = "PublishFeed"
 STEP_MIRROR = "MirrorTable"
@@ -233,49 +233,15 @@ def _full_refresh(plan: Plan, table: TablePlan, lf: "LandingFiles", console: Con
 
 def publisher_state_files(plan: Plan, table: TablePlan) -> list[str]:
     """Where the publisher keeps what it published for `table`."""
-    try:
-        from mirrorspec.spark import publisher
-    except ImportError:
-        publisher = None
-    finder = getattr(publisher, "state_file", None) or getattr(publisher, "state_path_for", None)
-    if finder is not None:
-        try:
-            return [str(finder(plan, table))]
-        except TypeError:
-            pass
-    return [LandingFiles.join(plan.state_path, "publish", f"{table.unique_id}.json")]
+    from mirrorspec.spark import publisher
+
+    return [publisher.state_file(plan, table)]
 
 
 # --- landing-zone file operations ------------------------------------------------------------------
 
-class LandingFiles:
-    """The few file operations the runner needs, on local paths or URIs (engine's `fs`)."""
-
-    def __init__(self, spark=None):
-        self.spark = spark
-
-    def fs(self, path: str):
-        from mirrorspec.spark import fs
-
-        return fs.filesystem_for(path, self.spark)
-
-    @staticmethod
-    def join(root: str, *parts: str) -> str:
-        from mirrorspec.spark import fs
-
-        return fs.join(root, *parts)
-
-    def read_text(self, path: str) -> str | None:
-        filesystem = self.fs(path)
-        if not filesystem.exists(path) or filesystem.is_dir(path):
-            return None
-        return filesystem.read_text(path)
-
-    def write_text(self, path: str, text: str) -> None:
-        self.fs(path).write_text(path, text)
-
-    def delete(self, path: str) -> None:
-        self.fs(path).delete(path)
+class LandingFiles(Files):
+    """The filesystem layer (`spark.fs.Files`) plus what the runner does to landing folders."""
 
     def data_files(self, folder: str) -> list[str]:
         return sorted(e.name for e in self.fs(folder).list(folder)
@@ -289,8 +255,6 @@ class LandingFiles:
     def restore_processed(self, folder: str) -> int:
         """Move `_ProcessedFiles/*` back into the table folder (a name already there wins),
         keeping modification times: LastUpdateTimeFileDetection orders by them."""
-        from mirrorspec.spark import fs
-
         processed = self.join(folder, mirroring.PROCESSED_FOLDER)
         filesystem = self.fs(folder)
         present = {e.name for e in filesystem.list(folder)}
@@ -298,13 +262,7 @@ class LandingFiles:
         for entry in sorted(filesystem.list(processed), key=lambda e: e.name):
             if entry.is_dir or entry.name in present:
                 continue
-            target = self.join(folder, entry.name)
-            if isinstance(filesystem, fs.LocalFS):
-                os.replace(fs.local_path(entry.path), fs.local_path(target))
-            else:
-                filesystem.rename(entry.path, target)
-                hpath, hadoop = filesystem._fs(target)
-                hadoop.setTimes(hpath, int(entry.mtime * 1000), -1)
+            filesystem.rename(entry.path, self.join(folder, entry.name), mtime=entry.mtime)
             moved += 1
         return moved
 

@@ -14,6 +14,9 @@ The conf key `mirrorspec.delta.jars` (never passed to Spark) says where Delta's 
 `cache` (default: the offline cache, else Maven via spark.jars.packages), `packages` (always
 spark.jars.packages) or `provided` (the platform already has Delta: add nothing; the default
 under spark-submit, whose --jars/--packages stay in charge).
+`mirrorspec.extra.jars` (also never passed to Spark) names optional jar sets of the offline cache
+to add, comma-separated (`s3`: hadoop-aws and its AWS SDK bundle); a set not cached is an error
+that says how to fetch it.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import Any, Mapping
 
 from pyspark.sql import SparkSession
 
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.errors import MirrorspecError, SetupError
 from mirrorspec.spark import jars
 
 # Defaults for a laptop; any of them can be overridden by the profile's `spark.conf`.
@@ -52,6 +55,7 @@ DEFAULT_CONF: dict[str, str] = {
 
 DELTA_JARS_KEY = "mirrorspec.delta.jars"
 DELTA_JARS_MODES = ("cache", "packages", "provided")
+EXTRA_JARS_KEY = "mirrorspec.extra.jars"
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 
 # Runtime settings a Connect client may set on its server session (the rest of DEFAULT_CONF is
@@ -88,6 +92,7 @@ def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | Non
             f"spark.conf {DELTA_JARS_KEY}: {jars_mode!r} is not one of {', '.join(DELTA_JARS_MODES)}",
             hint="cache: mirrorspec's offline jars; packages: fetch from Maven; "
                  "provided: the Spark platform already has Delta Lake")
+    extra_jars = [n.strip() for n in user_conf.pop(EXTRA_JARS_KEY, "").split(",") if n.strip()]
     if remote:
         return _connect_session(remote, user_conf, app_name)
     merged = dict(DEFAULT_CONF)
@@ -97,6 +102,8 @@ def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | Non
     if not submitted:
         builder = builder.master(master or "local[*]")
     _add_delta_jars(merged, jars_mode)
+    for name in extra_jars:
+        _add_extra_jars(merged, name, master or "local[*]")
     for key, value in merged.items():
         builder = builder.config(key, value)
     with _jvm_output_to_log():
@@ -199,9 +206,27 @@ def _add_delta_jars(merged: dict[str, str], mode: str) -> None:
         return
     cached = jars.cached_jars() if mode == "cache" else None
     if cached:
-        _append(merged, "spark.jars", ",".join(str(p) for p in cached + jars.cached_extra_jars()))
+        _append(merged, "spark.jars", ",".join(str(p) for p in cached))
     else:
         _append(merged, "spark.jars.packages", jars.delta_artifacts()[0])
+
+
+def _add_extra_jars(merged: dict[str, str], name: str, master: str) -> None:
+    try:
+        cached = jars.cached_extra_jars(name)
+    except SetupError as exc:
+        raise MirrorspecError(f"spark.conf {EXTRA_JARS_KEY}: {exc.message}") from None
+    if not cached:
+        raise MirrorspecError(f"spark.conf {EXTRA_JARS_KEY}: the {name!r} jars are not cached",
+                              hint=f"fetch them once: python -m mirrorspec.spark.jars {name}")
+    paths = [str(p) for p in cached]
+    if master.startswith("local"):
+        # one JVM: on the class path from the start, so the (large) jars are not copied around
+        existing = merged.get("spark.driver.extraClassPath")
+        merged["spark.driver.extraClassPath"] = os.pathsep.join(([existing] if existing else [])
+                                                                + paths)
+    else:
+        _append(merged, "spark.jars", ",".join(paths))
 
 
 def _append(conf: dict[str, str], key: str, value: str) -> None:

@@ -59,5 +59,5 @@ def test_list_feed_files_skips_temporary_and_hidden(tmp_path):
     assert list_feed_files(str(tmp_path / "*.json")) == [str(tmp_path / "a.json"),
                                                          str(tmp_path / "b.json")]
     assert list_feed_files(str(tmp_path / "missing")) == []
-    with pytest.raises(SourceError, match="not a local or mounted path"):
+    with pytest.raises(SourceError, match="is a URI, readable only when publishing"):
         list_feed_files("s3://bucket/feed")

@@ -24,6 +24,7 @@ from mirrorspec.mirroring import spark_type_for
 from mirrorspec.sources.base import (OP_COLUMN, PRESENT_COLUMN, SOURCE_FILE_COLUMN,
                                      SOURCE_LINE_COLUMN)
 from mirrorspec.sources.debezium import Row, TableShape
+from mirrorspec.spark import fs as fsmod
 
 # --- parse tasks in Python workers (Qlik, Arcion) -----------------------------------------------
 
@@ -41,13 +42,40 @@ def map_tasks(spark, tasks: Sequence[dict], parse: Callable[[dict], dict[str, li
         import pyarrow as pa
 
         for batch in batches:
-            for text in batch.column(0).to_pylist():
-                columns = parse(json.loads(text))
+            for text, data in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist()):
+                task = json.loads(text)
+                if data is not None:
+                    task["data"] = data
+                columns = parse(task)
                 arrays = [_to_arrow(columns[f.name], f.type, pa) for f in arrow_schema]
                 yield pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
 
-    payload = [(json.dumps(task),) for task in tasks]
-    return spark.createDataFrame(payload, "task string").mapInArrow(run, schema)
+    return _task_frame(spark, tasks).mapInArrow(run, schema)
+
+
+def _task_frame(spark, tasks: Sequence[dict]):
+    """The tasks as rows of JSON (`task`); with the bytes each covers (`data`) for feed files
+    given as URIs, which Python workers can't open: Spark reads them (binaryFile, so any Hadoop
+    filesystem with the session's credentials) and cuts each task's byte range."""
+    def is_remote(task: dict) -> bool:
+        return isinstance(task.get("file"), str) and fsmod.is_remote(task["file"])
+
+    local = [(json.dumps(t), None) for t in tasks if not is_remote(t)]
+    frame = spark.createDataFrame(local, "task string, data binary")
+    remote = [t for t in tasks if is_remote(t)]
+    if not remote:
+        return frame
+    whole = [t.get("compressed") or "start" not in t for t in remote]
+    rows = [(json.dumps(t), t["file"], None if w else t["start"] + 1,
+             None if w else t["end"] - t["start"]) for t, w in zip(remote, whole)]
+    wanted = spark.createDataFrame(rows, "task string, file string, start long, length long")
+    content = (spark.read.format("binaryFile").load(sorted({t["file"] for t in remote}))
+               .select(F.col("path").alias("file"), "content"))
+    data = F.when(F.col("start").isNull(), F.col("content")).otherwise(
+        F.col("content").substr(F.col("start"), F.col("length")))
+    # a left join: a task whose file Spark did not return keeps data NULL and fails by name
+    shipped = wanted.join(content, "file", "left").select("task", data.alias("data"))
+    return frame.unionByName(shipped)
 
 
 def change_schema(columns: Sequence[tuple[str, str]], order_fields: Sequence[tuple[str, str]],
