@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_PROJECT ?= projects/parquet_orders
 
-.PHONY: demo test test-fast test-spark test-cluster bench clean
+.PHONY: demo lint test test-fast test-spark test-deep test-cluster bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +17,14 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	bash scripts/demo.sh $(DEMO_PROJECT)
 
-test: $(STAMP)
+# The lines the code keeps (docs/architecture.md): ruff rules, strict types on the compile path,
+# import contracts. A few seconds; `make test` runs it first, so CI fails when a line is crossed.
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+test: lint
 	@$(BIN)/python -m mirrorspec.spark.jars s3 >/dev/null  # the s3 tests' hadoop-aws (cached: no-op)
 	@if ! bash scripts/ensure_chromium.sh; then \
 	  if [ -n "$${CI:-}" ]; then echo "CI needs chromium for the browser test" >&2; exit 1; fi; \
@@ -27,11 +34,18 @@ test: $(STAMP)
 	  export MIRRORSPEC_SKIP_POSTGRES=1; fi; \
 	$(BIN)/python -m pytest -q -m "not cluster"
 
-test-fast: $(STAMP)
+test-fast: lint
 	$(BIN)/python -m pytest -q -m "not spark and not cluster"
 
 test-spark: $(STAMP)
 	$(BIN)/python -m pytest -q -m spark
+
+# The engine property test with many random examples (make test runs the same 10 every time).
+# Run it before resolving an engine change. DEEP_EXAMPLES=N sets how many.
+DEEP_EXAMPLES ?= 200
+test-deep: $(STAMP)
+	MIRRORSPEC_PROPERTY_RANDOM=1 MIRRORSPEC_PROPERTY_EXAMPLES=$(DEEP_EXAMPLES) \
+	  $(BIN)/python -m pytest -q -m spark tests/spark/test_properties.py
 
 # Starts a Spark standalone master + 2 workers and a Spark Connect server on 127.0.0.1 (minutes).
 test-cluster: $(STAMP)
@@ -41,4 +55,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/run_all.py
 
 clean:
-	rm -rf $(VENV) target .pytest_cache
+	rm -rf $(VENV) target .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

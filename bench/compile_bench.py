@@ -20,7 +20,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mirrorspec.compile import compile_project  # noqa: E402
+from mirrorspec.compile import compile_project
 
 TABLES_PER_FILE = 10
 TYPES = ["Int64", "String", "Double", "DateTime", "Boolean", "Int32"]

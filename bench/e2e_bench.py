@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import CpuTime, PeakMemory, emit, fmt_bytes, machine, rate, spark_session, timed  # noqa: E402
-from publish_bench import TABLES, compile_plan, generate_project  # noqa: E402
+from _common import CpuTime, PeakMemory, emit, fmt_bytes, machine, rate, spark_session, timed
+from publish_bench import TABLES, compile_plan, generate_project
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import REPO_ROOT, emit, machine  # noqa: E402
+from _common import REPO_ROOT, emit, machine
 
 TABLE = "events"
 MARKER = "__rowMarker__"

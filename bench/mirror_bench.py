@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import PeakMemory  # noqa: E402  (bench/ is not a package)
+from _common import PeakMemory
 
 MARKER = "__rowMarker__"
 TABLE = "facts"

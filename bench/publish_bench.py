@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import CpuTime, PeakMemory, emit, fmt_bytes, machine, rate, spark_session, timed  # noqa: E402
+from _common import CpuTime, PeakMemory, emit, fmt_bytes, machine, rate, spark_session, timed
 
 FILES = 10
 QLIK_TABLE = "orders"

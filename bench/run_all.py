@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import REPO_ROOT, event_log_conf, machine, print_table, stage_profile  # noqa: E402
+from _common import REPO_ROOT, event_log_conf, machine, print_table, stage_profile
 
 BENCH = Path(__file__).resolve().parent
 
@@ -36,6 +36,8 @@ SUITE: dict[str, tuple[str, list[str], list[str]]] = {
     "scaling": ("scaling_bench.py", ["--json", "--scale", "0.005", "--files", "20"],
                 ["--json", "--scale", "0.1"]),
     "latency": ("latency_bench.py", ["--json", "--files", "20"], ["--json", "--files", "50"]),
+    "read": ("read_bench.py", ["--json", "--scale", "0.05", "--repeat", "1"],
+             ["--json", "--scale", "1.0"]),
 }
 COLUMNS = ["stage", "workload", "time", "throughput", "peak RSS", "target", "met"]
 
@@ -174,8 +176,21 @@ def rows_latency(stdout: str) -> list[list]:
              "p50 < 5 s", yes_no(f["p50_s"] < 5 and f["correct"])]]
 
 
+def rows_read(stdout: str) -> list[list]:
+    f = last_json(stdout)
+    if not f:
+        return []
+    rows = []
+    for name, c in f["commands"].items():
+        fast, slow = c["delta_rs_s"], c.get("spark_s")
+        rows.append([f"read: {name}", f"cold process, {f['rows']:,}-row table (DVs)",
+                     f"{fast:.2f} s", f"Spark path {slow:.1f} s ({slow / fast:.0f}×)" if slow
+                     else "never started Spark", "-", "< 2 s", yes_no(fast < 2)])
+    return rows
+
+
 ROWS = {"compile": rows_compile, "mirror": rows_mirror, "publish": rows_publish,
-        "e2e": rows_e2e, "scaling": rows_scaling, "latency": rows_latency}
+        "e2e": rows_e2e, "scaling": rows_scaling, "latency": rows_latency, "read": rows_read}
 
 
 def main(argv: list[str] | None = None) -> int:

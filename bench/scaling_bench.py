@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import CpuTime, PeakMemory, emit, fmt_bytes, machine, print_table, rate, spark_session, timed  # noqa: E402,E501
+from _common import CpuTime, PeakMemory, emit, fmt_bytes, machine, print_table, rate, spark_session, timed
 
 FACTORS = (1, 2, 4, 8)
 

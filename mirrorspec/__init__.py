@@ -1,5 +1,11 @@
 """mirrorspec: declarative Fabric open-mirroring pipelines on Spark and Delta Lake."""
 
-__version__ = "0.1.0"
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    # The version lives once, in pyproject.toml; the installed metadata carries it.
+    __version__ = version("mirrorspec")
+except PackageNotFoundError:  # a source tree on PYTHONPATH that was never installed
+    __version__ = "0+unknown"
 
 __all__ = ["__version__"]

@@ -39,6 +39,7 @@ COMMAND_MODULES = (
     "mirrorspec.commands.lint",      # lint
     "mirrorspec.commands.reconcile", # reconcile
     "mirrorspec.commands.replay",    # replay
+    "mirrorspec.commands.maintain",  # maintain
 )
 
 

@@ -372,6 +372,7 @@ def diff_plans(base: Plan | None, head: Plan, base_label: str = "base",
     for uid in sorted(set(old) | set(new)):
         before, after = old.get(uid), new.get(uid)
         if before is None:
+            assert after is not None  # the uid came from one of the two plans
             tables.append(TableDiff(uid, ADDED, _folder(after), after.recreate,
                                     (Change("table_added"),)))
         elif after is None:
@@ -552,11 +553,12 @@ def _test_changes(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[
     return changes
 
 
-def _tests_by_identity(tests: list[dict[str, Any]]) -> dict[tuple, dict[str, Any]]:
-    out: dict[tuple, dict[str, Any]] = {}
+def _tests_by_identity(tests: list[dict[str, Any]]) -> dict[tuple[Any, ...], dict[str, Any]]:
+    out: dict[tuple[Any, ...], dict[str, Any]] = {}
     for test in tests:
-        key = (test.get("type"), json.dumps(test.get("columns") or test.get("column")),
-               test.get("to"))
+        key: tuple[Any, ...] = (test.get("type"),
+                                json.dumps(test.get("columns") or test.get("column")),
+                                test.get("to"))
         while key in out:  # the same test twice: keep both
             key += ("again",)
         out[key] = test
@@ -596,11 +598,11 @@ def _keys(table: TablePlan) -> list[str]:
     return list(_metadata(table).key_columns)
 
 
-def _columns(table: TablePlan, metadata) -> list[ColumnSpec]:
+def _columns(table: TablePlan, metadata: TableMetadata) -> list[ColumnSpec]:
     if table.columns:
         return list(table.columns)
     if metadata.columns:
-        return [ColumnSpec(c.name, c.data_type, c.nullable) for c in metadata.columns]
+        return [ColumnSpec(c.name, c.data_type, c.nullable is not False) for c in metadata.columns]
     return []
 
 

@@ -10,7 +10,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from mirrorspec.errors import LandingZoneError
 
@@ -227,7 +227,7 @@ class ColumnDefinition:
 
     name: str
     data_type: str
-    nullable: bool = True
+    nullable: bool | None = True  # None: not said (IsNullable omitted)
 
 
 @dataclass(frozen=True)
@@ -371,7 +371,7 @@ def _unknown_key_warning(key: Any) -> str:
     return f"unknown key '{key}' ignored{suggest(key, _METADATA_KEYS.values())}"
 
 
-def _parse_delimited(props: Any, bad, warnings: list[str]) -> DelimitedOptions:
+def _parse_delimited(props: Any, bad: Callable[[str], LandingZoneError], warnings: list[str]) -> DelimitedOptions:
     if not isinstance(props, dict):
         raise bad("FileFormatTypeProperties must be an object")
     spelled = list(props)
@@ -408,7 +408,7 @@ def _parse_delimited(props: Any, bad, warnings: list[str]) -> DelimitedOptions:
     )
 
 
-def _parse_schema_definition(schema: Any, bad) -> tuple[ColumnDefinition, ...]:
+def _parse_schema_definition(schema: Any, bad: Callable[[str], LandingZoneError]) -> tuple[ColumnDefinition, ...]:
     if schema is None:
         return ()
     if not isinstance(schema, dict):
@@ -482,7 +482,7 @@ def render_metadata(
 
 def render_partner_events(partner_name: str, source_type: str | None = None,
                           source_version: str | None = None,
-                          additional_information: Mapping[str, Any] | None = None) -> dict:
+                          additional_information: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The `_partnerEvents.json` object (placed at the landing-zone root, not per table)."""
     source_info: dict[str, Any] = {}
     if source_type is not None:

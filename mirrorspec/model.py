@@ -13,14 +13,14 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, cast
 
 from mirrorspec import mirroring
 from mirrorspec.errors import Location, MirrorspecError, ProjectError
 from mirrorspec.load.project import LoadedProject
-from mirrorspec.load.validate import suggest
+from mirrorspec.load.validate import source_option_problems, suggest
 from mirrorspec.load.yaml_doc import Document
-from mirrorspec.sources import FEED_TYPES, LANDING_ZONE
+from mirrorspec.sources import LANDING_ZONE
 
 DELIMITED_FORMATS = ("csv", "delimited_text")
 # YAML key of `delimited:` → FileFormatTypeProperties name (seed 000)
@@ -79,6 +79,7 @@ class Table:
     columns: tuple[Column, ...] = ()
     source: Source = field(default_factory=Source)
     tags: tuple[str, ...] = ()
+    deletion_vectors: bool | None = None  # None: the profile output's switch
     recreate: bool = False
     tests: tuple[dict[str, Any], ...] = ()
     yaml_file: str | None = None  # relative to the project dir
@@ -114,6 +115,7 @@ class Output:
     spark_master: str = "local[*]"
     spark_remote: str | None = None
     spark_conf: dict[str, str] = field(default_factory=dict)
+    deletion_vectors: bool = True
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,7 @@ class Project:
     variables: dict[str, Any] = field(default_factory=dict)
 
 
-InferFn = Callable[[str, str | None, dict], Any]
+InferFn = Callable[[str, str | None, dict[str, Any]], Any]
 
 
 def is_uri(text: str) -> bool:
@@ -171,7 +173,8 @@ def build_project(loaded: LoadedProject, target: str | None = None,
                           None if version is None else str(version),
                           raw.get("additional_information"))
     if infer is None:
-        from mirrorspec.sources import infer_schema as infer
+        from mirrorspec.sources import infer_schema
+        infer = infer_schema
     builder = _TableBuilder(loaded, problems, infer)
     tables = builder.build_all(data.get("defaults") or {})
     _raise(problems)
@@ -214,7 +217,7 @@ def _raise(problems: list[MirrorspecError]) -> None:
     for problem in problems:
         order.setdefault(problem.location.file if problem.location else "", len(order))
 
-    def key(problem: MirrorspecError):
+    def key(problem: MirrorspecError) -> tuple[int, int, int]:
         loc = problem.location
         if loc is None:
             return (-1, 0, 0)
@@ -239,6 +242,7 @@ def _resolve_output(loaded: LoadedProject, profile: str, target: str | None,
                 f"--target {target}: there is no profiles.yml defining profile '{profile}'",
                 hint="create profiles.yml in the project folder (see docs/project-reference.md)"))
         return Output(profile, target or DEFAULT_TARGET)
+    assert doc is not None  # profiles is {} without a profiles.yml
     spec = profiles[profile]
     outputs = spec["outputs"]
     chosen = target or spec.get("target")
@@ -256,7 +260,8 @@ def _resolve_output(loaded: LoadedProject, profile: str, target: str | None,
     defaults = Output(profile, chosen)  # the profile defaults live on Output only
     return Output(profile, chosen, out.get("landing_zone") or defaults.landing_zone,
                   out.get("warehouse") or defaults.warehouse,
-                  spark.get("master") or defaults.spark_master, spark.get("remote"), conf)
+                  spark.get("master") or defaults.spark_master, spark.get("remote"), conf,
+                  out.get("deletion_vectors", defaults.deletion_vectors))
 
 
 def _conf_text(value: Any) -> str:
@@ -331,7 +336,7 @@ class _TableBuilder:
             result.append(_replace(table, tests=tests))
         return result
 
-    def _bad_parts(self, file: str, index: int) -> list[tuple]:
+    def _bad_parts(self, file: str, index: int) -> list[tuple[Any, ...]]:
         """Key paths (inside table `index` of `file`) of the schema problems found there."""
         out = []
         for problem in self.loaded.problems:
@@ -341,7 +346,7 @@ class _TableBuilder:
         return out
 
     def _build_salvaged(self, raw: Mapping[str, Any], defaults: Mapping[str, Any],
-                        locate: "_Locator", pruned: tuple) -> Table | None:
+                        locate: "_Locator", pruned: tuple[Any, ...]) -> Table | None:
         """Build a table whose invalid values were pruned, so its cross-checks run in the same
         pass as the schema errors; problems about the pruned places are left to the schema's."""
         locate.pruned = pruned
@@ -375,6 +380,8 @@ class _TableBuilder:
         fmt = fmt_of(merged)
         columns = self._columns(merged.get("columns") or [], fmt, locate)
         keys = tuple(merged.get("key_columns") or ())
+        if _source_split(defaults.get("source"), raw.get("source")):
+            problems.extend(source_option_problems(merged["source"], _Within(locate, ("source",))))
         source = self._source(merged.get("source") or {}, locate)
         delimited = self._delimited(merged.get("delimited"), fmt, locate)
         inferred: tuple[str, ...] = ()
@@ -412,6 +419,7 @@ class _TableBuilder:
             columns=columns,
             source=source,
             tags=tuple(dict.fromkeys(merged.get("tags") or ())),
+            deletion_vectors=merged.get("deletion_vectors"),
             recreate=bool(merged.get("recreate", False)),
             tests=tuple(merged.get("tests") or ()),  # raw until normalised in build_all
             yaml_file=_relative(locate.doc.path, self.loaded.project_dir),
@@ -422,7 +430,7 @@ class _TableBuilder:
         )
         return table
 
-    def _columns(self, raw_columns: list, fmt: str, locate: "_Locator") -> tuple[Column, ...]:
+    def _columns(self, raw_columns: list[Any], fmt: str, locate: "_Locator") -> tuple[Column, ...]:
         columns = []
         seen: dict[str, str] = {}
         for index, raw in enumerate(raw_columns):
@@ -524,7 +532,7 @@ class _TableBuilder:
         return columns, keys, tuple(notes)
 
     def _ask_feed(self, source: Source, locate: "_Locator") -> Any:
-        path = resolve_location(source.path, self.loaded.project_dir)
+        path = resolve_location(cast(str, source.path), self.loaded.project_dir)
         try:
             return self.infer(source.type, path, dict(source.options))
         except MirrorspecError as exc:
@@ -603,13 +611,13 @@ class _TableBuilder:
         return tuple(result)
 
     def _check_column(self, column: str, declared: list[str], locate: "_Locator",
-                      where: tuple, what: str) -> None:
+                      where: tuple[Any, ...], what: str) -> None:
         if declared and column not in declared:
             self.problems.append(locate.problem(
                 where, f"{what}: '{column}' is not a declared column" + suggest(column, declared)))
 
     def _resolve_table(self, to: str, by_id: dict[str, Table], by_name: dict[str, list[Table]],
-                       locate: "_Locator", where: tuple) -> Table | None:
+                       locate: "_Locator", where: tuple[Any, ...]) -> Table | None:
         if "." in to and to.lower() in by_id:
             return by_id[to.lower()]
         matches = by_name.get(to.lower(), [])
@@ -625,7 +633,7 @@ class _TableBuilder:
         return None
 
 
-def _salvage(raw: Any, bad: list[tuple]) -> tuple[dict, tuple] | None:
+def _salvage(raw: Any, bad: list[tuple[Any, ...]]) -> tuple[dict[str, Any], tuple[Any, ...]] | None:
     """A copy of table mapping `raw` without the keys holding schema errors, and those paths;
     None when an error concerns the table itself or a whole list item (nothing to build on)."""
     if not isinstance(raw, dict) or not bad:
@@ -654,9 +662,9 @@ def _deep_copy(value: Any) -> Any:
     return value
 
 
-def _drop_overlapping(problems: list[MirrorspecError], start: int, pruned: tuple) -> None:
+def _drop_overlapping(problems: list[MirrorspecError], start: int, pruned: tuple[Any, ...]) -> None:
     """Remove problems (from `start`) located at, above or below a pruned key path."""
-    def overlaps(parts: tuple) -> bool:
+    def overlaps(parts: tuple[Any, ...]) -> bool:
         if parts[0] != "tables":
             return False  # located in the project's defaults
         inner = parts[2:]
@@ -670,9 +678,9 @@ def _drop_overlapping(problems: list[MirrorspecError], start: int, pruned: tuple
 class _Locator:
     """Locates a merged table's keys: in its own file, else in the project's `defaults:`."""
 
-    pruned: tuple = ()  # key paths removed from a salvaged table (see _salvage)
+    pruned: tuple[Any, ...] = ()  # key paths removed from a salvaged table (see _salvage)
 
-    def __init__(self, doc: Document, path: tuple, raw: Mapping[str, Any], project_doc: Document,
+    def __init__(self, doc: Document, path: tuple[Any, ...], raw: Mapping[str, Any], project_doc: Document,
                  defaults: Mapping[str, Any]):
         self.doc = doc
         self.path = path
@@ -680,19 +688,40 @@ class _Locator:
         self.project_doc = project_doc
         self.defaults = defaults
 
-    def at(self, key: str | tuple, at_key: bool = False) -> Location:
+    def at(self, key: str | tuple[Any, ...], at_key: bool = False) -> Location:
         parts = key if isinstance(key, tuple) else (key,)
         if parts[0] not in self.raw and parts[0] in self.defaults:
             return self.project_doc.location(("defaults",) + parts, at_key)
         return self.doc.location(self.path + parts, at_key)
 
-    def problem(self, key: str | tuple, message: str, at_key: bool = False,
+    def problem(self, key: str | tuple[Any, ...], message: str, at_key: bool = False,
                 hint: str | None = None) -> MirrorspecError:
         return MirrorspecError(message, self.at(key, at_key), hint)
 
 
 def fmt_of(table: Mapping[str, Any]) -> str:
     return table.get("format") or "parquet"
+
+
+@dataclass(frozen=True)
+class _Within:
+    """A locator for key paths below `prefix` of a merged table."""
+
+    locate: "_Locator"
+    prefix: tuple[Any, ...]
+
+    def problem(self, path: tuple[Any, ...], message: str, at_key: bool = False,
+                hint: str | None = None) -> MirrorspecError:
+        return self.locate.problem(self.prefix + path, message, at_key, hint)
+
+
+def _source_split(defaults: Any, table: Any) -> bool:
+    """True when a source's type and its options come one from `defaults:`, one from the table:
+    the only case no single document's schema check sees whole."""
+    if not isinstance(defaults, Mapping) or not isinstance(table, Mapping):
+        return False
+    return any(key in table and key not in defaults and other in defaults and other not in table
+               for key, other in (("type", "options"), ("options", "type")))
 
 
 def _merge_defaults(defaults: Mapping[str, Any], table: Mapping[str, Any]) -> dict[str, Any]:

@@ -101,7 +101,7 @@ def _relative(path: str, root: str) -> str:
     return path
 
 
-def load_state_plan(state_path: str | os.PathLike) -> Plan:
+def load_state_plan(state_path: str | os.PathLike[str]) -> Plan:
     """The plan of a previous run: PATH/plan.json for a target/ folder, or PATH itself."""
     path = Path(state_path)
     if path.is_dir():
@@ -170,7 +170,7 @@ class Selection:
 
 def select_tables(plan: Plan, select: Sequence[str] | str | None = (),
                   exclude: Sequence[str] | str | None = (),
-                  state_path: str | os.PathLike | None = None,
+                  state_path: str | os.PathLike[str] | None = None,
                   state_plan: Plan | None = None) -> Selection:
     """Tables of `plan` chosen by `select` (all when empty) minus those matching `exclude`."""
     select_items = [parse_selector(s) for s in split_selectors(select)]
@@ -200,8 +200,9 @@ def select_tables(plan: Plan, select: Sequence[str] | str | None = (),
     return Selection([t for t in plan.tables if t.unique_id in chosen], unmatched)
 
 
-def select_with_warnings(plan: Plan, select=(), exclude=(), state_path=None, console=None
-                         ) -> list[TablePlan]:
+def select_with_warnings(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = (),
+                         state_path: str | os.PathLike[str] | None = None,
+                         console: Any = None) -> list[TablePlan]:
     """select_tables, warning through `console` about selectors that matched nothing."""
     selection = select_tables(plan, select, exclude, state_path=state_path)
     if console is not None:

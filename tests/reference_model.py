@@ -126,6 +126,11 @@ class ModelTable:
             for column, type_name in zip(f.columns, f.types):
                 if column != MARKER:
                     self.types.setdefault(column, type_name)
+        self.apply_changes(changes)
+        self.applied.append(f.name)
+
+    def apply_changes(self, changes: Iterable[tuple[int, Mapping[str, Any]]]) -> None:
+        """Apply validated (marker, row) changes in order, over the current column union."""
         for marker, values in changes:
             row = {column: values.get(column) for column in self.columns}
             if marker == INSERT:
@@ -140,7 +145,6 @@ class ModelTable:
                     self.rows[i] = dict(row)
             else:
                 self.rows.append(row)
-        self.applied.append(f.name)
 
     def _validate(self, f: LandingFile) -> list[tuple[int, dict[str, Any]]]:
         def bad(row: int | None, reason: str, message: str) -> BadFile:
@@ -361,7 +365,7 @@ def landing_data_files(table_dir: str) -> list[str]:
 def processed_files(table_dir: str) -> list[str]:
     """Base names of every file under `table_dir/_ProcessedFiles` (any nesting)."""
     found = []
-    for root, _dirs, files in os.walk(os.path.join(table_dir, "_ProcessedFiles")):
+    for _root, _dirs, files in os.walk(os.path.join(table_dir, "_ProcessedFiles")):
         found.extend(files)
     return sorted(found)
 

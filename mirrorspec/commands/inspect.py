@@ -1,7 +1,9 @@
 """`mirrorspec status`, `show` and `history`: look at the mirrored tables.
 
-`status` is pure Python (it reads the monitoring JSON); `show` and `history` start Spark (the
-plan's session settings when a project is given, else a local session).
+None of them starts a JVM: `status` reads the monitoring JSON, `show` and `history` read the
+Delta table through delta-rs (`mirrorspec/readers/`). Only what delta-rs can't read falls back to
+Spark (the plan's session settings when a project is given, else a local session), and the output
+says so.
 """
 
 from __future__ import annotations
@@ -117,17 +119,62 @@ def _session(plan: Plan | None):
 def show(table: str, limit: int, where: str | None, version: int | None,
          timestamp: str | None, **params: Any) -> None:
     """Preview rows of a mirrored table (with Delta time travel)."""
+    from mirrorspec.readers.delta import parse_timestamp
+
     if version is not None and timestamp is not None:
         raise MirrorspecError("give --version or --timestamp, not both")
+    as_of = parse_timestamp(timestamp) if timestamp is not None else None
     console = get_console()
     name, path, plan, keys = _resolve(table, params)
-    from mirrorspec.spark.inspect import preview
+    from mirrorspec.readers import delta as delta_rs
+    from mirrorspec.readers.errors import DeltaRsUnsupported
 
-    columns, rows = preview(_session(plan), path, name, limit, where, version, timestamp,
-                            order_by=keys)
-    as_of = (f" as of version {version}" if version is not None
-             else f" as of {timestamp}" if timestamp else "")
-    console.table(f"{name}{as_of} ({len(rows)} row(s) shown)", columns, rows, kind="rows")
+    try:
+        _refuse_if_spark_asked()
+        columns, rows, read_version = delta_rs.preview(path, name, limit, where, version, as_of,
+                                                       order_by=keys,
+                                                       storage_options=_storage(plan))
+    except DeltaRsUnsupported as exc:
+        _say_fallback(console, name, exc)
+        from mirrorspec.spark.inspect import preview
+
+        columns, rows = preview(_session(plan), path, name, limit, where, version,
+                                as_of.isoformat() if as_of else None, order_by=keys)
+        read_version = version
+    if version is not None:
+        as_of_text = f" as of version {version}"
+    elif timestamp:
+        as_of_text = f" as of {timestamp}" + (f" (version {read_version})"
+                                              if read_version is not None else "")
+    else:
+        as_of_text = ""
+    console.table(f"{name}{as_of_text} ({len(rows)} row(s) shown)", columns, rows, kind="rows")
+
+
+def _storage(plan: Plan | None) -> dict[str, str]:
+    """delta-rs storage options from the profile's Spark conf (object-store warehouses)."""
+    if plan is None or "://" not in plan.warehouse:
+        return {}
+    from mirrorspec.compile.plan import resolve_secrets
+    from mirrorspec.readers.storage import storage_options
+
+    return storage_options(resolve_secrets(dict(plan.spark.conf)))
+
+
+def _refuse_if_spark_asked() -> None:
+    """MIRRORSPEC_READ_WITH=spark: read with Spark as before delta-rs (a comparison or a
+    workaround, e.g. for bench/read_bench.py)."""
+    import os
+
+    from mirrorspec.readers.errors import DeltaRsUnsupported
+
+    if os.environ.get("MIRRORSPEC_READ_WITH", "").lower() == "spark":
+        raise DeltaRsUnsupported("MIRRORSPEC_READ_WITH=spark asks for it")
+
+
+def _say_fallback(console, name: str, exc: Exception) -> None:
+    console.warning(f"{name}: reading with Spark instead of delta-rs (slower: starts a JVM): "
+                    f"{exc}", table=name)
 
 
 @click.command("history")
@@ -140,9 +187,17 @@ def history(table: str, limit: int | None, **params: Any) -> None:
     """The Delta history of a table: per commit, the landing files applied and rows changed."""
     console = get_console()
     name, path, plan, _keys = _resolve(table, params)
-    from mirrorspec.spark.inspect import history as read_history
+    from mirrorspec.readers import delta as delta_rs
+    from mirrorspec.readers.errors import DeltaRsUnsupported
 
-    entries = read_history(_session(plan), path, name, limit)
+    try:
+        _refuse_if_spark_asked()
+        entries = delta_rs.history(path, name, limit, storage_options=_storage(plan))
+    except DeltaRsUnsupported as exc:
+        _say_fallback(console, name, exc)
+        from mirrorspec.spark.inspect import history as read_history
+
+        entries = read_history(_session(plan), path, name, limit)
     rows = [[e.version, e.timestamp, e.operation, _files(e.files_applied),
              _n(e.rows_inserted), _n(e.rows_updated), _n(e.rows_deleted)] for e in entries]
     console.table(f"history of {name}", ("version", "timestamp", "operation", "landing files",

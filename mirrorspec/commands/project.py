@@ -55,7 +55,7 @@ def validate(project_dir: str, target: str | None, vars_text: str | None,
 @click.command("compile")
 @project_options
 def compile(project_dir: str, target: str | None, vars_text: str | None,
-            profiles_dir: str | None) -> None:  # noqa: A001 - the command's name
+            profiles_dir: str | None) -> None:
     """Compile the project into target/: _metadata.json files, _partnerEvents.json, plan.json."""
     from mirrorspec.compile import compile_project
     from mirrorspec.mirroring import table_folder

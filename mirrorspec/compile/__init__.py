@@ -15,7 +15,7 @@ import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from typing import TYPE_CHECKING, Callable
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # the runner imports mirrorspec.compile.plan: keep this packa
 __all__ = ["CompileResult", "PlanContext", "compile_project", "validate_project", "load_project",
            "load_plan_context"]
 PLAN_FILE = "plan.json"
-InferFn = Callable[[str, "str | None", dict], Any]
+InferFn = Callable[[str, "str | None", dict[str, Any]], Any]
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class CompileResult:
 
 
 @contextmanager
-def _no_gc():
+def _no_gc() -> Iterator[None]:
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -59,9 +59,9 @@ def _no_gc():
             gc.enable()
 
 
-def load_project(project_dir: str | os.PathLike = ".", target: str | None = None,
+def load_project(project_dir: str | os.PathLike[str] = ".", target: str | None = None,
                  vars: str | Mapping[str, Any] | None = None,
-                 profiles_dir: str | os.PathLike | None = None,
+                 profiles_dir: str | os.PathLike[str] | None = None,
                  environ: Mapping[str, str] | None = None, infer: InferFn | None = None) -> "Project":
     """Load, render, validate and model a project (raises ProjectError with every problem).
 
@@ -74,9 +74,9 @@ def load_project(project_dir: str | os.PathLike = ".", target: str | None = None
     return build_project(loaded, target, infer)
 
 
-def validate_project(project_dir: str | os.PathLike = ".", target: str | None = None,
+def validate_project(project_dir: str | os.PathLike[str] = ".", target: str | None = None,
                      vars: str | Mapping[str, Any] | None = None,
-                     profiles_dir: str | os.PathLike | None = None,
+                     profiles_dir: str | os.PathLike[str] | None = None,
                      environ: Mapping[str, str] | None = None, infer: InferFn | None = None,
                      check_landing: bool = True) -> CompileResult:
     """Everything compile checks and builds, without writing anything."""
@@ -95,9 +95,9 @@ def validate_project(project_dir: str | os.PathLike = ".", target: str | None = 
     return CompileResult(project, plan, target_dir(project), files, (), inferred)
 
 
-def compile_project(project_dir: str | os.PathLike = ".", target: str | None = None,
+def compile_project(project_dir: str | os.PathLike[str] = ".", target: str | None = None,
                     vars: str | Mapping[str, Any] | None = None,
-                    profiles_dir: str | os.PathLike | None = None,
+                    profiles_dir: str | os.PathLike[str] | None = None,
                     environ: Mapping[str, str] | None = None, infer: InferFn | None = None,
                     check_landing: bool = True) -> CompileResult:
     """Validate and compile the project, writing `<target-path>/`; same input → same bytes."""
@@ -117,9 +117,9 @@ class PlanContext:
     target_dir: Path
 
 
-def load_plan_context(project_dir: str | os.PathLike = ".", target: str | None = None,
-                      vars_text: str | None = None, profiles_dir: str | os.PathLike | None = None,
-                      plan_path: str | os.PathLike | None = None,
+def load_plan_context(project_dir: str | os.PathLike[str] = ".", target: str | None = None,
+                      vars_text: str | None = None, profiles_dir: str | os.PathLike[str] | None = None,
+                      plan_path: str | os.PathLike[str] | None = None,
                       console: "Console | None" = None) -> PlanContext:
     """Compile the project (or read `plan_path`) and say where its target folder is."""
     if plan_path:

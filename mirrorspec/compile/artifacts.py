@@ -120,10 +120,10 @@ def _remove_stale(target: Path, previous: dict[str, object], keep: set[str]) -> 
             path.unlink()
         except OSError:
             continue
-        folder = path.parent
-        while folder != landing and landing in folder.parents:
+        parent = path.parent
+        while parent != landing and landing in parent.parents:
             try:
-                folder.rmdir()  # only succeeds when empty
+                parent.rmdir()  # only succeeds when empty
             except OSError:
                 break
-            folder = folder.parent
+            parent = parent.parent

@@ -6,7 +6,7 @@ import json
 import os
 from dataclasses import fields, is_dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from mirrorspec import mirroring
 from mirrorspec.compile.plan import (PLAN_VERSION, ColumnSpec, Plan, SourceSpec, SparkSpec,
@@ -27,9 +27,10 @@ def join_location(base: str, relative: str) -> str:
 def table_metadata(table: Table) -> dict[str, Any]:
     """The `_metadata.json` object of a table: exactly the documented names, only what was set."""
     delimited = table.format in ("csv", "delimited_text")
-    columns = ()
-    if delimited and table.columns:
-        columns = tuple(mirroring.ColumnDefinition(c.name, c.type, c.nullable) for c in table.columns)
+    columns: tuple[mirroring.ColumnDefinition, ...] = ()
+    if delimited and table.columns:  # model.py refuses a delimited column without a type
+        columns = tuple(mirroring.ColumnDefinition(c.name, cast(str, c.type), c.nullable)
+                        for c in table.columns)
     extension = table.delimited.extension if table.delimited else None
     properties = dict(table.delimited.properties) if table.delimited else None
     return mirroring.render_metadata(
@@ -96,6 +97,8 @@ def _table_plan(table: Table, project: Project, landing_zone: str, warehouse: st
         recreate=table.recreate,
         tests=[dict(t) for t in table.tests],
         yaml_file=table.yaml_file,
+        deletion_vectors=(project.output.deletion_vectors if table.deletion_vectors is None
+                          else table.deletion_vectors),
     )
 
 

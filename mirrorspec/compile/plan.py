@@ -13,7 +13,7 @@ import os
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from mirrorspec.errors import PlanError
 from mirrorspec.mirroring import dumps_json
@@ -45,7 +45,7 @@ class SourceSpec:
 @dataclass(frozen=True)
 class ColumnSpec:
     name: str
-    type: str  # a SchemaDefinition DataType (mirroring.DATA_TYPES), or None when unknown
+    type: str | None  # a SchemaDefinition DataType (mirroring.DATA_TYPES), or None when unknown
     nullable: bool = True
     description: str | None = None
 
@@ -78,6 +78,7 @@ class TablePlan:
     recreate: bool = False
     tests: list[dict[str, Any]] = field(default_factory=list)
     yaml_file: str | None = None  # the YAML the table came from, relative to the project
+    deletion_vectors: bool = True  # delta.enableDeletionVectors of the mirrored table
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,7 @@ def plan_from_dict(doc: dict[str, Any]) -> Plan:
     return Plan(**fields)
 
 
-def read_plan(path: str | os.PathLike) -> Plan:
+def read_plan(path: str | os.PathLike[str]) -> Plan:
     """Load `target/plan.json`."""
     path = Path(path)
     try:
@@ -160,11 +161,11 @@ def holds_secret(value: Any) -> bool:
     return False
 
 
-def resolve_secrets(value: Any, environ: dict[str, str] | None = None) -> Any:
+def resolve_secrets(value: Any, environ: Mapping[str, str] | None = None) -> Any:
     """Replace secret placeholders in strings (recursively) with their environment values."""
     env = os.environ if environ is None else environ
     if isinstance(value, str):
-        def sub(match: re.Match) -> str:
+        def sub(match: re.Match[str]) -> str:
             name = match.group(1)
             if name not in env:
                 raise PlanError(f"secret environment variable {name} is not set",

@@ -1,23 +1,18 @@
-"""A Delta table's current size from its transaction log, without Spark (seed 003).
+"""What the docs site shows about a Delta table, read through delta-rs (no JVM; seed 003).
 
-Replays `_delta_log`: the latest complete checkpoint (read with pyarrow when it is installed)
-then the JSON commits after it, keeping the live `add` actions. Rows = Σ stats.numRecords minus
-the rows each file's deletion vector removes. Anything the replay can't vouch for (no stats, an
-unreadable checkpoint, a gap in the commits) makes the row count None instead of a wrong number.
+Rows = Σ numRecords of the live files minus the rows their deletion vectors remove
+(`DeltaTable.count()` ignores deletion vectors, so it is not used). Anything delta-rs can't
+vouch for (a file without statistics) makes the row count None instead of a wrong number; a
+table delta-rs can't open (none there, a gap in the log, a feature it lacks) gives no summary.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable
-
-_COMMIT = re.compile(r"^(\d{20})\.json$")
-_CHECKPOINT = re.compile(r"^(\d{20})\.checkpoint(?:\.(\d+)\.(\d+))?\.parquet$")
-
+from typing import Any
 
 HISTORY_LIMIT = 20  # commits of history the docs site shows per table
 
@@ -42,134 +37,49 @@ class DeltaSummary:
     last_commit: str | None  # ISO 8601 UTC of the latest commitInfo timestamp
     last_operation: str | None
     columns: tuple[DeltaColumn, ...] = ()  # the observed schema; () when unknown
-    history: tuple = ()  # mirrorspec.spark.inspect.HistoryEntry, newest first (≤ HISTORY_LIMIT)
+    history: tuple = ()  # mirrorspec.readers.history.HistoryEntry, newest first (≤ HISTORY_LIMIT)
 
 
-@dataclass
-class _File:
-    records: int | None
-    deleted: int
-    size: int
-
-
-def summarize(table_path: str | Path) -> DeltaSummary | None:
-    """Summary of the Delta table at a local path, or None when there is none (or it can't be
-    read consistently)."""
-    log = Path(table_path) / "_delta_log"
+def summarize(table_path: str | Path, storage_options: dict | None = None
+              ) -> DeltaSummary | None:
+    """Summary of the Delta table at a path or URI, or None when there is none (or delta-rs
+    can't read it). `storage_options`: see mirrorspec/readers/storage.py."""
     try:
-        names = [p.name for p in log.iterdir()]
-    except OSError:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        from deltalake import DeltaTable
+
+        from mirrorspec.readers.delta import table_uri
+
+        table = DeltaTable(table_uri(str(table_path)), storage_options=storage_options or None)
+        files = pa.table(table.get_add_actions(flatten=True))
+        commits = sorted(table.history(HISTORY_LIMIT), key=lambda c: c.get("version", -1),
+                         reverse=True)
+        deleted = 0
+        if files.num_rows and _has_deletion_vectors(table):
+            # selection vectors: True keeps a row, False deletes it
+            keep = pc.list_flatten(pa.table(table.deletion_vectors()).column("selection_vector"))
+            deleted = len(keep) - int(pc.sum(keep.cast("int64")).as_py() or 0)
+        schema = table.schema().to_json()
+    except Exception:  # noqa: BLE001 - no table, or one delta-rs can't read: nothing to show
         return None
-    commits = sorted(int(m.group(1)) for m in map(_COMMIT.match, names) if m)
-    checkpoint = _latest_checkpoint(names)
-    files: dict[tuple, _File] = {}
-    info: dict[str, Any] = {}
-    start = 0
-    if checkpoint is not None:
-        version, parts = checkpoint
-        actions = _read_checkpoint(log, version, parts)
-        if actions is None:
-            return None
-        _apply(files, actions, info)
-        start = version + 1
-    later = [v for v in commits if v >= start]
-    if later and later != list(range(start, later[-1] + 1)):
-        return None  # a gap: the log is being written or damaged
-    if checkpoint is None and not later:
-        return None
-    for version in later:
-        try:
-            text = (log / f"{version:020d}.json").read_text(encoding="utf-8")
-        except OSError:
-            return None
-        _apply(files, _json_lines(text), info)
-    version = later[-1] if later else checkpoint[0]
-    rows: int | None = 0
-    for entry in files.values():
-        if entry.records is None:
-            rows = None
-            break
-        rows += entry.records - entry.deleted
-    timestamp = info.get("timestamp")
+    records = files.column("num_records") if "num_records" in files.column_names else None
+    rows = None
+    if records is not None and records.null_count == 0:
+        rows = int(pc.sum(records).as_py() or 0) - deleted
+    latest = commits[0] if commits else {}
+    timestamp = latest.get("timestamp")
     return DeltaSummary(
-        version=version, rows=rows, files=len(files),
-        size_bytes=sum(f.size for f in files.values()),
+        version=table.version(), rows=rows, files=files.num_rows,
+        size_bytes=int(pc.sum(files.column("size_bytes")).as_py() or 0),
         last_commit=_iso(timestamp) if isinstance(timestamp, int) else None,
-        last_operation=info.get("operation"),
-        columns=_columns(info.get("schema")),
-        history=tuple(_history(log, version, commits)))
+        last_operation=latest.get("operation"),
+        columns=_columns(schema),
+        history=tuple(_history(commits)))
 
 
-def _latest_checkpoint(names: Iterable[str]) -> tuple[int, int] | None:
-    """(version, parts) of the newest checkpoint whose every part is present."""
-    found: dict[tuple[int, int], set[int]] = {}
-    for name in names:
-        match = _CHECKPOINT.match(name)
-        if not match:
-            continue
-        version = int(match.group(1))
-        parts = int(match.group(3) or 1)
-        found.setdefault((version, parts), set()).add(int(match.group(2) or 1))
-    complete = [key for key, seen in found.items() if seen == set(range(1, key[1] + 1))]
-    return max(complete) if complete else None
-
-
-def _read_checkpoint(log: Path, version: int, parts: int) -> list[dict] | None:
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:
-        return None
-    if parts == 1:
-        paths = [log / f"{version:020d}.checkpoint.parquet"]
-    else:
-        paths = [log / f"{version:020d}.checkpoint.{i:010d}.{parts:010d}.parquet"
-                 for i in range(1, parts + 1)]
-    actions: list[dict] = []
-    try:
-        for path in paths:
-            table = pq.read_table(path, columns=["add", "metaData"])
-            for row in table.to_pylist():
-                if row.get("add"):
-                    actions.append({"add": row["add"]})
-                elif row.get("metaData"):
-                    actions.append({"metaData": row["metaData"]})
-    except Exception:  # noqa: BLE001 - any unreadable checkpoint just means "unknown"
-        return None
-    return actions
-
-
-def _json_lines(text: str) -> list[dict]:
-    actions = []
-    for line in text.splitlines():
-        if line.strip():
-            try:
-                action = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(action, dict):
-                actions.append(action)
-    return actions
-
-
-def _apply(files: dict[tuple, _File], actions: Iterable[dict], info: dict[str, Any]) -> None:
-    """Apply one commit. A logical file is (path, deletion vector id): a DV update removes
-    (path, old DV) and adds (path, new DV) in the same commit, in any order, so removes go
-    first."""
-    actions = list(actions)
-    for action in actions:
-        if action.get("remove"):
-            files.pop(_identity(action["remove"]), None)
-    for action in actions:
-        if action.get("add"):
-            add = action["add"]
-            files[_identity(add)] = _File(_records(add.get("stats")), _deleted(add),
-                                          int(add.get("size") or 0))
-        elif action.get("metaData"):
-            info["schema"] = action["metaData"].get("schemaString")
-        elif action.get("commitInfo"):
-            commit = action["commitInfo"]
-            info["timestamp"] = commit.get("timestamp", info.get("timestamp"))
-            info["operation"] = commit.get("operation", info.get("operation"))
+def _has_deletion_vectors(table) -> bool:
+    return "deletionVectors" in (table.protocol().reader_features or [])
 
 
 def _columns(schema_string: Any) -> tuple[DeltaColumn, ...]:
@@ -200,53 +110,14 @@ def _type_name(data_type: Any) -> str:
     return str(data_type)
 
 
-def _history(log: Path, latest: int, commits: list[int]) -> list:
-    """The newest HISTORY_LIMIT commits still in the log, as history entries (newest first)."""
-    from mirrorspec.spark.inspect import history_entry  # pure Python: no pyspark import
+def _history(commits: list[dict]) -> list:
+    """delta-rs commitInfos (newest first) as history entries."""
+    from mirrorspec.readers.history import history_entry
 
-    present = set(commits)
-    out = []
-    for version in range(latest, max(-1, latest - HISTORY_LIMIT), -1):
-        if version not in present:
-            break  # older commit files were cleaned up
-        try:
-            actions = _json_lines((log / f"{version:020d}.json").read_text(encoding="utf-8"))
-        except OSError:
-            break
-        commit = next((a["commitInfo"] for a in actions if isinstance(a.get("commitInfo"), dict)),
-                      {})
-        timestamp = commit.get("timestamp")
-        out.append(history_entry(version, _iso(timestamp) if isinstance(timestamp, int) else "",
-                                 str(commit.get("operation") or ""),
-                                 commit.get("operationMetrics") or {},
-                                 commit.get("userMetadata")))
-    return out
-
-
-def _identity(action: dict) -> tuple:
-    vector = action.get("deletionVector")
-    if not isinstance(vector, dict):
-        return (action.get("path"), None)
-    return (action.get("path"), vector.get("storageType"), vector.get("pathOrInlineDv"),
-            vector.get("offset"))
-
-
-def _records(stats: Any) -> int | None:
-    if isinstance(stats, str):
-        try:
-            stats = json.loads(stats)
-        except ValueError:
-            return None
-    if isinstance(stats, dict) and isinstance(stats.get("numRecords"), int):
-        return stats["numRecords"]
-    return None
-
-
-def _deleted(add: dict) -> int:
-    vector = add.get("deletionVector")
-    if isinstance(vector, dict) and isinstance(vector.get("cardinality"), int):
-        return vector["cardinality"]
-    return 0
+    return [history_entry(c.get("version", -1),
+                          _iso(c["timestamp"]) if isinstance(c.get("timestamp"), int) else "",
+                          str(c.get("operation") or ""), c.get("operationMetrics") or {},
+                          c.get("userMetadata")) for c in commits]
 
 
 def _iso(millis: int) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args) -> None:
         return None  # no per-request noise on stderr
 
 

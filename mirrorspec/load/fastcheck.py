@@ -26,7 +26,7 @@ _TYPES: dict[str, Check] = {
 }
 
 
-def _strict_equal_in(value: Any, allowed: list) -> bool:
+def _strict_equal_in(value: Any, allowed: list[Any]) -> bool:
     """jsonschema's enum equality: booleans never equal numbers."""
     for item in allowed:
         if isinstance(item, bool) or isinstance(value, bool):
@@ -43,7 +43,7 @@ def _strict_equal_in(value: Any, allowed: list) -> bool:
 class SchemaCompiler:
     """Compiles schemas (and the `$ref`s between them) into checks."""
 
-    def __init__(self, schemas: dict[str, dict]):
+    def __init__(self, schemas: dict[str, dict[str, Any]]):
         self.schemas = schemas  # file name → schema
         self._cache: dict[tuple[str, str], Check] = {}
 
@@ -81,7 +81,7 @@ class SchemaCompiler:
             return checks[0]
         return lambda v: all(check(v) for check in checks)
 
-    def _keyword(self, file: str, schema: dict, keyword: str, value: Any) -> Check:
+    def _keyword(self, file: str, schema: dict[str, Any], keyword: str, value: Any) -> Check:
         if keyword == "$ref":
             target_file, _, pointer = value.partition("#")
             return self._ref(target_file or file, "#" + pointer)

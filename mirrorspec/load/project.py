@@ -76,7 +76,7 @@ def find_project_file(project_dir: Path) -> Path:
                             "or create one with `mirrorspec init NAME`")
 
 
-def find_profiles(project_dir: Path, profiles_dir: str | os.PathLike | None) -> tuple[Path | None, bool]:
+def find_profiles(project_dir: Path, profiles_dir: str | os.PathLike[str] | None) -> tuple[Path | None, bool]:
     """profiles.yml: --profiles-dir (or $MIRRORSPEC_PROFILES_DIR), else the project dir, else
     ~/.mirrorspec; (None, False) when there is none (local defaults apply)."""
     explicit = profiles_dir or os.environ.get(PROFILES_DIR_ENV)
@@ -123,8 +123,8 @@ def find_table_files(project_dir: Path, project: Document,
     return files
 
 
-def load_files(project_dir: str | os.PathLike, variables: Mapping[str, Any] | None = None,
-               profiles_dir: str | os.PathLike | None = None,
+def load_files(project_dir: str | os.PathLike[str], variables: Mapping[str, Any] | None = None,
+               profiles_dir: str | os.PathLike[str] | None = None,
                environ: Mapping[str, str] | None = None) -> LoadedProject:
     """Load, render and validate every file of the project.
 
@@ -145,7 +145,7 @@ def load_files(project_dir: str | os.PathLike, variables: Mapping[str, Any] | No
     renderer = Renderer(cli_vars, environ)
     renderer.render_document(project, problems, only=(("vars",),))
     data = project.data if isinstance(project.data, dict) else {}
-    project_vars = data.get("vars") if isinstance(data.get("vars"), dict) else {}
+    project_vars: dict[str, Any] = data["vars"] if isinstance(data.get("vars"), dict) else {}
     renderer.variables = {**project_vars, **cli_vars}
     renderer.render_document(project, problems, skip=(("vars",),))
     if project.data is None:

@@ -86,7 +86,7 @@ class _BoundedEnvironment(SandboxedEnvironment):
         self._spend(len(values))
         return values
 
-    def _bounded(self, iterable: Iterable) -> Iterable:
+    def _bounded(self, iterable: Iterable[Any]) -> Iterable[Any]:
         for item in iterable:
             self._spend(1)
             yield item
@@ -120,7 +120,7 @@ class _BoundedEnvironment(SandboxedEnvironment):
 _BINOPS = {"*": operator.mul, "**": operator.pow, "+": operator.add}
 
 
-def secret_allowed(path: tuple) -> bool:
+def secret_allowed(path: tuple[Any, ...]) -> bool:
     """Where a secret placeholder may stay until run time: a project var (checked where it is
     used), a profile's `spark` settings, a table's `source.options`."""
     if path[:1] == ("vars",):
@@ -223,7 +223,7 @@ class Renderer:
         return "".join(p if isinstance(p, str) else str(p) for p in pieces)
 
     def render_document(self, doc: Document, problems: list[MirrorspecError],
-                        skip: tuple = (), only: tuple | None = None) -> None:
+                        skip: tuple[Any, ...] = (), only: tuple[Any, ...] | None = None) -> None:
         """Render every template string of `doc` in place; errors go to `problems`.
 
         `skip` / `only` hold key-path prefixes not to render / to render exclusively

@@ -11,10 +11,14 @@ import difflib
 import json
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
 
 from mirrorspec.errors import MirrorspecError
 from mirrorspec.load.yaml_doc import Document
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator, ValidationError
+    from referencing import Registry
 
 SCHEMA_FILES = {
     "project": "project.schema.json",
@@ -42,25 +46,31 @@ def schema_text(kind: str) -> str:
 
 
 @lru_cache(maxsize=None)
-def load_schema(kind: str) -> dict:
+def load_schema(kind: str) -> dict[str, Any]:
     """A schema as a dict."""
-    return json.loads(schema_text(kind))
+    schema: dict[str, Any] = json.loads(schema_text(kind))
+    return schema
 
 
 @lru_cache(maxsize=None)
-def _validator(kind: str):
-    from jsonschema import Draft202012Validator
+def _registry() -> Registry:
     from referencing import Registry, Resource
     from referencing.jsonschema import DRAFT202012
 
-    registry = Registry().with_resources(
+    return Registry().with_resources(
         (file, Resource.from_contents(load_schema(name), default_specification=DRAFT202012))
         for name, file in SCHEMA_FILES.items())
-    return Draft202012Validator(load_schema(kind), registry=registry)
 
 
 @lru_cache(maxsize=None)
-def _fast_check(kind: str):
+def _validator(kind: str) -> Draft202012Validator:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(load_schema(kind), registry=_registry())
+
+
+@lru_cache(maxsize=None)
+def _fast_check(kind: str) -> Callable[[Any], bool]:
     from mirrorspec.load.fastcheck import SchemaCompiler
 
     compiler = SchemaCompiler({file: load_schema(name) for name, file in SCHEMA_FILES.items()})
@@ -78,7 +88,30 @@ def validate_document(doc: Document, kind: str) -> list[MirrorspecError]:
     problems: list[MirrorspecError] = []
     for error in validator.iter_errors(doc.data):
         problems.extend(_convert(doc, error))
-    problems.sort(key=lambda p: (p.location.line or 0, p.location.col or 0))
+    problems.sort(key=lambda p: (p.location.line or 0, p.location.col or 0) if p.location else (0, 0))
+    return problems
+
+
+class Locates(Protocol):
+    """What turns a key path into a located problem (a Document, or a merged table's locator)."""
+
+    def problem(self, path: tuple[Any, ...], message: str, at_key: bool = False,
+                hint: str | None = None) -> MirrorspecError: ...
+
+
+def source_option_problems(source: Any, where: Locates) -> list[MirrorspecError]:
+    """Problems of a `source` mapping merged from `defaults:` and a table.
+
+    Each document is validated on its own, so a type set in `defaults:` and options set in the
+    table (or the other way round) meet only here.
+    """
+    from jsonschema import Draft202012Validator
+
+    schema = {"$ref": f"{SCHEMA_FILES['tables']}#/$defs/source"}
+    validator = Draft202012Validator(schema, registry=_registry())
+    problems: list[MirrorspecError] = []
+    for error in validator.iter_errors(source):
+        problems.extend(_convert(where, error))
     return problems
 
 
@@ -95,7 +128,7 @@ def suggest(word: Any, choices: Iterable[Any]) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
-def _suggest_value(value: str, allowed: list) -> str:
+def _suggest_value(value: str, allowed: list[Any]) -> str:
     """Did-you-mean for an enum value; DataTypes also know other systems' names (Integer)."""
     from mirrorspec.mirroring import DATA_TYPES, data_type_suggestions
 
@@ -116,9 +149,10 @@ def _describe(value: Any) -> str:
     return f"{kind} {json.dumps(value, default=str)}"
 
 
-def _convert(doc: Document, error) -> list[MirrorspecError]:
+def _convert(doc: Locates, error: ValidationError) -> list[MirrorspecError]:
     path = tuple(error.absolute_path)
     kind = error.validator
+    expected_value: Any = error.validator_value
     instance = error.instance
     schema = error.schema if isinstance(error.schema, dict) else {}
     if kind == "additionalProperties" and isinstance(instance, dict):
@@ -130,10 +164,10 @@ def _convert(doc: Document, error) -> list[MirrorspecError]:
                                             at_key=True))
         return problems
     if kind == "required" and isinstance(instance, dict):
-        missing = [k for k in error.validator_value if k not in instance]
+        missing = [k for k in expected_value if k not in instance]
         return [doc.problem(path, f"missing required key '{k}'", at_key=True) for k in missing]
     if kind == "type":
-        expected = error.validator_value
+        expected = expected_value
         expected = [expected] if isinstance(expected, str) else list(expected)
         wanted = " or ".join(_EXPECTED.get(t, t) for t in expected)
         hint = None
@@ -143,24 +177,29 @@ def _convert(doc: Document, error) -> list[MirrorspecError]:
             hint = f"an item here is a mapping: write `- name: {instance}`"
         return [doc.problem(path, f"expected {wanted}, got {_describe(instance)}", hint=hint)]
     if kind == "enum":
-        allowed = ", ".join(json.dumps(v) for v in error.validator_value)
+        allowed = ", ".join(json.dumps(v) for v in expected_value)
         message = f"{json.dumps(instance, default=str)} is not one of {allowed}"
         hint = None
         if isinstance(instance, str):
-            message += _suggest_value(instance, error.validator_value)
+            message += _suggest_value(instance, expected_value)
             if instance in _ESCAPES:
                 hint = f'write the character in double quotes: "{_ESCAPES[instance]}"'
         return [doc.problem(path, message, hint=hint)]
     if kind == "const":
-        return [doc.problem(path, f"must be {json.dumps(error.validator_value)}, "
+        return [doc.problem(path, f"must be {json.dumps(expected_value)}, "
                                   f"got {json.dumps(instance, default=str)}")]
     if kind in ("minProperties", "maxProperties") and path[-2:-1] == ("tests",):
         return [doc.problem(path, "a test is one key naming its type (unique, not_null, "
                                   "accepted_values, relationships, row_count, freshness)")]
-    if kind == "minLength" and error.validator_value == 1:
+    if kind == "minLength" and expected_value == 1:
         return [doc.problem(path, "must not be empty")]
-    if kind == "minItems" and error.validator_value == 1:
+    if kind == "minItems" and expected_value == 1:
         return [doc.problem(path, "must list at least one value")]
+    if kind == "maxLength" and expected_value == 1:
+        return [doc.problem(path, f"{json.dumps(instance)} must be one character or empty")]
     if kind == "pattern":
-        return [doc.problem(path, f"{json.dumps(instance)} does not match {error.validator_value}")]
+        described = error.schema.get("description") if isinstance(error.schema, dict) else None
+        if described:  # the schema says in words what the pattern means
+            return [doc.problem(path, f"{json.dumps(instance)} is not valid: {described}")]
+        return [doc.problem(path, f"{json.dumps(instance)} does not match {expected_value}")]
     return [doc.problem(path, error.message)]

@@ -19,6 +19,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from mirrorspec.errors import Location, MirrorspecError
 
+_Loader: type[yaml.SafeLoader] | type[yaml.CSafeLoader]
 try:  # the C loader is ~10x faster; fall back to pure Python where libyaml is missing
     _Loader = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - depends on the PyYAML build
@@ -62,9 +63,9 @@ class Document:
     path: Path
     data: Any
     root: Any = None  # the yaml node tree
-    templates: list[tuple] = field(default_factory=list)
+    templates: list[tuple[Any, ...]] = field(default_factory=list[Any])
 
-    def location(self, path: tuple, at_key: bool = False) -> Location:
+    def location(self, path: tuple[Any, ...], at_key: bool = False) -> Location:
         """Where `path` is (its value, or its key with `at_key`); falls back to the nearest parent."""
         found, key_node, value_node = _find(self.root, tuple(path))
         shown = format_key_path(path) or None
@@ -76,15 +77,16 @@ class Document:
         return Location(self.file, node.start_mark.line + 1, node.start_mark.column + 1, shown,
                         tuple(path))
 
-    def problem(self, path: tuple, message: str, at_key: bool = False,
+    def problem(self, path: tuple[Any, ...], message: str, at_key: bool = False,
                 hint: str | None = None) -> MirrorspecError:
         """A located problem about `path`."""
         return MirrorspecError(message, self.location(path, at_key), hint)
 
 
-def _find(root: Any, path: tuple) -> tuple[tuple, Any, Any]:
+def _find(root: Any, path: tuple[Any, ...]) -> tuple[tuple[Any, ...], Any, Any]:
     """Walk `path` down the node tree: (the prefix found, its key node, its value node)."""
-    node, key_node, found = root, root, ()
+    node, key_node = root, root
+    found: tuple[Any, ...] = ()
     for part in path:
         if isinstance(node, MappingNode):
             match = None
@@ -122,7 +124,7 @@ def _scalar(node: ScalarNode) -> Any:
     return getattr(_CONSTRUCTOR, builder)(node) if builder else node.value
 
 
-def format_key_path(path: tuple) -> str:
+def format_key_path(path: tuple[Any, ...]) -> str:
     """('tables', 0, 'key_columns') → 'tables[0].key_columns'."""
     text = ""
     for part in path:
@@ -236,7 +238,7 @@ def _syntax_problem(exc: yaml.MarkedYAMLError, file: str, text: str = "") -> Mir
     line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
     lines = text.splitlines()
     source = lines[line - 1] if line and line <= len(lines) else None
-    if source is not None:
+    if source is not None and line:
         message += "\n" + caret_excerpt(source, line, col)
     return MirrorspecError(message, Location(file, line, col), _syntax_hint(exc, source))
 
@@ -292,7 +294,7 @@ class _Builder:
         self.expanded = 0  # values built again through aliases
         self.merged: dict[int, int] = {}  # id(mapping node) → how many leading entries came from `<<`
 
-    def build(self, node: Any, path: tuple) -> Any:
+    def build(self, node: Any, path: tuple[Any, ...]) -> Any:
         if isinstance(node, ScalarNode):
             tag = node.tag
             if tag in _TEXT_TAGS:
@@ -333,17 +335,17 @@ class _Builder:
             self.active.discard(id(node))
         return None  # pragma: no cover - the composer only makes the three node kinds
 
-    def _unsupported(self, node: Any, path: tuple) -> None:
+    def _unsupported(self, node: Any, path: tuple[Any, ...]) -> None:
         self.problems.append(MirrorspecError(
             f"unsupported YAML tag {node.tag}",
             Location(self.doc.file, node.start_mark.line + 1, node.start_mark.column + 1,
                      format_key_path(path) or None)))
 
-    def _sequence(self, node: SequenceNode, path: tuple) -> list:
+    def _sequence(self, node: SequenceNode, path: tuple[Any, ...]) -> list[Any]:
         build = self.build
         return [build(child, path + (index,)) for index, child in enumerate(node.value)]
 
-    def _mapping(self, node: MappingNode, path: tuple) -> dict:
+    def _mapping(self, node: MappingNode, path: tuple[Any, ...]) -> dict[str, Any]:
         merged = self.merged.get(id(node), 0)  # an aliased mapping is flattened only once
         if any(key.tag == _MERGE for key, _ in node.value):
             own = sum(1 for key, _ in node.value if key.tag != _MERGE)
@@ -353,11 +355,12 @@ class _Builder:
                 mark = exc.problem_mark
                 self.problems.append(MirrorspecError(
                     f"invalid YAML merge: {exc.problem}",
-                    Location(self.doc.file, mark.line + 1, mark.column + 1)))
+                    Location(self.doc.file, mark.line + 1 if mark else None,
+                             mark.column + 1 if mark else None)))
                 return {}
             merged = self.merged[id(node)] = len(node.value) - own
-        result: dict = {}
-        first_line: dict = {}
+        result: dict[str, Any] = {}
+        first_line: dict[str, Any] = {}
         for index, (key_node, value_node) in enumerate(node.value):
             if not isinstance(key_node, ScalarNode):
                 self.problems.append(MirrorspecError(

@@ -38,10 +38,6 @@ OP_CODES = {"I": OP_INSERT, "U": OP_UPDATE, "D": OP_DELETE}
 OP_COLUMN_NAME = "Op"
 DMS_ORDER_FIELDS = (("phase", "int"), ("ts", "string"), ("file", "string"), ("line", "bigint"))
 
-_KNOWN_OPTIONS = ("format", "timestamp_column", "header", "delimiter", "quote", "null_value",
-                  "no_sup_value", "binary_encoding", "key_columns")
-
-
 @dataclass(frozen=True)
 class DmsOptions:
     """`source.options` of an aws_dms table, validated (names follow the DMS S3 settings)."""
@@ -57,50 +53,23 @@ class DmsOptions:
     key_columns: tuple[str, ...] = ()
 
 
-def _flag(value: Any, name: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("true", "y", "yes", "1"):
-        return True
-    if text in ("false", "n", "no", "0"):
-        return False
-    raise SourceError(f"aws_dms source: option {name} must be true or false, not {value!r}")
-
-
 def parse_options(options: dict[str, Any] | None) -> DmsOptions:
-    """Validate `source.options`; raises SourceError naming the bad option."""
+    """`source.options` as DmsOptions. The JSON Schema (`$defs/aws_dms_options`) has checked
+    names and values at validate time."""
     options = dict(options or {})
-    unknown = sorted(set(options) - set(_KNOWN_OPTIONS))
-    if unknown:
-        raise SourceError(f"aws_dms source: unknown option(s) {', '.join(unknown)}",
-                          hint=f"known options: {', '.join(_KNOWN_OPTIONS)}")
-    fmt = options.get("format")
-    if fmt is not None and str(fmt).lower() not in ("csv", "parquet"):
-        raise SourceError(f"aws_dms source: format {fmt!r} is not csv or parquet")
     delimiter = str(options.get("delimiter", ","))
-    if delimiter == "\\t":
-        delimiter = "\t"
-    if len(delimiter) != 1:
-        raise SourceError(f"aws_dms source: delimiter {delimiter!r} must be one character")
-    quote = str(options.get("quote", '"'))
-    if len(quote) > 1:
-        raise SourceError(f"aws_dms source: quote {quote!r} must be one character or empty")
-    encoding = str(options.get("binary_encoding", "hex")).lower()
-    if encoding not in ("hex", "base64"):
-        raise SourceError(f"aws_dms source: binary_encoding {encoding!r} is not hex or base64")
     keys = options.get("key_columns") or ()
     no_sup = options.get("no_sup_value")
     return DmsOptions(
-        format=str(fmt).lower() if fmt else None,
+        format=options.get("format"),
         timestamp_column=str(options["timestamp_column"]) if options.get("timestamp_column")
         else None,
-        header=_flag(options.get("header", False), "header"),
-        delimiter=delimiter,
-        quote=quote,
+        header=bool(options.get("header", False)),
+        delimiter="\t" if delimiter == "\\t" else delimiter,
+        quote=str(options.get("quote", '"')),
         null_value=str(options.get("null_value", "")),
         no_sup_value=str(no_sup) if no_sup not in (None, "") else None,
-        binary_encoding=encoding,
+        binary_encoding=str(options.get("binary_encoding", "hex")),
         key_columns=(keys,) if isinstance(keys, str) else tuple(str(k) for k in keys),
     )
 
@@ -257,5 +226,4 @@ class AwsDmsFormat:
 
     def infer_schema(self, path: str, options: dict[str, Any]):
         """DMS files carry no schema a compile could trust (CSV has none): the YAML declares it."""
-        parse_options(options)
         return None

@@ -28,10 +28,6 @@ from mirrorspec.sources.base import InferredColumn, InferredSchema, list_feed_fi
 
 STATE_SNAPSHOT = "snapshot"
 
-_COMMON_OPTIONS = ("snapshot_order", "allow_empty", "key_columns", "decimal_handling")
-_CSV_OPTIONS = ("header", "delimiter", "quote", "escape", "null_value", "encoding",
-                "timestamp_format", "date_format", "binary_encoding")
-
 
 @dataclass(frozen=True)
 class ExtractOptions:
@@ -52,52 +48,27 @@ class ExtractOptions:
     binary_encoding: str = "hex"  # hex | base64
 
 
-def _flag(value: Any, name: str, kind: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("true", "yes", "y", "1"):
-        return True
-    if text in ("false", "no", "n", "0"):
-        return False
-    raise SourceError(f"{kind} source: option {name} must be true or false, not {value!r}")
-
-
 def parse_options(options: dict[str, Any] | None, kind: str) -> ExtractOptions:
-    """Validate `source.options` for a `csv` or `parquet` source; SourceError names the option."""
+    """`source.options` of a `csv` or `parquet` source as ExtractOptions. The JSON Schema
+    (`$defs/csv_options`, `$defs/parquet_options`) has checked names and values at validate
+    time; `kind` is kept for callers."""
     options = dict(options or {})
-    allowed = _COMMON_OPTIONS + (_CSV_OPTIONS if kind == "csv" else ())
-    unknown = sorted(set(options) - set(allowed))
-    if unknown:
-        raise SourceError(f"{kind} source: unknown option(s) {', '.join(unknown)}",
-                          hint=f"known options: {', '.join(allowed)}")
-    order = str(options.get("snapshot_order", "name")).lower()
-    if order not in ("name", "modified"):
-        raise SourceError(f"{kind} source: snapshot_order {order!r} is not name or modified")
-    decimal_mode = str(options.get("decimal_handling", "double")).lower()
-    if decimal_mode not in ("double", "string"):
-        raise SourceError(f"{kind} source: decimal_handling {decimal_mode!r} is not double or "
-                          f"string")
-    binary = str(options.get("binary_encoding", "hex")).lower()
-    if binary not in ("hex", "base64"):
-        raise SourceError(f"{kind} source: binary_encoding {binary!r} is not hex or base64")
     delimiter = str(options.get("delimiter", ","))
-    delimiter = "\t" if delimiter == "\\t" else delimiter
     keys = options.get("key_columns") or ()
     return ExtractOptions(
-        snapshot_order=order,
-        allow_empty=_flag(options.get("allow_empty", False), "allow_empty", kind),
+        snapshot_order=str(options.get("snapshot_order", "name")),
+        allow_empty=bool(options.get("allow_empty", False)),
         key_columns=(keys,) if isinstance(keys, str) else tuple(str(k) for k in keys),
-        decimal_handling=decimal_mode,
-        header=_flag(options.get("header", True), "header", kind),
-        delimiter=delimiter,
+        decimal_handling=str(options.get("decimal_handling", "double")),
+        header=bool(options.get("header", True)),
+        delimiter="\t" if delimiter == "\\t" else delimiter,
         quote=str(options.get("quote", '"')),
         escape=str(options.get("escape", "\"")),
         null_value=str(options.get("null_value", "")),
         encoding=str(options.get("encoding", "UTF-8")),
         timestamp_format=options.get("timestamp_format"),
         date_format=options.get("date_format"),
-        binary_encoding=binary,
+        binary_encoding=str(options.get("binary_encoding", "hex")),
     )
 
 
@@ -176,7 +147,6 @@ class CsvExtractFormat:
 
     def infer_schema(self, path: str, options: dict[str, Any]) -> InferredSchema | None:
         """A CSV header names columns but not their types: the YAML declares them."""
-        parse_options(options, self.type_name)
         return None
 
 

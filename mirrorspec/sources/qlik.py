@@ -464,7 +464,7 @@ def _parse_into(task: dict, ctx: dict, out: ChangeColumns) -> None:
                         value = data.get(name)
                         values.append(None if value is None else conv(value))
                 except ValueError:
-                    for name, _, values in hot:  # roll back, then name the culprit
+                    for _name, _, values in hot:  # roll back, then name the culprit
                         if len(values) > len(out.lists["_op"]):
                             values.pop()
                     for name in names:

@@ -45,7 +45,7 @@ def read_mirrored(spark: SparkSession, delta_path: str | None) -> DataFrame | No
         return None
     try:
         return spark.read.format("delta").load(delta_path)
-    except Exception as exc:  # noqa: BLE001 - a missing/unreadable table means "no rows yet"
+    except Exception as exc:
         if "is not a Delta table" in str(exc) or "PATH_NOT_FOUND" in str(exc):
             return None
         raise

@@ -39,6 +39,8 @@ _ATTEMPTS = 4
 # Characters Delta refuses in column names unless the table maps columns by name.
 _DELTA_NAME_CHARS = re.compile(r"[ ,;{}()\n\t=]")
 _COLUMN_MAPPING_DEFAULT = "spark.databricks.delta.properties.defaults.columnMapping.mode"
+_DELETION_VECTORS_DEFAULT = "spark.databricks.delta.properties.defaults.enableDeletionVectors"
+DELETION_VECTORS_PROPERTY = "delta.enableDeletionVectors"
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ class MirrorTarget:
     name: str
     landing_path: str       # the table's landing folder (path or URI)
     delta_path: str         # WAREHOUSE/<schema or dbo>/<table>
+    deletion_vectors: bool | None = None  # the plan's switch; None: the session's default
 
 
 @dataclass
@@ -212,7 +215,7 @@ class _TableRun:
                 if attempt == _ATTEMPTS - 1:
                     raise LandingZoneError(
                         f"gave up after {_ATTEMPTS} conflicting commits by another writer: {exc}",
-                        code="ConcurrentWriter", hint="run again; nothing was applied twice")
+                        code="ConcurrentWriter", hint="run again; nothing was applied twice") from exc
                 self.console.info(f"{self.target.unique_id}: another writer committed first; "
                                   "re-reading the table", table=self.target.unique_id)
 
@@ -364,7 +367,7 @@ class _TableRun:
                                       F.col(reader.PROBLEM).alias("problem")))).alias("bad"),
                 F.sum(F.when(F.col(reader.MARKER).isin(keyed), 1).otherwise(0)).alias("keyed"),
             ).collect()
-        except Exception as exc:  # noqa: BLE001 - find the file Spark couldn't read
+        except Exception as exc:
             order = self._unreadable_file(changes, len(schemas))
             if order is None:
                 raise
@@ -386,7 +389,7 @@ class _TableRun:
             try:
                 (changes.filter(F.col(reader.FILE_ORDER) == order)
                  .agg(F.sum(every_column)).collect())
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - any read error marks this file as the bad one
                 return order
         return None
 
@@ -433,6 +436,8 @@ class _TableRun:
         try:
             if any(_DELTA_NAME_CHARS.search(f.name) for f in new_columns):
                 self._keep_column_names(session, state.exists)
+            if target.deletion_vectors is not None:
+                self._switch_deletion_vectors(session, state.exists, target.deletion_vectors)
             if state.exists and keyed_rows and new_columns:
                 added = ", ".join(f"{fold._q(f.name)} {f.dataType.simpleString()}"
                                   for f in new_columns)
@@ -462,7 +467,7 @@ class _TableRun:
                 finally:
                     for key in conf:
                         session.conf.unset(key)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             if any(word in f"{type(exc).__name__} {exc}" for word in _CONFLICT_WORDS):
                 raise _Conflict(_short(exc)) from None
             order = self._unreadable_file(batch, cutoff)
@@ -504,6 +509,16 @@ class _TableRun:
             session.sql(f"ALTER TABLE {table} SET TBLPROPERTIES "
                         "('delta.columnMapping.mode' = 'name')")
 
+    def _switch_deletion_vectors(self, session, exists: bool, enabled: bool) -> None:
+        """The table's `deletion_vectors:` switch: the session default when this commit creates
+        the table, else the table property when it differs (existing vectors stay until
+        `mirrorspec maintain` purges them)."""
+        value = "true" if enabled else "false"
+        if not exists:
+            session.conf.set(_DELETION_VECTORS_DEFAULT, value)
+            return
+        set_deletion_vectors(session, self.target.delta_path, enabled)
+
     # -- files after the commit
     def _move(self, files) -> None:
         if not self.options.move_processed:
@@ -542,6 +557,17 @@ class _TableRun:
         return self._own_session
 
 
+def set_deletion_vectors(session, delta_path: str, enabled: bool) -> bool:
+    """Set `delta.enableDeletionVectors` on an existing table when it differs; True if it did."""
+    table = f"delta.{fold._q(delta_path)}"
+    value = "true" if enabled else "false"
+    row = session.sql(f"SHOW TBLPROPERTIES {table} ('{DELETION_VECTORS_PROPERTY}')").first()
+    if row is not None and str(row["value"]).lower() == value:
+        return False
+    session.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('{DELETION_VECTORS_PROPERTY}' = '{value}')")
+    return True
+
+
 def _forget_delta_logs(spark) -> None:
     """Drop Delta's cached logs after deleting a table folder, so a table re-created at the same
     path isn't read through a stale snapshot."""
@@ -577,7 +603,7 @@ def _short(exc: BaseException) -> str:
             while cause.getCause() is not None:
                 cause = cause.getCause()
             exc = RuntimeError(str(cause.toString()))
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001, S110 - a dead gateway: the Python message is kept
             pass
     text = str(exc).strip().splitlines()
     first = text[0] if text else type(exc).__name__

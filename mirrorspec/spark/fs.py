@@ -10,6 +10,7 @@ lists a feed on either.
 
 from __future__ import annotations
 
+import builtins
 import os
 import re
 import shutil
@@ -87,7 +88,7 @@ class _FileSystem:
             return None
         return self.read_text(path)
 
-    def names(self, path: str) -> list[str]:
+    def names(self, path: str) -> builtins.list[str]:
         """The names in a directory (empty when it doesn't exist)."""
         return [entry.name for entry in self.list(path)]
 
@@ -215,7 +216,7 @@ class HadoopFS(_FileSystem):
         hpath, fs = self._fs(path)
         return _HadoopStream(fs.open(hpath))
 
-    def feed_files(self, path: str, keep: Callable[[str], bool]) -> list[str]:
+    def feed_files(self, path: str, keep: Callable[[str], bool]) -> builtins.list[str]:
         """Files under `path` (a folder, recursively; a file; or a Hadoop glob) whose path
         relative to the folder passes `keep`, as fully qualified URIs."""
         hpath, fs = self._fs(path)
@@ -290,7 +291,7 @@ class HadoopFS(_FileSystem):
         stamp = time.time() if mtime is None else mtime
         try:
             fs.setTimes(dst, int(stamp * 1000), -1)
-        except Exception:  # noqa: BLE001 - some stores can't set times; retention then uses mtime
+        except Exception:  # noqa: BLE001, S110 - some stores can't set times; retention uses mtime
             pass
 
     def delete(self, path: str) -> None:

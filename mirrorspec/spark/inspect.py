@@ -1,16 +1,15 @@
-"""Looking at mirrored tables: row previews with Delta time travel, and the Delta history with
-the landing files each commit applied."""
+"""Looking at mirrored tables through Spark: row previews with Delta time travel and the Delta
+history. `show`/`history` use delta-rs (`mirrorspec/readers/`) and come here only for what
+delta-rs can't read."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
 from typing import Any
 
 from mirrorspec.errors import InspectError
+from mirrorspec.readers.history import HistoryEntry, history_entry
 
-# Keys under which the engine's commit userMetadata lists the landing files a commit applied.
-_FILE_KEYS = ("files", "files_applied", "applied_files", "appliedFiles", "filesApplied")
+__all__ = ["InspectError", "HistoryEntry", "history_entry", "preview", "history"]
 
 
 def _require_delta(spark, delta_path: str, name: str) -> None:
@@ -56,17 +55,17 @@ def safe_message(exc: BaseException) -> str:
     so fall back to the Java exception's own text."""
     try:
         text = str(exc)
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - rendering the error class itself failed: fall back
         text = ""
         java = getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
         try:
             text = str(java.toString()) if java is not None else ""
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - the gateway may be gone: try the description
             text = ""
         if not text:
             try:
                 text = str(getattr(exc, "desc", "") or getattr(exc, "_desc", "") or "")
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - nothing renders: the type name is the message
                 text = ""
     return text or type(exc).__name__
 
@@ -85,22 +84,6 @@ def _hint(exc: Exception, version, timestamp) -> str | None:
     return None
 
 
-@dataclass
-class HistoryEntry:
-    """One Delta commit of a mirrored table."""
-
-    version: int
-    timestamp: str
-    operation: str
-    files_applied: list[str] = field(default_factory=list)
-    rows_inserted: int | None = None
-    rows_updated: int | None = None
-    rows_deleted: int | None = None
-    rows_written: int | None = None
-    user_metadata: dict[str, Any] | str | None = None
-    metrics: dict[str, str] = field(default_factory=dict)
-
-
 def history(spark, delta_path: str, name: str | None = None, limit: int | None = None
             ) -> list[HistoryEntry]:
     """The table's Delta history, newest first, with applied files and row counts per commit."""
@@ -114,54 +97,3 @@ def history(spark, delta_path: str, name: str | None = None, limit: int | None =
                      "userMetadata").orderBy("version", ascending=False).collect()
     return [history_entry(r["version"], r["timestamp"], r["operation"],
                           r["operationMetrics"] or {}, r["userMetadata"]) for r in rows]
-
-
-def history_entry(version: int, timestamp: Any, operation: str, metrics: dict[str, str],
-                  user_metadata: str | None) -> HistoryEntry:
-    """Build a HistoryEntry from one history row (pure; tested without Spark)."""
-    meta: dict[str, Any] | str | None = None
-    if user_metadata:
-        try:
-            meta = json.loads(user_metadata)
-        except (TypeError, ValueError):
-            meta = user_metadata
-    files: list[str] = []
-    if isinstance(meta, dict):
-        state = meta.get("mirrorspec")  # the engine keeps its commit state under this key
-        source = state if isinstance(state, dict) else meta
-        for key in _FILE_KEYS:
-            value = source.get(key)
-            if isinstance(value, list):
-                files = [str(v) for v in value]
-                break
-            if isinstance(value, str):
-                files = [value]
-                break
-    metrics = {k: str(v) for k, v in (metrics or {}).items()}
-
-    def metric(*names: str) -> int | None:
-        for n in names:
-            if n in metrics:
-                try:
-                    return int(metrics[n])
-                except ValueError:
-                    return None
-        return None
-
-    inserted = metric("numTargetRowsInserted")
-    written = metric("numOutputRows")
-    if inserted is None and operation in ("WRITE", "CREATE TABLE AS SELECT",
-                                          "REPLACE TABLE AS SELECT", "CREATE OR REPLACE TABLE AS SELECT"):
-        inserted = written
-    return HistoryEntry(
-        version=int(version),
-        timestamp=timestamp.isoformat() if hasattr(timestamp, "isoformat") else str(timestamp),
-        operation=operation,
-        files_applied=files,
-        rows_inserted=inserted,
-        rows_updated=metric("numTargetRowsUpdated", "numUpdatedRows"),
-        rows_deleted=metric("numTargetRowsDeleted", "numDeletedRows"),
-        rows_written=written,
-        user_metadata=meta,
-        metrics=metrics,
-    )

@@ -131,7 +131,8 @@ def read_partner_events(filesystem, landing_zone: str) -> dict | None:
     try:
         data = json.loads(filesystem.read_bytes(path).decode("utf-8-sig"))
     except (ValueError, UnicodeDecodeError) as exc:
-        raise LandingZoneError(f"invalid JSON: {exc}", file=path, code="InvalidPartnerEvents")
+        raise LandingZoneError(f"invalid JSON: {exc}", file=path,
+                               code="InvalidPartnerEvents") from exc
     if not isinstance(data, dict):
         raise LandingZoneError("_partnerEvents.json must hold a JSON object", file=path,
                                code="InvalidPartnerEvents")

@@ -70,9 +70,9 @@ def _arrow_fields(spark: SparkSession, file: LandingFile):
 
     try:
         schema = pq.read_schema(fsmod.local_path(file.path))
-    except Exception as exc:  # noqa: BLE001 - any footer problem means the file is unreadable
+    except Exception as exc:
         raise LandingZoneError(f"not a readable Parquet file: {exc}", file=file.path,
-                               code="BadFile", hint="re-write the file under the same name")
+                               code="BadFile", hint="re-write the file under the same name") from exc
     as_micros = tuple((f.name, f.type.unit) for f in schema
                       if (pa.types.is_timestamp(f.type) and f.type.unit == "ns")
                       or pa.types.is_time(f.type))
@@ -116,11 +116,134 @@ def _spark_type_of_arrow(arrow_type) -> T.DataType | None:
 def _spark_fields(spark: SparkSession, file: LandingFile) -> list[T.StructField]:
     try:
         return list(spark.read.parquet(_literal_path(file.path)).schema.fields)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise LandingZoneError(f"not a readable Parquet file: {_short(exc)}", file=file.path,
-                               code="BadFile", hint="re-write the file under the same name")
+                               code="BadFile", hint="re-write the file under the same name") from exc
 
 
+<<<<<<< HEAD
+=======
+def _csv_dialect(options: mirroring.DelimitedOptions) -> dict:
+    quote = options.quote_character
+    escape = options.escape_character
+    return {
+        "delimiter": options.column_separator,
+        "quotechar": quote or None,
+        "quoting": csv.QUOTE_MINIMAL if quote else csv.QUOTE_NONE,
+        "escapechar": (escape if escape and escape != quote else None),
+        "doublequote": bool(quote) and escape == quote,
+    }
+
+
+def _python_encoding(encoding: str) -> str:
+    return _PY_ENCODINGS.get(encoding.lower(), encoding)
+
+
+def _decompressed_start(data: bytes, file: LandingFile) -> bytes:
+    """The start of a delimited file's text: `.gz` and `.zst` files are decompressed as far as
+    the bytes read go (Spark decompresses the whole file the same way when it reads rows)."""
+    name = file.name.lower()
+    try:
+        if name.endswith((".gz", ".gzip")):
+            import zlib
+            return zlib.decompressobj(wbits=47).decompress(data)
+        if name.endswith((".zst", ".zstd")):
+            import zstandard
+            return zstandard.ZstdDecompressor().decompressobj().decompress(data)
+    except Exception as exc:
+        raise LandingZoneError(f"not a readable compressed file: {exc}", file=file.path,
+                               code="BadFile", hint="re-write the file under the same name") from exc
+    if name.endswith(".snappy"):
+        raise LandingZoneError("snappy-compressed delimited files are not supported (Snappy is "
+                               "read for Parquet files)", file=file.path, code="BadFile",
+                               hint="compress delimited files with gzip (.gz) or zstd (.zst)")
+    return data
+
+
+def read_header(filesystem, file: LandingFile, options: mirroring.DelimitedOptions) -> list[str]:
+    """The header row of a delimited file (its first record)."""
+    data = _decompressed_start(filesystem.read_bytes(file.path, _HEADER_BYTES), file)
+    try:
+        text = data.decode(_python_encoding(options.encoding), errors="ignore")
+    except LookupError:
+        raise LandingZoneError(f"unknown Encoding {options.encoding!r}", file=file.path,
+                               code="InvalidMetadata") from None
+    text = text.lstrip("\ufeff")
+    try:
+        row = next(csv.reader(io.StringIO(text, newline=""), **_csv_dialect(options)), None)
+    except csv.Error as exc:
+        raise LandingZoneError(f"malformed header row: {exc}", file=file.path, row=1,
+                               code="BadFile") from None
+    if not row or all(not c.strip() for c in row):
+        raise LandingZoneError("the header row is missing (FirstRowAsHeader is required)",
+                               file=file.path, row=1, code="BadFile")
+    header = [c.strip() for c in row]
+    if "" in header:
+        raise LandingZoneError(
+            f"header column {header.index('') + 1} has no name (a trailing separator?)",
+            file=file.path, row=1, code="BadFile",
+            hint="name every column in the header row, then re-write the file")
+    return header
+
+
+_DECODE_CHUNK = 1 << 22
+
+
+def check_encoding(filesystem, file: LandingFile, options: mirroring.DelimitedOptions) -> None:
+    """Raise BadFile naming the line of the first bytes that aren't valid in the file's Encoding
+    (Spark would store U+FFFD for them, silently). One streaming pass of Python's C codec."""
+    decoder = codecs.getincrementaldecoder(_python_encoding(options.encoding))("strict")
+    line = 1
+    with _raw_stream(filesystem, file) as stream:
+        while True:
+            try:
+                chunk = stream.read(_DECODE_CHUNK)
+            except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+                raise LandingZoneError(f"not a readable compressed file: {exc}", file=file.path,
+                                       code="BadFile", hint="re-write the file under the same "
+                                       "name") from None
+            except Exception as exc:
+                if type(exc).__name__ != "ZstdError":
+                    raise
+                raise LandingZoneError(f"not a readable compressed file: {exc}", file=file.path,
+                                       code="BadFile", hint="re-write the file under the same "
+                                       "name") from None
+            try:
+                text = decoder.decode(chunk, final=not chunk)
+            except UnicodeDecodeError as exc:
+                before = chunk[:exc.start].decode(_python_encoding(options.encoding), "replace")
+                bad = exc.object[exc.start:exc.start + 4]
+                raise LandingZoneError(
+                    f"bytes {bad!r} are not valid "
+                    f"{options.encoding} ({exc.reason})", file=file.path,
+                    row=line + before.count("\n"), code="BadFile",
+                    hint="re-write the file in the Encoding its _metadata.json declares "
+                         "(FileFormatTypeProperties.Encoding), under the same name") from None
+            if not chunk:
+                return
+            line += text.count("\n")
+
+
+@contextlib.contextmanager
+def _raw_stream(filesystem, file: LandingFile):
+    """The file's bytes as a stream, decompressed (.gz, .zst) as Spark reads them."""
+    name = file.name.lower()
+    handle = filesystem.open_stream(file.path)
+    try:
+        if name.endswith((".gz", ".gzip")):
+            with gzip.GzipFile(fileobj=handle) as stream:
+                yield stream
+        elif name.endswith((".zst", ".zstd")):
+            import zstandard
+            with zstandard.ZstdDecompressor().stream_reader(handle) as stream:
+                yield stream
+        else:
+            yield handle
+    finally:
+        handle.close()
+
+
+>>>>>>> main
 def file_schema(spark: SparkSession, filesystem, file: LandingFile,
                 metadata: mirroring.TableMetadata) -> FileSchema:
     """Columns and types of one landing file, without reading its rows."""

@@ -353,7 +353,7 @@ def mirror_target(table: TablePlan):
     from mirrorspec.spark.engine import MirrorTarget
 
     return MirrorTarget(table.unique_id, table.schema, table.name, table.landing_path,
-                        table.delta_path)
+                        table.delta_path, table.deletion_vectors)
 
 
 def _error_text(error: dict) -> str:

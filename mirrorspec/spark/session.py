@@ -197,7 +197,7 @@ def _close_remote_sessions() -> None:
         session = _OPEN_REMOTE.pop()
         try:
             session.stop()
-        except Exception:  # noqa: BLE001 - the server may be gone already; nothing to release
+        except Exception:  # noqa: BLE001, S110 - the server may be gone already; nothing to release
             pass
 
 
@@ -244,7 +244,7 @@ def _apply_runtime_conf(session: Any, conf: Mapping[str, str]) -> None:
     for key, value in conf.items():
         try:
             session.conf.set(key, value)
-        except Exception as exc:  # noqa: BLE001 - pyspark raises several types for this
+        except Exception as exc:
             text = str(exc)
             if "CANNOT_MODIFY" not in text and "Cannot modify" not in text:
                 raise

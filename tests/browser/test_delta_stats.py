@@ -1,4 +1,5 @@
-"""delta_stats.summarize: row counts from real Delta logs (written with the deltalake package)."""
+"""delta_stats.summarize: row counts of real Delta tables (written with the deltalake package, and
+one written by delta-spark with a deletion vector)."""
 
 from __future__ import annotations
 
@@ -53,34 +54,6 @@ def test_reads_through_a_checkpoint(tmp_path):
     assert (summary.version, summary.rows, summary.files) == (2, 6, 3)
 
 
-def test_deletion_vectors_are_subtracted(tmp_path):
-    table = tmp_path / "t"
-    write(table, [1, 2, 3, 4])
-    log = table / "_delta_log"
-    add = next(json.loads(line)["add"] for line in (log / f"{0:020d}.json").read_text()
-               .splitlines() if "add" in json.loads(line))
-    dv = {"storageType": "u", "pathOrInlineDv": "ab^-aqEH.-t@S}K{vb[*k^", "offset": 1,
-          "sizeInBytes": 36, "cardinality": 3}
-    # as delta-spark writes a MERGE with deletion vectors: the new rows' file, then the old
-    # file again with its DV, then the removal of the old file without DV — in one commit
-    commit = [{"commitInfo": {"timestamp": 1763770000000, "operation": "MERGE"}},
-              {"add": {"path": "new.parquet", "size": 10, "dataChange": True,
-                       "stats": json.dumps({"numRecords": 2})}},
-              {"add": {**add, "deletionVector": dv, "dataChange": True}},
-              {"remove": {"path": add["path"], "dataChange": True}}]
-    (log / f"{1:020d}.json").write_text("\n".join(json.dumps(a) for a in commit) + "\n")
-    summary = summarize(table)
-    assert (summary.version, summary.rows, summary.files) == (1, 3, 2)
-    assert summary.last_operation == "MERGE"
-    assert summary.last_commit == "2025-11-22T00:06:40Z"
-    # a later DV on the same file replaces the earlier one
-    dv2 = {**dv, "pathOrInlineDv": "other", "cardinality": 4}
-    commit = [{"add": {**add, "deletionVector": dv2, "dataChange": True}},
-              {"remove": {"path": add["path"], "deletionVector": dv, "dataChange": True}}]
-    (log / f"{2:020d}.json").write_text("\n".join(json.dumps(a) for a in commit) + "\n")
-    assert summarize(table).rows == 2
-
-
 def test_missing_statistics_make_the_count_unknown(tmp_path):
     table = tmp_path / "t"
     write(table, [1])
@@ -130,8 +103,8 @@ def test_docs_site_shows_delta_rows(tmp_path):
 
 
 def test_log_written_by_delta_spark_merge_with_deletion_vectors():
-    """The `_delta_log` of a table mirrorspec's engine wrote: an initial load of 3 rows, then a
-    MERGE (update one key, delete another) that put a deletion vector on the first file."""
+    """A table delta-spark wrote (fixtures/make_spark_merge_dv.py): 3 rows in one file, then a
+    MERGE (update one key, delete another) that put a deletion vector on that file."""
     fixture = Path(__file__).parent / "fixtures" / "spark_merge_dv"
     summary = summarize(fixture)
     assert (summary.version, summary.rows, summary.files) == (1, 2, 2)

@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _site import write_project  # noqa: E402
+from _site import write_project
 
-from mirrorspec.cli import cli  # noqa: E402
-from mirrorspec.docsite.collect import state_of  # noqa: E402
-from mirrorspec.docsite.lineage import Edge, Node, render_svg  # noqa: E402
+from mirrorspec.cli import cli
+from mirrorspec.docsite.collect import state_of
+from mirrorspec.docsite.lineage import Edge, Node, render_svg
 
 
 def generate(project: Path, *extra: str):

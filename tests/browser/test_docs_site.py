@@ -21,9 +21,9 @@ import pytest
 from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _site import write_project  # noqa: E402
+from _site import write_project
 
-from mirrorspec.cli import cli  # noqa: E402
+from mirrorspec.cli import cli
 
 pytestmark = pytest.mark.browser  # every test here drives a real headless Chromium
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 import pytest
-import yaml
 from click.testing import CliRunner
+from project_files import write
 
 from mirrorspec.cli import cli, register
 
@@ -17,10 +17,8 @@ ORDERS = {"name": "orders", "schema": "sales", "key_columns": ["id"],
 
 
 def write_project(folder: Path) -> Path:
-    (folder / "tables").mkdir(parents=True)
-    (folder / "mirrorspec_project.yml").write_text(yaml.safe_dump({"name": "shop"}))
-    (folder / "tables" / "tables.yml").write_text(yaml.safe_dump({"tables": [ORDERS]}))
-    return folder
+    return write(folder, {"mirrorspec_project.yml": {"name": "shop"},
+                          "tables/tables.yml": {"tables": [ORDERS]}})
 
 
 def commands(group: click.Group = cli, prefix: tuple[str, ...] = ()):

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from no_jvm import run_without_jvm
+from project_files import write
 
 from mirrorspec.cli import cli
 
@@ -25,12 +27,8 @@ CUSTOMERS = {"name": "customers", "schema": "crm", "key_columns": ["id"]}
 
 def write_project(folder: Path, tables: list[dict], name: str = "shop") -> Path:
     """A project from dicts: mirrorspec_project.yml + tables/tables.yml."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "mirrorspec_project.yml").write_text(yaml.safe_dump({"name": name}))
-    (folder / "tables").mkdir(exist_ok=True)
-    (folder / "tables" / "tables.yml").write_text(yaml.safe_dump({"tables": tables},
-                                                                 sort_keys=False))
-    return folder
+    return write(folder, {"mirrorspec_project.yml": {"name": name},
+                          "tables/tables.yml": {"tables": tables}})
 
 
 def invoke(*args: str):
@@ -326,26 +324,11 @@ def test_base_outside_a_git_repository(tmp_path):
     assert "not inside a git repository" in result.stderr and "--state" in result.stderr
 
 
-BLOCK_PYSPARK = """
-import sys
-class Block:
-    def find_spec(self, name, path=None, target=None):
-        if name == "pyspark" or name.startswith("pyspark.") or name == "delta" \\
-                or name.startswith("delta."):
-            raise ImportError(f"{name} is blocked in this test")
-        return None
-sys.meta_path.insert(0, Block())
-from mirrorspec.cli import cli
-cli(sys.argv[1:], prog_name="mirrorspec")
-"""
 
 
 def test_diff_and_docs_never_import_pyspark(state):
-    import sys
-
     project, saved = state
     for args in (["diff", "--project-dir", str(project), "--state", str(saved)],
                  ["docs", "generate", "--project-dir", str(project)]):
-        done = subprocess.run([sys.executable, "-c", BLOCK_PYSPARK, *args],
-                              capture_output=True, text=True)
+        done = run_without_jvm(*args, cwd=project, log_format="text")
         assert done.returncode == 0, done.stdout + done.stderr

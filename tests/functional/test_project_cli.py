@@ -3,29 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
-import yaml
 from click.testing import CliRunner
+from project_files import write as write_project
 
 from mirrorspec import __version__
 from mirrorspec.cli import cli
+from no_jvm import run_without_jvm, skip_unless
 
 REPO = Path(__file__).resolve().parents[2]
 MIRRORSPEC = REPO / ".venv" / "bin" / "mirrorspec"
-PYTHON = REPO / ".venv" / "bin" / "python"
-
-
-def write_project(root: Path, files: dict) -> Path:
-    """Files from a dict: YAML documents as dicts/lists, anything else as text."""
-    for name, content in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content if isinstance(content, str) else yaml.safe_dump(content, sort_keys=False))
-    return root
 
 
 GOOD = {
@@ -144,8 +134,8 @@ def test_json_log_format_reports_errors_as_json(in_tmp):
 
 # --- as a subprocess ------------------------------------------------------------------------------
 
-@pytest.mark.skipif(not MIRRORSPEC.exists(), reason="needs the .venv console script")
 def test_subprocess_compile_and_version(tmp_path):
+    skip_unless(MIRRORSPEC.exists(), "needs the .venv console script")
     root = write_project(tmp_path / "shop", GOOD)
     version = subprocess.run([str(MIRRORSPEC), "--version"], capture_output=True, text=True)
     assert version.returncode == 0 and __version__ in version.stdout
@@ -160,40 +150,27 @@ def test_subprocess_compile_and_version(tmp_path):
     assert "shop/tables/orders.yml:3:5: tables[0].formt: unknown key 'formt' (did you mean 'format'?)" in failed.stderr
 
 
-BLOCK_PYSPARK = """
-import sys
-class _Block:
-    def find_spec(self, name, path=None, target=None):
-        if name.split('.')[0] in ('pyspark', 'py4j', 'delta'):
-            raise ImportError(f'{name} is blocked in this test')
-        return None
-sys.meta_path.insert(0, _Block())
-from mirrorspec.cli import main
-sys.argv = ['mirrorspec'] + sys.argv[1:]
-try:
-    main()
-finally:
-    loaded = [m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j', 'delta')]
-    assert not loaded, loaded
-"""
 
 
-@pytest.mark.skipif(not PYTHON.exists(), reason="needs the .venv python")
 @pytest.mark.parametrize("command", [["validate"], ["compile"]])
 def test_compile_and_validate_work_where_pyspark_cannot_be_imported(tmp_path, command):
     root = write_project(tmp_path / "shop", GOOD)
-    done = subprocess.run([str(PYTHON), "-c", BLOCK_PYSPARK, *command, "--project-dir", str(root)],
-                          capture_output=True, text=True, cwd=tmp_path,
-                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    done = run_without_jvm(*command, "--project-dir", str(root), cwd=tmp_path, log_format="text")
     assert done.returncode == 0, done.stdout + done.stderr
     if command == ["compile"]:
         assert (root / "target" / "plan.json").exists()
 
 
-@pytest.mark.skipif(not PYTHON.exists(), reason="needs the .venv python")
+def test_the_blocker_refuses_pyspark(tmp_path, monkeypatch):
+    """The subprocess of the tests above really can't import pyspark: `run` needs it."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # where the crash log goes
+    assert run_without_jvm("init", "p1", cwd=tmp_path, log_format="text").returncode == 0
+    done = run_without_jvm("run", "--project-dir", "p1", cwd=tmp_path, log_format="text")
+    assert done.returncode == 2 and "pyspark is blocked in this test" in done.stderr
+
+
 def test_init_works_where_pyspark_cannot_be_imported(tmp_path):
-    done = subprocess.run([str(PYTHON), "-c", BLOCK_PYSPARK, "init", "p1"], capture_output=True,
-                          text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)})
+    done = run_without_jvm("init", "p1", cwd=tmp_path, log_format="text")
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "p1" / "mirrorspec_project.yml").exists()
 

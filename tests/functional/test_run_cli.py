@@ -11,12 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
-import yaml
+from project_files import write, write_changes
 
-from mirrorspec import mirroring
 
 MIRRORSPEC = Path(sys.executable).with_name("mirrorspec")
 
@@ -36,21 +33,11 @@ def write_project(root: Path) -> Path:
              "columns": [{"name": "id", "type": "Int32"}, {"name": "v", "type": "String"}]},
         ]},
     }
-    for name, doc in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return root
+    return write(root, files)
 
 
 def land(root: Path, table: str, sequence: int, rows) -> None:
-    folder = root / "landing_zone" / "shop.schema" / table
-    folder.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.table({
-        "id": pa.array([r[0] for r in rows], pa.int32()),
-        "v": pa.array([r[1] for r in rows], pa.string()),
-        mirroring.ROW_MARKER_COLUMN: pa.array([r[2] for r in rows], pa.int32()),
-    }), folder / mirroring.sequence_file_name(sequence))
+    write_changes(root / "landing_zone" / "shop.schema" / table, sequence, rows)
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -68,6 +55,7 @@ def project(tmp_path):
     return root
 
 
+@pytest.mark.spark  # starts a JVM (through the CLI)
 def test_run_fails_one_table_runs_the_other_then_status_and_json_logs(project):
     done = cli("run", "--project-dir", ".", "--threads", "2", cwd=project)
     assert done.returncode == 1, done.stdout + done.stderr

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
+from project_files import write_changes
 
 from mirrorspec import mirroring
 from mirrorspec.compile.plan import PLAN_VERSION, Plan, SourceSpec, SparkSpec, TablePlan, TableStep
@@ -24,13 +23,7 @@ def landing_table(root: Path, wh: Path, name: str, keys, tests) -> TablePlan:
 
 
 def write_file(table: TablePlan, sequence: int, rows: list[tuple]) -> None:
-    folder = Path(table.landing_path)
-    folder.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.table({
-        "id": pa.array([r[0] for r in rows], pa.int32()),
-        "v": pa.array([r[1] for r in rows], pa.string()),
-        mirroring.ROW_MARKER_COLUMN: pa.array([r[2] for r in rows], pa.int32()),
-    }), folder / mirroring.sequence_file_name(sequence))
+    write_changes(Path(table.landing_path), sequence, rows)
 
 
 GOOD_TESTS = [

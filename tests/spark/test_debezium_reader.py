@@ -7,8 +7,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from project_files import feed_plan
 
-from mirrorspec.compile.plan import ColumnSpec, SourceSpec, TablePlan
+from mirrorspec.compile.plan import TablePlan
 from mirrorspec.errors import SourceError
 from mirrorspec.spark.feeds import get_reader
 from mirrorspec.sources.base import CHANGE_COLUMNS
@@ -21,12 +22,7 @@ PG_COLUMNS = [("id", "Int32"), ("name", "String"), ("email", "String"), ("balanc
 
 
 def plan_for(tmp_path: Path, feed: Path, columns, keys, options=None) -> TablePlan:
-    return TablePlan(
-        unique_id="dbo.t", name="t", schema=None, warehouse_schema="dbo",
-        landing_path=str(tmp_path / "landing" / "t"), delta_path=str(tmp_path / "wh" / "dbo" / "t"),
-        metadata={"keyColumns": list(keys)}, key_columns=list(keys),
-        columns=[ColumnSpec(name, data_type) for name, data_type in columns],
-        source=SourceSpec(type="debezium", path=str(feed), options=dict(options or {})))
+    return feed_plan(tmp_path, "debezium", feed, columns, keys, options)
 
 
 def feed_files(folder: Path) -> list[str]:

@@ -6,8 +6,9 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
+from project_files import feed_plan
 
-from mirrorspec.compile.plan import ColumnSpec, SourceSpec, TablePlan
+from mirrorspec.compile.plan import TablePlan
 from mirrorspec.errors import SourceError
 from mirrorspec.spark.feeds import get_reader
 
@@ -17,12 +18,7 @@ EMPLOYEES = [("id", "Int32"), ("last_name", "String"), ("first_name", "String"),
 
 
 def plan_for(tmp_path, feed, columns, keys, options=None) -> TablePlan:
-    return TablePlan(
-        unique_id="dbo.t", name="t", schema=None, warehouse_schema="dbo",
-        landing_path=str(tmp_path / "landing" / "t"), delta_path=str(tmp_path / "wh" / "dbo" / "t"),
-        metadata={"keyColumns": list(keys)}, key_columns=list(keys),
-        columns=[ColumnSpec(n, t) for n, t in columns],
-        source=SourceSpec(type="aws_dms", path=str(feed), options=dict(options or {})))
+    return feed_plan(tmp_path, "aws_dms", feed, columns, keys, options)
 
 
 def files_of(folder: Path) -> list[str]:

@@ -13,6 +13,7 @@ from datetime import datetime
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from reference_model import ModelTable
 
 from mirrorspec.mirroring import sequence_file_name
 from mirrorspec.spark import engine
@@ -53,20 +54,11 @@ def delta_rows(spark, path, columns):
 
 
 def model(changes, keys):
-    """The step-by-step semantics of DESIGN.md (the test's own small reference)."""
-    table = []
-    for marker, row in changes:
-        key = tuple(row[k] for k in keys)
-        same = [r for r in table if tuple(r[k] for k in keys) == key]
-        if marker == 0:
-            table.append(dict(row))
-        elif marker == 2:
-            table = [r for r in table if tuple(r[k] for k in keys) != key]
-        elif same:
-            table = [dict(row) if tuple(r[k] for k in keys) == key else r for r in table]
-        else:
-            table.append(dict(row))
-    return table
+    """The rows after `changes` (marker, row) in order, by the one reference model."""
+    table = ModelTable(keys)
+    table.columns = list(dict.fromkeys(c for _, row in changes for c in row))
+    table.apply_changes(changes)
+    return table.rows
 
 
 def by_name(result):

@@ -7,8 +7,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from project_files import feed_plan
 
-from mirrorspec.compile.plan import ColumnSpec, SourceSpec, TablePlan
+from mirrorspec.compile.plan import TablePlan
 from mirrorspec.errors import SourceError
 from mirrorspec.spark.feeds import get_reader
 
@@ -18,12 +19,7 @@ CUSTOMERS = [("id", "Int64"), ("name", "String"), ("city", "String"), ("balance"
 
 
 def plan_for(tmp_path, feed, columns, keys, kind="csv", options=None) -> TablePlan:
-    return TablePlan(
-        unique_id="dbo.t", name="t", schema=None, warehouse_schema="dbo",
-        landing_path=str(tmp_path / "landing" / "t"), delta_path=str(tmp_path / "wh" / "dbo" / "t"),
-        metadata={"keyColumns": list(keys)}, key_columns=list(keys),
-        columns=[ColumnSpec(n, t) for n, t in columns],
-        source=SourceSpec(type=kind, path=str(feed), options=dict(options or {})))
+    return feed_plan(tmp_path, kind, feed, columns, keys, options)
 
 
 def changes(result):

@@ -253,7 +253,7 @@ def test_keys_cannot_change_once_in_the_landing_zone(tmp_path):
 
 def test_secrets_never_land_in_target(tmp_path):
     root = make(tmp_path, [{"name": "a", "source": {"type": "debezium", "path": "feed", "options": {
-        "password": "{{ env_var('MIRRORSPEC_SECRET_DB_PASSWORD') }}"}}}],
+        "table": "{{ env_var('MIRRORSPEC_SECRET_DB_PASSWORD') }}"}}}],
         profiles={"p": {"outputs": {"default": {"spark": {"conf": {
             "fs.azure.account.key": "{{ env_var('MIRRORSPEC_SECRET_STORAGE_KEY') }}"}}}}}})
     environ = {"MIRRORSPEC_SECRET_DB_PASSWORD": "hunter2", "MIRRORSPEC_SECRET_STORAGE_KEY": "k3y"}
@@ -262,7 +262,7 @@ def test_secrets_never_land_in_target(tmp_path):
         if path.is_file():
             assert b"hunter2" not in path.read_bytes() and b"k3y" not in path.read_bytes()
     plan = result.plan
-    assert plan.tables[0].source.options["password"] == secret_placeholder("MIRRORSPEC_SECRET_DB_PASSWORD")
+    assert plan.tables[0].source.options["table"] == secret_placeholder("MIRRORSPEC_SECRET_DB_PASSWORD")
     assert resolve_secrets(plan.spark.conf, environ) == {"fs.azure.account.key": "k3y"}
 
 

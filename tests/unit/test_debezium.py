@@ -213,13 +213,11 @@ def test_unavailable_placeholder_in_binary_and_array_columns():
     assert row[5] == ["id"]
 
 
-def test_table_filter_and_unknown_options():
+def test_table_filter():
     opts = parse_options({"table": "public.customers"})
     text = (FIXTURES / "postgres" / "customers-0001.json").read_text()
     assert len(list(parse_text(text, "f", PG_SHAPE, opts))) == 6
     assert list(parse_text(text, "f", PG_SHAPE, parse_options({"table": "orders"}))) == []
-    with pytest.raises(SourceError, match="unknown option"):
-        parse_options({"decimal_mode": "string"})
 
 
 def test_non_numeric_position_is_a_located_error():

@@ -110,14 +110,10 @@ def test_bad_rows_name_file_and_line(text, line, words):
     assert words in err.value.message
 
 
-def test_update_on_keyless_table_and_bad_options():
+def test_update_on_keyless_table():
     keyless = TableShape((("id", "Int32"),), ())
     with pytest.raises(SourceError, match="without key columns"):
         list(parse_csv("D,1\n", "f.csv", keyless, parse_options({})))
-    with pytest.raises(SourceError, match="unknown option"):
-        parse_options({"csvDelimiter": ";"})
-    with pytest.raises(SourceError, match="must be true or false"):
-        parse_options({"header": "maybe"})
     assert get_format("aws_dms").infer_schema(str(FIXTURES / "csv"), {}) is None
 
 

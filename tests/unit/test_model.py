@@ -193,11 +193,11 @@ def _feed(columns, keys, origin="feed/x.json:1"):
 def test_feed_inference_fills_missing_columns_and_keys(tmp_path):
     infer, calls = _feed([("id", "Int64"), ("name", "String")], ["id"])
     proj = project(tmp_path, [{"name": "a", "source": {"type": "qlik_replicate", "path": "feed",
-                                                       "options": {"o": 1}}}], infer=infer)
+                                                       "options": {"decimal": "string"}}}], infer=infer)
     table = proj.tables[0]
     assert table.key_columns == ("id",)
     assert [(c.name, c.type) for c in table.columns] == [("id", "Int64"), ("name", "String")]
-    assert calls == [("qlik_replicate", str(tmp_path.resolve() / "feed"), {"o": 1})]
+    assert calls == [("qlik_replicate", str(tmp_path.resolve() / "feed"), {"decimal": "string"})]
     assert table.inferred == ("columns id, name from the feed (feed/x.json:1)",
                               "key_columns id from the feed (feed/x.json:1)")
 
@@ -290,3 +290,14 @@ def test_a_feed_type_that_is_not_a_data_type_is_an_error(tmp_path):
                       infer=infer)
     assert len(problems) == 1
     assert "gives column 'blob' the type 'Decimal(10,2)', which is not a DataType" in problems[0]
+
+
+def test_source_options_are_checked_when_type_and_options_come_from_two_files(tmp_path):
+    """Each file is valid alone; the merged source (type from defaults) has an unknown option."""
+    problems = errors(tmp_path, [{"name": "a", "columns": [{"name": "id", "type": "Int32"}],
+                                  "key_columns": ["id"],
+                                  "source": {"path": "feed", "options": {"time_unit": "s"}}}],
+                      project_extra={"defaults": {"source": {"type": "debezium"}}})
+    assert len(problems) == 1, problems
+    assert problems[0].startswith("tables/t.yml:")
+    assert "source.options.time_unit: \"s\" is not one of" in problems[0], problems

@@ -33,7 +33,7 @@ tables:
     columns:
       - {name: id, type: Int64, nullable: false, description: x}
       - {name: part, type: Int32}
-    source: {type: qlik_replicate, path: feed, options: {a: 1}}
+    source: {type: qlik_replicate, path: feed, options: {decimal: string}}
     tags: [a, b]
     recreate: false
     tests:
@@ -55,6 +55,36 @@ def check(text: str, kind: str = "tables"):
 
 def test_a_full_valid_table_file_has_no_problems():
     assert check(VALID_TABLES) == []
+
+
+def test_each_source_type_has_its_own_options():
+    text = """\
+tables:
+  - name: a
+    source:
+      type: aws_dms
+      path: feed
+      options: {csvDelimiter: ";", delimiter: ab, quote: "''", header: "yes"}
+  - name: b
+    source: {type: debezium, path: feed, options: {time_unit: s}}
+  - name: c
+    source: {type: parquet, path: feed, options: {header: true}}
+  - name: d
+    source: {type: csv, path: feed, options: {header: true, delimiter: "\\\\t"}}
+"""
+    assert check(text) == [
+        "t.yml:6:17: tables[0].source.options.csvDelimiter: unknown key 'csvDelimiter' "
+        "(did you mean 'delimiter'?)",
+        't.yml:6:47: tables[0].source.options.delimiter: "ab" is not valid: One character; '
+        "\\t for tab.",
+        """t.yml:6:58: tables[0].source.options.quote: "''" must be one character or empty""",
+        't.yml:6:72: tables[0].source.options.header: expected true or false, got a string "yes"'
+        "\n  hint: write true or false: yes/no/on/off are text in YAML 1.2",
+        't.yml:8:63: tables[1].source.options.time_unit: "s" is not one of "ms", "us", "ns" '
+        "(did you mean 'us'?)",
+        "t.yml:10:51: tables[2].source.options.header: unknown key 'header'",
+    ]
+    assert not _fast_check("tables")(parse_document(text, "t.yml", None, []).data)
 
 
 def test_unknown_key_points_at_the_key_with_a_suggestion():

@@ -26,7 +26,8 @@ def schema_keys(schema: dict, root: dict, prefix: str = "") -> set[str]:
             for part in ref[2:].split("/"):
                 node = node[part]
             keys |= schema_keys(node, root, prefix)
-        return keys
+        elif "properties" not in schema:
+            return keys
     for key, sub in schema.get("properties", {}).items():
         path = f"{prefix}.{key}" if prefix else key
         keys.add(path)
