@@ -145,7 +145,7 @@ def check_encoding(filesystem, file, options: mirroring.DelimitedOptions) -> Non
                 raise LandingZoneError(f"not a readable compressed file: {exc}", file=file.path,
                                        code="BadFile", hint="re-write the file under the same "
                                        "name") from None
-            except Exception as exc:  # noqa: BLE001 - zstandard.ZstdError, when installed
+            except Exception as exc:
                 if type(exc).__name__ != "ZstdError":
                     raise
                 raise LandingZoneError(f"not a readable compressed file: {exc}", file=file.path,
