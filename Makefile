@@ -37,6 +37,9 @@ test: lint
 	if ! bash scripts/ensure_kafka.sh $(BIN)/python; then \
 	  if [ -n "$${CI:-}" ]; then echo "CI needs the Kafka broker jars for the kafka tests" >&2; exit 1; fi; \
 	  export MIRRORSPEC_SKIP_KAFKA=1; fi; \
+	if ! bash scripts/ensure_postgres.sh; then \
+	  if [ -n "$${CI:-}" ]; then echo "CI needs PostgreSQL for the reconcile JDBC test" >&2; exit 1; fi; \
+	  export MIRRORSPEC_SKIP_POSTGRES=1; fi; \
 	$(BIN)/python -m pytest -q -m "not cluster"
 
 test-fast: lint

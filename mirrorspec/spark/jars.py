@@ -58,7 +58,9 @@ def bundled_hadoop_version() -> str:
 
 def extra_sets() -> dict[str, list[str]]:
     """Optional jar sets by name → the Maven coordinates whose runtime dependencies they hold."""
-    return {"s3": [f"org.apache.hadoop:hadoop-aws:{bundled_hadoop_version()}"]}
+    return {"s3": [f"org.apache.hadoop:hadoop-aws:{bundled_hadoop_version()}"],
+            # the PostgreSQL JDBC driver, for `reconcile --against jdbc:postgresql:…`
+            "postgres": ["org.postgresql:postgresql:42.7.4"]}
 
 
 def jar_file_name(coordinate: str) -> str:
