@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_PROJECT ?= projects/parquet_orders
 
-.PHONY: demo lint test test-fast test-spark test-deep test-cluster bench clean
+.PHONY: demo demo-kafka lint test test-fast test-spark test-deep test-cluster bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,11 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	bash scripts/demo.sh $(DEMO_PROJECT)
+
+# A local Kafka broker, Qlik Replicate's messages on its topics, projects/qlik_kafka run twice.
+demo-kafka: $(STAMP)
+	bash scripts/ensure_kafka.sh $(BIN)/python
+	$(BIN)/python scripts/demo_kafka.py
 
 # The lines the code keeps (docs/architecture.md): ruff rules, strict types on the compile path,
 # import contracts. A few seconds; `make test` runs it first, so CI fails when a line is crossed.
@@ -29,6 +34,12 @@ test: lint
 	@if ! bash scripts/ensure_chromium.sh; then \
 	  if [ -n "$${CI:-}" ]; then echo "CI needs chromium for the browser test" >&2; exit 1; fi; \
 	  export MIRRORSPEC_SKIP_BROWSER=1; fi; \
+	if ! bash scripts/ensure_kafka.sh $(BIN)/python; then \
+	  if [ -n "$${CI:-}" ]; then echo "CI needs the Kafka broker jars for the kafka tests" >&2; exit 1; fi; \
+	  export MIRRORSPEC_SKIP_KAFKA=1; fi; \
+	if ! bash scripts/ensure_postgres.sh; then \
+	  if [ -n "$${CI:-}" ]; then echo "CI needs PostgreSQL for the reconcile JDBC test" >&2; exit 1; fi; \
+	  export MIRRORSPEC_SKIP_POSTGRES=1; fi; \
 	$(BIN)/python -m pytest -q -m "not cluster"
 
 test-fast: lint

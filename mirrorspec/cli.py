@@ -36,6 +36,9 @@ COMMAND_MODULES = (
     "mirrorspec.commands.diff",      # diff
     "mirrorspec.commands.datatest",  # test
     "mirrorspec.commands.docs",      # docs generate / serve
+    "mirrorspec.commands.lint",      # lint
+    "mirrorspec.commands.reconcile", # reconcile
+    "mirrorspec.commands.replay",    # replay
     "mirrorspec.commands.maintain",  # maintain
 )
 

@@ -516,8 +516,8 @@ def _other_metadata_changes(old: dict[str, Any], new: dict[str, Any], old_md: Ta
 
 def _table_property_changes(before: TablePlan, after: TablePlan) -> list[Change]:
     changes = []
-    old_source = (before.source.type, before.source.options)
-    new_source = (after.source.type, after.source.options)
+    old_source = (before.source.type, before.source.options, _kafka_identity(before))
+    new_source = (after.source.type, after.source.options, _kafka_identity(after))
     if old_source != new_source:
         changes.append(Change("source_changed", None, _source_label(before), _source_label(after)))
     if bool(before.recreate) != bool(after.recreate):
@@ -645,7 +645,22 @@ def _detection(metadata: TableMetadata) -> str:
 
 
 def _source_label(table: TablePlan) -> str:
-    return table.source.type
+    kafka = _kafka_identity(table)
+    if kafka is None:
+        return table.source.type
+    servers, topics, pattern, metadata = kafka
+    what = ", ".join(topics) if topics else f"pattern {pattern}"
+    return f"{table.source.type} from Kafka {servers}: {what}" + (
+        f" (metadata {metadata})" if metadata else "")
+
+
+def _kafka_identity(table: TablePlan) -> tuple[Any, ...] | None:
+    """What makes a Kafka source another feed: servers, topics or pattern, metadata topic."""
+    kafka = getattr(table.source, "kafka", None)
+    if not kafka:
+        return None
+    return (str(kafka.get("bootstrap_servers", "")), tuple(kafka.get("topics") or ()),
+            kafka.get("topic_pattern"), kafka.get("metadata_topic"))
 
 
 def _union_keys(a: dict[str, Any], b: dict[str, Any]) -> list[str]:

@@ -23,6 +23,8 @@ CRASH_POINTS = (
     "before_publish_rename",  # publisher wrote the temporary file, not yet renamed
     "after_publish_rename",   # publisher renamed the file, state not yet recorded
     "after_listing",        # the table folder listed, no file read yet
+    "before_offsets_recorded",  # Kafka messages staged, their end offsets not yet recorded
+    "after_offsets_recorded",   # Kafka offsets recorded, nothing of them published yet
 )
 _paused: set[str] = set()
 _pause_lock = threading.Lock()

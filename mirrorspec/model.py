@@ -60,6 +60,7 @@ class Source:
     type: str = LANDING_ZONE
     path: str | None = None  # as written (resolved by the compiler)
     options: dict[str, Any] = field(default_factory=dict)
+    kafka: dict[str, Any] | None = None  # source.kafka, as written (exclusive with path)
 
     @property
     def is_feed(self) -> bool:
@@ -387,6 +388,11 @@ class _TableBuilder:
         inferred: tuple[str, ...] = ()
         if source.is_feed and source.path and (not keys or not columns):
             columns, keys, inferred = self._infer(source, columns, keys, locate)
+        if source.kafka is not None and source.type == "debezium" and not columns:
+            problems.append(locate.problem(
+                ("source", "kafka"), "a Debezium table read from Kafka needs its columns in the "
+                "YAML (compile doesn't read topics)", at_key=True,
+                hint="declare columns (name and type); key_columns may come from the Kafka keys"))
 
         declared = [c.name for c in columns]
         seen_keys = set()
@@ -457,10 +463,20 @@ class _TableBuilder:
     def _source(self, raw: Mapping[str, Any], locate: "_Locator") -> Source:
         source_type = raw.get("type") or LANDING_ZONE
         path = raw.get("path")
+        kafka = raw.get("kafka")
+        if kafka is not None:
+            from mirrorspec.sources.kafka import config_problems
+
+            for where, message, hint in config_problems(source_type, kafka):
+                self.problems.append(locate.problem(("source", "kafka", *where), message,
+                                                    hint=hint))
+            return Source(source_type, None, dict(raw.get("options") or {}), dict(kafka))
         if source_type != LANDING_ZONE and not path:
             self.problems.append(locate.problem(
-                "source", f"source type {source_type} needs a path (where the feed files are)",
-                hint="add source.path: a folder relative to the project, or a URI"))
+                "source", f"source type {source_type} needs a path (where the feed files are) "
+                "or kafka (the topics)",
+                hint="add source.path: a folder relative to the project, or a URI; or "
+                     "source.kafka (docs/sources/kafka.md)"))
         if source_type == LANDING_ZONE and path:
             self.problems.append(locate.problem(
                 ("source", "path"), "a landing_zone source has no path: another publisher writes "

@@ -115,6 +115,15 @@ ms history "$TABLE" --project-dir .
 step "Docs: the catalog site of the mirrored tables"
 ms docs generate --project-dir .
 
+step "Lint the landing zone against the open-mirroring contract (pure Python, no JVM)"
+ms lint "$(landing_zone)"
+
+if [ -f source_extract/customers.csv ]; then
+  step "Reconcile sales.customers with its source extract (source_extract/customers.csv)"
+  ms reconcile sales.customers --warehouse "$(plan_field warehouse)" \
+     --against source_extract/customers.csv --master local[2]
+fi
+
 if [ "${MIRRORSPEC_DEMO_KEEP:-1}" = "0" ] && [ -z "${MIRRORSPEC_DEMO_DIR:-}" ]; then
   step "Done (the work folder $WORK is removed: MIRRORSPEC_DEMO_KEEP=0)"
 else

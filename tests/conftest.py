@@ -21,11 +21,13 @@ TEST_SPARK_CONF = {
 
 
 def _with_cached_s3_jars(conf: dict[str, str]) -> dict[str, str]:
-    """The conf plus hadoop-aws (on the class path only: nothing is copied) when `make` cached
-    it, so the `s3` tests can read s3a:// with this session."""
+    """The conf plus the optional jar sets `make` cached (on the class path only: nothing is
+    copied): hadoop-aws, so the `s3` tests can read s3a://, and the PostgreSQL driver for the
+    `postgres` reconcile test."""
     from mirrorspec.spark import jars
 
-    return {**conf, "mirrorspec.extra.jars": "s3"} if jars.cached_extra_jars("s3") else conf
+    cached = [name for name in ("s3", "postgres") if jars.cached_extra_jars(name)]
+    return {**conf, "mirrorspec.extra.jars": ",".join(cached)} if cached else conf
 
 
 @pytest.fixture(scope="session")

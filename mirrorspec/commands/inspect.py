@@ -79,6 +79,35 @@ def status(as_json: bool, **params: Any) -> None:
         console.result(f"replicator: {overall} (last updated "
                        f"{replicator.get('lastUpdated', '?')})", status=overall)
     console.table(f"tables in {warehouse}", STATUS_COLUMNS, status_rows(doc), kind="status")
+    offsets = kafka_offset_rows(plan) if plan is not None else []
+    if offsets:
+        console.table("Kafka offsets (end offset and lag as of each table's last fetch)",
+                      KAFKA_COLUMNS, offsets, kind="kafka_offsets")
+
+
+KAFKA_COLUMNS = ("table", "topic", "partition", "consumed", "end", "lag", "fetched (UTC)")
+
+
+def kafka_offset_rows(plan: Plan) -> list[list[Any]]:
+    """Per Kafka table and partition: the next offset to read, the end offset and the lag at
+    the last fetch, from the publisher state (pure Python; local state folders only)."""
+    from mirrorspec.sources.kafka import lag_rows
+
+    rows = []
+    for table in plan.tables:
+        if not table.source.kafka:
+            continue
+        path = Path(plan.state_path.removeprefix("file:")) / "publish" / f"{table.unique_id}.json"
+        if "://" in plan.state_path or not path.is_file():
+            continue
+        try:
+            kafka = json.loads(path.read_text(encoding="utf-8")).get("kafka") or {}
+        except (OSError, ValueError):
+            continue
+        for row in lag_rows(kafka):
+            rows.append([table.unique_id, row["topic"], row["partition"], row["consumed"],
+                         row["end"], row["lag"], kafka.get("fetched_at", "")])
+    return rows
 
 
 def _resolve(table_name: str, params: dict[str, Any]):

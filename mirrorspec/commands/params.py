@@ -113,3 +113,20 @@ def get_console(ctx: click.Context | None = None) -> Console:
     if not isinstance(root.obj, dict) or "console" not in root.obj:
         root.obj = {"console": Console()}
     return root.obj["console"]
+
+
+def stop_on_signals(console: Console, what: str):
+    """A threading.Event set by SIGINT/SIGTERM (for --watch loops); `what` says what finishes
+    before the command stops."""
+    import signal
+    import threading
+
+    stop = threading.Event()
+
+    def request_stop(signum, _frame):
+        console.info(f"signal {signum}: stopping after {what}")
+        stop.set()
+    signal.signal(signal.SIGINT, request_stop)
+    signal.signal(signal.SIGTERM, request_stop)
+    return stop
+

@@ -12,7 +12,8 @@ from typing import Any
 
 import click
 
-from mirrorspec.commands.params import get_console, plan_options, run_options, selection_options
+from mirrorspec.commands.params import (get_console, plan_options, run_options,
+                                        selection_options, stop_on_signals)
 from mirrorspec.compile import PlanContext, load_plan_context
 from mirrorspec.console import Console
 from mirrorspec.errors import FailedRun
@@ -78,12 +79,31 @@ def _raise_if_failed(results: RunResults) -> None:
 @plan_options
 @selection_options
 @run_options
-def run(**params: Any) -> None:
+@click.option("--watch", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+              help="Keep going: a pass (publish + mirror) every SECONDS on one warm Spark "
+                   "session, until Ctrl-C or SIGTERM.")
+def run(watch: float | None = None, **params: Any) -> None:
     """Publish the feeds and mirror the landing zone into Delta tables."""
     console = get_console()
-    ctx, results = execute_run(console, "run", False, params)
-    _refresh_site(console, ctx)
+    if watch is None:
+        ctx, results = execute_run(console, "run", False, params)
+        _refresh_site(console, ctx)
+    else:
+        results = _watch(console, watch, params)
     _raise_if_failed(results)
+
+
+def _watch(console: Console, seconds: float, params: dict[str, Any]) -> RunResults:
+    """`run --watch`: passes until a signal; --full-refresh applies to the first pass only."""
+    stop = stop_on_signals(console, "the current pass")
+    passes = 0
+    while True:
+        _ctx, results = execute_run(console, "run", False, params)
+        params = {**params, "full_refresh": False}
+        passes += 1
+        console.info(f"pass {passes} done; next in {seconds:g}s", passes=passes)
+        if stop.wait(seconds):
+            return results
 
 
 @click.command("publish")

@@ -40,6 +40,7 @@ class SourceSpec:
     type: str = "landing_zone"
     path: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    kafka: dict[str, Any] | None = None  # source.kafka (secrets stay placeholders until run)
 
 
 @dataclass(frozen=True)

@@ -122,10 +122,12 @@ _BINOPS = {"*": operator.mul, "**": operator.pow, "+": operator.add}
 
 def secret_allowed(path: tuple[Any, ...]) -> bool:
     """Where a secret placeholder may stay until run time: a project var (checked where it is
-    used), a profile's `spark` settings, a table's `source.options`."""
+    used), a profile's `spark` settings, a table's `source.options` and `source.kafka.options`."""
     if path[:1] == ("vars",):
         return True
     if len(path) > 4 and path[1] == "outputs" and path[3] == "spark":
+        return True
+    if any(path[i:i + 3] == ("source", "kafka", "options") for i in range(len(path) - 2)):
         return True
     return any(path[i:i + 2] == ("source", "options") and path[i + 2:i + 3] != ("key_columns",)
                for i in range(len(path) - 1))
@@ -267,8 +269,9 @@ class Renderer:
                 problems.append(doc.problem(
                     path, f"a secret ({SECRET_PREFIX}*) can't be used here: it would be written "
                     "to target/ or name a folder",
-                    hint="secrets belong in the profile's spark settings (master, remote, conf) "
-                         "or in source.options; both are resolved only at run time"))
+                    hint="secrets belong in the profile's spark settings (master, remote, conf), "
+                         "source.options or source.kafka.options; all are resolved only at "
+                         "run time"))
                 continue
             if path:
                 parent[key] = value

@@ -202,4 +202,8 @@ def _convert(doc: Locates, error: ValidationError) -> list[MirrorspecError]:
         if described:  # the schema says in words what the pattern means
             return [doc.problem(path, f"{json.dumps(instance)} is not valid: {described}")]
         return [doc.problem(path, f"{json.dumps(instance)} does not match {expected_value}")]
+    if error.schema is False and path[-1:] == ("source",):  # source: if path then no kafka
+        return [doc.problem(path + ("kafka",), "source.path and source.kafka are exclusive: a "
+                                               "feed is read from files or from Kafka topics",
+                            at_key=True, hint="remove one of them")]
     return [doc.problem(path, error.message)]

@@ -38,6 +38,7 @@ from mirrorspec.sources.base import (
     OP_INSERT,
     OP_TRUNCATE,
     OP_UPDATE,
+    OP_UPSERT,
     InferredColumn,
     InferredSchema,
     iter_json_documents,
@@ -62,6 +63,7 @@ class DebeziumOptions:
     time_unit: str = "ms"
     placeholder: str = PLACEHOLDER
     table: str | None = None
+    unwrapped: bool = False  # rows are ExtractNewRecordState output, even without __ fields
 
 
 def parse_options(options: dict[str, Any] | None) -> DebeziumOptions:
@@ -77,6 +79,7 @@ def parse_options(options: dict[str, Any] | None) -> DebeziumOptions:
         time_unit=str(options.get("time_unit", "ms")),
         placeholder=str(options.get("unavailable_value_placeholder", PLACEHOLDER)),
         table=str(options["table"]) if options.get("table") else None,
+        unwrapped=bool(options.get("unwrapped", False)),
     )
 
 
@@ -106,8 +109,11 @@ def _unwrap(value: Any) -> tuple[Any, dict[str, Any] | None]:
     return value, None
 
 
-def to_event(line: int, raw: Any, file: str) -> Event | None:
-    """The event of one JSON value, or None for a tombstone. Raises SourceError if it isn't one."""
+def to_event(line: int, raw: Any, file: str, unwrapped: bool = False) -> Event | None:
+    """The event of one JSON value, or None for a tombstone. Raises SourceError if it isn't one.
+
+    ExtractNewRecordState ("unwrapped") rows are recognised by their `__`-prefixed fields
+    (`add.fields`, `delete.handling.mode=rewrite`), or taken as such with `unwrapped`."""
     key = key_schema = None
     if isinstance(raw, dict) and "value" in raw and not {"op", "payload", "after"} & set(raw):
         key, key_schema = _unwrap(raw.get("key"))
@@ -115,11 +121,123 @@ def to_event(line: int, raw: Any, file: str) -> Event | None:
     payload, schema = _unwrap(raw)
     if payload is None:
         return None  # tombstone: Kafka's compaction marker after a delete
+    if isinstance(payload, dict) and "op" not in payload and (
+            unwrapped or any(str(k).startswith(UNWRAPPED_PREFIX) for k in payload)):
+        payload, schema = unwrapped_envelope(payload, schema)
     if not isinstance(payload, dict) or "op" not in payload:
-        raise SourceError("not a Debezium change event (no 'op' field)", file=file, line=line,
-                          hint="point source.path at the topic's change events only; the "
-                               "ExtractNewRecordState (unwrapped) format is not supported")
+        fields = ", ".join(list(payload)[:8]) if isinstance(payload, dict) else type(payload).__name__
+        raise SourceError(f"not a Debezium change event (no 'op' field; found {fields})",
+                          file=file, line=line,
+                          hint="point the source at the topic's change events only. A row of "
+                               "ExtractNewRecordState (unwrapped) without __-prefixed fields is "
+                               "read with source.options.unwrapped: true (better: configure "
+                               "add.fields=op,source.ts_ms and delete.handling.mode=rewrite)")
     return Event(line, payload, schema, key, key_schema)
+
+
+# --- formats found in the wild ------------------------------------------------------------------
+
+UNWRAPPED_PREFIX = "__"
+# `__source_<field>` and these short names (add.fields=op,table,lsn,ts_ms) feed the envelope.
+_UNWRAPPED_SOURCE = {"table": "table", "db": "db", "schema": "schema", "lsn": "lsn", "scn": "scn"}
+
+
+def unwrapped_envelope(row: dict[str, Any], schema: dict[str, Any] | None
+                       ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The Debezium envelope (and envelope schema) of an ExtractNewRecordState row.
+
+    `__op` c/r/u/d keeps its meaning; `__deleted` true (delete.handling.mode=rewrite) is a
+    delete whose row is the `before` image; a row without `__op` is an upsert (`_upsert`).
+    `__source_ts_ms`, `__source_lsn`, … become `source` fields, so ordering works as for
+    envelopes; `__ts_ms` is the envelope's ts_ms."""
+    data = {k: v for k, v in row.items() if not str(k).startswith(UNWRAPPED_PREFIX)}
+    extra = {str(k)[len(UNWRAPPED_PREFIX):]: v for k, v in row.items()
+             if str(k).startswith(UNWRAPPED_PREFIX)}
+    source: dict[str, Any] = {}
+    for name, value in extra.items():
+        if name.startswith("source_"):
+            source[name[len("source_"):]] = value
+        elif name in _UNWRAPPED_SOURCE:
+            source.setdefault(_UNWRAPPED_SOURCE[name], value)
+    deleted = extra.get("deleted")
+    try:
+        deleted = to_boolean(deleted) if deleted is not None else False
+    except ValueError:
+        deleted = False
+    op = extra.get("op")
+    if deleted or op == "d":
+        envelope = {"op": "d", "before": data, "after": None}
+    elif op in ("c", "r", "u"):
+        envelope = {"op": op, "before": None, "after": data}
+    else:
+        envelope = {"op": "_upsert", "before": None, "after": data}
+    envelope["source"] = source
+    if "ts_ms" in extra:
+        envelope["ts_ms"] = extra["ts_ms"]
+    if schema and schema.get("fields"):
+        fields = [f for f in schema["fields"]
+                  if not str(f.get("field", "")).startswith(UNWRAPPED_PREFIX)]
+        schema = {"type": "struct", "fields": [
+            {"field": "before", "type": "struct", "optional": True, "fields": fields},
+            {"field": "after", "type": "struct", "optional": True, "fields": fields}]}
+    return envelope, schema
+
+
+def iter_records(text: str, file: str):
+    """Yield (line, value) for every record of a Debezium feed file: JSON documents (see
+    iter_json_documents), or `key<TAB>value` lines as `kafka-console-consumer --property
+    print.key=true` prints them, yielded as Kafka records `{"key": …, "value": …}` (an empty
+    or `null` value is a tombstone)."""
+    if not _is_key_value_text(text):
+        yield from iter_json_documents(text, file)
+        return
+    decoder = json.JSONDecoder()
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip(" \r\ufeff")
+        if not stripped.strip():
+            continue
+        parsed = _split_key_value(decoder, stripped)
+        if parsed is None:
+            raise SourceError("not a key<TAB>value line (the file's first record is one, so "
+                              "every line must be)", file=file, line=number,
+                              hint="fix the line, or write the topic without print.key")
+        key, value_text = parsed
+        value_text = value_text.strip()
+        if value_text in ("", "null"):
+            value: Any = None
+        else:
+            try:
+                value = json.loads(value_text)
+            except json.JSONDecodeError as exc:
+                raise SourceError(f"malformed JSON value after the key: {exc.msg}", file=file,
+                                  line=number) from None
+        yield number, {"key": key, "value": value}
+
+
+def _split_key_value(decoder: json.JSONDecoder, line: str) -> tuple[Any, str] | None:
+    try:
+        key, end = decoder.raw_decode(line)
+    except json.JSONDecodeError:
+        return None
+    if end >= len(line) or line[end] != "\t":
+        return None
+    return key, line[end + 1:]
+
+
+def _is_key_value_text(text: str) -> bool:
+    """True when the first non-blank line is `<JSON>\t<JSON or nothing>` (not one document)."""
+    for line in text.splitlines():
+        stripped = line.strip(" \r\ufeff")
+        if not stripped.strip():
+            continue
+        if "\t" not in stripped:
+            return False
+        try:
+            json.loads(stripped)
+            return False
+        except json.JSONDecodeError:
+            return _split_key_value(json.JSONDecoder(), stripped) is not None
+    return False
 
 
 def _struct_fields(schema: dict[str, Any] | None, name: str) -> list[dict[str, Any]] | None:
@@ -607,6 +725,9 @@ class EventParser:
             return [row(OP_TRUNCATE, [None] * width, None, 0)]
         if op == "m":
             return []
+        if op == "_upsert":  # an unwrapped row without __op
+            values, present = self._image(envelope.get("after"), event, "after", False)
+            return [row(OP_UPSERT if self.shape.key_columns else OP_INSERT, values, present, 0)]
         raise SourceError(f"unknown Debezium operation {op!r}", file=self.file, line=event.line,
                           hint="expected one of r, c, u, d, t")
 
@@ -620,8 +741,8 @@ class EventParser:
 def parse_text(text: str, file: str, shape: TableShape, options: DebeziumOptions) -> Iterator[Row]:
     """Canonical rows of one Debezium feed file (pure Python)."""
     parser = EventParser(shape, options, file)
-    for line, raw in iter_json_documents(text, file):
-        event = to_event(line, raw, file)
+    for line, raw in iter_records(text, file):
+        event = to_event(line, raw, file, options.unwrapped)
         if event is not None:
             yield from parser.rows(event)
 
@@ -665,15 +786,16 @@ def infer_from_events(events: Iterable[tuple[str, Event]], options: DebeziumOpti
     return InferredSchema(columns=columns, key_columns=tuple(keys), origin=origin)
 
 
-def _local_events(path: str, limit: int = 10_000) -> Iterator[tuple[str, Event]]:
+def _local_events(path: str, limit: int = 10_000, unwrapped: bool = False
+                  ) -> Iterator[tuple[str, Event]]:
     seen = 0
     for file in list_feed_files(path):
         try:
             text = read_local_text(file)
         except (OSError, UnicodeDecodeError) as exc:
             raise SourceError(f"cannot read feed file: {exc}", file=file) from None
-        for line, raw in iter_json_documents(text, file):
-            event = to_event(line, raw, file)
+        for line, raw in iter_records(text, file):
+            event = to_event(line, raw, file, unwrapped)
             if event is not None:
                 yield file, event
             seen += 1
@@ -708,4 +830,4 @@ class DebeziumFormat:
         opts = parse_options(options)
         if "://" in path and not path.startswith("file:"):
             return None  # remote feeds are inferred at run time, not by compile
-        return infer_from_events(_local_events(path), opts)
+        return infer_from_events(_local_events(path, unwrapped=opts.unwrapped), opts)

@@ -479,6 +479,7 @@ class _TableRun:
             "files": [f.name for f in applied],
             "carry": [f.name for f in pending.applied_present],
             "sequence": applied[-1].sequence,
+            "keys": list(metadata.key_columns),
             "batch": int(meta.get("batch", 0)) + 1,
             "watermark": [applied[-1].mtime, applied[-1].name],
             "folder_id": folder_id,

@@ -5,7 +5,9 @@ for the installed delta-spark/pyspark versions into a cache folder with Maven. S
 `spark.jars` at them, so a run never needs the network. `python -m mirrorspec.spark.jars s3`
 also fetches an optional set: `s3` is `hadoop-aws` for the Hadoop version bundled in pyspark with
 its AWS SDK bundle (resolved by Maven), used by a session whose conf says
-`mirrorspec.extra.jars: s3`. Pure Python: no pyspark import.
+`mirrorspec.extra.jars: s3`. Spark's Kafka connector (`spark-sql-kafka-0-10` with
+kafka-clients, commons-pool2 and the token provider) is fetched into the `kafka/` sub-folder and
+added to every session when present. Pure Python: no pyspark import.
 """
 
 from __future__ import annotations
@@ -56,7 +58,9 @@ def bundled_hadoop_version() -> str:
 
 def extra_sets() -> dict[str, list[str]]:
     """Optional jar sets by name → the Maven coordinates whose runtime dependencies they hold."""
-    return {"s3": [f"org.apache.hadoop:hadoop-aws:{bundled_hadoop_version()}"]}
+    return {"s3": [f"org.apache.hadoop:hadoop-aws:{bundled_hadoop_version()}"],
+            # the PostgreSQL JDBC driver, for `reconcile --against jdbc:postgresql:…`
+            "postgres": ["org.postgresql:postgresql:42.7.4"]}
 
 
 def jar_file_name(coordinate: str) -> str:
@@ -147,6 +151,88 @@ def fetch(quiet: bool = True) -> list[Path]:
     return jars
 
 
+# --- Spark's Kafka connector -----------------------------------------------------------------
+
+KAFKA_CONNECTOR = "spark-sql-kafka-0-10_" + SCALA_VERSION
+# The connector's jars pyspark doesn't ship (the rest of its dependencies are in pyspark/jars).
+KAFKA_ARTIFACT_IDS = (KAFKA_CONNECTOR, f"spark-token-provider-kafka-0-10_{SCALA_VERSION}",
+                      "kafka-clients", "commons-pool2")
+_CENTRAL_ONLY = """<settings><mirrors><mirror><id>central</id><mirrorOf>*</mirrorOf>
+<url>https://repo.maven.apache.org/maven2</url></mirror></mirrors></settings>
+"""
+
+
+def kafka_dir() -> Path:
+    return cache_dir() / "kafka"
+
+
+def kafka_versions() -> list[str]:
+    """Connector versions to try: pyspark's own, then earlier patch releases of its minor
+    (a patch release of the connector works with any Spark of the same minor)."""
+    version = metadata.version("pyspark").split("+")[0]
+    parts = version.split(".")
+    if len(parts) < 3 or not parts[2].isdigit():
+        return [version]
+    return [f"{parts[0]}.{parts[1]}.{patch}" for patch in range(int(parts[2]), -1, -1)]
+
+
+def kafka_coordinate(version: str | None = None) -> str:
+    """Maven coordinate of the connector (for spark.jars.packages / --packages)."""
+    return f"org.apache.spark:{KAFKA_CONNECTOR}:{version or kafka_versions()[0]}"
+
+
+def cached_kafka_jars() -> list[Path] | None:
+    """The cached connector jars (one per artifact of KAFKA_ARTIFACT_IDS), or None."""
+    folder = kafka_dir()
+    if not folder.is_dir():
+        return None
+    found = []
+    for artifact in KAFKA_ARTIFACT_IDS:
+        matches = sorted(p for p in folder.glob(f"{artifact}-*.jar")
+                         if p.name[len(artifact) + 1:][:1].isdigit() and p.stat().st_size > 0)
+        if not matches:
+            return None
+        found.append(matches[-1])
+    return found
+
+
+def fetch_kafka(quiet: bool = True) -> list[Path]:
+    """Copy the Kafka connector and its dependencies into the cache with Maven (no-op when
+    there). Tries pyspark's version first, then earlier patch releases of the same minor."""
+    existing = cached_kafka_jars()
+    if existing:
+        return existing
+    mvn = _maven()
+    folder = kafka_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "settings.xml").write_text(_CENTRAL_ONLY, encoding="utf-8")
+    errors = []
+    for version in kafka_versions():
+        (folder / "pom.xml").write_text(_pom(version), encoding="utf-8")
+        try:
+            _maven_goal(mvn, ["-s", "settings.xml", "dependency:copy-dependencies",
+                              f"-DoutputDirectory={folder}", "-DincludeScope=runtime",
+                              "-DincludeArtifactIds=" + ",".join(KAFKA_ARTIFACT_IDS)],
+                        folder, kafka_coordinate(version), quiet)
+        except SetupError as exc:
+            errors.append(f"{version}: {exc.message[-600:]}")
+            continue
+        found = cached_kafka_jars()
+        if found:
+            return found
+        errors.append(f"{version}: Maven ran but the jars are not in {folder}")
+    raise SetupError("could not fetch Spark's Kafka connector from Maven Central:\n"
+                     + "\n".join(errors))
+
+
+def _pom(version: str) -> str:
+    return ("<project xmlns=\"http://maven.apache.org/POM/4.0.0\"><modelVersion>4.0.0</modelVersion>"
+            "<groupId>mirrorspec</groupId><artifactId>kafka-jars</artifactId><version>1</version>"
+            "<packaging>pom</packaging><dependencies><dependency>"
+            f"<groupId>org.apache.spark</groupId><artifactId>{KAFKA_CONNECTOR}</artifactId>"
+            f"<version>{version}</version></dependency></dependencies></project>\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     """`python -m mirrorspec.spark.jars [SET…]` (run by `make`): fetch Delta's jars, then the
     optional sets named (`s3`); exit 1 with the reason."""
@@ -160,6 +246,12 @@ def main(argv: list[str] | None = None) -> int:
     except SetupError as exc:
         print(f"mirrorspec: {exc.render()}", file=sys.stderr)
         return 1
+    try:  # only Kafka sources need the connector: without it the rest still works
+        for jar in fetch_kafka():
+            print(f"kafka jar: {jar}")
+    except SetupError as exc:
+        print(f"mirrorspec: warning: {exc.render()} (Kafka sources won't run until it is "
+              "fetched)", file=sys.stderr)
     return 0
 
 

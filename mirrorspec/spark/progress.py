@@ -68,26 +68,13 @@ def read_state(filesystem, delta_path: str, app_id: str | None = None) -> TableS
     state = TableState(exists=bool(commits) or any(".checkpoint" in e.name for e in entries))
     if not state.exists:
         return state
-    for entry in commits:
-        try:
-            text = filesystem.read_bytes(entry.path).decode("utf-8")
-        except OSError:
-            continue
-        for line in text.splitlines():
-            if '"commitInfo"' not in line:
-                continue
-            info = json.loads(line).get("commitInfo") or {}
-            try:
-                user = json.loads(info.get("userMetadata") or "null")
-            except ValueError:
-                user = None
-            if isinstance(user, dict) and isinstance(user.get(STATE_KEY), dict):
-                state.meta = user[STATE_KEY]
-                state.version = int(entry.name.split(".")[0])
-                state.metrics = info.get("operationMetrics") or {}
-                state.operation = info.get("operation")
-                state.timestamp = info.get("timestamp")
-                return state
+    for version, meta, info in engine_commits(filesystem, delta_path):
+        state.meta = meta
+        state.version = version
+        state.metrics = info.get("operationMetrics") or {}
+        state.operation = info.get("operation")
+        state.timestamp = info.get("timestamp")
+        return state
     if app_id is None:
         return state
     txn = snapshot_txn(filesystem, log, entries, app_id)
@@ -108,6 +95,36 @@ def read_state(filesystem, delta_path: str, app_id: str | None = None) -> TableS
     state.timestamp = copy.get("timestamp")
     state.from_copy = True
     return state
+
+
+def engine_commits(filesystem, delta_path: str, newest_first: bool = True):
+    """(version, engine state, commitInfo) of each commit of a Delta table that the engine made
+    (its `userMetadata[STATE_KEY]`) whose JSON file is still in `_delta_log` (no Spark job)."""
+    log = fsmod.join(delta_path, "_delta_log")
+    commits = sorted((e for e in filesystem.list(log) if _LOG_FILE.match(e.name)),
+                     key=lambda e: e.name, reverse=newest_first)
+    for entry in commits:
+        try:
+            text = filesystem.read_bytes(entry.path).decode("utf-8")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            if '"commitInfo"' not in line:
+                continue
+            info = json.loads(line).get("commitInfo") or {}
+            try:
+                user = json.loads(info.get("userMetadata") or "null")
+            except ValueError:
+                user = None
+            if isinstance(user, dict) and isinstance(user.get(STATE_KEY), dict):
+                yield int(entry.name.split(".")[0]), user[STATE_KEY], info
+
+
+def log_versions(filesystem, delta_path: str) -> list[int]:
+    """The versions of the commit files in a Delta table's `_delta_log`, oldest first."""
+    log = fsmod.join(delta_path, "_delta_log")
+    return sorted(int(e.name.split(".")[0]) for e in filesystem.list(log)
+                  if _LOG_FILE.match(e.name))
 
 
 # --- the snapshot's txn, as the Delta protocol describes -------------------------------------

@@ -162,12 +162,19 @@ def publish_table(spark, table: TablePlan, plan: Plan, console: Console | None =
             else:
                 return _publish_batch(spark, fs, table, plan, state, list(pending["files"]),
                                       int(pending["sequence"]), console, result)
-        if not table.source.path:
+        feed_path = table.source.path
+        if table.source.kafka:  # topics → staged feed files, offsets recorded (kafka_source)
+            from mirrorspec.spark.kafka_source import stage_messages
+
+            feed_path = stage_messages(spark, fs, plan, table, state,
+                                       lambda s: _save_state(fs, plan, table, s), console)
+        if not feed_path:
             raise SourceError(f"table {table.unique_id} has source type {table.source.type!r} "
                               "but no source path", hint="set source.path in the table's YAML")
         published = state.get("files", {})
         held = [f for f in state.get("held_back", [])]
-        new = [f for f in fsmod.list_feed_files(table.source.path, spark) if f not in published and f not in held]
+        new = [f for f in fsmod.list_feed_files(feed_path, spark)
+               if f not in published and f not in held]
         files = sorted(set(held) | set(new))
         if not new:
             result.held_back = held
@@ -175,6 +182,10 @@ def publish_table(spark, table: TablePlan, plan: Plan, console: Console | None =
         sequence = next_sequence(fs, table.landing_path, state)
         return _publish_batch(spark, fs, table, plan, state, files, sequence, console, result)
     except MirrorspecError as exc:
+        if table.source.kafka:
+            from mirrorspec.spark.kafka_source import located_error
+
+            exc = located_error(fs, exc)
         return _failed(result, exc, console)
 
 

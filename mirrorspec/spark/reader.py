@@ -8,19 +8,14 @@ columns are read in one Spark read; the file of each row comes from `_metadata.f
 
 from __future__ import annotations
 
-import codecs
-import contextlib
-import csv
-import gzip
-import io
 import re
-import zlib
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from mirrorspec import landing_checks as checks
 from mirrorspec import mirroring
 from mirrorspec.errors import LandingZoneError
 from mirrorspec.spark import fs as fsmod
@@ -33,12 +28,8 @@ ROW_ORDER = "__row_order"
 _CORRUPT = "__corrupt_record"
 _VALUE_PROBLEM = "__value_problem"
 _GLOB_CHARS = re.compile(r"([\\\[\]{}*?])")
-_EMPTY_CELL = "\u0001mirrorspec:empty\u0001"
+EMPTY_CELL = "\u0001mirrorspec:empty\u0001"
 INVALID_MARKER = -1
-_HEADER_BYTES = 1 << 16
-
-# Python codec names for the Java charset names producers write.
-_PY_ENCODINGS = {"windows-1252": "cp1252", "us-ascii": "ascii", "utf8": "utf-8"}
 
 
 @dataclass
@@ -63,8 +54,7 @@ def col(name: str) -> Column:
     return F.col("`" + name.replace("`", "``") + "`")
 
 
-def _is_marker(name: str) -> bool:
-    return name.lower() == mirroring.ROW_MARKER_COLUMN.lower()
+_is_marker = checks.is_marker
 
 
 # --- per-file schemas ---------------------------------------------------------------------
@@ -131,126 +121,6 @@ def _spark_fields(spark: SparkSession, file: LandingFile) -> list[T.StructField]
                                code="BadFile", hint="re-write the file under the same name") from exc
 
 
-def _csv_dialect(options: mirroring.DelimitedOptions) -> dict:
-    quote = options.quote_character
-    escape = options.escape_character
-    return {
-        "delimiter": options.column_separator,
-        "quotechar": quote or None,
-        "quoting": csv.QUOTE_MINIMAL if quote else csv.QUOTE_NONE,
-        "escapechar": (escape if escape and escape != quote else None),
-        "doublequote": bool(quote) and escape == quote,
-    }
-
-
-def _python_encoding(encoding: str) -> str:
-    return _PY_ENCODINGS.get(encoding.lower(), encoding)
-
-
-def _decompressed_start(data: bytes, file: LandingFile) -> bytes:
-    """The start of a delimited file's text: `.gz` and `.zst` files are decompressed as far as
-    the bytes read go (Spark decompresses the whole file the same way when it reads rows)."""
-    name = file.name.lower()
-    try:
-        if name.endswith((".gz", ".gzip")):
-            import zlib
-            return zlib.decompressobj(wbits=47).decompress(data)
-        if name.endswith((".zst", ".zstd")):
-            import zstandard
-            return zstandard.ZstdDecompressor().decompressobj().decompress(data)
-    except Exception as exc:
-        raise LandingZoneError(f"not a readable compressed file: {exc}", file=file.path,
-                               code="BadFile", hint="re-write the file under the same name") from exc
-    if name.endswith(".snappy"):
-        raise LandingZoneError("snappy-compressed delimited files are not supported (Snappy is "
-                               "read for Parquet files)", file=file.path, code="BadFile",
-                               hint="compress delimited files with gzip (.gz) or zstd (.zst)")
-    return data
-
-
-def read_header(filesystem, file: LandingFile, options: mirroring.DelimitedOptions) -> list[str]:
-    """The header row of a delimited file (its first record)."""
-    data = _decompressed_start(filesystem.read_bytes(file.path, _HEADER_BYTES), file)
-    try:
-        text = data.decode(_python_encoding(options.encoding), errors="ignore")
-    except LookupError:
-        raise LandingZoneError(f"unknown Encoding {options.encoding!r}", file=file.path,
-                               code="InvalidMetadata") from None
-    text = text.lstrip("\ufeff")
-    try:
-        row = next(csv.reader(io.StringIO(text, newline=""), **_csv_dialect(options)), None)
-    except csv.Error as exc:
-        raise LandingZoneError(f"malformed header row: {exc}", file=file.path, row=1,
-                               code="BadFile") from None
-    if not row or all(not c.strip() for c in row):
-        raise LandingZoneError("the header row is missing (FirstRowAsHeader is required)",
-                               file=file.path, row=1, code="BadFile")
-    header = [c.strip() for c in row]
-    if "" in header:
-        raise LandingZoneError(
-            f"header column {header.index('') + 1} has no name (a trailing separator?)",
-            file=file.path, row=1, code="BadFile",
-            hint="name every column in the header row, then re-write the file")
-    return header
-
-
-_DECODE_CHUNK = 1 << 22
-
-
-def check_encoding(filesystem, file: LandingFile, options: mirroring.DelimitedOptions) -> None:
-    """Raise BadFile naming the line of the first bytes that aren't valid in the file's Encoding
-    (Spark would store U+FFFD for them, silently). One streaming pass of Python's C codec."""
-    decoder = codecs.getincrementaldecoder(_python_encoding(options.encoding))("strict")
-    line = 1
-    with _raw_stream(filesystem, file) as stream:
-        while True:
-            try:
-                chunk = stream.read(_DECODE_CHUNK)
-            except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-                raise LandingZoneError(f"not a readable compressed file: {exc}", file=file.path,
-                                       code="BadFile", hint="re-write the file under the same "
-                                       "name") from None
-            except Exception as exc:
-                if type(exc).__name__ != "ZstdError":
-                    raise
-                raise LandingZoneError(f"not a readable compressed file: {exc}", file=file.path,
-                                       code="BadFile", hint="re-write the file under the same "
-                                       "name") from None
-            try:
-                text = decoder.decode(chunk, final=not chunk)
-            except UnicodeDecodeError as exc:
-                before = chunk[:exc.start].decode(_python_encoding(options.encoding), "replace")
-                bad = exc.object[exc.start:exc.start + 4]
-                raise LandingZoneError(
-                    f"bytes {bad!r} are not valid "
-                    f"{options.encoding} ({exc.reason})", file=file.path,
-                    row=line + before.count("\n"), code="BadFile",
-                    hint="re-write the file in the Encoding its _metadata.json declares "
-                         "(FileFormatTypeProperties.Encoding), under the same name") from None
-            if not chunk:
-                return
-            line += text.count("\n")
-
-
-@contextlib.contextmanager
-def _raw_stream(filesystem, file: LandingFile):
-    """The file's bytes as a stream, decompressed (.gz, .zst) as Spark reads them."""
-    name = file.name.lower()
-    handle = filesystem.open_stream(file.path)
-    try:
-        if name.endswith((".gz", ".gzip")):
-            with gzip.GzipFile(fileobj=handle) as stream:
-                yield stream
-        elif name.endswith((".zst", ".zstd")):
-            import zstandard
-            with zstandard.ZstdDecompressor().stream_reader(handle) as stream:
-                yield stream
-        else:
-            yield handle
-    finally:
-        handle.close()
-
-
 def file_schema(spark: SparkSession, filesystem, file: LandingFile,
                 metadata: mirroring.TableMetadata) -> FileSchema:
     """Columns and types of one landing file, without reading its rows."""
@@ -264,8 +134,8 @@ def file_schema(spark: SparkSession, filesystem, file: LandingFile,
         return FileSchema(file, table_fields, marker, not markers or markers[0] == len(names) - 1,
                           marker_type=fields[markers[0]].dataType if markers else None,
                           as_micros=as_micros)
-    header = read_header(filesystem, file, metadata.delimited)
-    check_encoding(filesystem, file, metadata.delimited)
+    header = checks.read_header(filesystem, file, metadata.delimited)
+    checks.check_encoding(filesystem, file, metadata.delimited)
     declared = {c.name.lower(): c for c in metadata.columns}
     fields, typed = [], {}
     marker = None
@@ -287,34 +157,11 @@ def file_schema(spark: SparkSession, filesystem, file: LandingFile,
 def check_schema(schema: FileSchema, union: list[T.StructField], key_columns: tuple[str, ...],
                  strict: bool) -> str | None:
     """Why this file can't be applied after the columns in `union`, or None. Extends `union`
-    with the file's new columns (first-seen order)."""
-    if strict and not schema.marker_last:
-        return (f"{mirroring.ROW_MARKER_COLUMN} is not the last column (--strict); "
-                "write it as the final column")
-    names = {f.name.lower() for f in schema.fields}
-    missing = [k for k in key_columns if k.lower() not in names]
-    if missing:
-        return (f"key column(s) {', '.join(missing)} missing from the file "
-                f"(keyColumns: {', '.join(key_columns)})")
-    known = {f.name.lower(): i for i, f in enumerate(union)}
-    seen = set()
-    for field in schema.fields:
-        lower = field.name.lower()
-        if lower in seen:
-            return f"column {field.name!r} appears twice"
-        seen.add(lower)
-        if lower not in known:
-            union.append(field)
-            known[lower] = len(union) - 1
-            continue
-        current = union[known[lower]]
-        if isinstance(current.dataType, T.NullType):
-            union[known[lower]] = T.StructField(current.name, field.dataType, True)
-        elif not isinstance(field.dataType, T.NullType) and field.dataType != current.dataType:
-            return (f"column {field.name!r} changed type from {current.dataType.simpleString()} "
-                    f"to {field.dataType.simpleString()}; recreate the table folder to change a "
-                    "column type")
-    return None
+    with the file's new columns (first-seen order); the rule is `landing_checks.extend_columns`."""
+    return checks.extend_columns(
+        schema.fields, union, key_columns, strict, schema.marker_last,
+        type_of=lambda f: f.dataType, is_null=lambda t: isinstance(t, T.NullType),
+        show=lambda t: t.simpleString(), retyped=lambda f, t: T.StructField(f.name, t, True))
 
 
 # --- proving local Parquet files clean without a Spark job ---------------------------------
@@ -326,14 +173,9 @@ def clean_parquet_stats(schemas: list[FileSchema],
     in a 1/2/4 row, no 1/2/4 row in a keyless table. None when any file needs the Spark check
     (delimited or remote files, a marker column that isn't an integer, or any row the proof
     can't clear): that job then finds and names the bad row, so this is only ever a shortcut."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    valid = pa.array(sorted(mirroring.VALID_MARKERS), pa.int64())
-    keyed_markers = pa.array(sorted(int(m) for m in mirroring.KEYED_MARKERS), pa.int64())
-    default = metadata.default_marker
-    default_keyed = default in mirroring.KEYED_MARKERS
+    default_keyed = metadata.default_marker in mirroring.KEYED_MARKERS
     stats: dict[int, dict] = {}
     for order, schema in enumerate(schemas):
         if schema.file.format != "parquet" or fsmod.is_remote(schema.file.path):
@@ -350,20 +192,12 @@ def clean_parquet_stats(schemas: list[FileSchema],
             data = pq.read_table(path, columns=([schema.marker] if schema.marker else []) + keys)
         except Exception:  # noqa: BLE001 - the Spark check reports unreadable files
             return None
-        if schema.marker is None:
-            marker = pa.array([default] * data.num_rows, pa.int64())
-        else:
-            marker = pc.fill_null(data.column(schema.marker).cast(pa.int64()), default)
-        if data.num_rows and not pc.all(pc.is_in(marker, value_set=valid)).as_py():
+        marker = data.column(schema.marker).combine_chunks() if schema.marker else None
+        rows, keyed, bad = checks.first_bad_row(
+            data.num_rows, marker, [data.column(k).combine_chunks() for k in keys], metadata)
+        if bad is not None:
             return None
-        is_keyed = pc.is_in(marker, value_set=keyed_markers)
-        keyed = int(pc.sum(is_keyed).as_py() or 0)
-        if keyed and not metadata.keyed:
-            return None
-        for key in keys:
-            if keyed and pc.any(pc.and_(is_keyed, pc.is_null(data.column(key)))).as_py():
-                return None
-        stats[order] = {"rows": data.num_rows, "keyed": keyed}
+        stats[order] = {"rows": rows, "keyed": keyed}
     return stats
 
 
@@ -443,7 +277,7 @@ def _read_csv_group(spark, group: list[tuple[int, FileSchema]],
               .option("escape", options.escape_character or "\u0000")
               # Spark turns an empty unquoted cell into its nullValue, and a quoted "" into
               # emptyValue: a sentinel keeps the two apart; NullValue is applied below.
-              .option("nullValue", _EMPTY_CELL)
+              .option("nullValue", EMPTY_CELL)
               .option("emptyValue", "")
               .option("encoding", options.encoding)
               .option("mode", "PERMISSIVE")
@@ -462,8 +296,7 @@ def _read_csv_group(spark, group: list[tuple[int, FileSchema]],
     # alone (which it refuses) once the optimizer has folded every other check away.
     touch = F.coalesce(F.length(col(first.header[0])), F.lit(0)) >= 0
     problems = [F.when(F.col(_CORRUPT).isNotNull() & touch,
-                       F.lit("malformed delimited record (more or fewer cells than the header, "
-                             "or an unclosed quote)"))]
+                       F.lit(checks.MALFORMED_TEXT))]
     # A delete row needs only its key: a non-key cell that isn't of its type (the seed's own
     # example writes NULL there) is no problem in it, so it is kept apart from the rest.
     value_problems = []
@@ -568,11 +401,11 @@ def read_changes(spark: SparkSession, schemas: list[FileSchema], union: list[T.S
 
 def _problem_expr(metadata: mirroring.TableMetadata) -> Column:
     keyed = F.col(MARKER).isin(sorted(int(m) for m in mirroring.KEYED_MARKERS))
-    checks = [
+    problems = [
         F.col("__read_problem"),
         F.when(F.col(MARKER) == INVALID_MARKER, F.concat(
-            F.lit(f"{mirroring.ROW_MARKER_COLUMN} '"), F.col("__marker_raw"),
-            F.lit("' is not one of 0 (insert), 1 (update), 2 (delete), 4 (upsert)"))),
+            F.lit(checks.INVALID_MARKER_TEXT[0]), F.col("__marker_raw"),
+            F.lit(checks.INVALID_MARKER_TEXT[1]))),
         F.when(F.col(MARKER) != int(mirroring.RowMarker.DELETE), F.col(_VALUE_PROBLEM)),
     ]
     if metadata.keyed:
@@ -580,17 +413,14 @@ def _problem_expr(metadata: mirroring.TableMetadata) -> Column:
         for key in metadata.key_columns:
             test = col(key).isNull()
             null_key = test if null_key is None else (null_key | test)
-        checks.append(F.when(keyed & null_key, F.concat(
-            F.lit("NULL in key column(s) "
-                  + ", ".join(metadata.key_columns) + " of a row with "
-                  + f"{mirroring.ROW_MARKER_COLUMN} "), F.col(MARKER).cast("string"),
-            F.lit(" (only inserts may have NULL keys)"))))
+        prefix, suffix = checks.null_key_text(metadata.key_columns)
+        problems.append(F.when(keyed & null_key, F.concat(
+            F.lit(prefix), F.col(MARKER).cast("string"), F.lit(suffix))))
     else:
-        checks.append(F.when(keyed, F.concat(
-            F.lit(f"{mirroring.ROW_MARKER_COLUMN} "), F.col(MARKER).cast("string"),
-            F.lit(" needs keyColumns, but the table has none (declare keyColumns in "
-                  "_metadata.json; without them only inserts are possible)"))))
-    return F.coalesce(*checks)
+        problems.append(F.when(keyed, F.concat(
+            F.lit(checks.KEYLESS_TEXT[0]), F.col(MARKER).cast("string"),
+            F.lit(checks.KEYLESS_TEXT[1]))))
+    return F.coalesce(*problems)
 
 
 def _short(exc: Exception) -> str:

@@ -158,9 +158,14 @@ def deploy_metadata(table: TablePlan, lf: "LandingFiles | None" = None,
     existing = lf.read_text(path)
     wanted = list(table.key_columns or table.metadata.get("keyColumns") or [])
     present = None if existing is None else mirroring.parse_metadata_text(existing, path)
+    metadata = table.metadata
+    if not wanted and table.source.kafka and present is not None and present.key_columns:
+        # keys a Kafka feed's own metadata gave at run time (compile never reads topics)
+        wanted = list(present.key_columns)
+        metadata = {"keyColumns": wanted, **table.metadata}
     if present is None or (list(present.key_columns) != wanted and not present.key_columns
                            and not lf.has_data(table.landing_path)):
-        lf.write_text(path, mirroring.dumps_json(table.metadata))
+        lf.write_text(path, mirroring.dumps_json(metadata))
         if console is not None:
             console.info(f"{table.unique_id}: wrote {path}", table=table.unique_id, path=path)
         return True
@@ -172,12 +177,12 @@ def deploy_metadata(table: TablePlan, lf: "LandingFiles | None" = None,
             f"keyColumns {list(present.key_columns)} in the landing zone differ from the "
             f"project's {wanted}; keyColumns can't change once set: recreate the table folder",
             file=path, code="KeyColumnsChanged", hint=how)
-    if present == mirroring.parse_metadata(table.metadata, path):
+    if present == mirroring.parse_metadata(metadata, path):
         return False
     if is_feed(table):
         # We publish this folder, so the project is the truth for every other property
         # (isUpsertDefaultRowMarker, SchemaDefinition, delimited properties, …).
-        lf.write_text(path, mirroring.dumps_json(table.metadata))
+        lf.write_text(path, mirroring.dumps_json(metadata))
         if console is not None:
             console.info(f"{table.unique_id}: updated {path}", table=table.unique_id, path=path)
         return True
@@ -203,6 +208,9 @@ def _full_refresh(plan: Plan, table: TablePlan, lf: "LandingFiles", console: Con
         lf.delete(table.landing_path)
         for state_file in publisher_state_files(plan, table):
             lf.delete(state_file)
+        if table.source.kafka:  # messages fetched but not published yet start over too
+            from mirrorspec.spark.kafka_source import staging_folder
+            lf.delete(staging_folder(plan, table))
         console.info(f"{table.unique_id}: full refresh: dropped the Delta table, the landing "
                      "folder and the publisher state", table=table.unique_id)
         return

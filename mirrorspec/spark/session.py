@@ -209,6 +209,10 @@ def _add_delta_jars(merged: dict[str, str], mode: str) -> None:
         _append(merged, "spark.jars", ",".join(str(p) for p in cached))
     else:
         _append(merged, "spark.jars.packages", jars.delta_artifacts()[0])
+    # Spark's Kafka connector (source.kafka) rides along when the cache has it.
+    kafka = jars.cached_kafka_jars() if mode == "cache" else None
+    if kafka:
+        _append(merged, "spark.jars", ",".join(str(p) for p in kafka))
 
 
 def _add_extra_jars(merged: dict[str, str], name: str, master: str) -> None:

@@ -128,16 +128,16 @@ def test_encoding_check_streams_through_hadoop(spark, tmp_path, monkeypatch):
     """Remote (Hadoop) files are checked in chunks too, never read whole into memory."""
     from mirrorspec import mirroring
     from mirrorspec.errors import LandingZoneError
-    from mirrorspec.spark import reader
+    from mirrorspec import landing_checks as checks
     from mirrorspec.spark.fs import HadoopFS
     from mirrorspec.spark.landing import LandingFile
 
     path = tmp_path / "00000000000000000001.csv"
     path.write_bytes(b"id,name\n" + b"1,ok\n" * 1000 + b"2,\xe9t\xe9\n")
     file = LandingFile(path.name, path.as_uri(), path.stat().st_size, 0.0, "csv", 1)
-    monkeypatch.setattr(reader, "_DECODE_CHUNK", 1000)  # many chunks
+    monkeypatch.setattr(checks, "_DECODE_CHUNK", 1000)  # many chunks
     with pytest.raises(LandingZoneError) as caught:
-        reader.check_encoding(HadoopFS(spark), file, mirroring.DelimitedOptions())
+        checks.check_encoding(HadoopFS(spark), file, mirroring.DelimitedOptions())
     latin = mirroring.DelimitedOptions(encoding="windows-1252")
-    reader.check_encoding(HadoopFS(spark), file, latin)  # the same bytes are valid here
+    checks.check_encoding(HadoopFS(spark), file, latin)  # the same bytes are valid here
     assert caught.value.row == 1002 and "not valid UTF-8" in caught.value.message

@@ -16,6 +16,8 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
+from landing_cases import assert_lint_agrees
+from mirrorspec.lint import lint_landing_zone
 from mirrorspec.mirroring import sequence_file_name
 from mirrorspec.spark import engine
 
@@ -109,6 +111,7 @@ def zone(spark, tmp_path_factory):
         "ColumnSeparator": ";", "CompressionCodec": "none"}}), sequence_file_name(1, "csv"),
         b"id;v\r\n1;a\r\n")
 
+    linted = {t.table: t for t in lint_landing_zone(landing).tables}
     first = {o.name: o for o in engine.mirror_landing_zone(
         spark, landing, warehouse, engine.MirrorOptions(threads=2)).tables}
     # a column with a space arrives later, in a table created without column mapping
@@ -118,7 +121,7 @@ def zone(spark, tmp_path_factory):
     second = {o.name: o for o in engine.mirror_landing_zone(
         spark, landing, warehouse, engine.MirrorOptions(threads=2, select=("spaces_added",))
     ).tables}
-    return {"first": first, "second": second, "warehouse": warehouse}
+    return {"first": first, "second": second, "warehouse": warehouse, "lint": linted}
 
 
 def replicating(zone, name, run="first"):
@@ -207,3 +210,9 @@ def test_is_nullable_false_is_enforced_except_in_deletes(spark, zone):
     assert outcome.error["file"].endswith(sequence_file_name(2, "csv"))
     assert "IsNullable: false" in outcome.error["message"]
     assert rows(spark, zone["warehouse"], "not_nullable", ["id", "seq"]) == Counter({(1, 5): 1})
+
+
+def test_lint_predicted_where_the_engine_stopped(zone):
+    """Linted before the first pass, every table: lint stops where the engine failed (file and
+    row), and nowhere in the tables the engine mirrored."""
+    assert_lint_agrees(zone["first"], zone["lint"])

@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from mirrorspec.compile.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
+from mirrorspec.lint import lint_landing_zone
 from mirrorspec.mirroring import ROW_MARKER_COLUMN, parse_sequence
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -123,6 +124,8 @@ def test_qlik_fixture_lands_by_the_seed_rules_and_mirrors(spark, tmp_path):
     # REFRESH sorts first and, after earlier batches, upserts instead of duplicating the key
     assert [(r["ID"], r[ROW_MARKER_COLUMN]) for r in rows] == [(4, 4), (22, 1)]
     assert rows[1]["NAME"] == "Bob" and rows[1]["CITY"] == "Pisa" and rows[1]["BALANCE"] == 20.0
+    # the publisher's landing zone (after a batch was mirrored) passes lint
+    assert lint_landing_zone(str(Path(tbl.landing_path).parent)).all_findings() == []
     mirror(spark, tbl, plan)
     assert delta_rows(spark, tbl, "ID", "NAME", "CITY") == [
         (1, "Ann B", "Oslo"), (4, "Dan", "Kyiv"), (22, "Bob", "Pisa")]

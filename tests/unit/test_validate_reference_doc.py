@@ -19,6 +19,8 @@ def schema_keys(schema: dict, root: dict, prefix: str = "") -> set[str]:
     Local `$ref`s are followed; references into another schema file are not (their keys are
     documented where that file is)."""
     keys: set[str] = set()
+    if not isinstance(schema, dict):  # `true` / `false` schemas have no keys
+        return keys
     ref = schema.get("$ref")
     if ref is not None:
         if ref.startswith("#/"):

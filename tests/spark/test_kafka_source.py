@@ -1,0 +1,396 @@
+"""Kafka sources against a real single-node KRaft broker on 127.0.0.1 (marker `kafka`).
+
+One broker for the module (scripts/local_kafka.py, jars from Maven Central), one topic set per
+test, the shared SparkSession; runs go through `run_plan` in-process. Oracles: the same Qlik
+messages read from files, and a plain Python model of the orders' transactions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "scripts"))
+
+from local_kafka import LocalBroker  # noqa: E402
+from qlik_messages import (CUSTOMER_FEED, customer_messages, order_messages,  # noqa: E402
+                           orders_metadata)
+
+from mirrorspec import faults  # noqa: E402
+from mirrorspec.compile import compile_project  # noqa: E402
+from mirrorspec.spark.publisher import state_file  # noqa: E402
+from mirrorspec.spark.runner import run_plan  # noqa: E402
+from project_files import write  # noqa: E402
+
+pytestmark = pytest.mark.kafka
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    if os.environ.get("MIRRORSPEC_SKIP_KAFKA"):
+        pytest.skip("the Kafka broker's jars are not available (scripts/ensure_kafka.sh)")
+    server = LocalBroker(tmp_path_factory.mktemp("kafka")).start()
+    yield server
+    server.stop()
+
+
+def project(tmp_path: Path, tables: list, broker: LocalBroker):
+    """Compile a project of `tables` (bootstrap servers filled in) and return its plan."""
+    for table in tables:
+        kafka = table["source"].get("kafka")
+        if kafka is not None:
+            kafka.setdefault("bootstrap_servers", broker.bootstrap)
+    root = write(tmp_path / "proj", {
+        "mirrorspec_project.yml": {"name": "k"},
+        "profiles.yml": {"k": {"target": "dev", "outputs": {"dev": {
+            "landing_zone": "landing", "warehouse": "warehouse"}}}},
+        "tables/t.yml": {"tables": tables}})
+    return compile_project(root).plan
+
+
+def run(spark, plan, **kwargs):
+    results = run_plan(plan, spark=spark, threads=2, **kwargs)
+    return {r.unique_id: r for r in results.results}
+
+
+def rows(spark, plan, unique_id: str, order_by: str) -> list[tuple]:
+    table = plan.table(unique_id)
+    frame = spark.read.format("delta").load(table.delta_path)
+    return [tuple(r) for r in frame.orderBy(order_by).collect()]
+
+
+def landing_bytes(plan, unique_id: str) -> dict[str, bytes]:
+    folder = Path(plan.table(unique_id).landing_path)
+    return {p.name: p.read_bytes() for p in sorted(folder.rglob("*.parquet"))}
+
+
+def kafka_state(plan, unique_id: str) -> dict:
+    return json.loads(Path(state_file(plan, plan.table(unique_id))).read_text())["kafka"]
+
+
+def orders_model(messages: list[str]) -> list[tuple]:
+    """The ORDERS table the messages describe (applied in changeSequence order)."""
+    events = [json.loads(m)["message"] for m in messages if json.loads(m)["type"] == "DT"]
+    events.sort(key=lambda e: e["headers"]["changeSequence"])
+    table: dict[int, tuple] = {}
+    for event in events:
+        data, op = event["data"], event["headers"]["operation"]
+        if op == "DELETE":
+            table.pop(data["ORDER_ID"], None)
+        else:
+            table[data["ORDER_ID"]] = (data["ORDER_ID"], data["CUSTOMER_ID"], data["STATUS"],
+                                       float(data["AMOUNT"]))
+    return [table[k] for k in sorted(table)]
+
+
+# --- Qlik ---------------------------------------------------------------------------------------
+
+def test_seed_messages_through_topics_equal_the_same_messages_from_files(spark, broker, tmp_path):
+    """Every message kind of seed 001 (metadata; REFRESH, INSERT, UPDATE with masks, key
+    change, DELETE; transactions) on a data topic + metadata topic, in two runs, lands the
+    same Delta table as the fixture files; the second run reads only the new offsets."""
+    broker.create_topic("seed.meta")
+    broker.create_topic("seed.customers")
+    metadata, data = customer_messages()
+    broker.produce("seed.meta", [(None, m) for m in metadata])
+    broker.produce("seed.customers", [("key-ignored", m) for m in data[:3]])
+    plan = project(tmp_path, [
+        {"name": "from_kafka", "source": {"type": "qlik_replicate", "options": {"table": "CUSTOMERS"},
+                                          "kafka": {"topics": ["seed.customers"],
+                                                    "metadata_topic": "seed.meta"}}},
+        {"name": "from_files", "source": {"type": "qlik_replicate", "path": str(CUSTOMER_FEED)}},
+    ], broker)
+    first = run(spark, plan)
+    assert first["dbo.from_kafka"].status == "success", first["dbo.from_kafka"].error
+    assert len(rows(spark, plan, "dbo.from_kafka", "ID")) == 3
+    assert kafka_state(plan, "dbo.from_kafka")["offsets"] == {"seed.customers": {"0": 3},
+                                                              "seed.meta": {"0": 1}}
+    broker.produce("seed.customers", [(None, m) for m in data[3:]])
+    second = run(spark, plan)
+    assert second["dbo.from_kafka"].status == "success", second["dbo.from_kafka"].error
+    assert second["dbo.from_kafka"].rows_published > 0
+    assert rows(spark, plan, "dbo.from_kafka", "ID") == rows(spark, plan, "dbo.from_files", "ID")
+    assert kafka_state(plan, "dbo.from_kafka")["offsets"]["seed.customers"] == {"0": len(data)}
+    third = run(spark, plan)  # nothing new: nothing published
+    assert third["dbo.from_kafka"].files_published == []
+
+
+def test_three_partitions_interleaved_transactions_wait_until_whole(spark, broker, tmp_path):
+    broker.create_topic("tx.orders", partitions=3)
+    messages = order_messages(30, partitions=3, refresh=6)
+    head, tail = messages[:-2], messages[-2:]  # the last transaction misses two of its events
+    broker.produce("tx.orders", [(None, orders_metadata())], partition=0)
+    for partition, message in head:
+        broker.produce("tx.orders", [(None, message)], partition=partition)
+    plan = project(tmp_path, [{"name": "orders", "source": {
+        "type": "qlik_replicate", "kafka": {"topic_pattern": "tx\\.ord.*"}}}], broker)
+    first = run(spark, plan)
+    assert first["dbo.orders"].status == "success", first["dbo.orders"].error
+    complete = [m for _, m in messages[:-3]]  # whole transactions only
+    assert rows(spark, plan, "dbo.orders", "ORDER_ID") == orders_model(complete)
+    assert first["dbo.orders"].held_back  # the open transaction's files wait
+    for partition, message in tail:
+        broker.produce("tx.orders", [(None, message)], partition=partition)
+    second = run(spark, plan)
+    assert second["dbo.orders"].status == "success", second["dbo.orders"].error
+    assert rows(spark, plan, "dbo.orders", "ORDER_ID") == orders_model([m for _, m in messages])
+    state = kafka_state(plan, "dbo.orders")
+    assert sum(state["offsets"]["tx.orders"].values()) == len(messages) + 1
+
+
+@pytest.mark.parametrize("point", ["before_offsets_recorded", "after_offsets_recorded",
+                                   "before_publish_rename", "after_publish_rename"])
+def test_a_crash_at_each_publish_step_then_a_rerun_publishes_the_same_bytes(
+        spark, broker, tmp_path, monkeypatch, point):
+    topic = f"crash.{point}"
+    broker.create_topic(topic, partitions=2)
+    broker.produce(topic, [(None, orders_metadata())], partition=0)
+    for partition, message in order_messages(12, partitions=2, refresh=3):
+        broker.produce(topic, [(None, message)], partition=partition)
+    tables = [{"name": name, "source": {"type": "qlik_replicate", "kafka": {"topics": [topic]}}}
+              for name in ("reference", "crashed")]
+    plan = project(tmp_path, tables, broker)
+    run(spark, plan, select=["dbo.reference"], publish_only=True)
+
+    class Crash(BaseException):
+        pass
+
+    def crash(name, table=None):
+        if name == point and table == "dbo.crashed":
+            raise Crash(name)
+    monkeypatch.setattr("mirrorspec.spark.kafka_source.crash_point", crash)
+    monkeypatch.setattr("mirrorspec.spark.publisher.crash_point", crash)
+    with pytest.raises(Crash):
+        run_plan(plan, spark=spark, select=["dbo.crashed"], publish_only=True, threads=1)
+    monkeypatch.setattr("mirrorspec.spark.kafka_source.crash_point", faults.crash_point)
+    monkeypatch.setattr("mirrorspec.spark.publisher.crash_point", faults.crash_point)
+    again = run(spark, plan, select=["dbo.crashed"], publish_only=True)
+    assert again["dbo.crashed"].status == "success", again["dbo.crashed"].error
+    assert landing_bytes(plan, "dbo.crashed") == landing_bytes(plan, "dbo.reference")
+    assert landing_bytes(plan, "dbo.crashed")
+    assert kafka_state(plan, "dbo.crashed")["offsets"] == kafka_state(plan, "dbo.reference")["offsets"]
+
+
+def test_broker_down_fails_only_its_tables_and_a_restart_mid_run_loses_nothing(
+        spark, broker, tmp_path, monkeypatch):
+    broker.create_topic("restart.orders", partitions=2)
+    messages = order_messages(9, partitions=2)
+    broker.produce("restart.orders", [(None, orders_metadata())], partition=0)
+    for partition, message in messages[:6]:
+        broker.produce("restart.orders", [(None, message)], partition=partition)
+    plan = project(tmp_path, [
+        {"name": "orders", "source": {"type": "qlik_replicate",
+                                      "kafka": {"topics": ["restart.orders"]}}},
+        {"name": "files", "source": {"type": "qlik_replicate", "path": str(CUSTOMER_FEED)}}],
+        broker)
+
+    class Crash(BaseException):
+        pass
+
+    def crash(name, table=None):
+        if name == "after_offsets_recorded":
+            raise Crash(name)
+    monkeypatch.setattr("mirrorspec.spark.kafka_source.crash_point", crash)
+    with pytest.raises(Crash):  # offsets recorded, nothing published yet: then the broker restarts
+        run_plan(plan, spark=spark, select=["dbo.orders"], threads=1)
+    monkeypatch.setattr("mirrorspec.spark.kafka_source.crash_point", faults.crash_point)
+    broker.stop()
+    try:
+        down = run(spark, plan)
+        assert down["dbo.orders"].status == "error"
+        assert "cannot read partitions and offsets from Kafka" in down["dbo.orders"].error
+        assert down["dbo.files"].status == "success"  # other tables go on
+    finally:
+        broker.start()
+    for partition, message in messages[6:]:
+        broker.produce("restart.orders", [(None, message)], partition=partition)
+    after = run(spark, plan)
+    assert after["dbo.orders"].status == "success", after["dbo.orders"].error
+    assert rows(spark, plan, "dbo.orders", "ORDER_ID") == orders_model([m for _, m in messages])
+
+
+def test_latest_starts_at_the_end_and_earliest_at_the_beginning(spark, broker, tmp_path):
+    broker.create_topic("start.orders")
+    broker.produce("start.orders", [(None, orders_metadata())])
+    old = order_messages(3, partitions=1, per_txn=1)
+    broker.produce("start.orders", [(None, m) for _, m in old])
+    plan = project(tmp_path, [
+        {"name": name, "columns": [{"name": "ORDER_ID", "type": "Int64"},
+                                   {"name": "CUSTOMER_ID", "type": "Int32"},
+                                   {"name": "STATUS", "type": "String"},
+                                   {"name": "AMOUNT", "type": "Double"}],
+         "key_columns": ["ORDER_ID"],
+         "source": {"type": "qlik_replicate",
+                    "kafka": {"topics": ["start.orders"], "starting_offsets": start}}}
+        for name, start in (("early", "earliest"), ("late", "latest"))], broker)
+    first = run(spark, plan)
+    assert first["dbo.early"].rows_published == 3 and first["dbo.late"].files_published == []
+    new = order_messages(2, partitions=1, per_txn=1, first_seq=10, first_id=50)
+    broker.produce("start.orders", [(None, m) for _, m in new])
+    second = run(spark, plan)
+    assert second["dbo.late"].status == "success", second["dbo.late"].error
+    assert [r[0] for r in rows(spark, plan, "dbo.late", "ORDER_ID")] == [50, 51]
+    # the third old message updates order 1: two old orders, then the two new ones
+    assert [r[0] for r in rows(spark, plan, "dbo.early", "ORDER_ID")] == [1, 2, 50, 51]
+
+
+def test_retention_deleting_unconsumed_offsets_stops_the_table_with_a_hint(spark, broker, tmp_path):
+    broker.create_topic("ret.orders")
+    broker.produce("ret.orders", [(None, orders_metadata())])
+    broker.produce("ret.orders", [(None, m) for _, m in order_messages(2, 1, per_txn=1)])
+    plan = project(tmp_path, [
+        {"name": "orders", "source": {"type": "qlik_replicate", "kafka": {"topics": ["ret.orders"]}}},
+        {"name": "files", "source": {"type": "qlik_replicate", "path": str(CUSTOMER_FEED)}}],
+        broker)
+    assert run(spark, plan)["dbo.orders"].status == "success"
+    broker.produce("ret.orders", [(None, m) for _, m in order_messages(3, 1, per_txn=1,
+                                                                        first_seq=5, first_id=9)])
+    broker.delete_records("ret.orders", 0, 5)  # offsets 3 and 4 never consumed
+    before = landing_bytes(plan, "dbo.orders")
+    result = run(spark, plan)
+    error = result["dbo.orders"].error
+    assert result["dbo.orders"].status == "error"
+    assert "offsets 3 to 4 were deleted from Kafka (retention)" in error
+    assert "--full-refresh" in error
+    assert result["dbo.files"].status == "success"
+    assert landing_bytes(plan, "dbo.orders") == before
+
+
+def test_a_bad_message_stops_its_table_at_its_offset_and_publishes_nothing(spark, broker, tmp_path):
+    broker.create_topic("bad.orders")
+    good = order_messages(4, 1, per_txn=1)
+    broker.produce("bad.orders", [(None, orders_metadata())] + [(None, m) for _, m in good[:2]]
+                   + [(None, '{"magic": "atMSG", "type": "DT", "message": {"data": {"ORDER_ID": ')]
+                   + [(None, m) for _, m in good[2:]])
+    plan = project(tmp_path, [
+        {"name": "orders", "source": {"type": "qlik_replicate", "kafka": {"topics": ["bad.orders"]}}},
+        {"name": "files", "source": {"type": "qlik_replicate", "path": str(CUSTOMER_FEED)}}],
+        broker)
+    result = run(spark, plan)
+    assert result["dbo.orders"].status == "error"
+    assert "topic bad.orders, partition 0, offset 3: malformed JSON" in result["dbo.orders"].error
+    assert landing_bytes(plan, "dbo.orders") == {}
+    assert result["dbo.files"].status == "success"
+
+
+def test_status_shows_consumed_end_offset_and_lag(spark, broker, tmp_path, monkeypatch, capsys):
+    from mirrorspec.cli import cli
+
+    broker.create_topic("lag.orders", partitions=2)
+    broker.produce("lag.orders", [(None, orders_metadata())], partition=0)
+    for partition, message in order_messages(8, partitions=2, per_txn=1):
+        broker.produce("lag.orders", [(None, message)], partition=partition)
+    plan = project(tmp_path, [{"name": "orders", "source": {"type": "qlik_replicate", "kafka": {
+        "topics": ["lag.orders"], "max_offsets_per_run": 3}}}], broker)
+    assert run(spark, plan)["dbo.orders"].status == "success"
+    monkeypatch.chdir(tmp_path / "proj")
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as done:
+        cli(["--log-format", "json", "status"], prog_name="mirrorspec")
+    assert done.value.code == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()
+              if line.startswith("{")]
+    offsets = next(e for e in events if e["event"] == "kafka_offsets")["rows"]
+    assert [tuple(str(r[k]) for k in ("table", "topic", "partition", "consumed", "end", "lag"))
+            for r in offsets] == [("dbo.orders", "lag.orders", "0", "3", "5", "2"),
+                                  ("dbo.orders", "lag.orders", "1", "3", "4", "1")]
+
+
+# --- Debezium -----------------------------------------------------------------------------------
+
+DEBEZIUM_COLUMNS = [{"name": "id", "type": "Int32"}, {"name": "first_name", "type": "String"},
+                    {"name": "email", "type": "String"}]
+WILD = REPO / "tests" / "fixtures" / "debezium" / "wild"
+
+
+def test_debezium_key_value_and_unwrapped_from_topics_and_files(spark, broker, tmp_path):
+    """The key<TAB>value fixture produced as real Kafka records (JSON converter with schemas,
+    tombstones), the ExtractNewRecordState fixture (no schemas) on a topic matched by a
+    pattern, and both fixture files as file feeds: the same tables."""
+    broker.create_topic("dbz.inventory.customers")
+    broker.create_topic("dbz.inventory.products")
+    records = []
+    for line in (WILD / "customers-keyvalue.txt").read_text().splitlines():
+        key, _, value = line.partition("\t")
+        records.append((key, None if value == "null" else value))
+    broker.produce("dbz.inventory.customers", records)
+    products = [line for line in (WILD / "products-unwrapped.json").read_text().splitlines()]
+    broker.produce("dbz.inventory.products",
+                   [(json.dumps({"id": json.loads(p)["id"]}), p) for p in products])
+    product_columns = [{"name": "id", "type": "Int32"}, {"name": "name", "type": "String"},
+                       {"name": "qty", "type": "Int32"}]
+    plan = project(tmp_path, [
+        {"name": "customers_kafka", "key_columns": ["id"], "columns": DEBEZIUM_COLUMNS,
+         "source": {"type": "debezium", "kafka": {"topics": ["dbz.inventory.customers"]}}},
+        {"name": "customers_files", "source": {"type": "debezium",
+                                               "path": str(WILD / "customers-keyvalue.txt")}},
+        {"name": "products_kafka", "key_columns": ["id"], "columns": product_columns,
+         "source": {"type": "debezium", "kafka": {"topic_pattern": "dbz\\.inventory\\.prod.*"}}},
+        {"name": "products_files", "key_columns": ["id"], "columns": product_columns,
+         "source": {"type": "debezium", "path": str(WILD / "products-unwrapped.json")}},
+    ], broker)
+    result = run(spark, plan)
+    for unique_id, outcome in result.items():
+        assert outcome.status == "success", (unique_id, outcome.error)
+    customers = rows(spark, plan, "dbo.customers_kafka", "id")
+    assert customers == [(1001, "Sally", "sally.t@example.com")]
+    assert customers == rows(spark, plan, "dbo.customers_files", "id")
+    products = rows(spark, plan, "dbo.products_kafka", "id")
+    assert products == [(1, "pen", 7), (3, "pad", 1)]
+    assert products == rows(spark, plan, "dbo.products_files", "id")
+
+
+def test_run_watch_fetches_new_messages_on_every_pass(broker, tmp_path):
+    """`mirrorspec run --watch` as a real process: messages produced while it runs become rows;
+    SIGTERM stops it after the pass (exit 0)."""
+    import signal
+    import subprocess
+    import time
+
+    import pyarrow as pa
+    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
+
+    broker.create_topic("watch.orders")
+    broker.produce("watch.orders", [(None, orders_metadata())])
+    broker.produce("watch.orders", [(None, m) for _, m in order_messages(2, 1, per_txn=1)])
+    plan = project(tmp_path, [{"name": "orders", "source": {
+        "type": "qlik_replicate", "kafka": {"topics": ["watch.orders"]}}}], broker)
+    delta = plan.table("dbo.orders").delta_path
+    script = Path(sys.executable).parent / "mirrorspec"
+    command = [str(script), "run", "--watch", "1", "--threads", "1", "--project-dir",
+               str(tmp_path / "proj")]
+    log = open(tmp_path / "watch.log", "wb")
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+
+    def wait_for_rows(count: int) -> list[int]:
+        deadline = time.monotonic() + 600  # a generous bound on a busy machine, not a timing
+        while time.monotonic() < deadline:
+            assert process.poll() is None, (tmp_path / "watch.log").read_text()
+            try:
+                scan = pa.RecordBatchReader.from_stream(DeltaTable(delta).scan()).read_all()
+                ids = sorted(scan.column("ORDER_ID").to_pylist())
+            except TableNotFoundError:  # no table yet
+                ids = []
+            if len(ids) >= count:
+                return ids
+            time.sleep(0.5)
+        raise AssertionError(f"{count} rows never appeared")
+
+    try:
+        assert wait_for_rows(2) == [1, 2]
+        broker.produce("watch.orders", [(None, m) for _, m in order_messages(
+            1, 1, per_txn=1, first_seq=10, first_id=7)])
+        assert wait_for_rows(3) == [1, 2, 7]
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=600) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        log.close()
