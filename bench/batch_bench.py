@@ -34,9 +34,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (REPO_ROOT, CpuTime, PeakMemory, TreeCpu, emit,  # noqa: E402
+from _common import (REPO_ROOT, CpuTime, PeakMemory, TreeCpu, emit,
                      print_table, spark_session)
-from mirror_bench import TABLE, deltalake_merge, generate  # noqa: E402
+from mirror_bench import TABLE, deltalake_merge, generate
 
 BARE_COUNT = """
 import sys
