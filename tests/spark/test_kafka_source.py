@@ -176,6 +176,36 @@ def test_a_crash_at_each_publish_step_then_a_rerun_publishes_the_same_bytes(
     assert kafka_state(plan, "dbo.crashed")["offsets"] == kafka_state(plan, "dbo.reference")["offsets"]
 
 
+@pytest.mark.parametrize("point", ["before_offsets_recorded", "after_offsets_recorded"])
+def test_a_sigkill_around_the_offsets_then_a_rerun_publishes_the_same_bytes(
+        spark, broker, tmp_path, point):
+    """A real `mirrorspec publish` process SIGKILLs itself (faults.py) at the Kafka steps: no
+    finally block runs, as in a machine crash. The rerun lands the same bytes and offsets as a
+    table that never crashed."""
+    import subprocess
+
+    topic = f"kill.{point}"
+    broker.create_topic(topic, partitions=2)
+    broker.produce(topic, [(None, orders_metadata())], partition=0)
+    for partition, message in order_messages(8, partitions=2, refresh=2):
+        broker.produce(topic, [(None, message)], partition=partition)
+    tables = [{"name": name, "source": {"type": "qlik_replicate", "kafka": {"topics": [topic]}}}
+              for name in ("reference", "crashed")]
+    plan = project(tmp_path, tables, broker)
+    run(spark, plan, select=["dbo.reference"], publish_only=True)
+    script = Path(sys.executable).parent / "mirrorspec"
+    base = [str(script)] if script.exists() else [sys.executable, "-m", "mirrorspec"]
+    env = {**os.environ, "MIRRORSPEC_CRASH_AT": point, "MIRRORSPEC_CRASH_TABLE": "dbo.crashed"}
+    killed = subprocess.run(base + ["publish", "--project-dir", str(tmp_path / "proj"),
+                                    "--select", "dbo.crashed", "--threads", "1"],
+                            env=env, capture_output=True, text=True, timeout=900)
+    assert killed.returncode == -9, killed.stdout + killed.stderr
+    again = run(spark, plan, select=["dbo.crashed"], publish_only=True)
+    assert again["dbo.crashed"].status == "success", again["dbo.crashed"].error
+    assert landing_bytes(plan, "dbo.crashed") == landing_bytes(plan, "dbo.reference")
+    assert kafka_state(plan, "dbo.crashed")["offsets"] == kafka_state(plan, "dbo.reference")["offsets"]
+
+
 def test_broker_down_fails_only_its_tables_and_a_restart_mid_run_loses_nothing(
         spark, broker, tmp_path, monkeypatch):
     broker.create_topic("restart.orders", partitions=2)
