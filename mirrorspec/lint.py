@@ -61,7 +61,8 @@ RULES: dict[str, str] = {
                    "keyless table, a malformed record or a value not of its type",
 }
 _SEPARATORS = mirroring.DELIMITED_PROPERTIES["ColumnSeparator"][1]
-_KNOWN_UNDERSCORE = {mirroring.METADATA_FILE.lower(), landing.FOLDER_ID_FILE.lower()}
+_KNOWN_UNDERSCORE = {mirroring.METADATA_FILE.lower(), landing.FOLDER_ID_FILE.lower(),
+                     mirroring.PROCESSED_LEDGER_FILE.lower()}
 
 
 @dataclass

@@ -20,6 +20,8 @@ ROW_MARKER_COLUMN = "__rowMarker__"
 METADATA_FILE = "_metadata.json"
 PARTNER_EVENTS_FILE = "_partnerEvents.json"
 PROCESSED_FOLDER = "_ProcessedFiles"
+# The names of the files mirrorspec moved to _ProcessedFiles (its retention purge deletes only these).
+PROCESSED_LEDGER_FILE = "_mirrorspec_processed"
 SCHEMA_FOLDER_SUFFIX = ".schema"
 DEFAULT_SCHEMA = "dbo"
 PROCESSED_RETENTION_DAYS = 7

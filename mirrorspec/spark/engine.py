@@ -43,8 +43,6 @@ NOT_THE_FILE = "not a problem with the landing files (nothing of this batch was 
 
 _CONFLICT_WORDS = ("Concurrent", "ProtocolChanged", "MetadataChanged", "DeltaConcurrent")
 _ATTEMPTS = 4
-# The landing-file names the engine moved to _ProcessedFiles (the purge deletes only these).
-MOVED_LEDGER = "_mirrorspec_processed"
 # Characters Delta refuses in column names unless the table maps columns by name.
 _DELTA_NAME_CHARS = re.compile(r"[ ,;{}()\n\t=]")
 _COLUMN_MAPPING_DEFAULT = "spark.databricks.delta.properties.defaults.columnMapping.mode"
@@ -607,7 +605,7 @@ class _TableRun:
                 crash_point("during_moves", self.target.unique_id)
 
     def _ledger(self) -> str:
-        return fsmod.join(self.target.landing_path, MOVED_LEDGER)
+        return fsmod.join(self.target.landing_path, mirroring.PROCESSED_LEDGER_FILE)
 
     def _purge(self) -> None:
         """Delete from `_ProcessedFiles` the files past the retention that the engine moved
