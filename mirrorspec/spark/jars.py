@@ -119,14 +119,8 @@ def fetch_extra(name: str, quiet: bool = True) -> list[Path]:
     mvn = _maven()
     folder = extra_set_dir(name)
     folder.mkdir(parents=True, exist_ok=True)
-    dependencies = "".join(
-        f"<dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version>"
-        "</dependency>" for g, a, v in (c.split(":") for c in extra_sets()[name]))
-    pom = ('<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
-           "<groupId>mirrorspec</groupId><artifactId>jars</artifactId><version>1</version>"
-           f"<dependencies>{dependencies}</dependencies></project>")
     with tempfile.TemporaryDirectory() as work:
-        Path(work, "pom.xml").write_text(pom, encoding="utf-8")
+        Path(work, "pom.xml").write_text(_pom(extra_sets()[name]), encoding="utf-8")
         _maven_goal(mvn, ["dependency:copy-dependencies", f"-DoutputDirectory={folder}",
                           "-DincludeScope=runtime"], Path(work), f"the {name} jars", quiet)
     (folder / ".complete").write_text("\n".join(extra_sets()[name]) + "\n", encoding="utf-8")
@@ -208,7 +202,8 @@ def fetch_kafka(quiet: bool = True) -> list[Path]:
     (folder / "settings.xml").write_text(_CENTRAL_ONLY, encoding="utf-8")
     errors = []
     for version in kafka_versions():
-        (folder / "pom.xml").write_text(_pom(version), encoding="utf-8")
+        (folder / "pom.xml").write_text(_pom([kafka_coordinate(version)], "kafka-jars"),
+                                        encoding="utf-8")
         try:
             _maven_goal(mvn, ["-s", "settings.xml", "dependency:copy-dependencies",
                               f"-DoutputDirectory={folder}", "-DincludeScope=runtime",
@@ -225,12 +220,16 @@ def fetch_kafka(quiet: bool = True) -> list[Path]:
                      + "\n".join(errors))
 
 
-def _pom(version: str) -> str:
-    return ("<project xmlns=\"http://maven.apache.org/POM/4.0.0\"><modelVersion>4.0.0</modelVersion>"
-            "<groupId>mirrorspec</groupId><artifactId>kafka-jars</artifactId><version>1</version>"
-            "<packaging>pom</packaging><dependencies><dependency>"
-            f"<groupId>org.apache.spark</groupId><artifactId>{KAFKA_CONNECTOR}</artifactId>"
-            f"<version>{version}</version></dependency></dependencies></project>\n")
+def _pom(coordinates: list[str] | tuple[str, ...], artifact_id: str = "jars") -> str:
+    """A throwaway Maven project that depends on `coordinates` (group:artifact:version), for
+    `dependency:copy-dependencies`."""
+    dependencies = "".join(
+        f"<dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version>"
+        "</dependency>" for g, a, v in (c.split(":") for c in coordinates))
+    return ('<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+            f"<groupId>mirrorspec</groupId><artifactId>{artifact_id}</artifactId>"
+            f"<version>1</version><packaging>pom</packaging><dependencies>{dependencies}"
+            "</dependencies></project>\n")
 
 
 def main(argv: list[str] | None = None) -> int:
