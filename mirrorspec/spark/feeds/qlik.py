@@ -10,6 +10,8 @@ from mirrorspec.errors import SourceError
 from mirrorspec.sources.base import ERROR_COLUMN, PAIR_COLUMN, InferredColumn, ReadResult
 from mirrorspec.sources.qlik import OUTPUT_EXTRA, QlikReplicateFormat, parse_task
 from mirrorspec.spark.feeds.base import change_schema, map_tasks
+from mirrorspec.spark.feeds import qlik_fast
+from mirrorspec.spark.feeds.qlik_fast import MD_COLUMN, SURE_COLUMN, fast_files, parse_lines
 
 
 class QlikReplicateReader(QlikReplicateFormat):
@@ -20,10 +22,9 @@ class QlikReplicateReader(QlikReplicateFormat):
         batch = self.plan_tasks(table, files, state)
         columns, keys, structures, tasks = batch.columns, batch.keys, batch.structures, batch.tasks
         schema = _schema(columns)
-        if not tasks:
-            parsed = spark.createDataFrame([], schema)
-        else:
-            parsed = map_tasks(spark, tasks, parse_task, schema).persist()
+        cached: list = []
+        jvm_parsed: list[str] = []
+        parsed = _parse(spark, tasks, schema, cached, jvm_parsed)
         # one pass: errors, and the last event that ends a transaction (in change order)
         summary = parsed.agg(
             F.count(F.col(ERROR_COLUMN)).alias("errors"),
@@ -31,7 +32,8 @@ class QlikReplicateReader(QlikReplicateFormat):
         if summary["errors"]:
             row = (parsed.where(F.col(ERROR_COLUMN).isNotNull())
                    .orderBy("_source_file", "_source_line").limit(1).collect()[0])
-            parsed.unpersist()
+            for frame in cached:
+                frame.unpersist()
             message, _, hint = row[ERROR_COLUMN].partition("\n  hint: ")
             raise SourceError(message, file=row["_source_file"], line=row["_source_line"],
                               hint=hint or None)
@@ -55,9 +57,44 @@ class QlikReplicateReader(QlikReplicateFormat):
         changes = changes.drop(*OUTPUT_EXTRA)
         consumed = tuple(f for f in sorted(files) if f not in held)
         return ReadResult(changes=changes, files=consumed, held_back=tuple(held),
-                          info={"state": new_state, "key_columns": keys, "cached": [parsed],
-                                "persisted": True,
+                          info={"state": new_state, "key_columns": keys, "cached": cached,
+                                "persisted": True, "jvm_parsed": jvm_parsed,
                                 "columns": [InferredColumn(c, t) for c, t in columns]})
+
+
+def _parse(spark: Any, tasks: list[dict], schema, cached: list, jvm_parsed: list):
+    """All changes of the batch's tasks, persisted (the frames to unpersist go to `cached`, the
+    files the JVM parsed to `jvm_parsed`):
+    files `fast_files` allows through the JVM path, unless a row of theirs is not provably
+    parsed as the Python parser would; the rest, and those, through the Python parser."""
+    if not tasks:
+        return spark.createDataFrame([], schema)
+    parsed = None
+    slow = tasks
+    fast = fast_files(tasks)
+    if fast and qlik_fast.ENABLED:
+        lines = parse_lines(spark, fast, tasks[0]["ctx"], schema)
+        if lines is not None:
+            lines = lines.persist()
+            cached.append(lines)
+            unsure = {r[0] for r in lines.where(~F.col(SURE_COLUMN))
+                      .select("_source_file").distinct().collect()}
+            if None in unsure:
+                unsure = set(fast)
+            taken = [f for f in fast if f not in unsure]
+            jvm_parsed.extend(taken)
+            if not taken:
+                cached.remove(lines)
+                lines.unpersist()
+            else:
+                parsed = (lines.where(F.col("_source_file").isin(taken) & ~F.col(MD_COLUMN))
+                          .drop(SURE_COLUMN, MD_COLUMN))
+            slow = [t for t in tasks if t["file"] not in set(taken)]
+    if slow:
+        python = map_tasks(spark, slow, parse_task, schema).persist()
+        cached.append(python)
+        parsed = python if parsed is None else parsed.unionByName(python)
+    return parsed
 
 
 def _schema(columns: list[tuple[str, str]]):
