@@ -18,6 +18,7 @@ import argparse
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -181,6 +182,75 @@ def compile_plan(root: Path):
     return compile_project(root, check_landing=False).plan
 
 
+def pyarrow_reference(feed: str, folder: Path, out: Path) -> dict:
+    """pyarrow's C++ reader parsing the same files (JSON lines / CSV) and writing them as one
+    Parquet file: the reference of issue 15 (no ordering, masks or checks: parse + write)."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+    import pyarrow.json as pjson
+    import pyarrow.parquet as pq
+
+    started = time.perf_counter()
+    with CpuTime() as cpu:
+        if feed == "qlik":
+            tables = [pjson.read_json(f) for f in sorted(folder.iterdir())]
+        else:
+            options = pcsv.ReadOptions(autogenerate_column_names=True)
+            tables = [pcsv.read_csv(f, read_options=options) for f in sorted(folder.iterdir())]
+        table = pa.concat_tables(tables, promote_options="default")
+        pq.write_table(table, out)
+    return {"seconds": round(time.perf_counter() - started, 2), "cpu_s": round(cpu.seconds, 2),
+            "rows": table.num_rows}
+
+
+def _publish(spark, plan, table, landing: Path, jvm: bool) -> dict:
+    """One `publish_table` of the whole feed into an empty landing folder (own state)."""
+    from dataclasses import replace
+
+    from mirrorspec.spark.feeds import qlik_fast
+    from mirrorspec.spark.publisher import publish_table
+
+    table = replace(table, landing_path=str(landing))
+    plan = replace(plan, state_path=str(landing.parent / f"{landing.name}_state"))
+    default, qlik_fast.ENABLED = qlik_fast.ENABLED, jvm
+    try:
+        with PeakMemory() as memory, CpuTime() as cpu, timed() as clock:
+            result = publish_table(spark, table, plan)
+    finally:
+        qlik_fast.ENABLED = default
+    if result.status != "Published":
+        raise SystemExit(f"publish of {table.name} failed: {result.error}")
+    landed = sum(f.stat().st_size for f in landing.glob("*.parquet"))
+    return {"seconds": round(clock.seconds, 2), "cpu_s": round(cpu.seconds, 2),
+            "landing_rows": result.rows, "landing_bytes": landed, "peak_rss": memory.peak}
+
+
+BARE_START = """
+from mirrorspec.spark.session import build_session
+spark = build_session("local[2]", {}, app_name="bare")
+spark.range(1).count()
+spark.stop()
+"""
+
+
+def whole_commands(root: Path, table_name: str) -> dict:
+    """The issue's way: `mirrorspec publish` as a process beside a bare Spark start."""
+    from batch_bench import run_process
+
+    bare = run_process([sys.executable, "-c", BARE_START])
+    command = run_process([sys.executable, "-m", "mirrorspec", "publish", "--project-dir",
+                           str(root), "-s", table_name, "-q"])
+    for case in (bare, command):
+        case.pop("output")
+    return {"bare": bare, "publish": command,
+            "beyond_bare_s": round(command["wall_s"] - bare["wall_s"], 2),
+            "beyond_bare_cpu_s": round(command["cpu_s"] - bare["cpu_s"], 2)}
+
+
+def _ratio(a: float, b: float) -> float:
+    return round(a / b, 2) if b > 0 else float("inf")
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="1.0 = 1M changes per feed")
@@ -188,6 +258,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--driver-memory", default="4g")
     parser.add_argument("--workdir", default=None)
+    parser.add_argument("--whole-command", action="store_true",
+                        help="also time `mirrorspec publish` as a process beside a bare Spark start")
     parser.add_argument("--json", action="store_true", help="print one JSON object last")
     args = parser.parse_args(argv)
     changes = max(100, int(1_000_000 * args.scale))
@@ -200,35 +272,63 @@ def main(argv: list[str] | None = None) -> dict:
             root = work / "project"
             generate_project(root, changes, args.master, feeds)
         figures["generate_s"] = round(gen.seconds, 2)
+        for feed in feeds:
+            folder = root / "feed" / feed
+            figures.setdefault(feed, {})["feed_bytes"] = sum(
+                f.stat().st_size for f in folder.iterdir())
+            figures[feed]["pyarrow"] = pyarrow_reference(feed, folder, work / f"{feed}.parquet")
+            if args.whole_command:
+                figures[feed]["whole_command"] = whole_commands(root, TABLES[feed])
         plan = compile_plan(root)
         spark = spark_session(args.master, args.driver_memory, app_name="publish-bench")
         spark.range(1).count()  # JVM and session up before the clock starts
-        from mirrorspec.spark.publisher import publish_table
-
-        for feed, table_name in TABLES.items():
-            if feed not in feeds:
-                continue
-            table = next(t for t in plan.tables if t.name == table_name)
-            with PeakMemory() as memory, CpuTime() as cpu, timed() as clock:
-                result = publish_table(spark, table, plan)
-            if result.status != "Published":
-                raise SystemExit(f"publish of {feed} failed: {result.error}")
-            landed = sum(f.stat().st_size for f in Path(table.landing_path).glob("*.parquet"))
-            figures[feed] = {"seconds": round(clock.seconds, 2),
-                             "changes_per_s": rate(changes, clock.seconds),
-                             "cpu_s": round(cpu.seconds, 2),
-                             "changes_per_cpu_s": rate(changes, cpu.seconds),
-                             "landing_rows": result.rows, "landing_bytes": landed,
-                             "peak_rss": fmt_bytes(memory.peak)}
+        for feed in feeds:
+            table = next(t for t in plan.tables if t.name == TABLES[feed])
+            runs = figures[feed]
+            landing = work / "landings" / feed
+            # the first publish of the session pays the reader's cold code paths (JIT, Python
+            # workers); the second is the steady state of a long `run` or `--watch`
+            runs["first"] = _publish(spark, plan, table, landing / "first", jvm=False)
+            runs["warm"] = _publish(spark, plan, table, landing / "warm", jvm=False)
+            if feed == "qlik":  # the JVM parse (spark/feeds/qlik_fast.py, off by default)
+                runs["jvm_path"] = _publish(spark, plan, table, landing / "jvm", jvm=True)
+            for name in ("first", "warm", "jvm_path"):
+                if name in runs:
+                    runs[name]["changes_per_s"] = rate(changes, runs[name]["seconds"])
+                    runs[name]["changes_per_cpu_s"] = rate(changes, runs[name]["cpu_s"])
+            arrow = runs["pyarrow"]
+            runs["ratio_to_pyarrow"] = {"warm_wall": _ratio(runs["warm"]["seconds"], arrow["seconds"]),
+                                        "warm_cpu": _ratio(runs["warm"]["cpu_s"], arrow["cpu_s"])}
+            if "whole_command" in runs:
+                runs["ratio_to_pyarrow"]["beyond_bare_wall"] = _ratio(
+                    runs["whole_command"]["beyond_bare_s"], arrow["seconds"])
             if not args.json:
-                print(f"{feed}: {changes:,} changes → {result.rows:,} landing rows in "
-                      f"{clock.seconds:.1f} s = {changes / clock.seconds:,.0f} changes/s ({cpu.seconds:.1f} "
-                      f"CPU s), "
-                      f"peak RSS {fmt_bytes(memory.peak)}")
+                _print(feed, changes, runs)
     finally:
         if not args.workdir:
             shutil.rmtree(work, ignore_errors=True)
     return emit(figures, args.json)
+
+
+def _print(feed: str, changes: int, runs: dict) -> None:
+    print(f"{feed}: {changes:,} changes, {fmt_bytes(runs['feed_bytes'])} in {FILES} files")
+    arrow = runs["pyarrow"]
+    print(f"  pyarrow read + Parquet write   {arrow['seconds']:6.2f} s  (CPU {arrow['cpu_s']:.2f} s)")
+    labels = {"first": "publish, first in session", "warm": "publish, warm",
+              "jvm_path": "publish, warm, JVM parse"}
+    for name, label in labels.items():
+        if name in runs:
+            run = runs[name]
+            print(f"  {label:<30} {run['seconds']:6.2f} s  (CPU {run['cpu_s']:.2f} s)  "
+                  f"{run['changes_per_s']:>10,.0f} changes/s  ×{_ratio(run['seconds'], arrow['seconds'])}"
+                  f" pyarrow (CPU ×{_ratio(run['cpu_s'], arrow['cpu_s'])}), "
+                  f"peak RSS {fmt_bytes(run['peak_rss'])}")
+    if "whole_command" in runs:
+        whole = runs["whole_command"]
+        print(f"  whole command `mirrorspec publish` {whole['publish']['wall_s']:.2f} s "
+              f"(CPU {whole['publish']['cpu_s']:.2f} s), bare Spark start {whole['bare']['wall_s']:.2f} s "
+              f"(CPU {whole['bare']['cpu_s']:.2f} s): beyond it {whole['beyond_bare_s']:.2f} s = "
+              f"×{runs['ratio_to_pyarrow']['beyond_bare_wall']} pyarrow")
 
 
 if __name__ == "__main__":

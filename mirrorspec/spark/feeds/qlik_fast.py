@@ -27,7 +27,11 @@ from mirrorspec.sources.base import (ERROR_COLUMN, OP_DELETE, OP_INSERT, OP_UPDA
 
 SURE_COLUMN = "_sure"
 MD_COLUMN = "_metadata_message"  # true on a (sure) metadata line: no change, to drop
-ENABLED = True  # False: every file through the Python parser (the equivalence test, the bench)
+# Off by default: measured on 2 cores (docs/performance.md, "publish"), from_json alone costs
+# about what the Python parser costs per message, and the checks that keep rows and errors
+# identical cost as much again, so this path is slower than the Python one today. The
+# equivalence tests and bench/publish_bench.py switch it on.
+ENABLED = False
 # files bigger than this are read by the Python parser in chunks (a file is one JVM string here)
 MAX_FILE_BYTES = 512 * 1024 * 1024
 # value_converter's dispatch (by the lower-cased DataType) → the JSON type from_json reads
@@ -159,23 +163,32 @@ def parse_lines(spark: Any, files: Sequence[str], ctx: dict, schema: T.StructTyp
         """Spark's text of a JSON value that can only have been a JSON string."""
         return ~text.rlike("^[-0-9{\\[]") & ~text.isin("true", "false")
 
-    envelope = (top_has("magic", j["magic"])
-                | (top_has("type", j["type"]) & top_has("message", j["message"])))
+    # Spark inlines these expressions wherever they are used (no common-subexpression
+    # elimination inside CASE branches), so what values depend on must stay cheap: `envelope`
+    # reads parsed fields only; the exact classification (keys with null values) is checked
+    # once, in `sure`.
+    envelope = j["magic"].isNotNull() | (j["type"].isNotNull() & j["message"].isNotNull())
+    exact_envelope = (top_has("magic", j["magic"])
+                      | (top_has("type", j["type"]) & top_has("message", j["message"])))
     env_type = j["type"]
     env_kind = F.when(env_type.rlike("^[A-Za-z]+$"), F.upper(env_type))
     bare_md = top_has("tableStructure", j["tableStructure"]) | top_has("lineage", j["lineage"])
     is_md = F.when(envelope, env_kind == "MD").otherwise(bare_md)
-    classified = F.when(envelope, env_kind.isin("MD", "DT") & j["message"].isNotNull()).otherwise(
+    classified = (exact_envelope == envelope) & F.when(
+        envelope, env_kind.isin("MD", "DT") & j["message"].isNotNull()).otherwise(
         bare_md | j["headers"].isNotNull())
-    msg = F.when(envelope, j["message"]).otherwise(F.struct(j["data"].alias("data"),
-                                                            j["beforeData"].alias("beforeData"),
-                                                            j["headers"].alias("headers")))
-    data, before, head = msg["data"], msg["beforeData"], msg["headers"]
+    data, before, head = [F.when(envelope, j["message"][f]).otherwise(j[f])
+                          for f in ("data", "beforeData", "headers")]
+    # stage: the message's parts as columns (computed once per row, not once per use)
+    lines = lines.select("file", "line_no", "line", "j", envelope.alias("_qe"),
+                         data.alias("_qd"), before.alias("_qb"), head.alias("_qh"))
+    envelope, data, before, head = (F.col(c) for c in ("_qe", "_qd", "_qb", "_qh"))
 
     # headers: str(x or "") of operation/changeSequence, `x or None` of transactionId
     op_text = head["operation"]
-    operation = F.when(op_text.rlike("^[A-Za-z]+$"), F.upper(op_text))
-    op_sure = operation.isin("INSERT", "REFRESH", "UPDATE", "DELETE")
+    operation = F.upper(op_text)  # sure only for ASCII letters, where it is Python's upper()
+    op_sure = op_text.rlike("^[A-Za-z]+$") & operation.isin("INSERT", "REFRESH", "UPDATE",
+                                                             "DELETE")
     seq = head["changeSequence"]
     seq_sure = (seq.isNull() | seq.rlike("^[1-9][0-9]*$") | (seq == "")
                 | certainly_string(seq) | all_strings("changeSequence"))
@@ -267,6 +280,30 @@ def parse_lines(spark: Any, files: Sequence[str], ctx: dict, schema: T.StructTyp
     delete_sure = ~before_set | before_any | ~data_any
     delete_from_before = before_set & before_any
 
+    well_formed = (j["_corrupt"].isNull() & ~line.contains("\ufffd")
+                   & ~line.rlike(_LONE_SURROGATE)
+                   & (F.json_array_length(F.concat(F.lit("["), line, F.lit("]"))) == 1)
+                   & F.when(F.instr(line, "]") == 0, True).otherwise(  # `{..}]..` ends the array
+                       F.json_object_keys(F.concat(F.lit('{"x":'), line, F.lit("}"))).isNotNull()))
+    sure = (well_formed & classified
+            & (is_md | (op_sure & seq_sure & txn_sure & last_sure & mask_sure & values_sure
+                        & F.when(operation == "UPDATE", update_sure).otherwise(True)
+                        & F.when(operation == "DELETE", delete_sure).otherwise(True))))
+    sure = F.coalesce(sure & F.col("file").isNotNull(), F.lit(False))
+    # stage: per-column values and presence, the row's verdict
+    mid = {SURE_COLUMN: sure, MD_COLUMN: F.coalesce(is_md & sure, F.lit(False)),
+           "_qop": operation, "_qseq": sequence, "_qtxn": txn, "_qlast": last,
+           "_qdb": delete_from_before}
+    for index, name in enumerate(names):
+        mid.update({f"_qn{index}": new[name], f"_qo{index}": old[name],
+                    f"_qp{index}": present[name], f"_qu{index}": upsert_present[name]})
+    lines = lines.select("file", "line_no", *[e.alias(k) for k, e in mid.items()])
+    operation, sequence, txn, last, delete_from_before = (
+        F.col(c) for c in ("_qop", "_qseq", "_qtxn", "_qlast", "_qdb"))
+    for index, name in enumerate(names):
+        new[name], old[name] = F.col(f"_qn{index}"), F.col(f"_qo{index}")
+        present[name], upsert_present[name] = F.col(f"_qp{index}"), F.col(f"_qu{index}")
+
     is_delete = operation == "DELETE"
     columns = []
     for name in names:
@@ -285,16 +322,6 @@ def parse_lines(spark: Any, files: Sequence[str], ctx: dict, schema: T.StructTyp
           .when(operation == "REFRESH", F.lit(int(ctx["refresh_op"])))
           .when(operation == "UPDATE", F.lit(OP_UPDATE)).otherwise(F.lit(OP_DELETE)))
 
-    well_formed = (j["_corrupt"].isNull() & ~line.contains("\ufffd")
-                   & ~line.rlike(_LONE_SURROGATE)
-                   & (F.json_array_length(F.concat(F.lit("["), line, F.lit("]"))) == 1)
-                   & F.when(F.instr(line, "]") == 0, True).otherwise(  # `{..}]..` ends the array
-                       F.json_object_keys(F.concat(F.lit('{"x":'), line, F.lit("}"))).isNotNull()))
-    sure = (well_formed & classified
-            & (is_md | (op_sure & seq_sure & txn_sure & last_sure & mask_sure & values_sure
-                        & F.when(operation == "UPDATE", update_sure).otherwise(True)
-                        & F.when(is_delete, delete_sure).otherwise(True))))
-    sure = F.coalesce(sure & F.col("file").isNotNull(), F.lit(False))
     order = F.struct(sequence.alias("seq"), F.col("file").alias("file"),
                      F.col("line_no").alias("line"), F.lit(0).alias("sub"))
     rows = lines.select(
@@ -303,8 +330,7 @@ def parse_lines(spark: Any, files: Sequence[str], ctx: dict, schema: T.StructTyp
         present_column.alias("_present"), F.col("file").alias("_source_file"),
         F.col("line_no").cast("long").alias("_source_line"),
         F.lit(None).cast("string").alias(PAIR_COLUMN), txn.alias("_txn"), last.alias("_txn_last"),
-        F.lit(None).cast("string").alias(ERROR_COLUMN), sure.alias(SURE_COLUMN),
-        F.coalesce(is_md & sure, F.lit(False)).alias(MD_COLUMN))
+        F.lit(None).cast("string").alias(ERROR_COLUMN), SURE_COLUMN, MD_COLUMN)
     return rows
 
 
