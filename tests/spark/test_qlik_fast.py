@@ -135,6 +135,7 @@ def _both(spark, table, files, monkeypatch, state=None):
     fast_rows, fast = _read(spark, table, files, state, True, monkeypatch)
     slow_rows, slow = _read(spark, table, files, state, False, monkeypatch)
     assert slow.info["jvm_parsed"] == []
+    assert fast.changes.schema == slow.changes.schema  # names, types and nullability
     assert fast_rows == slow_rows
     assert (fast.files, fast.held_back, fast.info["state"]) == \
         (slow.files, slow.held_back, slow.info["state"])
@@ -243,3 +244,45 @@ def test_values_the_converters_treat_differently_take_the_python_path(spark, tmp
     result, rows = _both(spark, _table(feed, with_columns=True), files, monkeypatch)
     assert result.info["jvm_parsed"] == [files[3]]
     assert [r[1] for r in rows] == ["1.5", '{"a":[1,2]}', "0012", None]  # by changeSequence
+
+
+def test_landing_files_are_the_same_bytes(spark, tmp_path, monkeypatch):
+    """`publish_table` with the JVM path writes the very landing file the Python parser does."""
+    from dataclasses import replace
+
+    from mirrorspec.compile.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
+    from mirrorspec.spark.publisher import publish_table
+
+    rng = random.Random(3)
+    feed = tmp_path / "feed"
+    feed.mkdir()
+    live: list[int] = []
+    _clean_file(rng, feed / "CDC00000001.json", 0, 150, live)
+    _clean_file(rng, feed / "CDC00000002.json", 150, 150, live)
+    table = TablePlan(unique_id="dbo.t", name="t", schema=None, warehouse_schema="dbo",
+                      landing_path="", delta_path=str(tmp_path / "wh" / "t"),
+                      metadata={"keyColumns": ["ID"]}, key_columns=["ID"],
+                      columns=[ColumnSpec(n, t) for n, t in COLUMNS],
+                      source=SourceSpec("qlik_replicate", str(feed), {}))
+    from mirrorspec.spark.feeds import qlik as qlik_reader
+
+    taken: list[str] = []
+    parse = qlik_reader._parse
+
+    def spy(spark, tasks, schema, cached, jvm_parsed):
+        frame = parse(spark, tasks, schema, cached, jvm_parsed)
+        taken.extend(jvm_parsed)
+        return frame
+
+    monkeypatch.setattr(qlik_reader, "_parse", spy)
+    landed = []
+    for fast in (True, False):
+        monkeypatch.setattr(qlik_fast, "ENABLED", fast)
+        lz = tmp_path / f"lz_{fast}"
+        plan = Plan(1, "p", "1", "p", "dev", str(lz), str(tmp_path / "wh"),
+                    str(tmp_path / f"state_{fast}"), SparkSpec(), None, [table])
+        result = publish_table(spark, replace(table, landing_path=str(lz / "t")), plan)
+        assert result.status == "Published", result.error
+        landed.append([Path(f).read_bytes() for f in result.files_written])
+    assert len(taken) == 2  # both files went through the JVM path
+    assert len(landed[0]) == 1 and landed[0] == landed[1]

@@ -24,6 +24,7 @@ from pyspark.sql import types as T
 
 from mirrorspec.sources.base import (ERROR_COLUMN, OP_DELETE, OP_INSERT, OP_UPDATE, PAIR_COLUMN,
                                      is_remote_path)
+from mirrorspec.spark.feeds.base import _local_name
 
 SURE_COLUMN = "_sure"
 MD_COLUMN = "_metadata_message"  # true on a (sure) metadata line: no change, to drop
@@ -125,8 +126,6 @@ def parse_lines(spark: Any, files: Sequence[str], ctx: dict, schema: T.StructTyp
         wanted[file] = file
         wanted[os.path.normpath(os.path.abspath(file))] = file
     frame = spark.read.text(list(files), wholetext=True)
-    from mirrorspec.spark.feeds.base import _local_name
-
     uris = {uri: _local_name(uri, wanted) for uri in frame.inputFiles()}
     if sorted(set(uris.values())) != sorted(set(files)):
         return None  # Spark sees other files than asked for: let the Python parser read them
@@ -318,17 +317,20 @@ def parse_lines(spark: Any, files: Sequence[str], ctx: dict, schema: T.StructTyp
                       lambda x: x.isNotNull())
     present_column = F.when(is_delete | all_present, F.lit(None).cast("array<string>")) \
         .otherwise(listed)
+    # every column nullable, as in the Python parser's frame (a landing file's Parquet schema
+    # says optional/required from it)
     op = (F.when(operation == "INSERT", F.lit(OP_INSERT))
           .when(operation == "REFRESH", F.lit(int(ctx["refresh_op"])))
-          .when(operation == "UPDATE", F.lit(OP_UPDATE)).otherwise(F.lit(OP_DELETE)))
+          .when(operation == "UPDATE", F.lit(OP_UPDATE)).when(is_delete, F.lit(OP_DELETE)))
+    known = F.col("file").isNotNull()
 
     order = F.struct(sequence.alias("seq"), F.col("file").alias("file"),
                      F.col("line_no").alias("line"), F.lit(0).alias("sub"))
     rows = lines.select(
         *columns, op.cast("int").alias("_op"),
-        order.cast(schema["_order"].dataType).alias("_order"),
+        F.when(known, order.cast(schema["_order"].dataType)).alias("_order"),
         present_column.alias("_present"), F.col("file").alias("_source_file"),
-        F.col("line_no").cast("long").alias("_source_line"),
+        F.when(known, F.col("line_no").cast("long")).alias("_source_line"),
         F.lit(None).cast("string").alias(PAIR_COLUMN), txn.alias("_txn"), last.alias("_txn_last"),
         F.lit(None).cast("string").alias(ERROR_COLUMN), SURE_COLUMN, MD_COLUMN)
     return rows
