@@ -1,13 +1,24 @@
-"""Publish benchmark (issue 6): CDC feed files → landing zone, through `publish_table`.
+"""Publish benchmark (issues 6 and 15): CDC feed files → landing zone, through `publish_table`.
 
 At --scale 1.0: 1M Qlik Replicate data messages (JSON lines, 10 files; 50% INSERT, 35% UPDATE
 with beforeData, 15% DELETE, transactions of 10 events) and 1M Arcion realtime CSV rows (3x+3
-columns, 10 files, same mix). Each feed is published into an open-mirroring landing zone by
-`mirrorspec.spark.publisher.publish_table` in one warm SparkSession; the figure is changes/s
-from "feed files present" to "landing file renamed into place" (the JVM start is not counted,
-the first-touch cost of the reader is). Target: ≥ 100k changes/s on 2 cores.
+columns, 10 files, same mix). Per feed, in one run:
+
+- pyarrow's C++ reader (`pyarrow.json.read_json` / `pyarrow.csv.read_csv`) parsing the same
+  files and writing one Parquet file: issue 15's reference;
+- the first `publish_table` of a warm SparkSession (JVM up, the reader's code paths cold: what
+  this bench used to report alone) and a second, warm one of the same files into a fresh
+  landing folder (the steady state of a long `run` or `--watch`);
+- with --jvm-path, the Qlik feed through the JVM parse (`spark/feeds/qlik_fast.py`, off by
+  default): one warm-up, then timed;
+- with --whole-command, `python -m mirrorspec publish` as a process beside a bare Spark start,
+  and the difference: the way issue 15 measured.
+
+Wall and CPU seconds of the process tree (CPU barely moves on a shared machine), changes/s,
+ratios to pyarrow, peak RSS. Target: ≥ 100k changes/s on 2 cores; within 3× pyarrow.
 
     .venv/bin/python bench/publish_bench.py --scale 0.1 [--json] [--feeds qlik,arcion]
+        [--jvm-path] [--whole-command]
 
 `generate_project()` is reused by bench/e2e_bench.py.
 """
