@@ -71,8 +71,8 @@ def _parse(spark: Any, tasks: list[dict], schema, cached: list, jvm_parsed: list
         return spark.createDataFrame([], schema)
     parsed = None
     slow = tasks
-    fast = fast_files(tasks)
-    if fast and qlik_fast.ENABLED:
+    fast = fast_files(tasks) if qlik_fast.ENABLED else []
+    if fast:
         lines = parse_lines(spark, fast, tasks[0]["ctx"], schema)
         if lines is not None:
             lines = lines.persist()
