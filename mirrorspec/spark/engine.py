@@ -92,6 +92,7 @@ class TableOutcome:
     delta_version: int | None = None
     seconds: float = 0.0
     landing_path: str = ""        # the table's landing folder
+    delta_path: str = ""          # the Delta table's folder
     warnings: list[str] = field(default_factory=list)  # what was ignored, once each
 
 
@@ -184,7 +185,8 @@ class _TableRun:
         self.lfs = fsmod.filesystem_for(target.landing_path, spark)
         self.wfs = fsmod.filesystem_for(target.delta_path, spark)
         self.outcome = TableOutcome(target.unique_id, target.schema, target.name,
-                                    landing_path=target.landing_path)
+                                    landing_path=target.landing_path,
+                                    delta_path=target.delta_path)
         self.app_id = mirroring.mirror_id(target.schema, target.name)
 
     # -- entry point
