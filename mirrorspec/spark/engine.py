@@ -516,7 +516,10 @@ class _TableRun:
                 else:
                     data = batch.select(*[reader.col(c) for c in columns])
                 if not state.exists:
-                    data = pruning.initial_layout(data, metadata.key_columns, size)
+                    # rows that went through the fold were shuffled by key hash: never in order
+                    in_order = not keyed_rows and pruning.in_key_order(
+                        applied, metadata.key_columns, union)
+                    data = pruning.initial_layout(data, metadata.key_columns, size, in_order)
                 (data.write.format("delta").mode("append")
                  .option("txnAppId", self.app_id).option("txnVersion", txn_version)
                  .option("userMetadata", user_metadata)
