@@ -37,7 +37,7 @@ SUITE: dict[str, tuple[str, list[str], list[str]]] = {
                 ["--json", "--scale", "0.1"]),
     "batch": ("batch_bench.py", ["--json", "--scale", "0.005"], ["--json", "--scale", "1.0"]),
     "latency": ("latency_bench.py", ["--json", "--files", "20"], ["--json", "--files", "50"]),
-    "latency-cadence": ("latency_bench.py", ["--json", "--files", "20", "--every", "3"],
+    "latency-cadence": ("latency_bench.py", ["--json", "--files", "10", "--every", "3"],
                         ["--json", "--files", "50", "--every", "3"]),
     "read": ("read_bench.py", ["--json", "--scale", "0.05", "--repeat", "1"],
              ["--json", "--scale", "1.0"]),
