@@ -2,7 +2,8 @@
 
   (a) tiny batch: 1k changes into a 1M-row table, as whole commands (`mirrorspec mirror`, a cold
       JVM) beside a bare PySpark process that starts with Delta's jars and counts the table;
-      the ratio of the two (wall and CPU seconds of each process tree).
+      the ratio of the two (wall and CPU seconds of each process tree). The same count through
+      mirrorspec's own session (its conf and JVM class-data archive) is shown too.
   (b) the same batch (100k changes, 10 files) into tables of 3M and 30M rows, each pass timed in
       one warm session, beside delta-rs MERGE of the same changes (net fold, one MERGE) on a
       copy of the table before the pass; the ratio between the two sizes says whether the cost
@@ -38,10 +39,27 @@ from _common import (REPO_ROOT, CpuTime, PeakMemory, TreeCpu, emit,
                      print_table, spark_session)
 from mirror_bench import TABLE, deltalake_merge, generate
 
+# The issue's reference: plain PySpark started with Delta's jars, nothing of mirrorspec's.
 BARE_COUNT = """
 import sys
+from pyspark.sql import SparkSession
+from mirrorspec.spark import jars
+spark = (SparkSession.builder.master("local[2]").appName("bare")
+         .config("spark.jars", ",".join(str(p) for p in jars.cached_jars()))
+         .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+         .config("spark.sql.catalog.spark_catalog",
+                 "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+         .config("spark.driver.memory", "4g").getOrCreate())
+print(spark.read.format("delta").load(sys.argv[1]).count())
+spark.stop()
+"""
+
+# The same count through mirrorspec's session (its conf and the JVM class-data archive, when
+# `make` created one): how much of the difference is the start rather than the pass.
+SESSION_COUNT = """
+import sys
 from mirrorspec.spark.session import build_session
-spark = build_session("local[2]", {"spark.driver.memory": "4g"}, app_name="bare")
+spark = build_session("local[2]", {}, app_name="bare")
 print(spark.read.format("delta").load(sys.argv[1]).count())
 spark.stop()
 """
@@ -112,12 +130,14 @@ def tiny_batch(spark, work: Path, rows: int, changes: int) -> dict:
     land(paths, landing / TABLE)
     table = warehouse / "dbo" / TABLE
     bare = run_process([sys.executable, "-c", BARE_COUNT, str(table)])
+    session = run_process([sys.executable, "-c", SESSION_COUNT, str(table)])
     mirror = run_process([sys.executable, "-m", "mirrorspec", "mirror", "--landing-zone",
                           str(landing), "--warehouse", str(warehouse), "--master", "local[2]",
                           "--threads", "1", "-q"])
-    return {"rows": rows, "changes": changes, "mirror": mirror, "bare": bare,
+    return {"rows": rows, "changes": changes, "mirror": mirror, "bare": bare, "session": session,
             "ratio_wall": ratio(mirror["wall_s"], bare["wall_s"]),
-            "ratio_cpu": ratio(mirror["cpu_s"], bare["cpu_s"])}
+            "ratio_cpu": ratio(mirror["cpu_s"], bare["cpu_s"]),
+            "session_ratio_wall": ratio(mirror["wall_s"], session["wall_s"])}
 
 
 def batch_into(spark, work: Path, rows: int, changes: int, files: int) -> dict:
@@ -170,9 +190,12 @@ def table_rows(f: dict) -> list[list]:
     rows = [
         ["tiny batch", f"{tiny['changes']:,} changes → {tiny['rows']:,} rows, `mirror` command",
          _time(tiny["mirror"]), fmt_bytes(tiny["mirror"]["peak_rss"]), ""],
-        ["  bare start", "PySpark + Delta jars, count the table", _time(tiny["bare"]),
+        ["  bare start", "plain PySpark + Delta jars, count the table", _time(tiny["bare"]),
          fmt_bytes(tiny["bare"]["peak_rss"]),
          f"mirror/bare {tiny['ratio_wall']} wall, {tiny['ratio_cpu']} CPU (target ≤ 1.2)"],
+        ["  mirrorspec start", "the same count through mirrorspec's session",
+         _time(tiny["session"]), fmt_bytes(tiny["session"]["peak_rss"]),
+         f"mirror/this {tiny['session_ratio_wall']} wall"],
     ]
     for case in (small, big):
         rows += [
@@ -222,6 +245,7 @@ def main(argv: list[str] | None = None) -> dict:
     for case in ("tiny",):
         figures[case]["mirror"].pop("output")
         figures[case]["bare"].pop("output")
+        figures[case]["session"].pop("output")
     figures["size_ratio_wall"] = ratio(figures["big"]["batch"]["wall_s"],
                                        figures["small"]["batch"]["wall_s"])
     figures["size_ratio_cpu"] = ratio(figures["big"]["batch"]["cpu_s"],

@@ -32,43 +32,56 @@ def _watch(spark, landing_zone: str, warehouse: str, options, console, interval:
     from mirrorspec.spark import fs as fsmod
     from mirrorspec.spark.engine import mirror_landing_zone
     from mirrorspec.spark.landing import folder_signature
+    from mirrorspec.spark.warm import SnapshotWarmer
     from mirrorspec.watch import Backoff, QuietConsole
 
     backoff, quiet = Backoff(interval), QuietConsole(console)
     lfs = fsmod.filesystem_for(landing_zone, spark)
-    passes = 0
-    while True:
-        now = time.monotonic()
-        signatures: dict[str, tuple] = {}
+    warmer = SnapshotWarmer(spark)
+    try:
+        passes = 0
+        while True:
+            now = time.monotonic()
+            signatures: dict[str, tuple] = {}
 
-        def skip(target, now=now, signatures=signatures) -> bool:
-            if target.unique_id not in backoff.failing:
-                return False
-            signatures[target.unique_id] = folder_signature(lfs, target.landing_path)
-            return not backoff.due(target.unique_id, now, signatures[target.unique_id])
+            def skip(target, now=now, signatures=signatures) -> bool:
+                if target.unique_id not in backoff.failing:
+                    return False
+                signatures[target.unique_id] = folder_signature(lfs, target.landing_path)
+                return not backoff.due(target.unique_id, now, signatures[target.unique_id])
 
-        result = mirror_landing_zone(spark, landing_zone, warehouse, options, quiet, stop=stop,
-                                     skip=skip)
-        passes += 1
-        outcomes = {}
-        for t in result.tables:
-            failed = t.status == "Failed"
-            if failed:
-                signature = signatures.get(t.unique_id) or folder_signature(lfs, t.landing_path)
-                backoff.record(t.unique_id, True, now, signature)
-            else:
-                backoff.record(t.unique_id, False, now, None)
-            outcomes[t.unique_id] = (t.status, (t.error or {}).get("message"),
-                                     tuple(t.files_applied))
-        changed = quiet.end_pass(outcomes)
-        applied = sum(len(t.files_applied) for t in result.tables)
-        if applied or changed:
-            failed = sorted(backoff.failing)
-            console.info(f"pass {passes}: {applied} file(s) applied"
-                         + (f"; failing (backing off): {', '.join(failed)}" if failed else ""),
-                         passes=passes, applied=applied, failed=failed)
-        if stop.wait(interval):
-            return result
+            result = mirror_landing_zone(spark, landing_zone, warehouse, options, quiet,
+                                         stop=stop, skip=skip)
+            passes += 1
+            # the next pass finds the new versions' state ready (mirrorspec/spark/warm.py)
+            warmer.after_pass(t.delta_path for t in result.tables if t.files_applied)
+            changed = _record_outcomes(result, backoff, quiet, lfs, signatures, now)
+            applied = sum(len(t.files_applied) for t in result.tables)
+            if applied or changed:
+                failed = sorted(backoff.failing)
+                console.info(f"pass {passes}: {applied} file(s) applied"
+                             + (f"; failing (backing off): {', '.join(failed)}" if failed else ""),
+                             passes=passes, applied=applied, failed=failed)
+            if stop.wait(interval):
+                return result
+    finally:
+        warmer.close()
+
+
+def _record_outcomes(result, backoff, quiet, lfs, signatures, now) -> bool:
+    """Feed a pass's outcomes to the backoff and the quiet console; True if one changed."""
+    from mirrorspec.spark.landing import folder_signature
+
+    outcomes = {}
+    for t in result.tables:
+        if t.status == "Failed":
+            signature = signatures.get(t.unique_id) or folder_signature(lfs, t.landing_path)
+            backoff.record(t.unique_id, True, now, signature)
+        else:
+            backoff.record(t.unique_id, False, now, None)
+        outcomes[t.unique_id] = (t.status, (t.error or {}).get("message"),
+                                 tuple(t.files_applied))
+    return quiet.end_pass(outcomes)
 
 
 def failure_summary(tables) -> tuple[str, str]:

@@ -92,6 +92,7 @@ class TableOutcome:
     delta_version: int | None = None
     seconds: float = 0.0
     landing_path: str = ""        # the table's landing folder
+    delta_path: str = ""          # the Delta table's folder
     warnings: list[str] = field(default_factory=list)  # what was ignored, once each
 
 
@@ -184,7 +185,8 @@ class _TableRun:
         self.lfs = fsmod.filesystem_for(target.landing_path, spark)
         self.wfs = fsmod.filesystem_for(target.delta_path, spark)
         self.outcome = TableOutcome(target.unique_id, target.schema, target.name,
-                                    landing_path=target.landing_path)
+                                    landing_path=target.landing_path,
+                                    delta_path=target.delta_path)
         self.app_id = mirroring.mirror_id(target.schema, target.name)
 
     # -- entry point
@@ -514,7 +516,10 @@ class _TableRun:
                 else:
                     data = batch.select(*[reader.col(c) for c in columns])
                 if not state.exists:
-                    data = pruning.initial_layout(data, metadata.key_columns, size)
+                    # rows that went through the fold were shuffled by key hash: never in order
+                    in_order = not keyed_rows and pruning.in_key_order(
+                        applied, metadata.key_columns, union)
+                    data = pruning.initial_layout(data, metadata.key_columns, size, in_order)
                 (data.write.format("delta").mode("append")
                  .option("txnAppId", self.app_id).option("txnVersion", txn_version)
                  .option("userMetadata", user_metadata)

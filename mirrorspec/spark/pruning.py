@@ -42,6 +42,29 @@ def key_range(files, key_columns: tuple[str, ...], table_fields) -> KeyRange | N
     """The [min, max] of the first key column over the landing `files`, from their row-group
     statistics, or None when it can't be proven cheaply: a key that isn't an integer in the
     table, a file that isn't local Parquet, or a row group without statistics."""
+    groups = _row_group_ranges(files, key_columns, table_fields)
+    if not groups:
+        return None
+    return KeyRange(key_columns[0], min(g[0] for g in groups), max(g[1] for g in groups))
+
+
+def in_key_order(files, key_columns: tuple[str, ...], table_fields) -> bool:
+    """Whether `files`, read in order, are already laid out by the first key column: each row
+    group's key range starts at or after the previous one's end (an export ordered by its
+    primary key, a full load), and no row group is larger than a target file (Spark splits a
+    file between row groups, never inside one). Proven from the footers' statistics alone."""
+    groups = _row_group_ranges(files, key_columns, table_fields)
+    if not groups:
+        return False
+    return all(size <= TARGET_FILE_BYTES for _, _, size in groups) and all(
+        later[0] >= earlier[1] for earlier, later in zip(groups, groups[1:]))
+
+
+def _row_group_ranges(files, key_columns: tuple[str, ...], table_fields
+                      ) -> list[tuple[int, int, int]] | None:
+    """(min, max) of the first key column and the compressed size of each row group holding
+    keys, in file and row-group order, from the Parquet footers alone; None when a file or row
+    group can't say."""
     import pyarrow.parquet as pq
 
     if not key_columns or not files:
@@ -50,7 +73,7 @@ def key_range(files, key_columns: tuple[str, ...], table_fields) -> KeyRange | N
     table_type = next((f.dataType for f in table_fields if f.name.lower() == key), None)
     if not isinstance(table_type, T.IntegralType):
         return None
-    low = high = None
+    ranges: list[tuple[int, int, int]] = []
     for file in files:
         if file.format != "parquet" or fsmod.is_remote(file.path):
             return None
@@ -71,18 +94,23 @@ def key_range(files, key_columns: tuple[str, ...], table_fields) -> KeyRange | N
                 continue  # no key in this row group
             if stats is None or not stats.has_min_max:
                 return None
-            low = stats.min if low is None else min(low, stats.min)
-            high = stats.max if high is None else max(high, stats.max)
-    if low is None:
-        return None
-    return KeyRange(key_columns[0], int(low), int(high))
+            row_group = metadata.row_group(group)
+            size = sum(row_group.column(i).total_compressed_size
+                       for i in range(row_group.num_columns))
+            ranges.append((int(stats.min), int(stats.max), size))
+    return ranges or None
 
 
-def initial_layout(data: DataFrame, key_columns: tuple[str, ...], landed_bytes: int) -> DataFrame:
+def initial_layout(data: DataFrame, key_columns: tuple[str, ...], landed_bytes: int,
+                   in_order: bool = False) -> DataFrame:
     """The rows of an initial load spread into files of about TARGET_FILE_BYTES (estimated from
     the landed files' size), each holding one range of the first key, so that later batches
-    whose keys are clustered (new keys, recent rows) touch only the files of their range."""
-    if not key_columns:
-        return data  # keyless: written as read, in splits of spark.sql.files.maxPartitionBytes
+    whose keys are clustered (new keys, recent rows) touch only the files of their range.
+
+    Rows read `in_order` of the key (see `in_key_order`) are written as read: Spark's splits of
+    `spark.sql.files.maxPartitionBytes` (128 MiB) already hold one key range each, so the
+    sampling job and the shuffle of the whole table are skipped."""
+    if not key_columns or in_order:
+        return data  # written as read, in splits of spark.sql.files.maxPartitionBytes
     count = max(1, -(-landed_bytes // TARGET_FILE_BYTES))
     return data.repartitionByRange(count, col(key_columns[0]))

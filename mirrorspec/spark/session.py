@@ -31,7 +31,7 @@ from typing import Any, Mapping
 from pyspark.sql import SparkSession
 
 from mirrorspec.errors import MirrorspecError, SetupError
-from mirrorspec.spark import jars
+from mirrorspec.spark import cds, jars
 
 # Defaults for a laptop; any of them can be overridden by the profile's `spark.conf`.
 DEFAULT_CONF: dict[str, str] = {
@@ -46,8 +46,9 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.driver.memory": "4g",
     "spark.sql.sources.parallelPartitionDiscovery.threshold": "1000000",
     # Delta rebuilds a table's state from its log with this many tasks (default 50): for the
-    # small commits of a mirror pass, 50 tiny tasks cost more than the data (bench/latency).
-    "spark.databricks.delta.snapshotPartitions": "8",
+    # small commits of a mirror pass, many tiny tasks cost more than the data (8 → 2 took
+    # ~0.3 s off a warm 1k-change pass, performance.md); a log of many files wants more.
+    "spark.databricks.delta.snapshotPartitions": "2",
     # MERGE materialises its source (the folded batch); on disk only by default. Memory first
     # (spilling to disk when it doesn't fit) measured 6% faster at 1M changes (performance.md).
     "spark.databricks.delta.merge.materializeSource.rddStorageLevel": "MEMORY_AND_DISK",
@@ -95,21 +96,39 @@ def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | Non
     extra_jars = [n.strip() for n in user_conf.pop(EXTRA_JARS_KEY, "").split(",") if n.strip()]
     if remote:
         return _connect_session(remote, user_conf, app_name)
-    merged = dict(DEFAULT_CONF)
-    merged.update(user_conf)
+    merged = _merged_conf(user_conf, jars_mode, extra_jars, master or "local[*]")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
     if not submitted:
         builder = builder.master(master or "local[*]")
-    _add_delta_jars(merged, jars_mode)
-    for name in extra_jars:
-        _add_extra_jars(merged, name, master or "local[*]")
+        from pyspark import SparkContext
+
+        if SparkContext._gateway is None:  # this process starts the JVM: map the archive
+            cds.add_archive(merged)
     for key, value in merged.items():
         builder = builder.config(key, value)
     with _jvm_output_to_log():
         session = builder.getOrCreate()
     session.sparkContext.setLogLevel(os.environ.get("MIRRORSPEC_SPARK_LOG_LEVEL", "ERROR"))
     return session
+
+
+def _merged_conf(user_conf: dict[str, str], jars_mode: str, extra_jars: list[str],
+                 master: str) -> dict[str, str]:
+    merged = dict(DEFAULT_CONF)
+    merged.update(user_conf)
+    _add_delta_jars(merged, jars_mode)
+    for name in extra_jars:
+        _add_extra_jars(merged, name, master)
+    return merged
+
+
+def driver_conf(conf: Mapping[str, str] | None = None, master: str = "local[*]") -> dict[str, str]:
+    """The conf `build_session(master, conf)` starts a local driver JVM with (jars included)."""
+    user_conf = {k: str(v) for k, v in (conf or {}).items()}
+    jars_mode = user_conf.pop(DELTA_JARS_KEY, "cache").strip().lower()
+    extra_jars = [n.strip() for n in user_conf.pop(EXTRA_JARS_KEY, "").split(",") if n.strip()]
+    return _merged_conf(user_conf, jars_mode, extra_jars, master)
 
 
 _JVM_LOG: list[str] = []  # the file this process's JVM writes its stdout/stderr to

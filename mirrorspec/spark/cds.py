@@ -1,0 +1,179 @@
+"""A class-data-sharing (CDS) archive for the driver JVM: a faster start for every command.
+
+A Spark driver loads and verifies some 15,000 classes of Spark, Delta and the JDK while it starts
+and runs its first MERGE; that is most of a cold `mirror` command's fixed cost beyond the work
+itself. A dynamic CDS archive (JDK 13 and later) holds those classes pre-parsed in one file the
+JVM maps at start. `make` creates it once with `python -m mirrorspec.spark.cds`, which runs a
+small mirror pass (initial load, then a MERGE with deletes and deletion vectors) in a JVM started
+with `-XX:ArchiveClassesAtExit`; `build_session` adds `-XX:SharedArchiveFile` whenever an archive
+made for this exact JVM and class path exists. Figures: docs/performance.md.
+
+The archive is named after what it depends on (the java binary, pyspark's jars, the driver's
+extra class path and `spark.jars`), so a new JDK or jar set simply finds none and starts as
+before. MIRRORSPEC_CDS: `auto` (default: use it when present, and a JVM that can't map it starts
+without it), `off`, or `require` (`-Xshare:on`: the JVM refuses to start without it — for
+diagnosis and the test that proves the archive works).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from mirrorspec.spark import jars
+
+ENV = "MIRRORSPEC_CDS"
+MODES = ("auto", "off", "require")
+JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+_CLASS_PATH = "spark.driver.extraClassPath"
+
+
+def mode() -> str:
+    """The MIRRORSPEC_CDS setting (an unknown value counts as `auto`)."""
+    value = os.environ.get(ENV, "auto").strip().lower()
+    return value if value in MODES else "auto"
+
+
+def _java() -> Path | None:
+    home = os.environ.get("JAVA_HOME")
+    found = os.path.join(home, "bin", "java") if home else shutil.which("java")
+    return Path(found).resolve() if found and os.path.exists(found) else None
+
+
+def archive_path(conf: dict[str, str]) -> Path | None:
+    """Where the archive for the JVM `conf` would start lives (None: no java found).
+
+    Named after everything the JVM checks before it maps an archive: the java binary (a new JDK
+    has another path or mtime), pyspark's jars (its class path) and the extra class path, plus
+    `spark.jars` (Delta's, loaded by Spark's own class loader)."""
+    java = _java()
+    if java is None:
+        return None
+    import pyspark
+
+    spark_jars = Path(pyspark.__file__).parent / "jars"
+    names = sorted(p.name for p in spark_jars.glob("*.jar")) if spark_jars.is_dir() else []
+    parts = [str(java), str(java.stat().st_mtime_ns), pyspark.__version__, *names,
+             conf.get(_CLASS_PATH, ""), conf.get("spark.jars", "")]
+    digest = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+    return jars.cache_dir() / "cds" / f"driver-{digest}.jsa"
+
+
+def add_archive(conf: dict[str, str]) -> Path | None:
+    """Add `-XX:SharedArchiveFile` to the driver's Java options in `conf` when an archive for
+    this JVM and class path exists (and MIRRORSPEC_CDS allows it); returns the archive used."""
+    setting = mode()
+    if setting == "off" or "SharedArchiveFile" in conf.get(JAVA_OPTIONS, "") \
+            or "ArchiveClassesAtExit" in conf.get(JAVA_OPTIONS, ""):
+        return None
+    path = archive_path(conf)
+    if path is None or not path.is_file():
+        return None
+    share = "-Xshare:on" if setting == "require" else "-Xshare:auto"
+    _prepend_option(conf, f"-XX:SharedArchiveFile={path} {share}")
+    return path
+
+
+def _prepend_option(conf: dict[str, str], option: str) -> None:
+    existing = conf.get(JAVA_OPTIONS, "").strip()
+    conf[JAVA_OPTIONS] = f"{option} {existing}".strip()
+
+
+# --- making the archive ---------------------------------------------------------------------------
+
+def _training_pass(spark, work: Path) -> None:
+    """A small pass that loads the classes of an everyday `mirror` run: an initial load, then a
+    MERGE with updates, deletes and inserts on a table with deletion vectors, then a read."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from mirrorspec.spark.engine import MirrorOptions, mirror_landing_zone
+
+    folder = work / "landing" / "training"
+    folder.mkdir(parents=True)
+    (folder / "_metadata.json").write_text('{"keyColumns": ["id"]}\n', encoding="utf-8")
+    ids = list(range(1000))
+    pq.write_table(pa.table({"id": pa.array(ids, pa.int64()),
+                             "name": [f"row {i}" for i in ids],
+                             "__rowMarker__": pa.array([0] * 1000, pa.int32())}),
+                   folder / f"{1:020d}.parquet")
+    warehouse = work / "warehouse"
+    changed = [1, 2, 5000, 3]  # update, delete, insert, upsert
+    for sequence in (1, 2):  # the initial load, then a MERGE
+        if sequence == 2:
+            pq.write_table(pa.table({"id": pa.array(changed, pa.int64()),
+                                     "name": [f"changed {i}" for i in changed],
+                                     "__rowMarker__": pa.array([1, 2, 0, 4], pa.int32())}),
+                           folder / f"{2:020d}.parquet")
+        result = mirror_landing_zone(spark, str(work / "landing"), str(warehouse),
+                                     MirrorOptions(threads=1))
+        if result.failed:
+            raise RuntimeError(f"the training pass failed: {result.tables[0].error}")
+    spark.read.format("delta").load(str(warehouse / "dbo" / "training")).count()
+
+
+def create(conf: dict[str, str] | None = None) -> Path | None:
+    """Make the archive for a JVM started with `conf` (default: mirrorspec's), unless it exists.
+
+    Runs the training pass in this process's JVM, which must not be running yet, then stops it so
+    the JVM writes the archive as it exits. Returns the archive, None when no java was found."""
+    from pyspark import SparkContext
+
+    from mirrorspec.spark import session as sessions
+
+    if SparkContext._gateway is not None:
+        raise RuntimeError("the JVM is running already; make the archive in a fresh process")
+    conf = dict(conf or {})
+    target = archive_path(sessions.driver_conf(conf))
+    if target is None:
+        return None
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
+    _prepend_option(conf, f"-XX:ArchiveClassesAtExit={partial}")
+    os.environ[ENV] = "off"
+    work = Path(tempfile.mkdtemp(prefix="mirrorspec-cds-"))
+    try:
+        spark = sessions.build_session("local[2]", conf, app_name="mirrorspec-cds")
+        try:
+            _training_pass(spark, work)
+        finally:
+            spark.stop()
+            gateway = SparkContext._gateway
+            process = getattr(gateway, "proc", None)
+            if gateway is not None:
+                gateway.shutdown()
+            if process is not None:  # the JVM exits when its stdin closes, writing the archive
+                process.stdin.close()
+                process.wait(timeout=600)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if not partial.is_file():
+        raise RuntimeError(f"the JVM wrote no archive at {partial} (see its log: "
+                           f"{sessions.jvm_log_path()})")
+    os.replace(partial, target)  # atomic: a concurrent `make` or command never maps half a file
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m mirrorspec.spark.cds` (run by `make`): create the archive if it is missing.
+    Never fails the setup: without an archive every command still works, only slower to start."""
+    del argv
+    try:
+        path = create()
+    except Exception as exc:  # noqa: BLE001 - an optimisation; setup goes on without it
+        print(f"mirrorspec: warning: no JVM class-data archive ({exc}); commands start "
+              "~1.5 s slower", file=sys.stderr)
+        return 0
+    print(f"JVM class-data archive: {path}" if path else
+          "mirrorspec: warning: no java found for the class-data archive", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""The driver JVM's class-data archive: which archive a session maps, and when none."""
+
+from __future__ import annotations
+
+import pytest
+
+from mirrorspec.spark import cds
+
+
+@pytest.fixture()
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("MIRRORSPEC_JARS_DIR", str(tmp_path))
+    monkeypatch.delenv(cds.ENV, raising=False)
+    return tmp_path
+
+
+def _make_archive(conf: dict) -> None:
+    path = cds.archive_path(conf)
+    assert path is not None, "these tests need java on the PATH"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"archive")
+
+
+def test_no_archive_leaves_the_java_options_alone(cache):
+    conf = {"spark.jars": "/x/delta.jar"}
+    assert cds.add_archive(conf) is None
+    assert cds.JAVA_OPTIONS not in conf
+
+
+def test_an_archive_for_this_class_path_is_mapped_before_the_users_options(cache):
+    conf = {"spark.jars": "/x/delta.jar", cds.JAVA_OPTIONS: "-Dmine=1"}
+    _make_archive(conf)
+    used = cds.add_archive(conf)
+    assert used == cds.archive_path(conf)
+    assert conf[cds.JAVA_OPTIONS] == f"-XX:SharedArchiveFile={used} -Xshare:auto -Dmine=1"
+
+
+def test_another_class_path_or_jar_set_needs_its_own_archive(cache):
+    base = {"spark.jars": "/x/delta.jar"}
+    _make_archive(base)
+    for other in ({"spark.jars": "/x/delta.jar,/x/kafka.jar"},
+                  {"spark.jars": "/x/delta.jar", "spark.driver.extraClassPath": "/x/aws.jar"}):
+        assert cds.archive_path(other) != cds.archive_path(base)
+        assert cds.add_archive(dict(other)) is None
+
+
+def test_off_and_require(cache, monkeypatch):
+    conf = {"spark.jars": "/x/delta.jar"}
+    _make_archive(conf)
+    monkeypatch.setenv(cds.ENV, "off")
+    assert cds.add_archive(dict(conf)) is None
+    monkeypatch.setenv(cds.ENV, "require")
+    required = dict(conf)
+    cds.add_archive(required)
+    assert required[cds.JAVA_OPTIONS].endswith("-Xshare:on")
+
+
+def test_a_users_own_archive_option_wins(cache):
+    conf = {"spark.jars": "/x/delta.jar", cds.JAVA_OPTIONS: "-XX:SharedArchiveFile=/mine.jsa"}
+    _make_archive(conf)
+    assert cds.add_archive(conf) is None
+    assert conf[cds.JAVA_OPTIONS] == "-XX:SharedArchiveFile=/mine.jsa"
