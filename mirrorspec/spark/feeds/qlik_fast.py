@@ -9,7 +9,8 @@ operation, a key change, ...) sends its whole file back to the Python parser, wh
 today's rows or today's exact `file:line` error. The fast path never reports an error itself.
 
 `fast_files` is the one decision of which files may take this path; `parse_lines` builds the
-DataFrame (the reader's change schema plus `_sure`).
+DataFrame (the reader's change schema plus `_sure`). Off by default (`ENABLED`): on 2 cores it
+is slower than the Python parser (docs/performance.md, "Issue 15: publish").
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from mirrorspec.spark.feeds.base import _local_name
 
 SURE_COLUMN = "_sure"
 MD_COLUMN = "_metadata_message"  # true on a (sure) metadata line: no change, to drop
-# Off by default: measured on 2 cores (docs/performance.md, "publish"), from_json alone costs
+# Off by default: measured on 2 cores (docs/performance.md, "Issue 15: publish"), from_json costs
 # about what the Python parser costs per message, and the checks that keep rows and errors
 # identical cost as much again, so this path is slower than the Python one today. The
 # equivalence tests and bench/publish_bench.py switch it on.
