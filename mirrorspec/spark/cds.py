@@ -8,9 +8,10 @@ small mirror pass (initial load, then a MERGE with deletes and deletion vectors)
 with `-XX:ArchiveClassesAtExit`; `build_session` adds `-XX:SharedArchiveFile` whenever an archive
 made for this exact JVM and class path exists. Figures: docs/performance.md.
 
-The archive is named after what it depends on (the java binary, pyspark's jars, the driver's
-extra class path and `spark.jars`), so a new JDK or jar set simply finds none and starts as
-before. MIRRORSPEC_CDS: `auto` (default: use it when present, and a JVM that can't map it starts
+The archive is named after what it depends on (the java binary, the folder of pyspark's jars
+— each venv has its own —, the driver's extra class path and `spark.jars`), so a new JDK, venv
+or jar set simply finds none and starts as before; `make` then creates one for it and deletes
+the archives of pyspark installs that are gone. MIRRORSPEC_CDS: `auto` (default: use it when present, and a JVM that can't map it starts
 without it), `off`, or `require` (`-Xshare:on`: the JVM refuses to start without it — for
 diagnosis and the test that proves the archive works).
 """
@@ -53,14 +54,28 @@ def archive_path(conf: dict[str, str]) -> Path | None:
     java = _java()
     if java is None:
         return None
-    import pyspark
-
-    spark_jars = Path(pyspark.__file__).parent / "jars"
+    spark_jars = _spark_jars()
     names = sorted(p.name for p in spark_jars.glob("*.jar")) if spark_jars.is_dir() else []
-    parts = [str(java), str(java.stat().st_mtime_ns), pyspark.__version__, *names,
+    # the JVM compares class path entries by path: another venv's pyspark is another class path
+    parts = [str(java), str(java.stat().st_mtime_ns), str(spark_jars), *names,
              conf.get(_CLASS_PATH, ""), conf.get("spark.jars", "")]
     digest = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
     return jars.cache_dir() / "cds" / f"driver-{digest}.jsa"
+
+
+def _spark_jars() -> Path:
+    import pyspark
+
+    return (Path(pyspark.__file__).parent / "jars").resolve()
+
+
+def _forget_archives_of_removed_installs(folder: Path) -> None:
+    """Delete the archives made for a pyspark that is gone (a removed venv or clone): each
+    archive has a `.source` file naming the jars folder it was made for."""
+    for source in folder.glob("*.jsa.source"):
+        if not Path(source.read_text(encoding="utf-8").strip()).is_dir():
+            source.with_suffix("").unlink(missing_ok=True)
+            source.unlink(missing_ok=True)
 
 
 def add_archive(conf: dict[str, str]) -> Path | None:
@@ -134,6 +149,7 @@ def create(conf: dict[str, str] | None = None) -> Path | None:
     if target.is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
+    _forget_archives_of_removed_installs(target.parent)
     partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
     _prepend_option(conf, f"-XX:ArchiveClassesAtExit={partial}")
     os.environ[ENV] = "off"
@@ -156,6 +172,7 @@ def create(conf: dict[str, str] | None = None) -> Path | None:
     if not partial.is_file():
         raise RuntimeError(f"the JVM wrote no archive at {partial} (see its log: "
                            f"{sessions.jvm_log_path()})")
+    target.with_name(target.name + ".source").write_text(f"{_spark_jars()}\n", encoding="utf-8")
     os.replace(partial, target)  # atomic: a concurrent `make` or command never maps half a file
     return target
 

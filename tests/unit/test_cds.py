@@ -60,3 +60,25 @@ def test_a_users_own_archive_option_wins(cache):
     _make_archive(conf)
     assert cds.add_archive(conf) is None
     assert conf[cds.JAVA_OPTIONS] == "-XX:SharedArchiveFile=/mine.jsa"
+
+
+def test_each_pyspark_install_has_its_own_archive(cache, monkeypatch, tmp_path):
+    conf = {"spark.jars": "/x/delta.jar"}
+    here = cds.archive_path(conf)
+    other = tmp_path / "other-venv" / "pyspark" / "jars"
+    other.mkdir(parents=True)
+    monkeypatch.setattr(cds, "_spark_jars", lambda: other)
+    assert cds.archive_path(conf) != here  # the JVM compares class path entries by path
+
+
+def test_archives_of_removed_installs_are_forgotten(cache, tmp_path):
+    folder = tmp_path / "cds"
+    folder.mkdir()
+    kept_jars = tmp_path / "venv" / "jars"
+    kept_jars.mkdir(parents=True)
+    for name, jars_dir in (("driver-kept.jsa", kept_jars), ("driver-gone.jsa", tmp_path / "x")):
+        (folder / name).write_bytes(b"archive")
+        (folder / f"{name}.source").write_text(f"{jars_dir}\n")
+    cds._forget_archives_of_removed_installs(folder)
+    assert sorted(p.name for p in folder.iterdir()) == ["driver-kept.jsa",
+                                                         "driver-kept.jsa.source"]
