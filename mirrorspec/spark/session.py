@@ -84,16 +84,9 @@ def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | Non
     `spark.jars.packages` (needs the network once). With `remote` (sc://…) a Spark Connect
     session is returned instead; raises MirrorspecError when the server can't be used.
     """
-    user_conf = {k: str(v) for k, v in (conf or {}).items()}
     submitted = _inside_spark_submit()
     # Under spark-submit, its --jars/--packages stay in charge unless the profile says otherwise.
-    jars_mode = user_conf.pop(DELTA_JARS_KEY, "provided" if submitted else "cache").strip().lower()
-    if jars_mode not in DELTA_JARS_MODES:
-        raise MirrorspecError(
-            f"spark.conf {DELTA_JARS_KEY}: {jars_mode!r} is not one of {', '.join(DELTA_JARS_MODES)}",
-            hint="cache: mirrorspec's offline jars; packages: fetch from Maven; "
-                 "provided: the Spark platform already has Delta Lake")
-    extra_jars = [n.strip() for n in user_conf.pop(EXTRA_JARS_KEY, "").split(",") if n.strip()]
+    user_conf, jars_mode, extra_jars = _split_conf(conf, "provided" if submitted else "cache")
     if remote:
         return _connect_session(remote, user_conf, app_name)
     merged = _merged_conf(user_conf, jars_mode, extra_jars, master or "local[*]")
@@ -113,6 +106,20 @@ def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | Non
     return session
 
 
+def _split_conf(conf: Mapping[str, str] | None, default_mode: str
+                ) -> tuple[dict[str, str], str, list[str]]:
+    """Spark's conf apart from mirrorspec's own keys: (conf, Delta jars mode, extra jar sets)."""
+    user_conf = {k: str(v) for k, v in (conf or {}).items()}
+    jars_mode = user_conf.pop(DELTA_JARS_KEY, default_mode).strip().lower()
+    if jars_mode not in DELTA_JARS_MODES:
+        raise MirrorspecError(
+            f"spark.conf {DELTA_JARS_KEY}: {jars_mode!r} is not one of {', '.join(DELTA_JARS_MODES)}",
+            hint="cache: mirrorspec's offline jars; packages: fetch from Maven; "
+                 "provided: the Spark platform already has Delta Lake")
+    extra_jars = [n.strip() for n in user_conf.pop(EXTRA_JARS_KEY, "").split(",") if n.strip()]
+    return user_conf, jars_mode, extra_jars
+
+
 def _merged_conf(user_conf: dict[str, str], jars_mode: str, extra_jars: list[str],
                  master: str) -> dict[str, str]:
     merged = dict(DEFAULT_CONF)
@@ -125,10 +132,7 @@ def _merged_conf(user_conf: dict[str, str], jars_mode: str, extra_jars: list[str
 
 def driver_conf(conf: Mapping[str, str] | None = None, master: str = "local[*]") -> dict[str, str]:
     """The conf `build_session(master, conf)` starts a local driver JVM with (jars included)."""
-    user_conf = {k: str(v) for k, v in (conf or {}).items()}
-    jars_mode = user_conf.pop(DELTA_JARS_KEY, "cache").strip().lower()
-    extra_jars = [n.strip() for n in user_conf.pop(EXTRA_JARS_KEY, "").split(",") if n.strip()]
-    return _merged_conf(user_conf, jars_mode, extra_jars, master)
+    return _merged_conf(*_split_conf(conf, "cache"), master)
 
 
 _JVM_LOG: list[str] = []  # the file this process's JVM writes its stdout/stderr to

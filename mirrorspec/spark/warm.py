@@ -10,7 +10,7 @@ ready when the next file lands. Public SQL only, so it also works over Spark Con
 from __future__ import annotations
 
 import logging
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterable
 
 _log = logging.getLogger(__name__)
@@ -32,13 +32,11 @@ class SnapshotWarmer:
     def __init__(self, spark: Any):
         self.spark = spark
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="warm")
-        self._pending: list[Future] = []
 
     def after_pass(self, delta_paths: Iterable[str]) -> None:
         """Warm each of `delta_paths` (the tables that got a new version) in the background."""
-        self._pending = [f for f in self._pending if not f.done()]
         for path in delta_paths:
-            self._pending.append(self._pool.submit(warm_snapshot, self.spark, path))
+            self._pool.submit(warm_snapshot, self.spark, path)
 
     def close(self) -> None:
         """Wait for the warming in flight (it holds the JVM) and stop the thread."""

@@ -89,7 +89,8 @@ def _parse(spark: Any, tasks: list[dict], schema, cached: list, jvm_parsed: list
             else:
                 parsed = (lines.where(F.col("_source_file").isin(taken) & ~F.col(MD_COLUMN))
                           .drop(SURE_COLUMN, MD_COLUMN))
-            slow = [t for t in tasks if t["file"] not in set(taken)]
+            taken_files = set(taken)
+            slow = [t for t in tasks if t["file"] not in taken_files]
     if slow:
         python = map_tasks(spark, slow, parse_task, schema).persist()
         cached.append(python)
