@@ -62,6 +62,15 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def _cluster_id() -> str:
+    """A random KRaft cluster id (22 URL-safe base64 characters), never starting with "-": the
+    storage tool's argument parser would read such an id as an option (1 start in 64 failed)."""
+    while True:
+        cluster = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster.startswith("-"):
+            return cluster
+
+
 class LocalBroker:
     """One KRaft broker+controller process keeping its log in `data_dir`; restartable."""
 
@@ -107,8 +116,7 @@ class LocalBroker:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         properties = self._properties()
         if not self._formatted and not (self.data_dir / "log" / "meta.properties").exists():
-            cluster = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-            fmt = self._java("kafka.tools.StorageTool", "format", "-t", cluster,
+            fmt = self._java("kafka.tools.StorageTool", "format", "-t", _cluster_id(),
                              "-c", str(properties), stdout=subprocess.PIPE)
             out, _ = fmt.communicate(timeout=120)
             if fmt.returncode != 0:
