@@ -13,6 +13,8 @@
       `pyarrow.parquet.read_table` + `deltalake.write_deltalake` of the same file, with the data
       files each wrote (count, sizes).
   (d) peak RSS of the process tree per case.
+  (e) 1M changes (100 files) into 10M rows as a whole `mirror` command, minus the bare start
+      counting the table, against delta-rs's MERGE of the same changes (`--skip-whole` skips it).
 
 Besides wall time it reports CPU seconds of the process tree (driver + JVM + workers), which
 barely move when other work shares the machine; read wall figures only from an idle machine.
@@ -140,6 +142,27 @@ def tiny_batch(spark, work: Path, rows: int, changes: int) -> dict:
             "session_ratio_wall": ratio(mirror["wall_s"], session["wall_s"])}
 
 
+def whole_command(spark, work: Path, rows: int, changes: int, files: int) -> dict:
+    """`changes` in `files` files into `rows`: the `mirror` command (a fresh JVM) minus a bare
+    start counting the table, against delta-rs's MERGE of the same changes (issue 15: ≤ 3×)."""
+    name = f"whole-n{rows}-c{changes}-f{files}"
+    landing, warehouse = work / name / "landing", work / name / "warehouse"
+    _, paths = generate(landing / TABLE, work / name / "changes", rows, changes, files, seed=3)
+    engine_pass(spark, landing, warehouse)  # the initial load, in this warm session
+    table = warehouse / "dbo" / TABLE
+    before = work / name / "before"
+    shutil.copytree(table, before)
+    land(paths, landing / TABLE)
+    bare = run_process([sys.executable, "-c", BARE_COUNT, str(table)])
+    mirror = run_process([sys.executable, "-m", "mirrorspec", "mirror", "--landing-zone",
+                          str(landing), "--warehouse", str(warehouse), "--master", "local[2]",
+                          "--threads", "1", "-q"])
+    delta_rs = timed_python(lambda: deltalake_merge(before, paths))
+    net = round(mirror["wall_s"] - bare["wall_s"], 2)
+    return {"rows": rows, "changes": changes, "files": files, "mirror": mirror, "bare": bare,
+            "deltalake": delta_rs, "net_s": net, "ratio_wall": ratio(net, delta_rs["wall_s"])}
+
+
 def batch_into(spark, work: Path, rows: int, changes: int, files: int) -> dict:
     """Initial load of `rows`, then `changes` in `files` files: engine pass vs delta-rs."""
     from deltalake import write_deltalake
@@ -216,6 +239,18 @@ def table_rows(f: dict) -> list[list]:
         ["  pyarrow + delta-rs", "read_table + write_deltalake", _time(big["initial_deltalake"]),
          fmt_bytes(big["initial_deltalake"]["peak_rss"]), _files(big["initial_deltalake"]["written"])],
     ]
+    whole = f.get("whole")
+    if whole:
+        rows += [
+            ["whole command", f"{whole['changes']:,} changes ({whole['files']} files) → "
+                              f"{whole['rows']:,} rows, `mirror`", _time(whole["mirror"]),
+             fmt_bytes(whole["mirror"]["peak_rss"]), f"beyond the bare start: {whole['net_s']} s"],
+            ["  bare start", "plain PySpark + Delta jars, count the table", _time(whole["bare"]),
+             fmt_bytes(whole["bare"]["peak_rss"]), ""],
+            ["  delta-rs MERGE", "same changes, net fold, one MERGE", _time(whole["deltalake"]),
+             fmt_bytes(whole["deltalake"]["peak_rss"]),
+             f"(mirror − bare)/delta-rs {whole['ratio_wall']} (target ≤ 3)"],
+        ]
     return rows
 
 
@@ -226,6 +261,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--files", type=int, default=10, help="change files of case (b)")
     parser.add_argument("--work", default=None, help="scratch folder (default: a temp folder)")
     parser.add_argument("--json", action="store_true", help="last line: the figures as JSON")
+    parser.add_argument("--skip-whole", action="store_true",
+                        help="skip case (e): 1M changes into 10M rows as a whole command")
     args = parser.parse_args(argv)
     scaled = lambda n: max(int(n * args.scale), 1000)  # noqa: E731
     work = Path(args.work or tempfile.mkdtemp(prefix="mirrorspec-batch-"))
@@ -238,14 +275,16 @@ def main(argv: list[str] | None = None) -> dict:
         figures = {"scale": args.scale, "tiny": tiny,
                    "small": batch_into(spark, work, scaled(3_000_000), scaled(100_000), args.files),
                    "big": batch_into(spark, work, scaled(30_000_000), scaled(100_000), args.files)}
+        if not args.skip_whole:
+            figures["whole"] = whole_command(spark, work, scaled(10_000_000), scaled(1_000_000),
+                                             100)
     finally:
         spark.stop()
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)
-    for case in ("tiny",):
-        figures[case]["mirror"].pop("output")
-        figures[case]["bare"].pop("output")
-        figures[case]["session"].pop("output")
+    for case in ("tiny", "whole"):
+        for run in ("mirror", "bare", "session"):
+            figures.get(case, {}).get(run, {}).pop("output", None)
     figures["size_ratio_wall"] = ratio(figures["big"]["batch"]["wall_s"],
                                        figures["small"]["batch"]["wall_s"])
     figures["size_ratio_cpu"] = ratio(figures["big"]["batch"]["cpu_s"],

@@ -27,12 +27,12 @@ from mirrorspec.console import Console, NullConsole
 from mirrorspec.errors import LandingZoneError
 from mirrorspec.faults import crash_point
 from mirrorspec.logfile import log_exception
-from mirrorspec.spark import fold, landing, pruning, reader
+from mirrorspec.spark import fold, landing, pruning, reader, staged_source
 from mirrorspec.spark import fs as fsmod
 from mirrorspec.spark.progress import (STATE_FORMAT, STATE_KEY, TableState,
                                        read_state, state_copy_path, write_state_copy)
 from mirrorspec.spark.progress import txn_version_of as progress_txn
-from mirrorspec.spark.session import is_connect, new_session
+from mirrorspec.spark.session import is_connect, new_session, session_conf
 
 _log = logging.getLogger(__name__)
 
@@ -530,15 +530,19 @@ class _TableRun:
                         "spark.databricks.delta.write.txnVersion": str(txn_version),
                         "spark.databricks.delta.commitInfo.userMetadata": user_metadata}
                 bounds = pruning.key_range(applied, metadata.key_columns, union)
-                for key, value in conf.items():
-                    session.conf.set(key, value)
+                source = fold.fold_changes(batch, columns, keys)
+                staged = staged_source.stage(session, self.wfs, target.delta_path, source,
+                                             f"{txn_version:020d}-{attempt}")
+                if staged is not None:
+                    conf.update(staged.conf)
+                    source = staged.frame
                 try:
-                    fold.run_merge(session, target.delta_path,
-                                   fold.fold_changes(batch, columns, keys), columns, keys,
-                                   prune=bounds.condition() if bounds else None)
+                    with session_conf(session, conf):
+                        fold.run_merge(session, target.delta_path, source, columns, keys,
+                                       prune=bounds.condition() if bounds else None)
                 finally:
-                    for key in conf:
-                        session.conf.unset(key)
+                    staged_source.remove(self.wfs, staged)
+                staged_source.remove_stale(self.wfs, target.delta_path)
         except Exception as exc:
             self._unless_batch_moved_away(applied)
             if any(word in f"{type(exc).__name__} {exc}" for word in _CONFLICT_WORDS):

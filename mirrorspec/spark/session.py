@@ -204,6 +204,23 @@ def new_session(spark: Any) -> Any:
     return session
 
 
+@contextlib.contextmanager
+def session_conf(session: Any, conf: Mapping[str, str]):
+    """Run a block with `conf` set on `session`, then put back what each key was before (a value
+    the profile set stays the profile's)."""
+    before = {key: session.conf.get(key, None) for key in conf}
+    for key, value in conf.items():
+        session.conf.set(key, value)
+    try:
+        yield session
+    finally:
+        for key, value in before.items():
+            if value is None:
+                session.conf.unset(key)
+            else:
+                session.conf.set(key, value)
+
+
 def _remote_create(url: str, app_name: str | None = None) -> Any:
     builder = SparkSession.builder.remote(url)
     if app_name:

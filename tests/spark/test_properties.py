@@ -15,6 +15,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -26,6 +27,7 @@ from reference_model import (
     as_multiset)
 
 engine = pytest.importorskip("mirrorspec.spark.engine")
+staged_source = pytest.importorskip("mirrorspec.spark.staged_source")
 
 EXTRA_COLUMNS = ("c1", "c2")
 TYPES = {"id": "int64", "region": "string", "v": "int64", "c1": "string", "c2": "string",
@@ -183,6 +185,21 @@ DEEP = os.environ.get("MIRRORSPEC_PROPERTY_RANDOM") == "1"
           suppress_health_check=list(HealthCheck))
 @given(zone=landing_zones())
 def test_engine_equals_reference_model(spark, zone):
+    mirror_zone_and_check(spark, zone)
+
+
+@settings(max_examples=max(1, int(os.environ.get("MIRRORSPEC_PROPERTY_EXAMPLES", "10")) // 2),
+          deadline=None, derandomize=not DEEP, database=None,
+          phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+@given(zone=landing_zones())
+def test_a_staged_merge_source_equals_reference_model(spark, zone):
+    """The same property with every MERGE reading its batch from the staged Parquet copy (the
+    path of tables above staged_source.MIN_TABLE_BYTES), which must leave no staged files."""
+    with mock.patch.object(staged_source, "MIN_TABLE_BYTES", 0):
+        mirror_zone_and_check(spark, zone, staged=True)
+
+
+def mirror_zone_and_check(spark, zone, staged: bool = False) -> None:
     root = tempfile.mkdtemp(prefix="mirrorspec-prop-")
     try:
         landing, warehouse = os.path.join(root, "landing"), os.path.join(root, "warehouse")
@@ -206,6 +223,9 @@ def test_engine_equals_reference_model(spark, zone):
                 assert outcome.status == "Replicating", f"{outcome.error} in {context}"
                 check_table(spark, spec, models[spec.name], landing, warehouse, context)
                 check_files(spec, written[spec.name], landing, context)
+                if staged:
+                    left = os.path.join(warehouse, spec.delta_folder, staged_source.FOLDER)
+                    assert not (os.path.isdir(left) and os.listdir(left)), f"staged files, {context}"
             assert not result.failed
     finally:
         shutil.rmtree(root, ignore_errors=True)
