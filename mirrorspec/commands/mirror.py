@@ -37,7 +37,7 @@ def _watch(spark, landing_zone: str, warehouse: str, options, console, interval:
 
     backoff, quiet = Backoff(interval), QuietConsole(console)
     lfs = fsmod.filesystem_for(landing_zone, spark)
-    warmer = SnapshotWarmer(spark)
+    warmer = SnapshotWarmer()
     try:
         passes = 0
         while True:
@@ -54,7 +54,7 @@ def _watch(spark, landing_zone: str, warehouse: str, options, console, interval:
                                          stop=stop, skip=skip)
             passes += 1
             # the next pass finds the new versions' state ready (mirrorspec/spark/warm.py)
-            warmer.after_pass(t.delta_path for t in result.tables if t.files_applied)
+            warmer.after_pass(spark, (t.delta_path for t in result.tables if t.files_applied))
             changed = _record_outcomes(result, backoff, quiet, lfs, signatures, now)
             applied = sum(len(t.files_applied) for t in result.tables)
             if applied or changed:

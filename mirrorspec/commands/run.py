@@ -21,8 +21,8 @@ from mirrorspec.load.project import parse_vars
 from mirrorspec.run_results import RunResults, safe_args
 
 
-def execute_run(console: Console, command: str, publish_only: bool, params: dict[str, Any]
-                ) -> tuple[PlanContext, RunResults]:
+def execute_run(console: Console, command: str, publish_only: bool, params: dict[str, Any],
+                warmer=None) -> tuple[PlanContext, RunResults]:
     """Compile or read the plan, run it, print the summary (shared by run, publish, build)."""
     from mirrorspec.spark.runner import run_plan
 
@@ -36,7 +36,8 @@ def execute_run(console: Console, command: str, publish_only: bool, params: dict
     results = run_plan(ctx.plan, select=params["select"], exclude=params["exclude"],
                        threads=params["threads"], full_refresh=params.get("full_refresh", False),
                        publish_only=publish_only, state_path=params["state_path"],
-                       console=console, target_dir=ctx.target_dir, args=args, command=command)
+                       console=console, target_dir=ctx.target_dir, args=args, command=command,
+                       warmer=warmer)
     print_summary(console, results, ctx.target_dir)
     return ctx, results
 
@@ -95,15 +96,22 @@ def run(watch: float | None = None, **params: Any) -> None:
 
 def _watch(console: Console, seconds: float, params: dict[str, Any]) -> RunResults:
     """`run --watch`: passes until a signal; --full-refresh applies to the first pass only."""
+    from mirrorspec.spark.warm import SnapshotWarmer
+
     stop = stop_on_signals(console, "the current pass")
     passes = 0
-    while True:
-        _ctx, results = execute_run(console, "run", False, params)
-        params = {**params, "full_refresh": False}
-        passes += 1
-        console.info(f"pass {passes} done; next in {seconds:g}s", passes=passes)
-        if stop.wait(seconds):
-            return results
+    # the next pass finds the new versions' state ready (mirrorspec/spark/warm.py)
+    warmer = SnapshotWarmer()
+    try:
+        while True:
+            _ctx, results = execute_run(console, "run", False, params, warmer=warmer)
+            params = {**params, "full_refresh": False}
+            passes += 1
+            console.info(f"pass {passes} done; next in {seconds:g}s", passes=passes)
+            if stop.wait(seconds):
+                return results
+    finally:
+        warmer.close()
 
 
 @click.command("publish")

@@ -57,8 +57,12 @@ class _TableJob:
 def run_plan(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = (), threads: int = 4,
              full_refresh: bool = False, publish_only: bool = False, state_path=None,
              console: Console | None = None, spark=None, target_dir=None,
-             args: dict[str, Any] | None = None, command: str = "run") -> RunResults:
+             args: dict[str, Any] | None = None, command: str = "run",
+             warmer=None) -> RunResults:
     """Publish and mirror the selected tables of `plan`; see the module docstring.
+
+    `warmer` (a `warm.SnapshotWarmer`, `run --watch`) gets the tables that committed, so their
+    next snapshot is built while the next pass waits.
 
     Writes `<target_dir>/run_results.json` when `target_dir` is given, and the monitoring JSON
     (WAREHOUSE/replicator.json, tables.json) for the mirrored tables. Never raises for a table
@@ -85,6 +89,9 @@ def run_plan(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = ()
                     future.result()
         if not publish_only:
             _write_status(plan, jobs, files)
+        if warmer is not None:
+            warmer.after_pass(spark, [job.outcome.delta_path for job in jobs
+                                      if job.outcome is not None and job.outcome.files_applied])
     results.results = [job.result for job in jobs]
     results.elapsed_time = time.monotonic() - started
     if target_dir is not None:

@@ -27,16 +27,16 @@ def warm_snapshot(spark: Any, delta_path: str) -> None:
 
 
 class SnapshotWarmer:
-    """One background thread that warms the tables a pass committed to, in commit order."""
+    """One background thread that warms the tables a pass committed to, in commit order (used
+    by `mirror --watch` and `run --watch`)."""
 
-    def __init__(self, spark: Any):
-        self.spark = spark
+    def __init__(self) -> None:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="warm")
 
-    def after_pass(self, delta_paths: Iterable[str]) -> None:
+    def after_pass(self, spark: Any, delta_paths: Iterable[str]) -> None:
         """Warm each of `delta_paths` (the tables that got a new version) in the background."""
         for path in delta_paths:
-            self._pool.submit(warm_snapshot, self.spark, path)
+            self._pool.submit(warm_snapshot, spark, path)
 
     def close(self) -> None:
         """Wait for the warming in flight (it holds the JVM) and stop the thread."""

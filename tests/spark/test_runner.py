@@ -123,6 +123,28 @@ def test_rerun_applies_only_new_files(spark, zone):
     assert delta_rows(spark, orders) == [(1, "A"), (2, "B"), (4, "d"), (9, "z")]
 
 
+class RecordingWarmer:
+    def __init__(self):
+        self.calls = []
+
+    def after_pass(self, spark, delta_paths):
+        self.calls.append(list(delta_paths))
+
+
+def test_run_watch_warms_the_tables_a_pass_committed_to(spark, zone):
+    """`run --watch` hands run_plan a SnapshotWarmer: it gets the tables that got a new version
+    (and only those), so their next snapshot is built between passes."""
+    plan, _ = zone
+    orders = plan.table("sales.orders")
+    warmer = RecordingWarmer()
+    run_plan(plan, select=["sales.orders"], spark=spark, warmer=warmer)
+    run_plan(plan, select=["sales.orders"], spark=spark, warmer=warmer)  # nothing new
+    write_file(orders, 3, [(9, "z", 0)])
+    run_plan(plan, select=["sales.orders"], spark=spark, warmer=warmer)
+    delta = Path(orders.delta_path).resolve()
+    assert [[Path(p).resolve() for p in call] for call in warmer.calls] == [[delta], [], [delta]]
+
+
 def test_selection_and_exclusion(spark, zone):
     plan, _ = zone
     results = run_plan(plan, select=["sales.*"], exclude=["bad"], spark=spark)

@@ -81,7 +81,7 @@ def test_a_warmed_snapshot_spares_the_next_merge_its_state_jobs(spark, tmp_path)
 
 
 def test_warming_a_missing_table_is_harmless(spark, tmp_path):
-    warmer = SnapshotWarmer(spark)
-    warmer.after_pass([str(tmp_path / "nowhere")])
+    warmer = SnapshotWarmer()
+    warmer.after_pass(spark, [str(tmp_path / "nowhere")])
     warmer.close()  # waits; the failure was only logged
     warm_snapshot(spark, str(tmp_path / "nowhere"))
