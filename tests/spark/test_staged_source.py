@@ -41,18 +41,27 @@ def _optimized(frame) -> str:
 
 def test_a_staged_batch_reads_back_as_written(spark, tmp_path, stage_always):
     table = _table(spark, tmp_path / "t", 10)
+    session = spark.newSession()  # with the legacy confs the engine's table sessions carry
+    session.conf.set("spark.sql.legacy.javaCharsets", "true")
+    session.conf.set("spark.sql.legacy.parquet.nanosAsLong", "true")
     schema = T.StructType([
         T.StructField("order id", T.LongType()),  # a name Parquet writers may refuse
         T.StructField("a,b;c", T.StringType()),
         T.StructField("amount", T.DecimalType(12, 2)),
         T.StructField("at", T.TimestampType()),
+        T.StructField("local", T.TimestampNTZType()),
+        T.StructField("day", T.DateType()),
+        T.StructField("raw", T.BinaryType()),
         T.StructField("tags", T.ArrayType(T.StringType())),
+        T.StructField("attrs", T.MapType(T.StringType(), T.IntegerType())),
         T.StructField("nested", T.StructType([T.StructField("x y", T.IntegerType())])),
     ])
-    rows = [(1, "x", decimal.Decimal("1.50"), datetime.datetime(2024, 5, 1, 10, 0), ["a"], (1,)),
-            (None, None, None, None, None, None)]  # NULL keys are appended rows: kept
-    source = spark.createDataFrame(rows, schema)
-    staged = staged_source.stage(spark, fsmod.LocalFS(), table, source, "0001-attempt")
+    moment = datetime.datetime(2024, 5, 1, 10, 0, 0, 123456)
+    rows = [(1, "x", decimal.Decimal("1.50"), moment, moment, moment.date(), b"\x00\xff", ["a"],
+             {"k": 1}, (1,)),
+            (None,) * 10]  # NULL keys are appended rows: kept
+    source = session.createDataFrame(rows, schema)
+    staged = staged_source.stage(session, fsmod.LocalFS(), table, source, "0001-attempt")
     assert staged is not None
     assert staged.folder == os.path.join(table, "_mirrorspec", "merge-source", "0001-attempt")
     assert [(f.name, f.dataType) for f in staged.frame.schema.fields] == \
