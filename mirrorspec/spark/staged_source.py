@@ -67,8 +67,13 @@ def stage(session, filesystem, delta_path: str, source: DataFrame,
     names = source.columns
     # Positional names: a table's column names may hold characters Parquet writers refuse.
     positional = [f"c{i}" for i in range(len(names))]
-    (source.toDF(*positional).withColumn(_STAGED, F.lit(1))
-     .write.mode("error").parquet(folder))  # Connect spells it "error"
+    try:
+        (source.toDF(*positional).withColumn(_STAGED, F.lit(1))
+         .write.mode("error").parquet(folder))  # Connect spells it "error"
+    except BaseException:
+        # the batch's own error (an unreadable landing file) is what the caller reports
+        _delete_quietly(filesystem, folder)
+        raise
     frame = (session.read.parquet(folder).filter(F.col(_STAGED) == 1)
              .select(*[F.col(p).alias(n) for p, n in zip(positional, names)]))
     size = sum(e.size for e in filesystem.list(folder) if not e.is_dir)
@@ -104,12 +109,15 @@ def merge_conf(staged_bytes: int) -> dict[str, str]:
 def remove(filesystem, staged: StagedSource | None) -> None:
     """Delete the staged files of one attempt (after its MERGE, committed or not). Best effort:
     files left behind cost only space, and a later commit removes them."""
-    if staged is None:
-        return
+    if staged is not None:
+        _delete_quietly(filesystem, staged.folder)
+
+
+def _delete_quietly(filesystem, folder: str) -> None:
     try:
-        filesystem.delete(staged.folder)
+        filesystem.delete(folder)
     except Exception as exc:  # noqa: BLE001 - Hadoop stores raise py4j errors of several types
-        _log.warning("could not delete the staged MERGE source %s (%s)", staged.folder, exc)
+        _log.warning("could not delete the staged MERGE source %s (%s)", folder, exc)
 
 
 def remove_stale(filesystem, delta_path: str, now: float | None = None) -> list[str]:

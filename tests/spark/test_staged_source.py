@@ -91,6 +91,16 @@ def test_spark_filters_the_tables_side_of_a_join_with_the_batchs_keys(spark, tmp
     assert "might_contain" not in unstaged        # … and only because the batch was staged
 
 
+def test_a_batch_that_fails_to_stage_raises_its_error_and_leaves_nothing(spark, tmp_path,
+                                                                         stage_always):
+    table = _table(spark, tmp_path / "t", 10)
+    broken = spark.range(5).withColumn("v", F.when(F.col("id") == 3, F.raise_error(
+        F.lit("row 3 of a landing file is unreadable"))).otherwise(F.lit("ok")))
+    with pytest.raises(Exception, match="row 3 of a landing file is unreadable"):
+        staged_source.stage(spark, fsmod.LocalFS(), table, broken, "0003-attempt")
+    assert not os.path.exists(os.path.join(table, staged_source.FOLDER, "0003-attempt"))
+
+
 def test_the_merge_conf_is_put_back_after_the_block(spark):
     key = "spark.sql.autoBroadcastJoinThreshold"
     spark.conf.set(key, "12345")
