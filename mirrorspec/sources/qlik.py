@@ -238,6 +238,18 @@ def _decode(raw: bytes, path: str, line: int = 1) -> str:
                           line=line + raw.count(b"\n", 0, exc.start)) from None
 
 
+_CONTENT = re.compile(rb"[^ \t\r\n]")
+
+
+def _first_content(raw: bytes) -> int:
+    """Offset of the first byte that is neither whitespace nor a UTF-8 byte-order mark; -1 if
+    none."""
+    found = _CONTENT.search(raw)
+    if found and raw.startswith(b"\xef\xbb\xbf", found.start()):
+        found = _CONTENT.search(raw, found.start() + 3)
+    return found.start() if found else -1
+
+
 def scan_file(path: str, decimal: str = "double", chunk_bytes: int | None = None) -> FileScan:
     """Find the metadata messages of a file and split it into chunks for the workers."""
     chunk_bytes = chunk_bytes or CHUNK_BYTES
@@ -245,21 +257,20 @@ def scan_file(path: str, decimal: str = "double", chunk_bytes: int | None = None
     compressed = path.endswith(".gz") or raw[:2] == b"\x1f\x8b"
     if raw.startswith(b"Obj\x01"):
         raise _avro_error(path)
-    head = raw.lstrip(b" \t\r\n")
-    if head.startswith(b"\xef\xbb\xbf"):
-        head = head[3:].lstrip()
-    if not head:
+    start = _first_content(raw)  # offsets, not slices: a slice would copy the whole file
+    if start == -1:
         return FileScan(path, "lines", [], [], None, compressed)
-    if head[:1] not in (b"{", b"["):
+    if raw[start:start + 1] not in (b"{", b"["):
         if b"atMSG" in raw[:4096]:
             raise _avro_error(path)
         raise SourceError("malformed JSON: the file does not start with a JSON object or array",
-                          file=path, line=1 + raw.count(b"\n", 0, len(raw) - len(head)))
+                          file=path, line=1 + raw.count(b"\n", 0, start))
     mode = "lines"
-    if head[:1] == b"[":
+    if raw[start:start + 1] == b"[":
         mode = "documents"
     else:
-        first = head.split(b"\n", 1)[0].strip()
+        end = raw.find(b"\n", start)
+        first = raw[start:len(raw) if end == -1 else end].strip()
         try:
             json.loads(first)
         except ValueError:
@@ -341,6 +352,8 @@ def _documents(task: dict):
         yield from iter_json_documents(_decode(raw, path, first), path, first)
         return
     for index, chunk in enumerate(raw.split(b"\n")):
+        if index == 0 and chunk.startswith(b"\xef\xbb\xbf") and task.get("start", 0) == 0:
+            chunk = chunk[3:]  # the file's byte-order mark, maybe on a line of its own
         if not chunk or chunk.isspace():
             continue
         line = first + index

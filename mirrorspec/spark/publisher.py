@@ -33,6 +33,7 @@ from mirrorspec.sources import FEED_TYPES
 from mirrorspec.spark import fs as fsmod
 from mirrorspec.spark.feeds import get_reader
 from mirrorspec.spark.fs import Files, join
+from mirrorspec.spark.session import session_conf
 
 STATE_VERSION = 1
 TEMP_PREFIX = "_publishing_"
@@ -201,6 +202,17 @@ def _failed(result: PublishResult, exc: MirrorspecError, console: Console) -> Pu
     return result
 
 
+# A batch's cache lives for one publish and is read two or three times: compressing it costs
+# more CPU than the memory it saves (1M Qlik messages: ~1 s of a 7 s warm publish; measured in
+# docs/performance.md, "Publishing"). A value the profile sets wins.
+PUBLISH_CONF = {"spark.sql.inMemoryColumnarStorage.compressed": "false"}
+
+
+def _unset(spark, conf: dict[str, str]) -> dict[str, str]:
+    """The entries of `conf` whose keys the session has no value for."""
+    return {key: value for key, value in conf.items() if spark.conf.get(key, None) is None}
+
+
 def _publish_batch(spark, fs: Files, table: TablePlan, plan: Plan, state: dict[str, Any],
                    files: list[str], sequence: int, console: Console,
                    result: PublishResult) -> PublishResult:
@@ -213,18 +225,19 @@ def _publish_batch(spark, fs: Files, table: TablePlan, plan: Plan, state: dict[s
     if holds_secret(table.source.options):  # secrets are resolved only here, in memory
         table = replace(table, source=replace(table.source,
                                               options=resolve_secrets(table.source.options)))
-    read = reader.read(spark, table, files, prior)
-    cached = list(read.info.get("cached", []))
-    try:
-        changes = read.changes
-        if not read.info.get("persisted"):
-            changes = changes.persist()
-            cached.append(changes)
-        keys = list(table.key_columns or read.info.get("key_columns") or [])
-        written, rows = _write_landing(spark, fs, table, changes, keys, sequence)
-    finally:
-        for frame in cached:
-            frame.unpersist()
+    with session_conf(spark, _unset(spark, PUBLISH_CONF)):
+        read = reader.read(spark, table, files, prior)
+        cached = list(read.info.get("cached", []))
+        try:
+            changes = read.changes
+            if not read.info.get("persisted"):
+                changes = changes.persist()
+                cached.append(changes)
+            keys = list(table.key_columns or read.info.get("key_columns") or [])
+            written, rows = _write_landing(spark, fs, table, changes, keys, sequence)
+        finally:
+            for frame in cached:
+                frame.unpersist()
     held_back = sorted(read.held_back)
     consumed = sorted(set(read.files or files) - set(held_back))
     outcome = {"sequence": sequence if written else None, "files": files, "consumed": consumed,

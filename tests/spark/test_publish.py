@@ -348,3 +348,29 @@ def test_metadata_only_batch_lands_nothing_and_is_remembered(spark, tmp_path):
     rows = check_landing_file(Path(second.files_written[0]), ["ID", "V", "W"], ["ID"])
     # W was absent and no mirrored row exists: NULL (the update lands as a full row)
     assert [(r["ID"], r["V"], r["W"], r[ROW_MARKER_COLUMN]) for r in rows] == [(7, "v", None, 1)]
+
+
+@pytest.mark.parametrize("profile", [None, "true"])
+def test_publish_cache_setting_is_scoped_and_a_profile_value_wins(spark, tmp_path, monkeypatch,
+                                                                   profile):
+    from mirrorspec.spark import publisher
+
+    key = "spark.sql.inMemoryColumnarStorage.compressed"
+    seen = []
+    write = publisher._write_landing
+
+    def spy(spark_, *args):
+        seen.append(spark_.conf.get(key, None))
+        return write(spark_, *args)
+
+    monkeypatch.setattr(publisher, "_write_landing", spy)
+    if profile is not None:
+        spark.conf.set(key, profile)
+    try:
+        feed = copy_feed(FIXTURES / "qlik" / "customers", tmp_path / "feed")
+        tbl, plan = make(tmp_path, "qlik_replicate", feed, "customers")
+        assert publish(spark, tbl, plan).status == "Published"
+        assert seen == [profile or publisher.PUBLISH_CONF[key]]
+        assert spark.conf.get(key, None) == profile  # the session is as it was
+    finally:
+        spark.conf.unset(key)

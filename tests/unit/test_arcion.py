@@ -112,6 +112,9 @@ def test_null_literal_is_null_only_where_present(tmp_path):
     ('India,NULL,1,India,NULL,1,10,NULL,1,X,"{}","{}"', "unknown opType 'X'"),
     ('India,NULL,1,India,NULL,1,10,NULL,1,I,"{}"', "row has 11 fields"),
     ('India,NULL,1,India,NULL,1,10,NULL,1,I,"{bad","{}"', "malformed JSON in cursor"),
+    # the first bad field in field order, whichever kind it is
+    ('India,NULL,1,India,NULL,9,ten,NULL,1,I,"{}","{}"', "Exists value '9'"),
+    ('India,NULL,1,India,NULL,1,ten,NULL,1,I,"{}","{}"', "'r_regionkey': 'ten' is not an int"),
 ])
 def test_bad_rows_name_file_and_line(tmp_path, line, message):
     f = tmp_path / "r.csv"
@@ -185,3 +188,12 @@ def test_a_partial_key_change_is_paired_with_its_delete(tmp_path):
         2, 1, 0, 11)
     assert insert["_present"] == ["r_comment", "r_regionkey"] and insert["r_comment"] == "c2"
     assert delete["_pair"] == insert["_pair"] is not None
+
+
+def test_exists_values_with_spaces_are_read_like_plain_ones(tmp_path):
+    f = tmp_path / "r.csv"
+    f.write_text('c,NULL, 1,n,NULL,1 ,7,NULL,\t1,I,"{}","{}"\n'
+                 'c,NULL,1,n,NULL,1,7,NULL,1,I,"{}","{}"\n')
+    rows, _ = parse(table(tmp_path, options={"column_order": ARCION_ORDER}), [f])
+    values = [(r["r_comment"], r["r_name"], r["r_regionkey"], r["_op"]) for r in rows]
+    assert values == [("c", "n", 7, 0), ("c", "n", 7, 0)]

@@ -282,3 +282,26 @@ def test_a_mask_of_a_newer_table_version_read_earlier_uses_that_version(tmp_path
     last = rows[-1]
     assert last["_order"][0] == "20" and last["D"] == "d9"
     assert last["_present"] == ["A", "D", "ID"]
+
+
+@pytest.mark.parametrize("prefix", [b"", b"\n\n  \r\n", b"\xef\xbb\xbf", b"\xef\xbb\xbf\n \t\n"])
+def test_leading_blank_lines_and_a_byte_order_mark_keep_line_numbers(tmp_path, prefix):
+    f = tmp_path / "f.json"
+    body = "".join(json.dumps(d) + "\n" for d in [md(COLS), msg("INSERT", {"ID": 1}, seq="1")])
+    f.write_bytes(prefix + body.encode())
+    rows, batch = parse(table(tmp_path), [f])
+    assert [r["ID"] for r in rows] == [1]
+    assert rows[0]["_source_line"] == 2 + prefix.count(b"\n")
+    assert batch.structures[0].line == 1 + prefix.count(b"\n")
+
+
+def test_whitespace_only_file_has_no_changes_and_a_bad_start_names_its_line(tmp_path):
+    blank = tmp_path / "blank.json"
+    blank.write_bytes(b"\n \r\n\t\n")
+    assert QlikReplicateFormat().plan_tasks(table(tmp_path, [("ID", "Int64")], ["ID"]),
+                                            [str(blank)], {}).tasks == []
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b"\n\n\xef\xbb\xbfnot json\n")
+    with pytest.raises(SourceError, match="does not start with a JSON object") as err:
+        parse(table(tmp_path), [bad])
+    assert err.value.line == 3
