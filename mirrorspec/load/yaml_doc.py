@@ -225,6 +225,10 @@ def _syntax_problem(exc: yaml.MarkedYAMLError, file: str, text: str = "") -> Mir
     unclosed `[`, `{` or quote is reported where it opens (the parser only notices at the end);
     anything else where the parser stopped."""
     mark = exc.problem_mark or exc.context_mark
+    if "maximum nesting depth" in (exc.problem or "") and mark is not None:
+        # libyaml's own nesting limit (PyYAML 6.0.4's wheels): its scanner, reading ahead, can
+        # reach it before the event check in _check_bounds sees the 101st level
+        return _bound_problem(mark, file, _TOO_DEEP, _TOO_DEEP_HINT)
     message = "invalid YAML: " + " ".join(part for part in (exc.context, exc.problem) if part)
     context = exc.context or ""
     if exc.context_mark is not None and exc.problem_mark is not None and (

@@ -168,8 +168,19 @@ def test_secret_source_options_are_resolved_only_when_the_feed_is_read(tmp_path,
     planned = table(tmp_path, feed=True)
     options = {"null_value": secret_placeholder("MIRRORSPEC_SECRET_TOKEN"), "header": True}
     planned = replace(planned, source=replace(planned.source, options=options))
+    class Conf(dict):  # the session conf the publisher scopes its settings in
+        def set(self, key, value):
+            self[key] = value
+
+        def unset(self, key):
+            self.pop(key, None)
+
+    class Session:
+        conf = Conf()
+
     with pytest.raises(LandingZoneError):
-        publisher._publish_batch(None, None, planned, None, {}, [], 1, Console(stream=io.StringIO()),
-                                 None)
+        publisher._publish_batch(Session(), None, planned, None, {}, [], 1,
+                                 Console(stream=io.StringIO()), None)
+    assert Session.conf == {}  # put back after the failed read
     assert seen == [{"null_value": "s3cr3t", "header": True}]
     assert planned.source.options["null_value"] == secret_placeholder("MIRRORSPEC_SECRET_TOKEN")
