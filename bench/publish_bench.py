@@ -11,6 +11,9 @@ columns, 10 files, same mix). Per feed, in one run:
   landing folder (the steady state of a long `run` or `--watch`);
 - with --jvm-path, the Qlik feed through the JVM parse (`spark/feeds/qlik_fast.py`, off by
   default): one warm-up, then timed;
+- with --python-parser N, the Arcion feed warm N more times with and N times without the
+  column-wise Arrow path (`sources/arcion_columns.py`), alternating, and the medians: that
+  path against its baseline, the Python parser alone, in the same session;
 - with --whole-command, `python -m mirrorspec publish` as a process beside a bare Spark start,
   and the difference: the way issue 15 measured.
 
@@ -18,7 +21,7 @@ Wall and CPU seconds of the process tree (CPU barely moves on a shared machine),
 ratios to pyarrow, peak RSS. Target: ≥ 100k changes/s on 2 cores; within 3× pyarrow.
 
     .venv/bin/python bench/publish_bench.py --scale 0.1 [--json] [--feeds qlik,arcion]
-        [--jvm-path] [--whole-command]
+        [--jvm-path] [--python-parser 5] [--whole-command]
 
 `generate_project()` is reused by bench/e2e_bench.py.
 """
@@ -214,26 +217,48 @@ def pyarrow_reference(feed: str, folder: Path, out: Path) -> dict:
             "rows": table.num_rows}
 
 
-def _publish(spark, plan, table, landing: Path, jvm: bool) -> dict:
-    """One `publish_table` of the whole feed into an empty landing folder (own state)."""
+def _publish(spark, plan, table, landing: Path, jvm: bool, columnwise: bool = True) -> dict:
+    """One `publish_table` of the whole feed into an empty landing folder (own state); `jvm`:
+    Qlik's JVM parse; `columnwise`: Arcion's column-wise Arrow path."""
     from dataclasses import replace
 
+    from mirrorspec.sources import arcion
     from mirrorspec.spark.feeds import qlik_fast
     from mirrorspec.spark.publisher import publish_table
 
     table = replace(table, landing_path=str(landing))
     plan = replace(plan, state_path=str(landing.parent / f"{landing.name}_state"))
-    default, qlik_fast.ENABLED = qlik_fast.ENABLED, jvm
+    defaults = qlik_fast.ENABLED, arcion.COLUMNWISE
+    qlik_fast.ENABLED, arcion.COLUMNWISE = jvm, columnwise
     try:
         with PeakMemory() as memory, CpuTime() as cpu, timed() as clock:
             result = publish_table(spark, table, plan)
     finally:
-        qlik_fast.ENABLED = default
+        qlik_fast.ENABLED, arcion.COLUMNWISE = defaults
     if result.status != "Published":
         raise SystemExit(f"publish of {table.name} failed: {result.error}")
     landed = sum(f.stat().st_size for f in landing.glob("*.parquet"))
     return {"seconds": round(clock.seconds, 2), "cpu_s": round(cpu.seconds, 2),
             "landing_rows": result.rows, "landing_bytes": landed, "peak_rss": memory.peak}
+
+
+def _alternate(spark, plan, table, landing: Path, pairs: int) -> dict:
+    """`pairs` warm publishes with and without the column-wise path, alternating which goes
+    first; the median run of each (by wall time) and all wall times."""
+    import statistics
+
+    walls: dict[str, list] = {"columnwise": [], "python_parser": []}
+    for i in range(pairs):
+        for name in (("columnwise", "python_parser") if i % 2 == 0 else
+                     ("python_parser", "columnwise")):
+            walls[name].append(_publish(spark, plan, table, landing / f"{name}{i}", jvm=False,
+                                        columnwise=name == "columnwise"))
+    out = {}
+    for name, runs in walls.items():
+        middle = statistics.median_low([r["seconds"] for r in runs])
+        out[name] = dict(next(r for r in runs if r["seconds"] == middle),
+                         all_seconds=[r["seconds"] for r in runs])
+    return out
 
 
 BARE_START = """
@@ -273,6 +298,9 @@ def main(argv: list[str] | None = None) -> dict:
                         help="also time `mirrorspec publish` as a process beside a bare Spark start")
     parser.add_argument("--jvm-path", action="store_true",
                         help="also publish the Qlik feed with the JVM parse (twice: warm-up, timed)")
+    parser.add_argument("--python-parser", type=int, default=0, metavar="N",
+                        help="also publish the Arcion feed N times with and N times without the "
+                             "column-wise path, alternating")
     parser.add_argument("--json", action="store_true", help="print one JSON object last")
     args = parser.parse_args(argv)
     changes = max(100, int(1_000_000 * args.scale))
@@ -306,7 +334,9 @@ def main(argv: list[str] | None = None) -> dict:
             if feed == "qlik" and args.jvm_path:  # spark/feeds/qlik_fast.py, off by default
                 _publish(spark, plan, table, landing / "jvm_first", jvm=True)  # its JIT warm-up
                 runs["jvm_path"] = _publish(spark, plan, table, landing / "jvm", jvm=True)
-            for name in ("first", "warm", "jvm_path"):
+            if feed == "arcion" and args.python_parser:  # the column-wise path's baseline
+                runs.update(_alternate(spark, plan, table, landing, args.python_parser))
+            for name in ("first", "warm", "jvm_path", "python_parser", "columnwise"):
                 if name in runs:
                     runs[name]["changes_per_s"] = rate(changes, runs[name]["seconds"])
                     runs[name]["changes_per_cpu_s"] = rate(changes, runs[name]["cpu_s"])
@@ -329,7 +359,8 @@ def _print(feed: str, changes: int, runs: dict) -> None:
     arrow = runs["pyarrow"]
     print(f"  pyarrow read + Parquet write   {arrow['seconds']:6.2f} s  (CPU {arrow['cpu_s']:.2f} s)")
     labels = {"first": "publish, first in session", "warm": "publish, warm",
-              "jvm_path": "publish, warm, JVM parse"}
+              "jvm_path": "publish, warm, JVM parse",
+              "columnwise": "column-wise, median of A/B", "python_parser": "Python parser, median"}
     for name, label in labels.items():
         if name in runs:
             run = runs[name]

@@ -34,6 +34,9 @@ from mirrorspec.sources.qlik import _decode, _read_bytes, loads_line
 TYPE_NAME = "arcion"
 CHUNK_BYTES = 16 * 1024 * 1024
 META_FIELDS = ("optype", "cursor", "operationcount")
+# CSV chunks go through the column-wise Arrow path (`arcion_columns`) when it can prove them;
+# False sends every chunk through the Python parser (benchmarks compare the two).
+COLUMNWISE = True
 _AFFIX = re.compile(r"(^(new|old|exists|before|after)(_val)?[_.: ]+)|([_.: ]+(new|old|exists|before|after)(_val)?$)",
                     re.IGNORECASE)
 
@@ -144,8 +147,8 @@ def scan_file(path: str, known: Sequence[str], options: dict,
     if kind == "json":
         return _scan_json(path, raw, compressed)
     text_head = _decode(raw[: 1 << 20], path) if len(raw) > 1 << 20 else _decode(raw, path)
-    reader = csv.reader(io.StringIO(text_head), delimiter=options["delimiter"])
-    first = next((r for r in reader if r), None)
+    reader = csv.reader(io.StringIO(text_head, newline=""), delimiter=options["delimiter"])
+    first = _next_row(reader, path)
     if first is None:
         return FileScan(path, "csv", "csv", None, [], None, compressed)
     header = options["header"]
@@ -163,7 +166,7 @@ def scan_file(path: str, known: Sequence[str], options: dict,
             layout = Layout(columns, True, True)
         else:
             layout = Layout([header_column([f], known) for f in fields], False, True)
-        data_row = next((r for r in reader if r), None)
+        data_row = _next_row(reader, path)
     else:
         order = list(options.get("column_order") or known)
         layout = Layout(order, None, False, list(known or order))
@@ -173,6 +176,14 @@ def scan_file(path: str, known: Sequence[str], options: dict,
         timestamp = _cursor_timestamp(data_row[-2])
     return FileScan(path, "csv", "csv", layout, _csv_chunks(raw, compressed, chunk_bytes),
                     timestamp, compressed)
+
+
+def _next_row(reader: Any, path: str) -> list[str] | None:
+    """The next non-empty row the scan reads, or None at the end."""
+    try:
+        return next((r for r in reader if r), None)
+    except csv.Error as exc:
+        raise SourceError(f"malformed CSV: {exc}", file=path, line=reader.line_num) from None
 
 
 def _csv_chunks(raw: bytes, compressed: bool, chunk_bytes: int) -> list[tuple[int, int, int]]:
@@ -243,15 +254,17 @@ def _scan_json(path: str, raw: bytes, compressed: bool) -> FileScan:
 
 # --- the worker-side parser --------------------------------------------------------------------
 
-def parse_task(task: dict) -> dict[str, list]:
-    """Parse one chunk of one Arcion file into canonical change columns (Python worker)."""
+def parse_task(task: dict) -> dict[str, Any]:
+    """Parse one chunk of one Arcion file into canonical change columns (Python worker): Arrow
+    arrays from the column-wise path when it proves the chunk, else lists."""
     ctx = task["ctx"]
     out = ChangeColumns([n for n, _ in ctx["columns"]])
     try:
-        _Parser(task, ctx, out).run()
+        columns = _Parser(task, ctx, out).run()
     except SourceError as exc:
         out.error(exc, task["file"], (0, exc.line or 0, 0))
-    return out.lists
+        columns = None
+    return columns if columns is not None else out.lists
 
 
 class _Parser:
@@ -267,13 +280,20 @@ class _Parser:
         binary = ctx.get("binary", "hex")
         self.converters = {n: value_converter(t, binary) for n, t in ctx["columns"]}
 
-    def run(self) -> None:
+    def run(self) -> dict[str, Any] | None:
+        """Parse the task into `self.out`; or return the columns the column-wise path made."""
         task = self.task
         raw = read_task_bytes(task)
         if task["compressed"]:
             raw = _read_bytes(task["file"], raw)
         text = _decode(raw, self.path, task["first_line"])
         if task["kind"] == "csv":
+            if task["ctx"].get("columnwise"):
+                from mirrorspec.sources.arcion_columns import parse_csv_chunk
+
+                columns = parse_csv_chunk(task, task["ctx"], raw)
+                if columns is not None:
+                    return columns
             self._csv(text)
         elif task["mode"] == "documents":
             for line, doc in iter_json_documents(text, self.path, task["first_line"]):
@@ -287,6 +307,7 @@ class _Parser:
                     except ValueError as exc:
                         raise SourceError(f"malformed JSON: {exc}", file=self.path, line=line) from None
                     self._json(doc, line)
+        return None
 
     # values ---------------------------------------------------------------------------------
     def value(self, name: str, text: Any, line: int) -> Any:
@@ -304,7 +325,7 @@ class _Parser:
         layout = task["layout"]
         columns = layout["columns"]
         x = len(columns)
-        reader = csv.reader(io.StringIO(text), delimiter=task["delimiter"], strict=True)
+        reader = csv.reader(io.StringIO(text, newline=""), delimiter=task["delimiter"], strict=True)
         skip_header = layout["header"] and task["start"] == 0
         previous = 0
         first_line = task["first_line"]
@@ -470,7 +491,7 @@ class ArcionFormat:
         ranks = {s.path: i for i, s in enumerate(ordered)}
         ctx = {"columns": [[n, t] for n, t in columns], "keys": keys,
                "null_values": opts["null_values"], "binary": opts.get("binary_encoding", "hex"),
-               "snapshot_op": reload_op(state or {}, keys)}
+               "snapshot_op": reload_op(state or {}, keys), "columnwise": COLUMNWISE}
         tasks = []
         for scan in scans:
             layout = None

@@ -284,6 +284,46 @@ def test_arcion_seed_region_insert_update_delete(spark, tmp_path, fixture, optio
     assert delta_rows(spark, tbl, "r_regionkey") == []
 
 
+def test_arcion_columnwise_chunks_reach_spark_as_the_python_parser_s(spark, tmp_path,
+                                                                      monkeypatch):
+    # every type the column-wise path converts itself or hands to Python, a key change (two
+    # rows, a pair), a partial update and a delete, through map_tasks into Spark rows
+    from mirrorspec.sources import arcion
+    from mirrorspec.spark.feeds.arcion import ArcionReader
+
+    columns = [("id", "Int64"), ("name", "String"), ("price", "Double"), ("weight", "Single"),
+               ("qty", "Int16"), ("at", "DateTime"), ("day", "IDate"), ("flag", "Boolean"),
+               ("blob", "ByteArray")]
+    feed = tmp_path / "feed"
+    feed.mkdir()
+    cursor = '"{""timestamp"":1}","{}"'
+    (feed / "items.csv").write_text(
+        '1,NULL,1,"a,b",NULL,1,2.5,NULL,1,0.1,NULL,1,7,NULL,1,2024-05-02 10:00:00.1234567,NULL,1,'
+        f'2024-05-02,NULL,1,yes,NULL,1,0x0aff,NULL,1,I,{cursor}\n'
+        f'NULL,1,2,x,NULL,1,NULL,NULL,0,NULL,NULL,0,NULL,NULL,0,NULL,NULL,0,NULL,NULL,0,NULL,NULL,0,'
+        f'NULL,NULL,0,U,{cursor}\n'
+        f'2,1,3,NULL,NULL,0,NULL,NULL,0,NULL,NULL,0,NULL,NULL,0,NULL,NULL,0,NULL,NULL,0,NULL,NULL,0,'
+        f'NULL,NULL,0,U,{cursor}\n'
+        f'NULL,2,2,NULL,NULL,0,NULL,NULL,0,NULL,NULL,0,NULL,NULL,0,NULL,NULL,0,NULL,NULL,0,NULL,NULL,0,'
+        f'NULL,NULL,0,D,{cursor}\n')
+    tbl, _ = make(tmp_path, "arcion", feed, "items", columns, ["id"],
+                  {"header": False, "column_order": [c for c, _ in columns]})
+    frames = {}
+    for columnwise in (False, True):
+        monkeypatch.setattr(arcion, "COLUMNWISE", columnwise)
+        result = ArcionReader().read(spark, tbl, [str(feed / "items.csv")], {})
+        frames[columnwise] = sorted(result.changes.collect(), key=lambda r: (r["_order"], r["_op"]))
+        for frame in result.info["cached"]:
+            frame.unpersist()
+    assert frames[True] == frames[False]
+    _, _, tasks = arcion.ArcionFormat().plan_tasks(tbl, [str(feed / "items.csv")])
+    assert not isinstance(arcion.parse_task(tasks[0])["_op"], list)  # Arrow: the fast path ran
+    assert [(r["_op"], r["id"]) for r in frames[True]] == [(0, 1), (1, 1), (2, 1), (0, 2), (2, 2)]
+    first = frames[True][0]
+    assert (first["name"], first["qty"], first["blob"], first["flag"]) == ("a,b", 7, b"\n\xff", True)
+    assert first["at"].microsecond == 123456
+
+
 def arcion_regions_mirrored(spark, tmp_path):
     """An Arcion feed whose snapshot (keys 0 and 1) is published and mirrored."""
     feed = tmp_path / "feed"

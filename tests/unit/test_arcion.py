@@ -10,11 +10,24 @@ import pytest
 from mirrorspec.compile.plan import ColumnSpec, SourceSpec, TablePlan
 from mirrorspec.errors import SourceError
 from mirrorspec.sources import get_format, infer_schema
-from mirrorspec.sources.arcion import ArcionFormat, header_column, parse_task
+from mirrorspec.sources import arcion
+from mirrorspec.sources.arcion import ArcionFormat, header_column
+from mirrorspec.sources.arcion_columns import as_lists
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "arcion"
 REGION = [("r_regionkey", "Int32"), ("r_name", "String"), ("r_comment", "String")]
 ARCION_ORDER = ["r_comment", "r_name", "r_regionkey"]  # how the seed's triplets are laid out
+
+
+@pytest.fixture(autouse=True, params=[False, True], ids=["python", "columnwise"])
+def columnwise(request, monkeypatch):
+    """Every case runs through the Python parser and through the column-wise path."""
+    monkeypatch.setattr(arcion, "COLUMNWISE", request.param)
+    return request.param
+
+
+def parse_task(task):
+    return as_lists(arcion.parse_task(task))
 
 
 def table(path, columns=REGION, keys=("r_regionkey",), options=None) -> TablePlan:
@@ -197,3 +210,15 @@ def test_exists_values_with_spaces_are_read_like_plain_ones(tmp_path):
     rows, _ = parse(table(tmp_path, options={"column_order": ARCION_ORDER}), [f])
     values = [(r["r_comment"], r["r_name"], r["r_regionkey"], r["_op"]) for r in rows]
     assert values == [("c", "n", 7, 0), ("c", "n", 7, 0)]
+
+
+def test_cr_line_ends_are_read_and_located(tmp_path):
+    f = tmp_path / "r.csv"
+    f.write_bytes(b'c,NULL,1,n,NULL,1,7,NULL,1,I,"{}","{}"\r'
+                  b'c,NULL,1,n,NULL,1,x,NULL,1,I,"{}","{}"\r')
+    with pytest.raises(SourceError, match="'x' is not an integer") as err:
+        parse(table(tmp_path, options={"column_order": ARCION_ORDER}), [f])
+    assert err.value.line == 2
+    f.write_bytes(f.read_bytes().replace(b",x,", b",8,"))
+    rows, _ = parse(table(tmp_path, options={"column_order": ARCION_ORDER}), [f])
+    assert [r["r_regionkey"] for r in rows] == [7, 8]

@@ -28,11 +28,11 @@ from mirrorspec.spark import fs as fsmod
 
 # --- parse tasks in Python workers (Qlik, Arcion) -----------------------------------------------
 
-def map_tasks(spark, tasks: Sequence[dict], parse: Callable[[dict], dict[str, list]], schema):
+def map_tasks(spark, tasks: Sequence[dict], parse: Callable[[dict], dict[str, Any]], schema):
     """A DataFrame made by running `parse(task)` for every task in a Python worker.
 
-    `parse` returns the columns of `schema` as lists (same length). The tasks travel as local
-    data, which Spark slices into one partition per core; each Python worker runs its slice's
+    `parse` returns the columns of `schema` as lists or Arrow arrays (same length). The tasks
+    travel as local data, which Spark slices into one partition per core; each Python worker runs its slice's
     tasks one after another, and Arrow carries the result to the JVM. Every Python task costs a
     worker round trip (~0.3 CPU s measured), so a few full slices beat many small ones.
     """
@@ -102,7 +102,13 @@ def change_schema(columns: Sequence[tuple[str, str]], order_fields: Sequence[tup
     return T.StructType(fields)
 
 
-def _to_arrow(values: list, arrow_type, pa):
+def _to_arrow(values: Any, arrow_type, pa):
+    if isinstance(values, pa.Array):
+        if values.type.equals(arrow_type):
+            return values
+        if pa.types.is_nested(arrow_type) and pa.types.is_nested(values.type):
+            return values.cast(arrow_type)  # field names and nullability only
+        values = values.to_pylist()  # the lists' own conversion, so both give equal values
     if pa.types.is_struct(arrow_type):
         fields = [arrow_type.field(i) for i in range(arrow_type.num_fields)]
         children = [_to_arrow([v[i] for v in values], f.type, pa) for i, f in enumerate(fields)]
