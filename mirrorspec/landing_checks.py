@@ -11,15 +11,14 @@ from __future__ import annotations
 import codecs
 import contextlib
 import csv
-import gzip
 import io
-import zlib
 from typing import Any, Callable, Sequence
 
-from mirrorspec import mirroring
+from mirrorspec import compression, mirroring
 from mirrorspec.errors import LandingZoneError
 
 HEADER_BYTES = 1 << 16
+_DECODE_CHUNK = 1 << 22
 
 # Python codec names for the Java charset names producers write.
 _PY_ENCODINGS = {"windows-1252": "cp1252", "us-ascii": "ascii", "utf8": "utf-8"}
@@ -73,25 +72,27 @@ def python_encoding(encoding: str) -> str:
     return _PY_ENCODINGS.get(encoding.lower(), encoding)
 
 
-def decompressed_start(data: bytes, file) -> bytes:
-    """The start of a delimited file's text: `.gz` and `.zst` files are decompressed as far as
-    the bytes read go (Spark decompresses the whole file the same way when it reads rows)."""
-    name = file.name.lower()
+def unreadable(exc: Exception, file) -> LandingZoneError:
+    """The BadFile error of a compressed file its codec can't read."""
+    return LandingZoneError(f"not a readable compressed file: {exc}", file=file.path,
+                            code="BadFile", hint="re-write the file under the same name")
+
+
+def read_start(filesystem, file, size: int | None = HEADER_BYTES) -> bytes:
+    """The first `size` bytes (all when None) of a delimited file's text, decompressed (.gz,
+    .zst, .snappy) as Spark reads its rows."""
+    parts, left = [], size
     try:
-        if name.endswith((".gz", ".gzip")):
-            import zlib
-            return zlib.decompressobj(wbits=47).decompress(data)
-        if name.endswith((".zst", ".zstd")):
-            import zstandard
-            return zstandard.ZstdDecompressor().decompressobj().decompress(data)
-    except Exception as exc:  # zlib.error, zstandard.ZstdError
-        raise LandingZoneError(f"not a readable compressed file: {exc}", file=file.path,
-                               code="BadFile", hint="re-write the file under the same name") from exc
-    if name.endswith(".snappy"):
-        raise LandingZoneError("snappy-compressed delimited files are not supported (Snappy is "
-                               "read for Parquet files)", file=file.path, code="BadFile",
-                               hint="compress delimited files with gzip (.gz) or zstd (.zst)")
-    return data
+        with open_text(filesystem, file) as stream:
+            while left is None or left > 0:
+                part = stream.read(_DECODE_CHUNK if left is None else min(left, _DECODE_CHUNK))
+                if not part:
+                    break
+                parts.append(part)
+                left = None if left is None else left - len(part)
+    except compression.CorruptCompressedFile as exc:
+        raise unreadable(exc, file) from None
+    return b"".join(parts)
 
 
 def parse_header(text: str, file, options: mirroring.DelimitedOptions) -> list[str]:
@@ -125,11 +126,9 @@ def decode(data: bytes, file, options: mirroring.DelimitedOptions, errors: str =
 
 def read_header(filesystem, file, options: mirroring.DelimitedOptions) -> list[str]:
     """The header row of a delimited file (its first record)."""
-    data = decompressed_start(filesystem.read_bytes(file.path, HEADER_BYTES), file)
-    return parse_header(decode(data, file, options), file, options)
+    return parse_header(decode(read_start(filesystem, file), file, options), file, options)
 
 
-_DECODE_CHUNK = 1 << 22
 
 
 def check_encoding(filesystem, file, options: mirroring.DelimitedOptions) -> None:
@@ -137,20 +136,12 @@ def check_encoding(filesystem, file, options: mirroring.DelimitedOptions) -> Non
     (Spark would store U+FFFD for them, silently). One streaming pass of Python's C codec."""
     decoder = codecs.getincrementaldecoder(python_encoding(options.encoding))("strict")
     line = 1
-    with _raw_stream(filesystem, file) as stream:
+    with open_text(filesystem, file) as stream:
         while True:
             try:
                 chunk = stream.read(_DECODE_CHUNK)
-            except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-                raise LandingZoneError(f"not a readable compressed file: {exc}", file=file.path,
-                                       code="BadFile", hint="re-write the file under the same "
-                                       "name") from None
-            except Exception as exc:
-                if type(exc).__name__ != "ZstdError":
-                    raise
-                raise LandingZoneError(f"not a readable compressed file: {exc}", file=file.path,
-                                       code="BadFile", hint="re-write the file under the same "
-                                       "name") from None
+            except compression.CorruptCompressedFile as exc:
+                raise unreadable(exc, file) from None
             try:
                 text = decoder.decode(chunk, final=not chunk)
             except UnicodeDecodeError as exc:
@@ -168,22 +159,12 @@ def check_encoding(filesystem, file, options: mirroring.DelimitedOptions) -> Non
 
 
 @contextlib.contextmanager
-def _raw_stream(filesystem, file):
-    """The file's bytes as a stream, decompressed (.gz, .zst) as Spark reads them."""
-    name = file.name.lower()
-    handle = filesystem.open_stream(file.path)
-    try:
-        if name.endswith((".gz", ".gzip")):
-            with gzip.GzipFile(fileobj=handle) as stream:
-                yield stream
-        elif name.endswith((".zst", ".zstd")):
-            import zstandard
-            with zstandard.ZstdDecompressor().stream_reader(handle) as stream:
-                yield stream
-        else:
-            yield handle
-    finally:
-        handle.close()
+def open_text(filesystem, file):
+    """The file's bytes as a stream, decompressed (.gz, .zst, .snappy) as Spark reads them;
+    its `read` raises `compression.CorruptCompressedFile` for bytes the codec can't read."""
+    with filesystem.open_stream(file.path) as handle, \
+            compression.open_decompressed(handle, file.name) as stream:
+        yield stream
 
 
 # --- a file's columns against the table's ------------------------------------------------------

@@ -500,8 +500,8 @@ def _markers_from_text(values, metadata):
 def _lint_delimited(fs, file, metadata, union, report, where, stop, strict) -> Finding | None:
     options = metadata.delimited
     add = report.findings.append
-    try:  # the whole file, decompressed as the engine decompresses its start
-        data = checks.decompressed_start(fs.read_bytes(file.path), file)
+    try:  # the whole file, decompressed as the engine reads it
+        data = checks.read_start(fs, file, None)
     except LandingZoneError as exc:
         return stop("content/unreadable", exc.message)
     _check_bom(data, options, add, where)

@@ -23,6 +23,7 @@ ERROR: the `test` command then exits 1.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -411,14 +412,15 @@ def applied_files(spark, table: TablePlan) -> list[str]:
     return names
 
 
+@contextlib.contextmanager
 def applied_changes(spark, table: TablePlan):
-    """The change rows (key columns, `__marker`, `__file_order`, `__row_order`) of every landing
-    file applied to the table, read with the engine's reader from the table folder or its
-    `_ProcessedFiles/`. DataTestError when one of them is gone (purged after the retention)."""
+    """Within the block, (the change rows, the key columns) of every landing file applied to
+    the table, read with the engine's reader from the table folder or its `_ProcessedFiles/`.
+    DataTestError when one of them is gone (purged after the retention)."""
     from pyspark.sql import types as T
 
+    from mirrorspec.spark import decompressed, landing, reader
     from mirrorspec.spark import fs as fsmod
-    from mirrorspec.spark import landing, reader
 
     filesystem = fsmod.filesystem_for(table.landing_path, spark)
     metadata = landing.read_metadata(filesystem, table.landing_path)
@@ -449,14 +451,17 @@ def applied_changes(spark, table: TablePlan):
             if f.name.lower() in keys and f.name.lower() not in union:
                 union[f.name.lower()] = f
     if not schemas:
-        return None, list(metadata.key_columns)
-    changes = reader.read_changes(spark, schemas, list(union.values()), metadata)
-    return changes, [union[k.lower()].name for k in metadata.key_columns if k.lower() in union]
+        yield None, list(metadata.key_columns)
+        return
+    with decompressed.readable(filesystem, fsmod.filesystem_for(table.delta_path, spark),
+                               table.delta_path, schemas):
+        yield (reader.read_changes(spark, schemas, list(union.values()), metadata),
+               [union[k.lower()].name for k in metadata.key_columns if k.lower() in union])
 
 
 def _row_count(spark, df, table: TablePlan) -> tuple[int, str]:
-    changes, keys = applied_changes(spark, table)
-    expected = 0 if changes is None else expected_row_count(changes, keys)
+    with applied_changes(spark, table) as (changes, keys):
+        expected = 0 if changes is None else expected_row_count(changes, keys)
     actual = df.count()
     if actual == expected:
         return 0, f"{actual} row(s), as the applied landing files imply"

@@ -27,7 +27,7 @@ from mirrorspec.console import Console, NullConsole
 from mirrorspec.errors import LandingZoneError
 from mirrorspec.faults import crash_point
 from mirrorspec.logfile import log_exception
-from mirrorspec.spark import fold, landing, pruning, reader, staged_source
+from mirrorspec.spark import decompressed, fold, landing, pruning, reader, staged_source
 from mirrorspec.spark import fs as fsmod
 from mirrorspec.spark.progress import (STATE_FORMAT, STATE_KEY, TableState,
                                        read_state, state_copy_path, write_state_copy)
@@ -304,28 +304,35 @@ class _TableRun:
         self._unless_moved_away(bad, pending.files)
         applied: list[landing.LandingFile] = []
         if schemas:
-            # Not persisted: caching the change set for the validation job measured slower than
-            # reading the files twice (docs/performance.md).
-            changes = reader.read_changes(self._session(), schemas, union, metadata)
-            stats, data_bad = self._validate(changes, schemas, metadata)
-            self._unless_moved_away(data_bad, pending.files)
-            if data_bad is not None:
-                bad = data_bad
-            cutoff = bad[0] if bad else len(schemas)
-            applied = [s.file for s in schemas[:cutoff]]
-            try:
-                if applied:
-                    self._commit(changes, cutoff, applied, stats, union, metadata, state, meta,
-                                 folder_id, pending)
-            except _UnreadableFile as exc:  # found only when the commit read it: stop there
-                bad, applied = exc.bad, applied[:exc.bad[0]]
-                if applied:
-                    self._commit(changes, exc.bad[0], applied, stats, union, metadata, state,
-                                 meta, folder_id, pending)
+            with decompressed.readable(self.lfs, self.wfs, target.delta_path, schemas):
+                bad, applied = self._apply(schemas, union, bad, metadata, state, meta, folder_id,
+                                           pending)
         to_move = list(pending.applied_present) + applied
         keep = applied[-1].name if applied else last_applied
         self._move([f for f in to_move if f.name != keep])
         self._finish_status(bad, pending, pending.files)
+
+    def _apply(self, schemas, union, bad, metadata, state, meta, folder_id, pending):
+        """Validate the files' rows and commit those before the first bad one: (bad, applied)."""
+        # Not persisted: caching the change set for the validation job measured slower than
+        # reading the files twice (docs/performance.md).
+        changes = reader.read_changes(self._session(), schemas, union, metadata)
+        stats, data_bad = self._validate(changes, schemas, metadata)
+        self._unless_moved_away(data_bad, pending.files)
+        if data_bad is not None:
+            bad = data_bad
+        cutoff = bad[0] if bad else len(schemas)
+        applied = [s.file for s in schemas[:cutoff]]
+        try:
+            if applied:
+                self._commit(changes, cutoff, applied, stats, union, metadata, state, meta,
+                             folder_id, pending)
+        except _UnreadableFile as exc:  # found only when the commit read it: stop there
+            bad, applied = exc.bad, applied[:exc.bad[0]]
+            if applied:
+                self._commit(changes, exc.bad[0], applied, stats, union, metadata, state,
+                             meta, folder_id, pending)
+        return bad, applied
 
     def _unless_moved_away(self, bad, files) -> None:
         """A pending file that vanished since the listing was moved by another `mirror` process

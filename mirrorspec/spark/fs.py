@@ -17,7 +17,7 @@ import shutil
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterable
 from urllib.parse import unquote, urlparse
 
 # stores whose written object appears whole (or not at all) when the upload completes
@@ -154,6 +154,14 @@ class LocalFS(_FileSystem):
             os.fsync(handle.fileno())
         os.replace(temp, path)
 
+    def write_chunks(self, path: str, chunks: Iterable[bytes]) -> None:
+        """Create `path` (and its folder), failing if it exists, holding `chunks` in order."""
+        path = local_path(path)
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with open(path, "xb") as handle:
+            for chunk in chunks:
+                handle.write(chunk)
+
     def create_exclusive(self, path: str, text: str) -> bool:
         """Create `path` holding `text` unless it exists; True when this call created it."""
         try:
@@ -182,6 +190,14 @@ class LocalFS(_FileSystem):
 
     def mkdirs(self, path: str) -> None:
         os.makedirs(local_path(path), exist_ok=True)
+
+    def remove_empty_dir(self, path: str) -> bool:
+        """Remove `path` if it is an empty folder; True when it did."""
+        try:
+            os.rmdir(local_path(path))
+        except OSError:
+            return False
+        return True
 
     def is_plain_file(self, path: str) -> bool:
         """A regular file that is not a symlink."""
@@ -288,6 +304,15 @@ class HadoopFS(_FileSystem):
         if not fs.rename(temp, hpath):
             raise OSError(f"could not rename {temp} to {path}")
 
+    def write_chunks(self, path: str, chunks: Iterable[bytes]) -> None:
+        hpath, fs = self._fs(path)
+        stream = fs.create(hpath, False)
+        try:
+            for chunk in chunks:
+                stream.write(bytearray(chunk))
+        finally:
+            stream.close()
+
     def create_exclusive(self, path: str, text: str) -> bool:
         hpath, fs = self._fs(path)
         if fs.exists(hpath):
@@ -326,6 +351,15 @@ class HadoopFS(_FileSystem):
     def mkdirs(self, path: str) -> None:
         hpath, fs = self._fs(path)
         fs.mkdirs(hpath)
+
+    def remove_empty_dir(self, path: str) -> bool:
+        hpath, fs = self._fs(path)
+        try:
+            if not fs.getFileStatus(hpath).isDirectory() or fs.listStatus(hpath):
+                return False
+            return bool(fs.delete(hpath, False))  # not recursive: refuses a folder filled since
+        except Exception:  # noqa: BLE001 - gone, or filled meanwhile (py4j errors)
+            return False
 
     def is_plain_file(self, path: str) -> bool:
         hpath, fs = self._fs(path)

@@ -47,6 +47,13 @@ class FileSchema:
     # in `unit` ("ns", "us", "ms", "s") and turned into microsecond timestamps (a TIME of day
     # lands on 1970-01-01, as an ITime cell does).
     as_micros: tuple[tuple[str, str], ...] = ()
+    # A copy Spark reads instead of the file (a decompressed `.snappy` file: spark/decompressed.py)
+    read_path: str | None = None
+
+    @property
+    def spark_path(self) -> str:
+        """The path Spark reads the file's rows from."""
+        return self.read_path or self.file.path
 
 
 def col(name: str) -> Column:
@@ -215,16 +222,17 @@ def _encoded_name(spark: SparkSession, path: str) -> str:
     return uri.rstrip("/").rsplit("/", 1)[-1]
 
 
-def _order_column(spark: SparkSession, ordered: list[tuple[int, LandingFile]]) -> Column:
+def _order_column(spark: SparkSession, ordered: list[tuple[int, FileSchema]]) -> Column:
     """The position of each row's file in the batch, from `_metadata.file_name`."""
-    offsets = {f.sequence - order if f.sequence is not None else None for order, f in ordered}
+    offsets = {s.file.sequence - order if s.file.sequence is not None else None
+               for order, s in ordered}
     if len(offsets) == 1 and None not in offsets:
         # Consecutive 20-digit names (sequence mode): arithmetic, not a lookup per row.
         name = F.col("_metadata.file_name")
         return (F.substring(name, 1, 20).cast("long") - F.lit(offsets.pop())).cast("int")
     pairs = []
-    for order, file in ordered:
-        pairs += [F.lit(_encoded_name(spark, file.path)), F.lit(order)]
+    for order, schema in ordered:
+        pairs += [F.lit(_encoded_name(spark, schema.spark_path)), F.lit(order)]
     return F.create_map(*pairs)[F.col("_metadata.file_name")].cast("int")
 
 
@@ -253,12 +261,12 @@ def _read_parquet_group(spark, group: list[tuple[int, FileSchema]]) -> tuple[Dat
     if first.marker is not None:
         fields.append(T.StructField(first.marker, first.marker_type, True))
     df = (spark.read.schema(T.StructType(fields))
-          .parquet(*[_literal_path(s.file.path) for _, s in group]))
+          .parquet(*[_literal_path(s.spark_path) for _, s in group]))
     for field in first.fields:
         if field.name in units:
             micros = _MICROS_OF_UNIT[units[field.name]](col(field.name).cast("long"))
             df = df.withColumn(field.name, F.timestamp_micros(micros).cast(field.dataType))
-    df = df.withColumn(FILE_ORDER, _order_column(spark, [(o, s.file) for o, s in group]))
+    df = df.withColumn(FILE_ORDER, _order_column(spark, group))
     df = df.withColumn(ROW_ORDER, F.col("_metadata.row_index").cast("long"))
     return df, first.marker
 
@@ -287,8 +295,8 @@ def _read_csv_group(spark, group: list[tuple[int, FileSchema]],
               .option("ignoreTrailingWhiteSpace", False))
     if options.escape_character == options.quote_character and options.quote_character:
         reader = reader.option("escape", options.quote_character)
-    df = reader.csv([_literal_path(s.file.path) for _, s in group])
-    df = df.withColumn(FILE_ORDER, _order_column(spark, [(o, s.file) for o, s in group]))
+    df = reader.csv([_literal_path(s.spark_path) for _, s in group])
+    df = df.withColumn(FILE_ORDER, _order_column(spark, group))
     df = df.withColumn(ROW_ORDER, F.monotonically_increasing_id())
     df = df.select(*[_cell(col(n), options.null_value).alias(n) for n in first.header],
                    _CORRUPT, FILE_ORDER, ROW_ORDER)

@@ -72,7 +72,7 @@ def stage(session, filesystem, delta_path: str, source: DataFrame,
          .write.mode("error").parquet(folder))  # Connect spells it "error"
     except BaseException:
         # the batch's own error (an unreadable landing file) is what the caller reports
-        _delete_quietly(filesystem, folder)
+        delete_quietly(filesystem, folder)
         raise
     frame = (session.read.parquet(folder).filter(F.col(_STAGED) == 1)
              .select(*[F.col(p).alias(n) for p, n in zip(positional, names)]))
@@ -110,20 +110,22 @@ def remove(filesystem, staged: StagedSource | None) -> None:
     """Delete the staged files of one attempt (after its MERGE, committed or not). Best effort:
     files left behind cost only space, and a later commit removes them."""
     if staged is not None:
-        _delete_quietly(filesystem, staged.folder)
+        delete_quietly(filesystem, staged.folder)
 
 
-def _delete_quietly(filesystem, folder: str) -> None:
+def delete_quietly(filesystem, folder: str) -> None:
+    """Delete `folder`, logging (not raising) a failure: what is left costs only space."""
     try:
         filesystem.delete(folder)
     except Exception as exc:  # noqa: BLE001 - Hadoop stores raise py4j errors of several types
-        _log.warning("could not delete the staged MERGE source %s (%s)", folder, exc)
+        _log.warning("could not delete the staged files %s (%s)", folder, exc)
 
 
-def remove_stale(filesystem, delta_path: str, now: float | None = None) -> list[str]:
-    """Delete the staging folders crashed attempts left under the table (older than
+def remove_stale(filesystem, delta_path: str, now: float | None = None,
+                 folder: str = FOLDER) -> list[str]:
+    """Delete the staging folders crashed attempts left under the table's `folder` (older than
     STALE_SECONDS); returns their paths. Best effort, like `remove`."""
-    root = fsmod.join(delta_path, FOLDER)
+    root = fsmod.join(delta_path, folder)
     cutoff = (time.time() if now is None else now) - STALE_SECONDS
     removed = []
     try:
@@ -134,7 +136,7 @@ def remove_stale(filesystem, delta_path: str, now: float | None = None) -> list[
                 filesystem.delete(entry.path)
                 removed.append(entry.path)
     except Exception as exc:  # noqa: BLE001 - as in remove()
-        _log.warning("could not clear old staged MERGE sources under %s (%s)", root, exc)
+        _log.warning("could not clear old staged files under %s (%s)", root, exc)
     return removed
 
 

@@ -11,6 +11,7 @@ import json
 import os
 from collections import Counter
 
+import cramjam
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -38,6 +39,14 @@ def write(path, name, data: bytes):
         handle.write(data)
 
 
+def spark_written_snappy_csv(spark, out, values) -> bytes:
+    """The bytes of a CSV file Spark writes with `compression=snappy` (Hadoop's container)."""
+    (spark.createDataFrame(values, "id string, v string, __rowMarker__ int").coalesce(1)
+     .write.option("header", True).option("compression", "snappy").csv(str(out)))
+    (part,) = out.glob("part-*.csv.snappy")
+    return part.read_bytes()
+
+
 def rows(spark, warehouse, table, columns):
     df = spark.read.format("delta").load(os.path.join(warehouse, "dbo", table))
     return Counter(tuple(r[c] for c in columns) for r in df.collect())
@@ -52,6 +61,31 @@ def zone(spark, tmp_path_factory):
     write(folder(landing, "gz", keyed), sequence_file_name(1, "csv.gz"), gzip.compress(csv))
     write(folder(landing, "zst", keyed), sequence_file_name(1, "csv.zst"),
           zstandard.ZstdCompressor().compress(csv))
+    # Snappy in its three containers: Hadoop's block stream as Spark itself writes it, the
+    # framing format (cramjam, python-snappy streams, Go, Rust), one raw block
+    write(folder(landing, "snappy_hadoop", keyed), sequence_file_name(1, "csv.snappy"),
+          spark_written_snappy_csv(spark, root / "spark_csv", [("1", "a", 0), ("2", "b", 0),
+                                                                ("1", None, 2)]))
+    write(folder(landing, "snappy_framed", keyed), sequence_file_name(1, "csv.snappy"),
+          bytes(cramjam.snappy.compress(csv)))
+    write(folder(landing, "snappy_raw", keyed), sequence_file_name(1, "csv.snappy"),
+          bytes(cramjam.snappy.compress_raw(csv)))
+    # by modification time (rows are tied to their file by name: the copy's name must work)
+    timed = folder(landing, "snappy_by_time", {"keyColumns": ["id"],
+                                               "fileDetectionStrategy": "LastUpdateTimeFileDetection"})
+    for number, (name, text) in enumerate([("b.csv.snappy", b"id,v\r\n1,x\r\n2,z\r\n"),
+                                           ("a.csv.snappy", b"id,v,__rowMarker__\r\n1,y,1\r\n")]):
+        write(timed, name, bytes(cramjam.snappy.compress(text)))
+        os.utime(os.path.join(timed, name), (1_700_000_000 + number,) * 2)
+    # a framed file whose chunk fails its CRC stops its table there; the file before is applied
+    broken = folder(landing, "snappy_corrupt", keyed)
+    write(broken, sequence_file_name(1, "csv.snappy"), bytes(cramjam.snappy.compress(csv)))
+    corrupt = bytearray(cramjam.snappy.compress(b"id,v\r\n3,c\r\n"))
+    corrupt[-2] ^= 0x20
+    write(broken, sequence_file_name(2, "csv.snappy"), bytes(corrupt))
+    # a bad row in the only file: nothing commits, and no table folder is left behind
+    write(folder(landing, "snappy_bad_row", keyed), sequence_file_name(1, "csv.snappy"),
+          bytes(cramjam.snappy.compress(b"id,v,__rowMarker__\r\n1,a,0\r\n2,b,3\r\n")))
 
     # the seed's delete row writes NULL in a non-key column; here that column is typed Int32
     seed = folder(landing, "seed_delete", {"keyColumns": ["EmployeeID"], "SchemaDefinition": {
@@ -130,10 +164,38 @@ def replicating(zone, name, run="first"):
     return outcome
 
 
-@pytest.mark.parametrize("table", ["gz", "zst"])
+@pytest.mark.parametrize("table", ["gz", "zst", "snappy_hadoop", "snappy_framed", "snappy_raw"])
 def test_compressed_csv_is_read(spark, zone, table):
     replicating(zone, table)
     assert rows(spark, zone["warehouse"], table, ["id", "v"]) == Counter({("2", "b"): 1})
+
+
+def test_snappy_files_by_modification_time_apply_in_that_order(spark, zone):
+    outcome = replicating(zone, "snappy_by_time")
+    assert outcome.files_applied == ["b.csv.snappy", "a.csv.snappy"]
+    assert rows(spark, zone["warehouse"], "snappy_by_time", ["id", "v"]) == Counter(
+        {("1", "y"): 1, ("2", "z"): 1})
+
+
+def test_a_corrupt_snappy_file_stops_its_table_at_that_file(spark, zone):
+    outcome = zone["first"]["snappy_corrupt"]
+    assert outcome.status == "Failed" and outcome.error["errorCode"] == "BadFile"
+    assert outcome.error["file"].endswith(sequence_file_name(2, "csv.snappy"))
+    assert "not a readable compressed file" in outcome.error["message"]
+    assert "checksum" in outcome.error["message"]
+    assert rows(spark, zone["warehouse"], "snappy_corrupt", ["id", "v"]) == Counter({("2", "b"): 1})
+
+
+def test_a_bad_row_in_a_snappy_file_is_named_and_leaves_no_table_folder(zone):
+    outcome = zone["first"]["snappy_bad_row"]
+    assert outcome.status == "Failed" and outcome.error["row"] == 2
+    assert not os.path.exists(os.path.join(zone["warehouse"], "dbo", "snappy_bad_row"))
+
+
+def test_decompressed_copies_are_gone_after_the_pass(zone):
+    left = [os.path.join(d, f) for d, _, fs in os.walk(zone["warehouse"]) for f in fs
+            if "decompressed" in d]
+    assert left == []
 
 
 def test_null_placeholder_in_a_typed_column_of_a_delete_row(spark, zone):
