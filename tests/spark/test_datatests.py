@@ -174,3 +174,24 @@ def test_expected_row_count_follows_the_marker_semantics(spark, changes, keys, e
     rows = [(k, m, 0, i) for i, (k, m) in enumerate(changes)]
     df = spark.createDataFrame(rows, "id int, __marker int, __file_order int, __row_order long")
     assert expected_row_count(df, keys) == expected
+
+
+def test_row_count_reads_snappy_compressed_csv_files(spark, mirrored, tmp_path):
+    from dataclasses import replace
+
+    import cramjam
+
+    root, wh = tmp_path / "landing", tmp_path / "warehouse"
+    table = landing_table(root, wh, "snappy", ["id"], [{"type": "row_count", "severity": "error"}])
+    folder = Path(table.landing_path)
+    folder.mkdir(parents=True)
+    (folder / "_metadata.json").write_text(json.dumps({"keyColumns": ["id"]}))
+    for sequence, text in [(1, b"id,v\r\n1,a\r\n2,b\r\n3,c\r\n"),
+                           (2, b"id,v,__rowMarker__\r\n2,,2\r\n4,d,0\r\n")]:
+        (folder / mirroring.sequence_file_name(sequence, "csv.snappy")).write_bytes(
+            bytes(cramjam.snappy.compress(text)))
+    plan = replace(mirrored, landing_zone=str(root), warehouse=str(wh), tables=[table])
+    assert not run_plan(plan, select=["snappy"], spark=spark).failed
+    result = run_data_tests(spark, plan, [table]).results[0]
+    assert result.status == "pass" and "3 row(s)" in result.message, result.message
+    assert not (Path(table.delta_path) / "_mirrorspec" / "decompressed").exists()
