@@ -11,9 +11,11 @@ columns, 10 files, same mix). Per feed, in one run:
   landing folder (the steady state of a long `run` or `--watch`);
 - with --jvm-path, the Qlik feed through the JVM parse (`spark/feeds/qlik_fast.py`, off by
   default): one warm-up, then timed;
-- with --python-parser N, the Arcion feed warm N more times with and N times without the
-  column-wise Arrow path (`sources/arcion_columns.py`), alternating, and the medians: that
-  path against its baseline, the Python parser alone, in the same session;
+- with --python-parser N, each feed warm N more times with and N times without its
+  column-wise Arrow path (`sources/arcion_columns.py`, `sources/qlik_columns.py`), alternating,
+  and the medians: that path against its baseline, the Python parser alone, in the same
+  session; and the CPU per change of one 16 MiB chunk parsed in this process (no Spark) by
+  each path, best of 3;
 - with --whole-command, `python -m mirrorspec publish` as a process beside a bare Spark start,
   and the difference: the way issue 15 measured.
 
@@ -219,22 +221,22 @@ def pyarrow_reference(feed: str, folder: Path, out: Path) -> dict:
 
 def _publish(spark, plan, table, landing: Path, jvm: bool, columnwise: bool = True) -> dict:
     """One `publish_table` of the whole feed into an empty landing folder (own state); `jvm`:
-    Qlik's JVM parse; `columnwise`: Arcion's column-wise Arrow path."""
+    Qlik's JVM parse; `columnwise`: the column-wise Arrow paths (Arcion CSV, Qlik lines)."""
     from dataclasses import replace
 
-    from mirrorspec.sources import arcion
+    from mirrorspec.sources import arcion, qlik
     from mirrorspec.spark.feeds import qlik_fast
     from mirrorspec.spark.publisher import publish_table
 
     table = replace(table, landing_path=str(landing))
     plan = replace(plan, state_path=str(landing.parent / f"{landing.name}_state"))
-    defaults = qlik_fast.ENABLED, arcion.COLUMNWISE
-    qlik_fast.ENABLED, arcion.COLUMNWISE = jvm, columnwise
+    defaults = qlik_fast.ENABLED, arcion.COLUMNWISE, qlik.COLUMNWISE
+    qlik_fast.ENABLED, arcion.COLUMNWISE, qlik.COLUMNWISE = jvm, columnwise, columnwise
     try:
         with PeakMemory() as memory, CpuTime() as cpu, timed() as clock:
             result = publish_table(spark, table, plan)
     finally:
-        qlik_fast.ENABLED, arcion.COLUMNWISE = defaults
+        qlik_fast.ENABLED, arcion.COLUMNWISE, qlik.COLUMNWISE = defaults
     if result.status != "Published":
         raise SystemExit(f"publish of {table.name} failed: {result.error}")
     landed = sum(f.stat().st_size for f in landing.glob("*.parquet"))
@@ -258,6 +260,51 @@ def _alternate(spark, plan, table, landing: Path, pairs: int) -> dict:
         middle = statistics.median_low([r["seconds"] for r in runs])
         out[name] = dict(next(r for r in runs if r["seconds"] == middle),
                          all_seconds=[r["seconds"] for r in runs])
+    return out
+
+
+def chunk_cpu(feed: str, folder: Path, table) -> dict:
+    """CPU µs per change of the first 16 MiB chunk of the feed's first file, parsed in this
+    process (no Spark) by the Python parser, and the lists made Arrow arrays as `map_tasks`
+    does, and by the column-wise path; best of 3 each."""
+    import time
+
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from mirrorspec.sources import arcion, qlik
+    from mirrorspec.spark.feeds.base import _to_arrow
+
+    first = str(sorted(folder.iterdir())[0])
+    if feed == "qlik":
+        from mirrorspec.spark.feeds.qlik import _schema
+
+        batch = qlik.QlikReplicateFormat().plan_tasks(table, [first], {})
+        columns, tasks, module = batch.columns, batch.tasks, qlik
+        schema = to_arrow_schema(_schema(columns))
+    else:
+        from mirrorspec.sources.base import ERROR_COLUMN, PAIR_COLUMN
+        from mirrorspec.spark.feeds.base import change_schema
+
+        columns, _, tasks = arcion.ArcionFormat().plan_tasks(table, [first])
+        module = arcion
+        schema = to_arrow_schema(change_schema(  # as ArcionReader.read makes it
+            columns, [("file", "int"), ("line", "bigint"), ("sub", "int")],
+            [(PAIR_COLUMN, "string"), (ERROR_COLUMN, "string")]))
+    task = tasks[0]
+    out = {}
+    for name, columnwise in (("python_parser", False), ("columnwise", True)):
+        best, changes, arrow = float("inf"), 0, False
+        for _ in range(3):
+            task = dict(task, ctx=dict(task["ctx"], columnwise=columnwise))
+            started = time.process_time()
+            parsed = module.parse_task(task)
+            arrays = [_to_arrow(parsed[f.name], f.type, pa) for f in schema]
+            best = min(best, time.process_time() - started)
+            changes, arrow = len(arrays[0]), not isinstance(parsed["_op"], list)
+        out[name] = {"cpu_s": round(best, 4), "changes": changes, "arrow": arrow,
+                     "us_per_change": round(best / max(changes, 1) * 1e6, 2)}
+    out["chunk_bytes"] = task["end"] - task["start"]
     return out
 
 
@@ -299,8 +346,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--jvm-path", action="store_true",
                         help="also publish the Qlik feed with the JVM parse (twice: warm-up, timed)")
     parser.add_argument("--python-parser", type=int, default=0, metavar="N",
-                        help="also publish the Arcion feed N times with and N times without the "
-                             "column-wise path, alternating")
+                        help="also publish each feed N times with and N times without its "
+                             "column-wise path, alternating; and time one chunk of each")
     parser.add_argument("--json", action="store_true", help="print one JSON object last")
     args = parser.parse_args(argv)
     changes = max(100, int(1_000_000 * args.scale))
@@ -334,8 +381,9 @@ def main(argv: list[str] | None = None) -> dict:
             if feed == "qlik" and args.jvm_path:  # spark/feeds/qlik_fast.py, off by default
                 _publish(spark, plan, table, landing / "jvm_first", jvm=True)  # its JIT warm-up
                 runs["jvm_path"] = _publish(spark, plan, table, landing / "jvm", jvm=True)
-            if feed == "arcion" and args.python_parser:  # the column-wise path's baseline
+            if args.python_parser:  # the column-wise paths' baseline
                 runs.update(_alternate(spark, plan, table, landing, args.python_parser))
+                runs["chunk"] = chunk_cpu(feed, root / "feed" / feed, table)
             for name in ("first", "warm", "jvm_path", "python_parser", "columnwise"):
                 if name in runs:
                     runs[name]["changes_per_s"] = rate(changes, runs[name]["seconds"])
@@ -368,6 +416,12 @@ def _print(feed: str, changes: int, runs: dict) -> None:
                   f"{run['changes_per_s']:>10,.0f} changes/s  ×{_ratio(run['seconds'], arrow['seconds'])}"
                   f" pyarrow (CPU ×{_ratio(run['cpu_s'], arrow['cpu_s'])}), "
                   f"peak RSS {fmt_bytes(run['peak_rss'])}")
+    if "chunk" in runs:
+        chunk = runs["chunk"]
+        print(f"  one {fmt_bytes(chunk['chunk_bytes'])} chunk in this process: Python parser "
+              f"{chunk['python_parser']['us_per_change']} µs CPU per change, column-wise "
+              f"{chunk['columnwise']['us_per_change']} µs "
+              f"({chunk['columnwise']['changes']:,} changes)")
     if "whole_command" in runs:
         whole = runs["whole_command"]
         print(f"  whole command `mirrorspec publish` {whole['publish']['wall_s']:.2f} s "

@@ -18,13 +18,11 @@ import csv
 import re
 from typing import Any, Callable, Sequence
 
+from mirrorspec.sources.arrow_columns import DECIMAL, INTEGER, all_match, all_of, any_of
 from mirrorspec.sources.base import (ERROR_COLUMN, OP_COLUMN, OP_DELETE, OP_INSERT, OP_UPDATE,
                                      ORDER_COLUMN, PAIR_COLUMN, PRESENT_COLUMN, SOURCE_FILE_COLUMN,
                                      SOURCE_LINE_COLUMN, value_converter)
 
-# Text Arrow's cast parses exactly as Python's int()/float() do (both round decimals correctly).
-_INTEGER = r"^-?[0-9]{1,18}$"
-_DECIMAL = r"^-?[0-9]{1,20}(\.[0-9]{1,20})?([eE][+-]?[0-9]{1,2})?$"
 _INT_BITS = {"int16": 16, "int32": 32, "int64": 64}
 _FLOAT_BITS = {"double": 64, "single": 32}
 
@@ -145,7 +143,7 @@ class _Chunk:
         if kind == "string":
             return values
         present = self.n - values.null_count
-        if kind in _INT_BITS and _all_match(pc, values, _INTEGER, present):
+        if kind in _INT_BITS and all_match(pc, values, INTEGER, present):
             numbers = pc.cast(values, pa.int64())
             bits = _INT_BITS[kind]
             bounds = pc.min_max(numbers)
@@ -153,7 +151,7 @@ class _Chunk:
                             or bounds["max"].as_py() >= 1 << (bits - 1)):
                 raise _NotProved
             return pc.cast(numbers, getattr(pa, f"int{bits}")())
-        if kind in _FLOAT_BITS and _all_match(pc, values, _DECIMAL, present):
+        if kind in _FLOAT_BITS and all_match(pc, values, DECIMAL, present):
             numbers = pc.cast(values, pa.float64())
             return numbers if _FLOAT_BITS[kind] == 64 else pc.cast(numbers, pa.float32(), safe=False)
         return self._python_values(values.to_pylist(), self.converters[name], kind)
@@ -191,13 +189,13 @@ class _Chunk:
                                               self.value(name, self.text(3 * i + 1), old_bit[name]))
         falses = pa.array([False] * self.n)
         keys_known = bool(self.keys) and all(k in new for k in self.keys)
-        old_keys = _all_of(pc, [old_bit[k] for k in self.keys]) if keys_known else falses
+        old_keys = all_of(pc, [old_bit[k] for k in self.keys]) if keys_known else falses
         key_change = falses
         if keys_known:
-            differs = _any_of(pc, [_differ(pc, new[k], old[k]) for k in self.keys])
-            key_change = _all_of(pc, [is_update, old_keys, differs]
+            differs = any_of(pc, [_differ(pc, new[k], old[k]) for k in self.keys])
+            key_change = all_of(pc, [is_update, old_keys, differs]
                                  + [new_bit[k] for k in self.keys])
-        no_new = pc.invert(_any_of(pc, list(new_bit.values())))
+        no_new = pc.invert(any_of(pc, list(new_bit.values())))
         delete_old = pc.and_(is_delete, pc.or_(old_keys, no_new))
         values, kc_insert, in_row, in_kc_insert = {}, {}, {}, {}
         for name in columns:
@@ -278,25 +276,6 @@ def _all_in(pc, texts, allowed: tuple[str, ...]) -> bool:
     return bool(pc.all(pc.is_in(texts, value_set=pa.array(list(allowed)))).as_py())
 
 
-def _all_match(pc, values, pattern: str, present: int) -> bool:
-    matched = pc.sum(pc.match_substring_regex(values, pattern)).as_py() or 0
-    return matched == present
-
-
-def _all_of(pc, masks: list):
-    result = masks[0]
-    for mask in masks[1:]:
-        result = pc.and_(result, mask)
-    return result
-
-
-def _any_of(pc, masks: list):
-    result = masks[0]
-    for mask in masks[1:]:
-        result = pc.or_(result, mask)
-    return result
-
-
 def _same_type(pa, a, b):
     if a.type == b.type:
         return a, b
@@ -315,16 +294,4 @@ def _differ(pc, a, b):
     return pc.or_(pc.and_(both, unequal), pc.xor(pc.is_null(a), pc.is_null(b)))
 
 
-def as_lists(columns: dict[str, Any]) -> dict[str, list]:
-    """`parse_task`'s output with every column a list, as the Python parser gives it (`_order`
-    as a tuple): for callers outside Spark, such as tests."""
-    lists = {}
-    for name, values in columns.items():
-        values = values if isinstance(values, list) else values.to_pylist()
-        if name == ORDER_COLUMN:
-            values = [tuple(v.values()) if isinstance(v, dict) else v for v in values]
-        lists[name] = values
-    return lists
-
-
-__all__ = ["as_lists", "parse_csv_chunk"]
+__all__ = ["parse_csv_chunk"]

@@ -28,6 +28,8 @@ from pathlib import Path
 from mirrorspec.spark import jars
 
 ENV = "MIRRORSPEC_CDS"
+# Part of the archive's name: a new training pass (other classes) makes a new archive.
+TRAINING_VERSION = 2
 MODES = ("auto", "off", "require")
 JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 _CLASS_PATH = "spark.driver.extraClassPath"
@@ -58,7 +60,7 @@ def archive_path(conf: dict[str, str]) -> Path | None:
     names = sorted(p.name for p in spark_jars.glob("*.jar")) if spark_jars.is_dir() else []
     # the JVM compares class path entries by path: another venv's pyspark is another class path
     parts = [str(java), str(java.stat().st_mtime_ns), str(spark_jars), *names,
-             conf.get(_CLASS_PATH, ""), conf.get("spark.jars", "")]
+             conf.get(_CLASS_PATH, ""), conf.get("spark.jars", ""), f"training {TRAINING_VERSION}"]
     digest = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
     return jars.cache_dir() / "cds" / f"driver-{digest}.jsa"
 
@@ -69,11 +71,19 @@ def _spark_jars() -> Path:
     return (Path(pyspark.__file__).parent / "jars").resolve()
 
 
-def _forget_archives_of_removed_installs(folder: Path) -> None:
-    """Delete the archives made for a pyspark that is gone (a removed venv or clone): each
-    archive has a `.source` file naming the jars folder it was made for."""
+def _source_text() -> str:
+    """What an archive's `.source` file records: the jars folder and the training version."""
+    return f"{_spark_jars()}\ntraining {TRAINING_VERSION}\n"
+
+
+def _forget_stale_archives(folder: Path) -> None:
+    """Delete the archives made for a pyspark that is gone (a removed venv or clone) or by an
+    older training pass: each archive has a `.source` file naming the jars folder it was made
+    for and its training version."""
     for source in folder.glob("*.jsa.source"):
-        if not Path(source.read_text(encoding="utf-8").strip()).is_dir():
+        lines = source.read_text(encoding="utf-8").splitlines()
+        gone = not lines or not Path(lines[0].strip()).is_dir()
+        if gone or lines[1:2] != [f"training {TRAINING_VERSION}"]:
             source.with_suffix("").unlink(missing_ok=True)
             source.unlink(missing_ok=True)
 
@@ -100,13 +110,80 @@ def _prepend_option(conf: dict[str, str], option: str) -> None:
 
 # --- making the archive ---------------------------------------------------------------------------
 
+_TRAINING_PROJECT = """name: training
+version: "1"
+"""
+_TRAINING_TABLES = """tables:
+  - name: qlik
+    key_columns: [ID]
+    columns: [{name: ID, type: Int64}, {name: NAME, type: String}, {name: AT, type: DateTime}]
+    source: {type: qlik_replicate, path: feed/qlik}
+  - name: arcion
+    key_columns: [id]
+    columns: [{name: id, type: Int64}, {name: name, type: String}, {name: price, type: Double}]
+    source: {type: arcion, path: feed/arcion, options: {header: false, column_order: [id, name, price]}}
+"""
+_TRAINING_PROFILES = """training:
+  target: local
+  outputs:
+    local: {landing_zone: landing, warehouse: warehouse}
+"""
+
+
+def _training_feeds(root: Path) -> None:
+    """Small Qlik and Arcion feeds (inserts, updates, deletes) that take both parsers' paths."""
+    qlik, arcion = root / "feed" / "qlik", root / "feed" / "arcion"
+    qlik.mkdir(parents=True)
+    arcion.mkdir(parents=True)
+    messages, rows = [], []
+    for i in range(300):
+        op = ("INSERT", "UPDATE", "DELETE")[min(i % 10, 9) // 4]
+        key = i if op == "INSERT" else i - i % 10
+        data = f'{{"ID": {key}, "NAME": "n{i}", "AT": "2024-05-02 10:00:{i % 60:02d}.000000"}}'
+        before = data if op != "INSERT" else "null"
+        messages.append(
+            f'{{"magic": "atMSG", "type": "DT", "headers": null, "message": {{"data": {data}, '
+            f'"beforeData": {before}, "headers": {{"operation": "{op}", "changeSequence": '
+            f'"{i:020d}", "transactionId": "{i // 10:08X}", "columnMask": "07", '
+            f'"transactionLastEvent": {"true" if i % 10 == 9 else "false"}}}}}}}')
+        cursor = f'"{{""timestamp"":{1620787841959 + i}}}","{{}}"'
+        kind = op[0]
+        triplets = (f"{key},NULL,1,n{i},NULL,1,{i / 4},NULL,1" if kind != "D"
+                    else f"NULL,{key},2,NULL,NULL,0,NULL,NULL,0")
+        rows.append(f"{triplets},{kind},{cursor}")
+    (qlik / "CDC00000001.json").write_text("\n".join(messages) + "\n", encoding="utf-8")
+    (arcion / "items_0001.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+
+
+def _training_publish(spark, work: Path) -> None:
+    """Publish small Qlik and Arcion feeds: the classes of Python parse tasks, Arrow, the
+    batch's cache, its checks, sort and Parquet write (a first publish's fixed cost)."""
+    from mirrorspec.compile import compile_project
+    from mirrorspec.spark.publisher import publish_table
+
+    root = work / "project"
+    (root / "tables").mkdir(parents=True)
+    (root / "mirrorspec_project.yml").write_text(_TRAINING_PROJECT, encoding="utf-8")
+    (root / "tables" / "feeds.yml").write_text(_TRAINING_TABLES, encoding="utf-8")
+    (root / "profiles.yml").write_text(_TRAINING_PROFILES, encoding="utf-8")
+    _training_feeds(root)
+    plan = compile_project(root, check_landing=False).plan
+    for table in plan.tables:
+        result = publish_table(spark, table, plan)
+        if result.status != "Published":
+            raise RuntimeError(f"the training publish of {table.name} failed: {result.error}")
+
+
 def _training_pass(spark, work: Path) -> None:
-    """A small pass that loads the classes of an everyday `mirror` run: an initial load, then a
-    MERGE with updates, deletes and inserts on a table with deletion vectors, then a read."""
+    """Small runs that load the classes of an everyday `publish` and `mirror`: two feeds
+    published; an initial load, then a MERGE with updates, deletes and inserts on a table with
+    deletion vectors, then a read."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from mirrorspec.spark.engine import MirrorOptions, mirror_landing_zone
+
+    _training_publish(spark, work)
 
     folder = work / "landing" / "training"
     folder.mkdir(parents=True)
@@ -149,7 +226,7 @@ def create(conf: dict[str, str] | None = None) -> Path | None:
     if target.is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    _forget_archives_of_removed_installs(target.parent)
+    _forget_stale_archives(target.parent)
     partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
     _prepend_option(conf, f"-XX:ArchiveClassesAtExit={partial}")
     os.environ[ENV] = "off"
@@ -172,7 +249,7 @@ def create(conf: dict[str, str] | None = None) -> Path | None:
     if not partial.is_file():
         raise RuntimeError(f"the JVM wrote no archive at {partial} (see its log: "
                            f"{sessions.jvm_log_path()})")
-    target.with_name(target.name + ".source").write_text(f"{_spark_jars()}\n", encoding="utf-8")
+    target.with_name(target.name + ".source").write_text(_source_text(), encoding="utf-8")
     os.replace(partial, target)  # atomic: a concurrent `make` or command never maps half a file
     return target
 

@@ -324,6 +324,57 @@ def test_arcion_columnwise_chunks_reach_spark_as_the_python_parser_s(spark, tmp_
     assert first["at"].microsecond == 123456
 
 
+def test_qlik_columnwise_chunks_reach_spark_as_the_python_parser_s(spark, tmp_path, monkeypatch):
+    # every type the column-wise path converts itself or hands to Python, a partial update, a
+    # key change (the row parser's two rows, a pair), a delete and an unfinished transaction,
+    # through map_tasks into Spark rows
+    from mirrorspec.sources import qlik
+    from mirrorspec.spark.feeds.qlik import QlikReplicateReader
+
+    columns = [("id", "Int64"), ("name", "String"), ("price", "Double"), ("weight", "Single"),
+               ("qty", "Int16"), ("n32", "Int32"), ("at", "DateTime"), ("day", "IDate"),
+               ("flag", "Boolean"), ("blob", "ByteArray"), ("t", "ITime")]
+    full = {"id": 1, "name": "a,b", "price": "2.5", "weight": 0.1, "qty": 7, "n32": "12",
+            "at": "2024-05-02 10:00:00.123456", "day": "2024-05-02", "flag": True,
+            "blob": "0aff", "t": "10:30:00"}
+
+    def message(op, data, before=None, seq="", mask="7FF", txn="T1", last=True):
+        return json.dumps({"magic": "atMSG", "type": "DT", "headers": None, "message": {
+            "data": data, "beforeData": before, "headers": {
+                "operation": op, "changeSequence": seq, "transactionId": txn,
+                "transactionLastEvent": last, "columnMask": mask}}})
+
+    feed = tmp_path / "feed"
+    feed.mkdir()
+    (feed / "items.json").write_text("\n".join([
+        message("INSERT", full, seq="1", last=False),
+        message("UPDATE", dict(full, name="x", at="2024-05-02T10:00:00.1234567"), full, seq="2",
+                mask="43"),
+        message("UPDATE", dict(full, id=2, price="1e3"), full, seq="3"),
+        message("DELETE", dict.fromkeys(full), dict(full, id=2), seq="4"),
+        message("INSERT", dict(dict.fromkeys(full), id=3, weight=-1.5, day="2024-02-29"), seq="5",
+                txn="T2", last=False)]) + "\n")
+    tbl, _ = make(tmp_path, "qlik_replicate", feed, "items", columns, ["id"])
+    frames, held = {}, {}
+    for columnwise in (False, True):
+        monkeypatch.setattr(qlik, "COLUMNWISE", columnwise)
+        result = QlikReplicateReader().read(spark, tbl, [str(feed / "items.json")], {})
+        frames[columnwise] = sorted(result.changes.collect(), key=lambda r: (r["_order"], r["_op"]))
+        held[columnwise] = (result.held_back, result.info["state"])
+        for frame in result.info["cached"]:
+            frame.unpersist()
+    assert frames[True] == frames[False] and held[True] == held[False]
+    batch = qlik.QlikReplicateFormat().plan_tasks(tbl, [str(feed / "items.json")], {})
+    assert not isinstance(qlik.parse_task(batch.tasks[0])["_op"], list)  # Arrow: the fast path ran
+    assert [(r["_op"], r["id"]) for r in frames[True]] == [(0, 1), (1, 1), (2, 1), (0, 2), (2, 2)]
+    assert held[True][0] == (str(feed / "items.json"),)  # T2 is unfinished
+    first, update = frames[True][0], frames[True][1]
+    assert (first["name"], first["qty"], first["n32"], first["blob"], first["flag"]) == \
+        ("a,b", 7, 12, b"\n\xff", True)
+    assert first["at"].microsecond == 123456 and update["at"].microsecond == 123456
+    assert update["_present"] == ["at", "id", "name"] and frames[True][3]["_pair"] is not None
+
+
 def arcion_regions_mirrored(spark, tmp_path):
     """An Arcion feed whose snapshot (keys 0 and 1) is published and mirrored."""
     feed = tmp_path / "feed"

@@ -12,7 +12,7 @@ from mirrorspec.errors import SourceError
 from mirrorspec.sources import get_format, infer_schema
 from mirrorspec.sources import arcion
 from mirrorspec.sources.arcion import ArcionFormat, header_column
-from mirrorspec.sources.arcion_columns import as_lists
+from mirrorspec.sources.arrow_columns import as_lists
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "arcion"
 REGION = [("r_regionkey", "Int32"), ("r_name", "String"), ("r_comment", "String")]

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from mirrorspec.compile.plan import ColumnSpec, SourceSpec, TablePlan
 from mirrorspec.errors import SourceError
 from mirrorspec.sources import arcion
-from mirrorspec.sources.arcion_columns import as_lists
+from mirrorspec.sources.arrow_columns import as_lists
 
 pa = pytest.importorskip("pyarrow")
 
@@ -238,9 +238,9 @@ def test_arrow_reads_every_proved_decimal_as_python_does(text):
 
     import pyarrow.compute as pc
 
-    from mirrorspec.sources import arcion_columns
+    from mirrorspec.sources import arrow_columns
 
-    if not re.fullmatch(arcion_columns._DECIMAL, text):
+    if not re.fullmatch(arrow_columns.DECIMAL, text):
         return
     parsed = pc.cast(pa.array([text]), pa.float64())[0].as_py()
     assert parsed == float(text) and math.copysign(1, parsed) == math.copysign(1, float(text))

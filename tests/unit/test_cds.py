@@ -71,14 +71,25 @@ def test_each_pyspark_install_has_its_own_archive(cache, monkeypatch, tmp_path):
     assert cds.archive_path(conf) != here  # the JVM compares class path entries by path
 
 
-def test_archives_of_removed_installs_are_forgotten(cache, tmp_path):
+def test_archives_of_removed_installs_and_older_training_are_forgotten(cache, tmp_path):
     folder = tmp_path / "cds"
     folder.mkdir()
     kept_jars = tmp_path / "venv" / "jars"
     kept_jars.mkdir(parents=True)
-    for name, jars_dir in (("driver-kept.jsa", kept_jars), ("driver-gone.jsa", tmp_path / "x")):
+    current = f"training {cds.TRAINING_VERSION}"
+    for name, source in (("driver-kept.jsa", f"{kept_jars}\n{current}\n"),
+                         ("driver-gone.jsa", f"{tmp_path / 'x'}\n{current}\n"),
+                         ("driver-old-training.jsa", f"{kept_jars}\n"),
+                         ("driver-older.jsa", f"{kept_jars}\ntraining 1\n")):
         (folder / name).write_bytes(b"archive")
-        (folder / f"{name}.source").write_text(f"{jars_dir}\n")
-    cds._forget_archives_of_removed_installs(folder)
+        (folder / f"{name}.source").write_text(source)
+    cds._forget_stale_archives(folder)
     assert sorted(p.name for p in folder.iterdir()) == ["driver-kept.jsa",
                                                          "driver-kept.jsa.source"]
+
+
+def test_a_new_training_pass_names_a_new_archive(cache, monkeypatch):
+    conf = {"spark.jars": "/x/delta.jar"}
+    before = cds.archive_path(conf)
+    monkeypatch.setattr(cds, "TRAINING_VERSION", cds.TRAINING_VERSION + 1)
+    assert cds.archive_path(conf) != before

@@ -10,11 +10,22 @@ import pytest
 
 from mirrorspec.compile.plan import ColumnSpec, SourceSpec, TablePlan
 from mirrorspec.errors import SourceError
-from mirrorspec.sources import get_format, infer_schema
-from mirrorspec.sources.qlik import (QlikReplicateFormat, classify, data_type_for, mask_ordinals,
-                                     parse_task)
+from mirrorspec.sources import get_format, infer_schema, qlik
+from mirrorspec.sources.qlik import QlikReplicateFormat, classify, data_type_for, mask_ordinals
+from mirrorspec.sources.arrow_columns import as_lists
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "qlik"
+
+
+@pytest.fixture(autouse=True, params=[False, True], ids=["python", "columnwise"])
+def columnwise(request, monkeypatch):
+    """Every case runs through the row parser and through the column-wise path."""
+    monkeypatch.setattr(qlik, "COLUMNWISE", request.param)
+    return request.param
+
+
+def parse_task(task):
+    return as_lists(qlik.parse_task(task))
 
 
 def table(path, columns=(), keys=(), options=None) -> TablePlan:
