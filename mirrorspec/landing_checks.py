@@ -12,7 +12,8 @@ import codecs
 import contextlib
 import csv
 import io
-from typing import Any, Callable, Sequence
+import itertools
+from typing import Any, Callable, Iterator, Sequence
 
 from mirrorspec import compression, mirroring
 from mirrorspec.errors import LandingZoneError
@@ -72,27 +73,32 @@ def python_encoding(encoding: str) -> str:
     return _PY_ENCODINGS.get(encoding.lower(), encoding)
 
 
-def unreadable(exc: Exception, file) -> LandingZoneError:
+def _unreadable(exc: Exception, file) -> LandingZoneError:
     """The BadFile error of a compressed file its codec can't read."""
     return LandingZoneError(f"not a readable compressed file: {exc}", file=file.path,
                             code="BadFile", hint="re-write the file under the same name")
 
 
-def read_start(filesystem, file, size: int | None = HEADER_BYTES) -> bytes:
-    """The first `size` bytes (all when None) of a delimited file's text, decompressed (.gz,
-    .zst, .snappy) as Spark reads its rows."""
-    parts, left = [], size
+def text_chunks(filesystem, file, limit: int | None = None) -> Iterator[bytes]:
+    """A delimited file's text in chunks, decompressed (.gz, .zst, .snappy) as Spark reads its
+    rows: its first `limit` bytes, or all of it when None. BadFile for bytes its codec can't
+    read."""
+    left = limit
     try:
-        with open_text(filesystem, file) as stream:
+        with _open_text(filesystem, file) as stream:
             while left is None or left > 0:
-                part = stream.read(_DECODE_CHUNK if left is None else min(left, _DECODE_CHUNK))
-                if not part:
-                    break
-                parts.append(part)
-                left = None if left is None else left - len(part)
+                chunk = stream.read(_DECODE_CHUNK if left is None else min(left, _DECODE_CHUNK))
+                if not chunk:
+                    return
+                yield chunk
+                left = None if left is None else left - len(chunk)
     except compression.CorruptCompressedFile as exc:
-        raise unreadable(exc, file) from None
-    return b"".join(parts)
+        raise _unreadable(exc, file) from None
+
+
+def read_start(filesystem, file, size: int | None = HEADER_BYTES) -> bytes:
+    """The first `size` bytes (all when None) of a delimited file's text, decompressed."""
+    return b"".join(text_chunks(filesystem, file, size))
 
 
 def parse_header(text: str, file, options: mirroring.DelimitedOptions) -> list[str]:
@@ -129,37 +135,28 @@ def read_header(filesystem, file, options: mirroring.DelimitedOptions) -> list[s
     return parse_header(decode(read_start(filesystem, file), file, options), file, options)
 
 
-
-
 def check_encoding(filesystem, file, options: mirroring.DelimitedOptions) -> None:
     """Raise BadFile naming the line of the first bytes that aren't valid in the file's Encoding
     (Spark would store U+FFFD for them, silently). One streaming pass of Python's C codec."""
     decoder = codecs.getincrementaldecoder(python_encoding(options.encoding))("strict")
     line = 1
-    with open_text(filesystem, file) as stream:
-        while True:
-            try:
-                chunk = stream.read(_DECODE_CHUNK)
-            except compression.CorruptCompressedFile as exc:
-                raise unreadable(exc, file) from None
-            try:
-                text = decoder.decode(chunk, final=not chunk)
-            except UnicodeDecodeError as exc:
-                before = chunk[:exc.start].decode(python_encoding(options.encoding), "replace")
-                bad = exc.object[exc.start:exc.start + 4]
-                raise LandingZoneError(
-                    f"bytes {bad!r} are not valid "
-                    f"{options.encoding} ({exc.reason})", file=file.path,
-                    row=line + before.count("\n"), code="BadFile",
-                    hint="re-write the file in the Encoding its _metadata.json declares "
-                         "(FileFormatTypeProperties.Encoding), under the same name") from None
-            if not chunk:
-                return
-            line += text.count("\n")
+    for chunk in itertools.chain(text_chunks(filesystem, file), [b""]):  # b"": the final decode
+        try:
+            text = decoder.decode(chunk, final=not chunk)
+        except UnicodeDecodeError as exc:
+            before = chunk[:exc.start].decode(python_encoding(options.encoding), "replace")
+            bad = exc.object[exc.start:exc.start + 4]
+            raise LandingZoneError(
+                f"bytes {bad!r} are not valid "
+                f"{options.encoding} ({exc.reason})", file=file.path,
+                row=line + before.count("\n"), code="BadFile",
+                hint="re-write the file in the Encoding its _metadata.json declares "
+                     "(FileFormatTypeProperties.Encoding), under the same name") from None
+        line += text.count("\n")
 
 
 @contextlib.contextmanager
-def open_text(filesystem, file):
+def _open_text(filesystem, file):
     """The file's bytes as a stream, decompressed (.gz, .zst, .snappy) as Spark reads them;
     its `read` raises `compression.CorruptCompressedFile` for bytes the codec can't read."""
     with filesystem.open_stream(file.path) as handle, \

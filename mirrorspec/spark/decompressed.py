@@ -23,7 +23,6 @@ from mirrorspec.spark import staged_source
 
 FOLDER = "_mirrorspec/decompressed"
 SUFFIX = ".decompressed"
-_CHUNK = 1 << 22
 
 
 def needs_copy(schema) -> bool:
@@ -44,7 +43,7 @@ def readable(landing_fs, table_fs, delta_path: str, schemas: list) -> Iterator[N
     try:
         for schema in copies:
             path = fsmod.join(folder, schema.file.name + SUFFIX)
-            table_fs.write_chunks(path, _text(landing_fs, schema.file))
+            table_fs.write_chunks(path, checks.text_chunks(landing_fs, schema.file))
             schema.read_path = path
         yield
     finally:
@@ -63,12 +62,3 @@ def _remove_if_empty(table_fs, folders: list[str]) -> None:
         if not table_fs.remove_empty_dir(folder):
             return
 
-
-def _text(landing_fs, file) -> Iterator[bytes]:
-    """The file's decompressed bytes in chunks (the engine has checked them readable)."""
-    try:
-        with checks.open_text(landing_fs, file) as stream:
-            while chunk := stream.read(_CHUNK):
-                yield chunk
-    except compression.CorruptCompressedFile as exc:
-        raise checks.unreadable(exc, file) from None
