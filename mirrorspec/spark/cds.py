@@ -137,7 +137,7 @@ def _training_feeds(root: Path) -> None:
     arcion.mkdir(parents=True)
     messages, rows = [], []
     for i in range(300):
-        op = ("INSERT", "UPDATE", "DELETE")[min(i % 10, 9) // 4]
+        op = ("INSERT", "UPDATE", "DELETE")[i % 10 // 4]
         key = i if op == "INSERT" else i - i % 10
         data = f'{{"ID": {key}, "NAME": "n{i}", "AT": "2024-05-02 10:00:{i % 60:02d}.000000"}}'
         before = data if op != "INSERT" else "null"
