@@ -109,8 +109,47 @@ def _unwrap(value: Any) -> tuple[Any, dict[str, Any] | None]:
     return value, None
 
 
-def to_event(line: int, raw: Any, file: str, unwrapped: bool = False) -> Event | None:
-    """The event of one JSON value, or None for a tombstone. Raises SourceError if it isn't one.
+@dataclass(frozen=True)
+class Control:
+    """A message of a Debezium topic that changes no row: `kind` is one of CONTROL_KINDS."""
+
+    line: int
+    kind: str
+
+
+SCHEMA_CHANGE = "schema_change"
+HEARTBEAT = "heartbeat"
+TRANSACTION = "transaction"
+CONTROL_KINDS = (SCHEMA_CHANGE, HEARTBEAT, TRANSACTION)
+_HEARTBEAT_SCHEMA = "io.debezium.connector.common.Heartbeat"
+_TRANSACTION_SCHEMA = "io.debezium.connector.common.TransactionMetadataValue"
+_SCHEMA_CHANGE_SCHEMA = ".SchemaChangeValue"
+
+
+def control_kind(payload: Any, schema: dict[str, Any] | None) -> str | None:
+    """Which message without `op` this is: a schema change (`ddl`/`tableChanges`, the schema
+    change topic and schema history), a heartbeat (`{"ts_ms": …}`, schema
+    io.debezium.connector.common.Heartbeat) or a transaction boundary (`status` BEGIN/END); or
+    None for anything else. Shapes from Debezium's connector documentation (tests/fixtures/
+    debezium/README.md)."""
+    name = str((schema or {}).get("name") or "")
+    if not isinstance(payload, dict):
+        return None
+    if name.endswith(_SCHEMA_CHANGE_SCHEMA) or "tableChanges" in payload or (
+            "ddl" in payload and {"databaseName", "source"} & set(payload)):
+        return SCHEMA_CHANGE
+    if name.endswith(_HEARTBEAT_SCHEMA) or set(payload) == {"ts_ms"}:
+        return HEARTBEAT
+    if name.endswith(_TRANSACTION_SCHEMA) or (
+            payload.get("status") in ("BEGIN", "END") and "id" in payload
+            and {"event_count", "data_collections"} & set(payload)):
+        return TRANSACTION
+    return None
+
+
+def to_event(line: int, raw: Any, file: str, unwrapped: bool = False) -> Event | Control | None:
+    """The event of one JSON value, a Control for a message that changes no row (schema change,
+    heartbeat, transaction boundary), or None for a tombstone. Raises SourceError otherwise.
 
     ExtractNewRecordState ("unwrapped") rows are recognised by their `__`-prefixed fields
     (`add.fields`, `delete.handling.mode=rewrite`), or taken as such with `unwrapped`."""
@@ -123,7 +162,14 @@ def to_event(line: int, raw: Any, file: str, unwrapped: bool = False) -> Event |
         return None  # tombstone: Kafka's compaction marker after a delete
     if isinstance(payload, dict) and "op" not in payload and (
             unwrapped or any(str(k).startswith(UNWRAPPED_PREFIX) for k in payload)):
+        kind = control_kind(payload, schema)
+        if kind is not None:
+            return Control(line, kind)
         payload, schema = unwrapped_envelope(payload, schema)
+    if isinstance(payload, dict) and "op" not in payload:
+        kind = control_kind(payload, schema)
+        if kind is not None:
+            return Control(line, kind)
     if not isinstance(payload, dict) or "op" not in payload:
         fields = ", ".join(list(payload)[:8]) if isinstance(payload, dict) else type(payload).__name__
         raise SourceError(f"not a Debezium change event (no 'op' field; found {fields})",
@@ -269,9 +315,14 @@ _TIME_NS = {"io.debezium.time.NanoTime"}
 _TIME_STR = {"io.debezium.time.ZonedTime", "io.debezium.time.IsoTime"}
 _DECIMAL = "org.apache.kafka.connect.data.Decimal"
 _VAR_DECIMAL = "io.debezium.data.VariableScaleDecimal"
+_WKB = {"io.debezium.data.geometry.Geometry", "io.debezium.data.geometry.Geography"}
+# Kafka Connect schema types as the JsonConverter writes them (`float`, `double`), as Connect
+# names them (`float32`, `float64`), and Avro's primitive names (`int`, `long`) for schemas
+# converted from Avro. struct/array/map (and anything else) are kept as JSON text.
 _PLAIN = {"int8": "Int16", "int16": "Int16", "int32": "Int32", "int64": "Int64",
-          "float32": "Single", "float64": "Double", "boolean": "Boolean", "string": "String",
-          "bytes": "ByteArray"}
+          "int": "Int32", "long": "Int64",
+          "float": "Single", "float32": "Single", "double": "Double", "float64": "Double",
+          "boolean": "Boolean", "string": "String", "bytes": "ByteArray"}
 
 
 def data_type_for(field: dict[str, Any], decimal_handling: str = "double") -> str:
@@ -285,7 +336,10 @@ def data_type_for(field: dict[str, Any], decimal_handling: str = "double") -> st
         return "String"
     if name in (_DECIMAL, _VAR_DECIMAL):
         return "Double" if decimal_handling == "double" else "String"
-    return _PLAIN.get(field.get("type") or "", "String")  # struct/array/map → JSON text
+    if name in _WKB:
+        return "ByteArray"  # the geometry's OGC Well-Known Binary (`wkb`); srid is dropped
+    kind = field.get("type")
+    return _PLAIN.get(kind if isinstance(kind, str) else "", "String")
 
 
 @dataclass(frozen=True)
@@ -394,13 +448,28 @@ def decode(value: Any, kind: _Kind) -> Any:
         return _TimeOfDay(int(value))
     if name in _TIME_NS:
         return _TimeOfDay(int(value) // 1000)
+    if name in (_DECIMAL, _VAR_DECIMAL) and isinstance(value, (int, float)) \
+            and not isinstance(value, bool):
+        return decimal.Decimal(str(value))  # the JsonConverter's decimal.format=NUMERIC
     if name == _DECIMAL and kind.type == "bytes":
         return decimal.Decimal(_unscaled(value)).scaleb(-(kind.scale or 0))
     if name == _VAR_DECIMAL and isinstance(value, dict):
-        return decimal.Decimal(_unscaled(value["value"])).scaleb(-int(value.get("scale") or 0))
+        return _variable_decimal(value)
+    if name in _WKB and isinstance(value, dict) and "wkb" in value:
+        return _bytes(value["wkb"])
     if kind.type == "bytes":
         return _bytes(value)
     return value
+
+
+def _variable_decimal(value: dict[str, Any]) -> decimal.Decimal:
+    return decimal.Decimal(_unscaled(value["value"])).scaleb(-int(value.get("scale") or 0))
+
+
+def _is_variable_decimal(value: Any) -> bool:
+    """A schemaless VariableScaleDecimal: `{"scale": 2, "value": "<base64>"}`."""
+    return (isinstance(value, dict) and len(value) == 2 and "scale" in value
+            and isinstance(value.get("value"), str))
 
 
 _INT_RANGES = {"Int16": 1 << 15, "Int32": 1 << 31, "Int64": 1 << 63}
@@ -529,6 +598,8 @@ def _converter(kind: _Kind, data_type: str, time_unit: str) -> Callable[[Any], A
         if plain and fast is not None and type(value) is fast:
             if limit is None or -limit <= value < limit:
                 return value
+        if plain and data_type != "String" and _is_variable_decimal(value):
+            value = _variable_decimal(value)
         return coerce(value if plain else decode(value, kind), data_type, time_unit)
 
     return convert
@@ -738,12 +809,17 @@ class EventParser:
                               hint="declare key_columns for the table (or in source.options)")
 
 
-def parse_text(text: str, file: str, shape: TableShape, options: DebeziumOptions) -> Iterator[Row]:
-    """Canonical rows of one Debezium feed file (pure Python)."""
+def parse_text(text: str, file: str, shape: TableShape, options: DebeziumOptions,
+               skipped: dict[str, int] | None = None) -> Iterator[Row]:
+    """Canonical rows of one Debezium feed file (pure Python). Messages that change no row
+    (schema changes, heartbeats, transaction boundaries) are counted by kind into `skipped`."""
     parser = EventParser(shape, options, file)
     for line, raw in iter_records(text, file):
         event = to_event(line, raw, file, options.unwrapped)
-        if event is not None:
+        if isinstance(event, Control):
+            if skipped is not None:
+                skipped[event.kind] = skipped.get(event.kind, 0) + 1
+        elif event is not None:
             yield from parser.rows(event)
 
 
@@ -796,7 +872,7 @@ def _local_events(path: str, limit: int = 10_000, unwrapped: bool = False
             raise SourceError(f"cannot read feed file: {exc}", file=file) from None
         for line, raw in iter_records(text, file):
             event = to_event(line, raw, file, unwrapped)
-            if event is not None:
+            if isinstance(event, Event):
                 yield file, event
             seen += 1
             if seen >= limit:
