@@ -120,8 +120,18 @@ def mirror_id(schema: str | None, table: str) -> str:
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
-def unsafe_name_reason(name: str) -> str | None:
-    """Why `name` can't be a table, schema or column name in the landing zone, or None."""
+# A column may start with one '_' (MongoDB's `_id`, which its Fabric connector declares as
+# keyColumns and the service mirrors). Reserved: '__' (the row marker `__rowMarker__`, and the
+# engine's working columns) and the canonical change columns of mirrorspec's publisher
+# (`mirrorspec.sources.base`; a test keeps the two lists equal).
+RESERVED_COLUMN_PREFIX = "__"
+RESERVED_COLUMNS = frozenset({"_op", "_order", "_present", "_source_file", "_source_line",
+                              "_pair", "_error", "_parse_error", "_tie", "_rank"})
+
+
+def unsafe_name_reason(name: str, column: bool = False) -> str | None:
+    """Why `name` can't be a table, schema (or, with `column`, column) name in the landing zone,
+    or None. Table and schema names are folders, so no leading '_'; column names may have one."""
     if name == "":
         return "is empty"
     if name == ROW_MARKER_COLUMN:
@@ -130,7 +140,12 @@ def unsafe_name_reason(name: str) -> str | None:
         return "contains a path separator"
     if name in (".", "..") or ".." in name:
         return "contains '..'"
-    if name.startswith("_"):
+    if column and name.startswith(RESERVED_COLUMN_PREFIX):
+        return (f"starts with '{RESERVED_COLUMN_PREFIX}' (reserved for the row marker and the "
+                "engine's working columns)")
+    if column and name.lower() in RESERVED_COLUMNS:
+        return "is reserved for mirrorspec's change columns (_op, _order, _present, …)"
+    if name.startswith("_") and not column:
         return "starts with '_' (the landing zone treats such names as non-data)"
     if name.startswith("."):
         return "starts with '.' (the landing zone treats such names as hidden; never mirrored)"

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from mirrorspec.errors import SourceError
+from mirrorspec.sources import extended_json
 from mirrorspec.sources.base import (
     OP_DELETE,
     OP_INSERT,
@@ -47,6 +48,7 @@ from mirrorspec.sources.base import (
 )
 
 TYPE_NAME = "debezium"
+MONGO_ID = "_id"
 PLACEHOLDER = "__debezium_unavailable_value"
 
 # --- options ----------------------------------------------------------------------------------
@@ -501,6 +503,8 @@ def _to_int(value: Any) -> int:
 def _to_text(value: Any) -> str:
     if isinstance(value, str):
         return value
+    if isinstance(value, dt.datetime):  # a MongoDB $date
+        return value.isoformat(timespec="milliseconds").replace("+00:00", "Z")
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, _Timestamp):
@@ -549,6 +553,8 @@ def coerce(value: Any, data_type: str, int_time_unit: str = "ms",
         if isinstance(value, float) and value in (0, 1):  # Debezium JSON may spell 1 as 1.0
             return bool(value)
         return to_boolean(value)
+    if isinstance(value, dt.datetime):  # a MongoDB $date
+        value = _Timestamp(_micros(value))
     if data_type in ("DateTime", "ITime"):
         if isinstance(value, _Timestamp):
             return int(value)
@@ -659,6 +665,9 @@ def _order_of(envelope: dict[str, Any]) -> tuple:
     if source.get("change_lsn") is not None or source.get("commit_lsn") is not None:
         position = f"{source.get('commit_lsn') or ''}|{source.get('change_lsn') or ''}"
         return None, position, int(source.get("event_serial_no") or 0), None, None
+    if source.get("ord") is not None and source.get("ts_ms") is not None:
+        # MongoDB: the oplog/change-stream time (seconds, as ms) and the order within it
+        return None, None, int(source["ts_ms"]), int(source["ord"]), None
     ts = source.get("ts_ms", envelope.get("ts_ms"))
     return None, None, None, None, int(ts) if ts is not None else None
 
@@ -702,10 +711,7 @@ class EventParser:
     def _image(self, image: Any, event: Event, what: str, partial: bool) -> tuple[list, list | None]:
         """(values in table order, present names or None) of a `before`/`after` image."""
         if isinstance(image, str):  # MongoDB connectors send the document as JSON text
-            try:
-                image = json.loads(image)
-            except json.JSONDecodeError:
-                pass
+            image = self._document(image, event, what)
         if not isinstance(image, dict):
             raise SourceError(f"'{what}' is not an object", file=self.file, line=event.line)
         converters = self._converters(event.value_schema)
@@ -723,6 +729,8 @@ class EventParser:
                 present.append(name)
                 continue
             raw = image[name]
+            if type(raw) is dict and raw and str(next(iter(raw))).startswith("$"):
+                raw = self._extended(raw, event, what)  # an Extended-JSON wrapper
             if raw is None:
                 values.append(None)
                 present.append(name)
@@ -741,14 +749,40 @@ class EventParser:
             present.append(name)
         return values, (present if absent else None)
 
+    def _document(self, text: str, event: Event, what: str) -> Any:
+        """A MongoDB document sent as Extended-JSON text, decoded."""
+        try:
+            return extended_json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SourceError(f"'{what}' is not a JSON document: {exc.msg}", file=self.file,
+                              line=event.line) from None
+        except extended_json.ExtendedJsonError as exc:
+            raise SourceError(f"'{what}': {exc}", file=self.file, line=event.line) from None
+
+    def _extended(self, value: Any, event: Event, what: str) -> Any:
+        try:
+            return extended_json.decode(value)
+        except extended_json.ExtendedJsonError as exc:
+            raise SourceError(f"'{what}': {exc}", file=self.file, line=event.line) from None
+
     def _key(self, values: list) -> tuple:
         names = self.shape.names
         return tuple(values[names.index(k)] for k in self.shape.key_columns)
 
     def _key_image(self, event: Event) -> dict[str, Any] | None:
+        """The row key from the Kafka key, or a MongoDB event's `filter` (1.x oplog mode).
+        The MongoDB connector's key is `{"id": "<the _id as Extended JSON>"}`."""
         key = event.key
         if isinstance(key, dict) and all(k in key for k in self.shape.key_columns):
             return key
+        keys = self.shape.key_columns
+        if keys == (MONGO_ID,) and isinstance(key, dict) and isinstance(key.get("id"), str):
+            return {MONGO_ID: self._document(key["id"], event, "key")}
+        filter_text = event.envelope.get("filter")
+        if isinstance(filter_text, str):
+            found = self._document(filter_text, event, "filter")
+            if isinstance(found, dict) and all(k in found for k in keys):
+                return found
         return None
 
     def rows(self, event: Event) -> list[Row]:
@@ -773,6 +807,10 @@ class EventParser:
             return [row(OP_INSERT, values, present, 0)]
         if op == "u":
             self._need_keys(event, "update")
+            if envelope.get("after") is None and (
+                    "updateDescription" in envelope or "patch" in envelope):
+                values, present = self._mongo_update(event)
+                return [row(OP_UPDATE, values, present, 0)]
             values, present = self._image(envelope.get("after"), event, "after", True)
             before = envelope.get("before")
             if isinstance(before, dict) and all(k in before for k in self.shape.key_columns):
@@ -801,6 +839,69 @@ class EventParser:
             return [row(OP_UPSERT if self.shape.key_columns else OP_INSERT, values, present, 0)]
         raise SourceError(f"unknown Debezium operation {op!r}", file=self.file, line=event.line,
                           hint="expected one of r, c, u, d, t")
+
+    def _mongo_update(self, event: Event) -> tuple[list, list | None]:
+        """A MongoDB update without the full document: the key (pre-image `before`, Kafka key
+        or `filter`) plus `updateDescription` (updatedFields set, removedFields NULL) or the 1.x
+        `patch` (`$set`/`$unset`, `$v: 2` `diff`, or a whole replacement document)."""
+        envelope = event.envelope
+        before = envelope.get("before")
+        if isinstance(before, str):
+            before = self._document(before, event, "before")
+        key = before if isinstance(before, dict) else self._key_image(event)
+        if key is None or not all(k in key for k in self.shape.key_columns):
+            raise SourceError("MongoDB update without the document's key (no 'before', Kafka "
+                              "key or 'filter')", file=self.file, line=event.line,
+                              hint="keep the Kafka record key in the feed (print.key=true or "
+                                   "the {key, value} form)")
+        description = envelope.get("updateDescription")
+        if isinstance(description, dict):
+            updated = description.get("updatedFields")
+            sets = self._document(updated, event, "updatedFields") if isinstance(
+                updated, str) else dict(updated or {})
+            unsets = list(description.get("removedFields") or ())
+        else:
+            patch = envelope.get("patch")
+            try:
+                parsed = json.loads(patch) if isinstance(patch, str) else patch
+            except json.JSONDecodeError as exc:
+                raise SourceError(f"'patch' is not a JSON document: {exc.msg}", file=self.file,
+                                  line=event.line) from None
+            if not isinstance(parsed, dict):
+                raise SourceError("'patch' is not a JSON document", file=self.file,
+                                  line=event.line)
+            if not any(str(k).startswith("$") for k in parsed):  # a replacement document
+                document = {k: self._extended(v, event, "patch") for k, v in parsed.items()}
+                document.update({k: key[k] for k in self.shape.key_columns})
+                return self._image(document, event, "patch", False)
+            sets, unsets = self._patch_operators(parsed, event)
+        fields = dict(sets)
+        fields.update({name: None for name in unsets})
+        columns = set(self.shape.names)
+        for name in fields:
+            if name not in columns and "." in name and name.split(".", 1)[0] in columns:
+                raise SourceError(f"MongoDB update of the nested field {name!r}: the new value "
+                                  f"of column {name.split('.', 1)[0]!r} is not in the event",
+                                  file=self.file, line=event.line,
+                                  hint="set the connector's capture.mode to "
+                                       "change_streams_update_full so updates carry the "
+                                       "whole document")
+        image = {name: key[name] for name in self.shape.key_columns}
+        image.update({k: v for k, v in fields.items() if k not in image})
+        return self._image(image, event, "updateDescription", True)
+
+    def _patch_operators(self, patch: dict[str, Any], event: Event
+                         ) -> tuple[dict[str, Any], list[str]]:
+        diff = patch.get("diff")
+        if isinstance(diff, dict):  # oplog $v: 2
+            nested = [k[1:] for k in diff if k.startswith("s") and k not in ("u", "i", "d")]
+            sets = {**(diff.get("u") or {}), **(diff.get("i") or {})}
+            sets.update({f"{name}.": None for name in nested})  # nested diffs: refused below
+            unsets = list(diff.get("d") or ())
+        else:
+            sets = dict(patch.get("$set") or {})
+            unsets = list(patch.get("$unset") or ())
+        return {k: self._extended(v, event, "patch") for k, v in sets.items()}, unsets
 
     def _need_keys(self, event: Event, what: str) -> None:
         if not self.shape.key_columns:
@@ -841,7 +942,18 @@ def infer_from_events(events: Iterable[tuple[str, Event]], options: DebeziumOpti
     columns: tuple[InferredColumn, ...] = ()
     origin = ""
     keys = options.key_columns
+    documents: dict[str, str] = {}  # MongoDB: the union of the documents' fields, first seen first
     for file, event in events:
+        document = _mongo_document(event)
+        if document is not None and not columns:
+            for name, value in document.items():
+                if value is not None and documents.get(name) in (None, "Null"):
+                    documents[name] = extended_json.data_type_of(value)
+                documents.setdefault(name, "Null")
+            origin = origin or f"{file}:{event.line}"
+            if not keys and MONGO_ID in document:
+                keys = (MONGO_ID,)
+            continue
         if not columns:
             fields = row_fields(event.value_schema)
             if fields:
@@ -851,15 +963,41 @@ def infer_from_events(events: Iterable[tuple[str, Event]], options: DebeziumOpti
                     for f in fields if f.get("field"))
                 origin = f"{file}:{event.line}"
         if not keys:
-            if event.key_schema and event.key_schema.get("fields"):
+            if _is_mongo(event):
+                keys = (MONGO_ID,)  # the connector's Kafka key is {"id": <the _id>}
+            elif event.key_schema and event.key_schema.get("fields"):
                 keys = tuple(f["field"] for f in event.key_schema["fields"] if f.get("field"))
             elif isinstance(event.key, dict) and event.key:
                 keys = tuple(event.key)
         if columns and keys:
             break
+    if documents and not columns:
+        columns = tuple(InferredColumn(name, "String" if kind == "Null" else kind,
+                                       name != MONGO_ID) for name, kind in documents.items())
     if not columns and not keys:
         return None
     return InferredSchema(columns=columns, key_columns=tuple(keys), origin=origin)
+
+
+def _is_mongo(event: Event) -> bool:
+    envelope = event.envelope
+    source = envelope.get("source") or {}
+    return (source.get("connector") == "mongodb" or "updateDescription" in envelope
+            or "patch" in envelope or isinstance(envelope.get("after"), str)
+            or isinstance(envelope.get("before"), str))
+
+
+def _mongo_document(event: Event) -> dict[str, Any] | None:
+    """The decoded `after` (else `before`) of a MongoDB event (Extended-JSON text), or None."""
+    envelope = event.envelope
+    for image in (envelope.get("after"), envelope.get("before")):
+        if isinstance(image, str):
+            try:
+                document = extended_json.loads(image)
+            except ValueError:  # JSONDecodeError and ExtendedJsonError; the parser names it
+                return None
+            return document if isinstance(document, dict) else None
+    return None
 
 
 def _local_events(path: str, limit: int = 10_000, unwrapped: bool = False
