@@ -158,6 +158,25 @@ def unsafe_name_reason(name: str, column: bool = False) -> str | None:
 
 # --- data types -------------------------------------------------------------------------------
 
+# Parquet columns of the Null logical type (what pandas/pyarrow write for an all-null column,
+# typically a delete file's non-key columns) stop the table in the real service: it reads such
+# a column as its physical INT32 and failed a table whose column was a string with
+# `SchemaMergeFailure` ("incoming type integer, existing type string"), at that file (evidence:
+# docs/semantics.md, "Null-typed Parquet columns"). The engine and lint stop at such a file too.
+NULL_TYPE_CODE = "SchemaMergeFailure"
+NULL_TYPE_TEXT = "has the Parquet Null logical type"
+
+
+def null_type_reason(column: str) -> str:
+    """Why a landing file whose Parquet column `column` is of the Null logical type stops its
+    table, and the fix."""
+    return (f"column {column!r} {NULL_TYPE_TEXT} (an all-null column as pandas/pyarrow write "
+            "it); Fabric reads it as an integer and stops the table with SchemaMergeFailure "
+            "(\"incoming type integer, existing type string\"). Write the column with its real "
+            f"type (cast it, e.g. pyarrow.array([None]*n, pyarrow.string()) or "
+            f"df[{column!r}].astype('string')), or leave it out of delete rows (they need only "
+            "the key columns); then re-write the file under the same name")
+
 # The SchemaDefinition DataTypes the seed lists, with the Spark SQL type each is read as.
 # The seed describes ITime as "a full date and time value", so it is read as a timestamp.
 DATA_TYPES: dict[str, str] = {
