@@ -341,6 +341,8 @@ def data_type_for(field: dict[str, Any], decimal_handling: str = "double") -> st
     if name in _WKB:
         return "ByteArray"  # the geometry's OGC Well-Known Binary (`wkb`); srid is dropped
     kind = field.get("type")
+    if isinstance(kind, list):  # an Avro union such as ["null", "double"]
+        kind = next((k for k in kind if isinstance(k, str) and k != "null"), None)
     return _PLAIN.get(kind if isinstance(kind, str) else "", "String")
 
 

@@ -52,6 +52,7 @@ def test_every_connect_type_and_logical_type_is_inferred_as_a_user_expects():
     ("bytes", "ByteArray"), ("array", "String"), ("map", "String"), ("struct", "String")])
 def test_type_names_of_the_json_converter_connect_and_avro(kind, expected):
     assert data_type_for({"type": kind, "field": "x"}) == expected
+    assert data_type_for({"type": ["null", kind], "field": "x"}) == expected  # Avro union
 
 
 def test_every_type_decodes_to_the_value_a_user_expects():
