@@ -114,13 +114,13 @@ def matches_source_table(table_name: str, schema_name: str | None, wanted: str) 
 
 def belongs_to_table(path: str, options: DmsOptions) -> bool:
     """Whether a feed file can hold rows of the table: transaction files always (their rows
-    are routed), other files only under `<schema>/<table>/` when `source_table` was given."""
+    are routed), other files only under `<schema>/<table>/` (date partition folders may follow)
+    when `source_table` was given."""
     if is_transaction_file(path) or not options.source_table:
         return True
     folders = os.path.normpath(os.path.dirname(path)).replace("\\", "/").split("/")
-    table = folders[-1] if folders else ""
-    schema = folders[-2] if len(folders) > 1 else None
-    return matches_source_table(table, schema, options.source_table)
+    return any(matches_source_table(folders[i], folders[i - 1] if i else None,
+                                    options.source_table) for i in range(len(folders)))
 
 
 def is_full_load_file(path: str) -> bool:

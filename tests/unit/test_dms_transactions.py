@@ -46,6 +46,16 @@ def test_the_other_table_and_the_default_source_table_name():
     assert (15, "Jane", OP_INSERT, "LOAD00000001.csv") in rows
 
 
+def test_files_of_other_tables_are_skipped_by_folder():
+    opts = parse_options({"source_table": "hr.employee"})
+    assert belongs_to_table("bucket/hr/employee/LOAD00000001.csv", opts)
+    assert belongs_to_table("bucket/HR/Employee/2023/11/14/20231114-101200000.csv", opts)
+    assert not belongs_to_table("bucket/hr/dept/LOAD00000001.csv", opts)
+    assert not belongs_to_table("bucket/sales/employee/LOAD00000001.csv", opts)
+    assert belongs_to_table("bucket/cdc/CDC_TXN-20201117153046033.csv", opts)
+    assert belongs_to_table("bucket/hr/dept/LOAD00000001.csv", parse_options({}))
+
+
 def test_transaction_files_are_csv_and_bad_rows_are_located():
     opts = parse_options({"format": "parquet", "source_table": "s.t"})
     assert file_format("cdc/CDC_TXN-20201117153046033.csv", opts) == "csv"
