@@ -126,3 +126,21 @@ def test_mongodb_feed_mirrors_with_an_id_key(spark, tmp_path):
     assert anne["last_name"] == "K." and anne["visits"] == 4 and anne["avatar"] is None
     assert anne["email"] == "annek@noanswer.org" and anne["balance"] == 12.5
     assert anne["joined"] == dt.datetime(2026, 7, 4)
+
+
+def test_control_messages_are_counted_in_the_publish_result(spark, tmp_path):
+    import dataclasses
+
+    from mirrorspec.spark.publish.publisher import publish_table
+
+    feed = tmp_path / "feed"
+    feed.mkdir()
+    shutil.copy(FIXTURES / "producers" / "customers-control.json", feed)
+    table, plan = make_plan(tmp_path, feed)
+    table = dataclasses.replace(table, columns=[ColumnSpec("id", "Int32"),
+                                                ColumnSpec("first_name", "String"),
+                                                ColumnSpec("score", "Double")])
+    plan = dataclasses.replace(plan, tables=[table])
+    published = publish_table(spark, table, plan)
+    assert published.status == "Published" and published.rows == 2
+    assert published.skipped == {"heartbeat": 2, "schema_change": 2, "transaction": 2}
