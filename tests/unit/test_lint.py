@@ -230,3 +230,12 @@ def test_a_null_typed_parquet_column_stops_the_table_as_fabric_does(tmp_path):
     assert (stop.rule, stop.file, stop.stops) == ("content/null-type", "orders/" + seq(2), True)
     assert "'name' has the Parquet Null logical type" in stop.message
     assert "SchemaMergeFailure" in stop.message and "cast it" in stop.message
+
+
+def test_an_underscore_id_key_is_an_ordinary_column(tmp_path):
+    root = str(tmp_path)
+    data = pa.table({"_id": pa.array(["a", "b"]), "n": pa.array([1, 2], pa.int64()),
+                     M: pa.array([0, 2], pa.int32())})
+    table(root, "customers", {"keyColumns": ["_id"]}, [(seq(1), data)])
+    result = {t.table: t for t in lint_landing_zone(root).tables}
+    assert result["customers"].findings == []
