@@ -174,7 +174,7 @@ def null_type_reason(column: str) -> str:
             "it); Fabric reads it as an integer and stops the table with SchemaMergeFailure "
             "(\"incoming type integer, existing type string\"). Write the column with its real "
             f"type (cast it, e.g. pyarrow.array([None]*n, pyarrow.string()) or "
-            f"df[{column!r}].astype('string')), or leave it out of delete rows (they need only "
+            f"df[{column!r}].astype('string')), or drop it from delete rows (they need only "
             "the key columns); then re-write the file under the same name")
 
 # The SchemaDefinition DataTypes the seed lists, with the Spark SQL type each is read as.

@@ -18,7 +18,7 @@ timestamp (`20231029-113401000.csv`), as CSV (default) or Parquet.
 With `PreserveTransactions` and `CdcPath`, DMS writes the CDC rows of *all* tables in transaction
 order into `CDC_TXN-<timestamp>.csv` files under the CdcPath folder (CSV only, no header), each
 row `Op,table_name,schema_name,<columns…>`. A table takes the rows of its source table
-(option `source_table`, `table` or `schema.table`; default: the YAML table name); full-load
+(option `table`: `table_name` or `schema_name.table_name`; default: the YAML table name); full-load
 files and per-table CDC files (`<schema>/<table>/…`) of other tables are skipped when the option
 is set, so `source.path` may be the endpoint's bucket folder holding both.
 
@@ -79,7 +79,7 @@ def parse_options(options: dict[str, Any] | None) -> DmsOptions:
         no_sup_value=str(no_sup) if no_sup not in (None, "") else None,
         binary_encoding=str(options.get("binary_encoding", "hex")),
         key_columns=(keys,) if isinstance(keys, str) else tuple(str(k) for k in keys),
-        source_table=str(options["source_table"]) if options.get("source_table") else None,
+        source_table=str(options["table"]) if options.get("table") else None,
     )
 
 

@@ -82,7 +82,7 @@ def test_preserve_transactions_files_route_rows_to_the_table(spark, tmp_path):
 
     root = FIXTURES / "transactions"
     table = plan_for(tmp_path, root, [("id", "Int32"), ("name", "String")], ["id"],
-                     {"source_table": "rdsTempsdb.Names_03cdcad11a"})
+                     {"table": "rdsTempsdb.Names_03cdcad11a"})
     files = list_feed_files(str(root))
     result = get_reader("aws_dms").read(spark, table, files, {})
     rows = result.changes.orderBy("_order").collect()

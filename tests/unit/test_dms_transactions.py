@@ -26,7 +26,7 @@ def changes(table_name: str, **options):
 
 
 def test_rows_are_routed_to_their_table_in_transaction_order_after_the_full_load():
-    assert changes("x", source_table="rdsTempsdb.Names_03cdcad11a") == [
+    assert changes("x", table="rdsTempsdb.Names_03cdcad11a") == [
         (11, "Ann", OP_INSERT, "LOAD00000001.csv"), (13, "Cathy", OP_INSERT, "LOAD00000001.csv"),
         (23, "Kate", OP_INSERT, "LOAD00000001.csv"),
         (13, "Daniel", OP_INSERT, "CDC_TXN-20201117153046033.csv"),
@@ -37,7 +37,7 @@ def test_rows_are_routed_to_their_table_in_transaction_order_after_the_full_load
 
 
 def test_the_other_table_and_the_default_source_table_name():
-    assert [(i, op) for i, _, op, _ in changes("x", source_table="Names_6d152ce62d")] == [
+    assert [(i, op) for i, _, op, _ in changes("x", table="Names_6d152ce62d")] == [
         (15, OP_INSERT), (15, OP_INSERT), (24, OP_INSERT), (24, OP_DELETE)]
     # without the option, transaction rows go by the mirrored table's name (any schema) and
     # no file is skipped by folder
@@ -47,7 +47,7 @@ def test_the_other_table_and_the_default_source_table_name():
 
 
 def test_files_of_other_tables_are_skipped_by_folder():
-    opts = parse_options({"source_table": "hr.employee"})
+    opts = parse_options({"table": "hr.employee"})
     assert belongs_to_table("bucket/hr/employee/LOAD00000001.csv", opts)
     assert belongs_to_table("bucket/HR/Employee/2023/11/14/20231114-101200000.csv", opts)
     assert not belongs_to_table("bucket/hr/dept/LOAD00000001.csv", opts)
@@ -57,7 +57,7 @@ def test_files_of_other_tables_are_skipped_by_folder():
 
 
 def test_transaction_files_are_csv_and_bad_rows_are_located():
-    opts = parse_options({"format": "parquet", "source_table": "s.t"})
+    opts = parse_options({"format": "parquet", "table": "s.t"})
     assert file_format("cdc/CDC_TXN-20201117153046033.csv", opts) == "csv"
     with pytest.raises(SourceError) as err:
         list(parse_csv("I,t,s,1,a\nI,t,s,2\n", "cdc/CDC_TXN-1.csv", SHAPE, opts))
