@@ -829,7 +829,9 @@ class EventParser:
                 raise SourceError("delete event without a 'before' image (or Kafka key)",
                                   file=self.file, line=event.line,
                                   hint="configure the source table's replica identity so "
-                                       "deletes carry the key")
+                                       "deletes carry the key; for MongoDB keep the Kafka "
+                                       "record key in the feed ({key, value} records or "
+                                       "print.key=true)")
             values, _ = self._image(before, event, "before", True)
             return [row(OP_DELETE, values, None, 0)]
         if op == "t":
