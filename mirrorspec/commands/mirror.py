@@ -5,10 +5,12 @@ from __future__ import annotations
 import signal
 import threading
 import time
+from typing import Any
 
 import click
 
-from mirrorspec.commands.params import absolute_location, get_console
+from mirrorspec.commands.params import (absolute_location, get_console, observe_options,
+                                        start_observers_from)
 from mirrorspec.errors import FailedRun, MirrorspecError
 from mirrorspec.mirroring import PROCESSED_RETENTION_DAYS
 
@@ -25,7 +27,7 @@ def _parse_conf(pairs: tuple[str, ...]) -> dict[str, str]:
 
 
 def _watch(spark, landing_zone: str, warehouse: str, options, console, interval: float,
-           stop: threading.Event):
+           stop: threading.Event, observers):
     """Pass after pass until `stop`: a failed table backs off (retried at once when its folder
     changes), each message is printed once while nothing about its table changes, and a pass
     line appears only when a pass applied files or a table's outcome changed."""
@@ -52,6 +54,7 @@ def _watch(spark, landing_zone: str, warehouse: str, options, console, interval:
 
             result = mirror_landing_zone(spark, landing_zone, warehouse, options, quiet,
                                          stop=stop, skip=skip)
+            _observe(observers, spark, result, time.monotonic() - now)
             passes += 1
             # the next pass finds the new versions' state ready (mirrorspec/spark/mirror/warm.py)
             warmer.after_pass(spark, (t.delta_path for t in result.tables if t.files_applied))
@@ -66,6 +69,17 @@ def _watch(spark, landing_zone: str, warehouse: str, options, console, interval:
                 return result
     finally:
         warmer.close()
+
+
+def _observe(observers, spark, result, seconds: float) -> None:
+    """Metrics and lineage of one pass (mirrorspec/observe/)."""
+    if observers.active:
+        from mirrorspec.files import Files
+        from mirrorspec.observe.samples import samples_from_mirror
+        from mirrorspec.spark.platform import hadoop_fs
+
+        files = Files(hadoop_fs.remote_resolver(spark))
+        observers.after_pass(samples_from_mirror(result.tables, files), seconds)
 
 
 def _record_outcomes(result, backoff, quiet, lfs, signatures, now) -> bool:
@@ -131,9 +145,10 @@ def _summary(console, result) -> None:
 @click.option("--retention-days", type=float, default=PROCESSED_RETENTION_DAYS,
               show_default=True,
               help="Days processed files stay in _ProcessedFiles.")
+@observe_options
 def mirror(landing_zone: str, warehouse: str, watch: float | None, select: tuple[str, ...],
            threads: int, master: str, conf: tuple[str, ...], strict: bool,
-           retention_days: float) -> None:
+           retention_days: float, **observe: Any) -> None:
     """Mirror a landing zone into Delta tables exactly as Fabric open mirroring does."""
     console = get_console()
     spark_conf = _parse_conf(conf)
@@ -142,6 +157,7 @@ def mirror(landing_zone: str, warehouse: str, watch: float | None, select: tuple
 
     options = MirrorOptions(threads=threads, strict=strict, retention_days=retention_days,
                             select=tuple(select))
+    observers = start_observers_from(console, observe, watching=watch is not None)
     spark = build_session(master, spark_conf)
     stop = threading.Event()
     if watch is not None:
@@ -150,10 +166,16 @@ def mirror(landing_zone: str, warehouse: str, watch: float | None, select: tuple
             stop.set()
         signal.signal(signal.SIGINT, request_stop)
         signal.signal(signal.SIGTERM, request_stop)
-    if watch is None:
-        result = mirror_landing_zone(spark, landing_zone, warehouse, options, console)
-    else:
-        result = _watch(spark, landing_zone, warehouse, options, console, watch, stop)
+    try:
+        if watch is None:
+            started = time.monotonic()
+            result = mirror_landing_zone(spark, landing_zone, warehouse, options, console)
+            _observe(observers, spark, result, time.monotonic() - started)
+        else:
+            result = _watch(spark, landing_zone, warehouse, options, console, watch, stop,
+                            observers)
+    finally:
+        observers.close()
     _summary(console, result)
     if result.failed:
         raise FailedRun(*failure_summary(result.tables))

@@ -130,3 +130,48 @@ def stop_on_signals(console: Console, what: str):
     signal.signal(signal.SIGTERM, request_stop)
     return stop
 
+
+
+# --- observers: Prometheus metrics and OpenLineage events (run, mirror) ---------------------
+
+def _http_url(_ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
+    if value and not str(value).startswith(("http://", "https://")):
+        raise click.BadParameter(f"{value!r} is not an http(s) URL, e.g. http://marquez:5000")
+    return value
+
+
+observe_options = _stack(
+    click.option("--metrics-port", type=click.IntRange(1, 65535), default=None,
+                 envvar="MIRRORSPEC_METRICS_PORT", show_envvar=True, metavar="PORT",
+                 help="With --watch: serve Prometheus metrics on http://HOST:PORT/metrics "
+                      "(needs mirrorspec[metrics])."),
+    click.option("--metrics-host", default="0.0.0.0", show_default=True,
+                 envvar="MIRRORSPEC_METRICS_HOST", show_envvar=True,
+                 help="Address the metrics endpoint listens on."),
+    click.option("--openlineage-url", default=None, envvar="OPENLINEAGE_URL", show_envvar=True,
+                 callback=_http_url, metavar="URL",
+                 help="Send OpenLineage run events per table to this collector (needs "
+                      "mirrorspec[openlineage]; api key from OPENLINEAGE_API_KEY)."),
+    click.option("--openlineage-namespace", default="mirrorspec", show_default=True,
+                 envvar="OPENLINEAGE_NAMESPACE", show_envvar=True,
+                 help="The OpenLineage job namespace."))
+"""--metrics-port, --metrics-host, --openlineage-url, --openlineage-namespace."""
+
+OBSERVE_KEYS = ("metrics_port", "metrics_host", "openlineage_url", "openlineage_namespace")
+
+
+def start_observers_from(console: Console, params: dict[str, Any], watching: bool):
+    """The observers `observe_options` asked for (popped from `params`); --metrics-port on the
+    command line without --watch is a usage error (from the environment it is ignored)."""
+    from click.core import ParameterSource
+
+    from mirrorspec.observe import start_observers
+
+    port, host, url, namespace = (params.pop(key, None) for key in OBSERVE_KEYS)
+    if port is not None and not watching:
+        source = click.get_current_context().get_parameter_source("metrics_port")
+        if source == ParameterSource.COMMANDLINE:
+            raise click.UsageError("--metrics-port serves metrics between passes: use it "
+                                   "with --watch")
+        port = None
+    return start_observers(console, port, host or "0.0.0.0", url, namespace)

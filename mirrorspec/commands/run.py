@@ -12,8 +12,9 @@ from typing import Any
 
 import click
 
-from mirrorspec.commands.params import (get_console, plan_options, run_options,
-                                        selection_options, stop_on_signals)
+from mirrorspec.commands.params import (get_console, observe_options, plan_options, run_options,
+                                        selection_options, start_observers_from,
+                                        stop_on_signals)
 from mirrorspec.compile import PlanContext, load_plan_context
 from mirrorspec.console import Console
 from mirrorspec.errors import FailedRun
@@ -83,18 +84,34 @@ def _raise_if_failed(results: RunResults) -> None:
 @click.option("--watch", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
               help="Keep going: a pass (publish + mirror) every SECONDS on one warm Spark "
                    "session, until Ctrl-C or SIGTERM.")
+@observe_options
 def run(watch: float | None = None, **params: Any) -> None:
     """Publish the feeds and mirror the landing zone into Delta tables."""
     console = get_console()
-    if watch is None:
-        ctx, results = execute_run(console, "run", False, params)
-        _refresh_site(console, ctx)
-    else:
-        results = _watch(console, watch, params)
+    observers = start_observers_from(console, params, watching=watch is not None)
+    try:
+        if watch is None:
+            ctx, results = execute_run(console, "run", False, params)
+            _observe(observers, ctx, results)
+            _refresh_site(console, ctx)
+        else:
+            results = _watch(console, watch, params, observers)
+    finally:
+        observers.close()
     _raise_if_failed(results)
 
 
-def _watch(console: Console, seconds: float, params: dict[str, Any]) -> RunResults:
+def _observe(observers, ctx: PlanContext, results: RunResults) -> None:
+    """Metrics and lineage of one pass (mirrorspec/observe/)."""
+    if observers.active:
+        from mirrorspec.files import Files
+        from mirrorspec.observe.samples import samples_from_run
+
+        observers.after_pass(samples_from_run(ctx.plan, results, Files()), results.elapsed_time)
+
+
+def _watch(console: Console, seconds: float, params: dict[str, Any],
+           observers) -> RunResults:
     """`run --watch`: passes until a signal; --full-refresh applies to the first pass only."""
     from mirrorspec.spark.mirror.warm import SnapshotWarmer
 
@@ -104,7 +121,8 @@ def _watch(console: Console, seconds: float, params: dict[str, Any]) -> RunResul
     warmer = SnapshotWarmer()
     try:
         while True:
-            _ctx, results = execute_run(console, "run", False, params, warmer=warmer)
+            ctx, results = execute_run(console, "run", False, params, warmer=warmer)
+            _observe(observers, ctx, results)
             params = {**params, "full_refresh": False}
             passes += 1
             console.info(f"pass {passes} done; next in {seconds:g}s", passes=passes)
