@@ -61,14 +61,18 @@ class TableSample:
         return self.rows_inserted + self.rows_updated + self.rows_deleted
 
 
+_OBJECT_STORES = ("s3", "s3a", "s3n", "gs", "gcs", "abfs", "abfss", "wasb", "wasbs")
+
+
 def dataset_for_path(path: str) -> Dataset:
-    """A folder as OpenLineage names it: `file` + the absolute path, or `scheme://authority` +
-    the path for a URI (the naming spec's s3, gs, abfss, hdfs form)."""
+    """A folder as OpenLineage's naming spec names it: `file` + the absolute path; an object
+    store's `scheme://bucket` + the key (no leading slash); else `scheme://authority` + path."""
     scheme, sep, rest = path.partition("://")
     if not sep or scheme == "file":
         return Dataset("file", rest if sep else path)
     authority, _, tail = rest.partition("/")
-    return Dataset(f"{scheme}://{authority}", "/" + tail.rstrip("/") if tail else "/")
+    tail = tail.strip("/")
+    return Dataset(f"{scheme}://{authority}", tail if scheme in _OBJECT_STORES else "/" + tail)
 
 
 def pending_files(files: Files, folder: str) -> int | None:
