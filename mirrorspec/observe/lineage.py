@@ -52,7 +52,8 @@ def run_events(sample: TableSample, namespace: str, ended: datetime,
     from openlineage.client.event_v2 import (InputDataset, Job, OutputDataset, Run, RunEvent,
                                              RunState)
     from openlineage.client.facet_v2 import (error_message_run, job_type_job,
-                                             output_statistics_output_dataset, schema_dataset)
+                                             output_statistics_output_dataset,
+                                             processing_engine_run, schema_dataset)
     from openlineage.client.uuid import generate_new_uuid
 
     started = ended - timedelta(seconds=max(sample.seconds, 0.0))
@@ -75,7 +76,8 @@ def run_events(sample: TableSample, namespace: str, ended: datetime,
                      job=job, inputs=inputs, outputs=[OutputDataset(namespace=out.namespace,
                                                                     name=out.name)],
                      producer=PRODUCER)
-    run_facets: dict[str, Any] = {}
+    run_facets: dict[str, Any] = {"processing_engine": processing_engine_run.ProcessingEngineRunFacet(
+        version=__version__, name="mirrorspec")}
     if sample.failed:
         run_facets["errorMessage"] = error_message_run.ErrorMessageRunFacet(
             message=sample.error or "the table failed", programmingLanguage="python")
@@ -154,5 +156,5 @@ class LineageEmitter:
     def close(self) -> None:
         try:
             self.client.close(timeout=1.0)
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001, S110 - closing at exit: nothing left to report to
             pass

@@ -9,14 +9,11 @@ import io
 import json
 import socket
 import sys
-import threading
-import uuid
-from datetime import datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pyarrow as pa
 import pytest
 
+from lineage_collector import Collector, check_run_event
 from mirrorspec.console import Console
 from mirrorspec.errors import SetupError
 from mirrorspec.files import Files
@@ -28,37 +25,6 @@ from mirrorspec.plan import Plan, SourceSpec, SparkSpec, TablePlan, TableStep
 from mirrorspec.run_results import RunResults, TableRunResult
 
 pytest.importorskip("openlineage.client")
-SPEC = "https://openlineage.io/spec/"
-
-
-class Collector:
-    """Receives POST /api/v1/lineage bodies, like Marquez would."""
-
-    def __init__(self):
-        self.events: list[dict] = []
-        self.paths: list[str] = []
-        self.headers: list[dict] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                outer.paths.append(self.path)
-                outer.headers.append(dict(self.headers))
-                outer.events.append(json.loads(body))
-                self.send_response(201)
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture
@@ -71,26 +37,6 @@ def collector():
 def json_console() -> tuple[Console, io.StringIO]:
     stream = io.StringIO()
     return Console(log_format="json", stream=stream), stream
-
-
-def check_run_event(event: dict) -> None:
-    """The spec's RunEvent (OpenLineage.json#/definitions/RunEvent): required fields, an
-    ISO eventTime, a UUID runId, and every facet with _producer and a _schemaURL of the spec."""
-    assert event["eventType"] in ("START", "COMPLETE", "FAIL")
-    datetime.fromisoformat(event["eventTime"].replace("Z", "+00:00"))
-    uuid.UUID(event["run"]["runId"])
-    assert event["producer"].startswith("https://")
-    assert event["schemaURL"].startswith(SPEC)
-    assert event["job"]["namespace"] and event["job"]["name"]
-    for dataset in event["inputs"] + event["outputs"]:
-        assert dataset["namespace"] and dataset["name"]
-    facet_groups = [event["run"].get("facets", {}), event["job"].get("facets", {})]
-    for dataset in event["inputs"] + event["outputs"]:
-        facet_groups += [dataset.get("facets", {}), dataset.get("outputFacets", {})]
-    for facets in facet_groups:
-        for name, facet in facets.items():
-            assert facet["_producer"], name
-            assert facet["_schemaURL"].startswith(SPEC + "facets/"), name
 
 
 def delta_table(path) -> None:
@@ -132,6 +78,7 @@ def test_a_pass_sends_start_and_complete_with_the_schema_and_row_count(tmp_path,
     fields = out["facets"]["schema"]["fields"]
     assert [(f["name"], f["type"]) for f in fields] == [("id", "long"), ("name", "string")]
     assert "errorMessage" not in complete["run"]["facets"]
+    assert complete["run"]["facets"]["processing_engine"]["name"] == "mirrorspec"
     assert not [e for e in map(json.loads, stream.getvalue().splitlines())
                 if e["event"] == "warning"]
 
