@@ -76,8 +76,9 @@ def run_events(sample: TableSample, namespace: str, ended: datetime,
                      job=job, inputs=inputs, outputs=[OutputDataset(namespace=out.namespace,
                                                                     name=out.name)],
                      producer=PRODUCER)
-    run_facets: dict[str, Any] = {"processing_engine": processing_engine_run.ProcessingEngineRunFacet(
-        version=__version__, name="mirrorspec")}
+    engine = processing_engine_run.ProcessingEngineRunFacet(version=__version__,
+                                                            name="mirrorspec")
+    run_facets: dict[str, Any] = {"processing_engine": engine}
     if sample.failed:
         run_facets["errorMessage"] = error_message_run.ErrorMessageRunFacet(
             message=sample.error or "the table failed", programmingLanguage="python")

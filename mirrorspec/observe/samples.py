@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from mirrorspec import mirroring
-from mirrorspec.files import Files
+from mirrorspec.files import Files, join
+from mirrorspec.landing import layout
 from mirrorspec.plan import Plan, TablePlan
+from mirrorspec.progress.mirror import read_state
 from mirrorspec.progress.publish import load_state
 from mirrorspec.run_results import RunResults, TableRunResult
 from mirrorspec.sources.kafka import lag_rows
@@ -75,15 +77,24 @@ def dataset_for_path(path: str) -> Dataset:
     return Dataset(f"{scheme}://{authority}", tail if scheme in _OBJECT_STORES else "/" + tail)
 
 
-def pending_files(files: Files, folder: str) -> int | None:
-    """Data files waiting in a landing folder (applied ones are moved to _ProcessedFiles/);
-    None when the folder can't be listed (a metric is better absent than wrong)."""
+def pending_files(files: Files, landing_path: str, delta_path: str, app_id: str) -> int | None:
+    """Data files in a landing folder that the table has not applied yet (the last applied file
+    stays in place, so the Delta log's progress says which are new; files behind a gap count);
+    None when it can't be read: a metric is better absent than wrong."""
     try:
-        filesystem = files.fs(folder)
-        if not filesystem.exists(folder):
+        lfs = files.fs(landing_path)
+        if not lfs.exists(landing_path):
             return 0
-        return sum(1 for e in filesystem.list(folder)
-                   if not e.is_dir and not mirroring.is_reserved_name(e.name))
+        metadata = layout.read_metadata(lfs, landing_path)
+        listing = layout.list_folder(lfs, landing_path, metadata)
+        meta = read_state(files.fs(delta_path), delta_path, app_id).meta
+        if metadata.last_update_time_detection:
+            processed = join(landing_path, mirroring.PROCESSED_FOLDER)
+            done = set(lfs.names(processed) if lfs.exists(processed) else ())
+            done |= set(meta.get("files", [])) | set(meta.get("carry", []))
+            return sum(1 for f in listing.files if f.name not in done)
+        applied = int(meta.get("sequence") or 0)
+        return sum(1 for f in listing.files if f.sequence is not None and f.sequence > applied)
     except Exception:  # noqa: BLE001 - observing must never fail a pass
         return None
 
@@ -98,7 +109,9 @@ def sample_from_outcome(outcome: Any, files: Files | None = None) -> TableSample
         rows_updated=int(outcome.rows_updated or 0),
         rows_deleted=int(outcome.rows_deleted or 0), seconds=float(outcome.seconds or 0.0),
         error=error.get("message") if outcome.status == "Failed" else None,
-        files_pending=pending_files(files, outcome.landing_path) if files else None,
+        files_pending=(pending_files(files, outcome.landing_path, outcome.delta_path,
+                                     mirroring.mirror_id(outcome.schema, outcome.name))
+                       if files else None),
         inputs=(dataset_for_path(outcome.landing_path),) if outcome.landing_path else ())
 
 
@@ -145,7 +158,8 @@ def samples_from_run(plan: Plan, results: RunResults, files: Files) -> list[Tabl
             rows_inserted=result.rows_inserted, rows_updated=result.rows_updated,
             rows_deleted=result.rows_deleted, seconds=result.execution_time,
             error=result.error if result.failed else None,
-            files_pending=pending_files(files, table.landing_path),
+            files_pending=pending_files(files, table.landing_path, table.delta_path,
+                                        mirroring.mirror_id(table.schema, table.name)),
             kafka_lag=_kafka_lag(files, plan, table), inputs=_inputs(table)))
     return samples
 

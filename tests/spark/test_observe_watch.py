@@ -69,13 +69,13 @@ def test_watch_serves_metrics_and_sends_lineage(tmp_path):
 
     def value(name, **labels):
         return got[(name, tuple(sorted(labels.items())))]
-    assert value("mirrorspec_table_status", table="good", status="Replicating") == 1
-    assert value("mirrorspec_table_status", table="bad", status="Failed") == 1
-    assert value("mirrorspec_table_rows_applied_total", table="good", change="inserted") == 2
-    assert value("mirrorspec_table_files_pending", table="good") == 0
-    assert value("mirrorspec_table_files_pending", table="bad") == 1
-    assert value("mirrorspec_table_consecutive_failures", table="good") == 0
-    assert value("mirrorspec_table_consecutive_failures", table="bad") >= 1
+    assert value("mirrorspec_table_status", table="dbo.good", status="Replicating") == 1
+    assert value("mirrorspec_table_status", table="dbo.bad", status="Failed") == 1
+    assert value("mirrorspec_table_rows_applied_total", table="dbo.good", change="inserted") == 2
+    assert value("mirrorspec_table_files_pending", table="dbo.good") == 0
+    assert value("mirrorspec_table_files_pending", table="dbo.bad") == 1
+    assert value("mirrorspec_table_consecutive_failures", table="dbo.good") == 0
+    assert value("mirrorspec_table_consecutive_failures", table="dbo.bad") >= 1
     assert value("mirrorspec_pass_duration_seconds") > 0
 
     events = collector.events
@@ -85,12 +85,12 @@ def test_watch_serves_metrics_and_sends_lineage(tmp_path):
     for event in events:
         by_table.setdefault(event["job"]["name"], []).append(event["eventType"])
     # one run per table: the idle passes after it send nothing
-    assert by_table == {"good": ["START", "COMPLETE"], "bad": ["START", "FAIL"]}, by_table
+    assert by_table == {"dbo.good": ["START", "COMPLETE"], "dbo.bad": ["START", "FAIL"]}, by_table
     [complete] = [e for e in events if e["eventType"] == "COMPLETE"]
     assert complete["job"]["namespace"] == "test"
     assert complete["inputs"][0]["name"] == str(landing / "good")
     [out] = complete["outputs"]
-    assert out["name"] == str(warehouse / "good")
+    assert out["name"] == str(warehouse / "dbo" / "good")
     assert out["outputFacets"]["outputStatistics"]["rowCount"] == 2
     assert [f["name"] for f in out["facets"]["schema"]["fields"]] == ["id", "v"]
     [fail] = [e for e in events if e["eventType"] == "FAIL"]
@@ -110,7 +110,7 @@ def test_a_taken_port_and_a_dead_collector_never_stop_the_watch(tmp_path):
         try:
             def three_passes():
                 text = log.read_text(errors="replace")
-                return text.count('"event": "warning"') >= 2 and (warehouse / "good"
+                return text.count('"event": "warning"') >= 2 and (warehouse / "dbo" / "good"
                                                                     / "_delta_log").exists()
             wait_for(three_passes, "the table mirrored despite both", process, log)
             process.send_signal(signal.SIGTERM)

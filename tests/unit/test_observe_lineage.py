@@ -162,8 +162,9 @@ def test_run_samples_carry_the_feed_pending_files_and_kafka_lag(tmp_path):
                         delta_path=str(tmp_path / "wh/orders"), metadata={})
     plan = plan_of(tmp_path, [kafka, landing])
     (tmp_path / "lz/orders/_ProcessedFiles").mkdir(parents=True)
-    for name in ("00000000000000000001.parquet", "00000000000000000002.parquet",
-                 "_metadata.json"):
+    (tmp_path / "lz/orders/_metadata.json").write_text('{"keyColumns": ["id"]}')
+    for name in ("00000000000000000001.parquet", "00000000000000000003.parquet",
+                 "not-a-sequence.parquet"):  # 3 waits behind a gap: pending all the same
         (tmp_path / "lz/orders" / name).write_text("x")
     (tmp_path / "state/publish").mkdir(parents=True)
     (tmp_path / "state/publish/sales.events.json").write_text(json.dumps({
@@ -189,4 +190,9 @@ def test_uris_are_named_as_the_openlineage_naming_spec_does():
 
 
 def test_a_folder_that_cant_be_listed_has_no_pending_count(tmp_path):
-    assert pending_files(Files(), "s3a://bucket/lz/t") is None  # a URI without Spark
+    assert pending_files(Files(), "s3a://bucket/lz/t", "s3a://bucket/wh/t",
+                         "mirrorspec:dbo.t") is None  # a URI without Spark
+    bad = tmp_path / "lz"
+    bad.mkdir()
+    (bad / "_metadata.json").write_text("{not json")
+    assert pending_files(Files(), str(bad), str(tmp_path / "wh"), "mirrorspec:dbo.t") is None
