@@ -139,3 +139,31 @@ def test_no_options_no_observers():
     observers.after_pass([sample("t")], 1.0)
     observers.close()
     assert stream.getvalue() == ""
+
+
+# --- the options, as the commands take them --------------------------------------------------
+
+def _cli():
+    from mirrorspec.cli import cli
+
+    return cli
+
+
+def test_metrics_port_without_watch_is_a_usage_error(tmp_path):
+    from click.testing import CliRunner
+
+    for command in (["run", "--project-dir", str(tmp_path)],
+                    ["mirror", "--landing-zone", str(tmp_path), "--warehouse", str(tmp_path)]):
+        result = CliRunner().invoke(_cli(), [*command, "--metrics-port", "9464"])
+        assert result.exit_code == 2, result.output
+        assert "--metrics-port serves metrics between passes: use it with --watch" \
+            in result.output
+
+
+def test_a_url_that_is_not_http_is_refused_before_anything_runs(tmp_path):
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(_cli(), ["run", "--project-dir", str(tmp_path),
+                                         "--openlineage-url", "marquez:5000"])
+    assert result.exit_code == 2
+    assert "is not an http(s) URL" in result.output
