@@ -16,22 +16,15 @@ from typing import Any, Iterable
 
 from mirrorspec import __version__
 from mirrorspec.console import Console
-from mirrorspec.errors import SetupError
-from mirrorspec.observe.samples import Dataset, TableSample
+from mirrorspec.observe.samples import Dataset, TableSample, require
 
-INSTALL_HINT = "pip install 'mirrorspec[openlineage]'"
 PRODUCER = "https://github.com/mirrorspec/mirrorspec"
 API_KEY_ENV = "OPENLINEAGE_API_KEY"  # the client's own variable; never printed
 DEFAULT_NAMESPACE = "mirrorspec"
 
 
 def _openlineage() -> Any:
-    try:
-        from openlineage.client import OpenLineageClient
-    except ImportError:
-        raise SetupError("--openlineage-url needs the openlineage-python library, which is not "
-                         "installed", hint=f"install it: {INSTALL_HINT}") from None
-    return OpenLineageClient
+    return require("openlineage.client", "--openlineage-url", "openlineage").OpenLineageClient
 
 
 def delta_schema(path: str) -> list[tuple[str, str]] | None:

@@ -12,20 +12,13 @@ import time
 from typing import Any, Iterable
 
 from mirrorspec.console import Console
-from mirrorspec.errors import SetupError
-from mirrorspec.observe.samples import TableSample
+from mirrorspec.observe.samples import TableSample, require
 
 STATUSES = ("Replicating", "Waiting", "NotStarted", "Failed", "Dropped")
-INSTALL_HINT = "pip install 'mirrorspec[metrics]'"
 
 
 def _prometheus() -> Any:
-    try:
-        import prometheus_client
-    except ImportError:
-        raise SetupError("--metrics-port needs the prometheus_client library, which is not "
-                         "installed", hint=f"install it: {INSTALL_HINT}") from None
-    return prometheus_client
+    return require("prometheus_client", "--metrics-port", "metrics")
 
 
 class Metrics:

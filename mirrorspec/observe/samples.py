@@ -1,14 +1,17 @@
 """What a pass did to each table, as the observers (metrics, lineage) read it: one
 `TableSample` per table, built from the engine's `TableOutcome` (`mirror`) or from
 `run_results`' `TableRunResult` and the plan (`run`). Pure Python: the outcome is read by its
-attributes, the landing folder and the publisher state through `files.Files`."""
+attributes, the landing folder and the publisher state through `files.Files`. Also
+`require`: the observers' optional libraries, imported when asked for."""
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from mirrorspec import mirroring
+from mirrorspec.errors import SetupError
 from mirrorspec.files import Files, join
 from mirrorspec.landing import layout
 from mirrorspec.plan import Plan, TablePlan
@@ -16,6 +19,16 @@ from mirrorspec.progress.mirror import read_state
 from mirrorspec.progress.publish import load_state
 from mirrorspec.run_results import RunResults, TableRunResult
 from mirrorspec.sources.kafka import lag_rows
+
+
+def require(module: str, option: str, extra: str) -> Any:
+    """The optional library `module`, or a SetupError naming the extra that installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise SetupError(f"{option} needs the {module.split('.')[0]} library, which is not "
+                         "installed", hint=f"install it: pip install 'mirrorspec[{extra}]'"
+                         ) from None
 
 
 @dataclass(frozen=True)
