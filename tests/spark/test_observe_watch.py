@@ -8,12 +8,11 @@ from __future__ import annotations
 import json
 import signal
 import socket
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from lineage_collector import Collector, check_run_event
+from observe_helpers import Collector, check_run_event, free_port, scrape
 from mirror_cli import mirror_command
 from reference_model import LandingFile, sequence_name, write_metadata, write_parquet
 from test_watch_and_concurrency import finish, kill, start, wait_for
@@ -25,12 +24,6 @@ pytestmark = pytest.mark.slow  # a CLI subprocess with its own JVM
 COLS, TYPES = ("id", "v", "__rowMarker__"), ("int64", "string", "int32")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def landing_zone(tmp_path: Path) -> Path:
     """`good` with one file of 2 inserts; `bad` whose only file is not Parquet."""
     landing = tmp_path / "landing"
@@ -40,13 +33,6 @@ def landing_zone(tmp_path: Path) -> Path:
     write_metadata(str(landing / "bad"), ("id",))
     (landing / "bad" / sequence_name(1)).write_bytes(b"not parquet")
     return landing
-
-
-def scrape(port: int) -> dict[tuple, float]:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
-        text = response.read().decode()
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for family in parser.text_string_to_metric_families(text) for s in family.samples}
 
 
 def test_watch_serves_metrics_and_sends_lineage(tmp_path):

@@ -13,7 +13,7 @@ import sys
 import pyarrow as pa
 import pytest
 
-from lineage_collector import Collector, check_run_event
+from observe_helpers import Collector, check_run_event
 from mirrorspec.console import Console
 from mirrorspec.errors import SetupError
 from mirrorspec.files import Files

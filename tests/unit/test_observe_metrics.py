@@ -8,10 +8,10 @@ import io
 import json
 import socket
 import sys
-import urllib.request
 
 import pytest
 
+from observe_helpers import free_port, scrape
 from mirrorspec.console import Console
 from mirrorspec.errors import SetupError
 from mirrorspec.observe import start_observers
@@ -19,12 +19,6 @@ from mirrorspec.observe.metrics import Metrics, MetricsServer
 from mirrorspec.observe.samples import KafkaLag, TableSample
 
 parser = pytest.importorskip("prometheus_client.parser")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def json_console() -> tuple[Console, io.StringIO]:
@@ -39,17 +33,6 @@ def events(stream: io.StringIO) -> list[dict]:
 def sample(table: str, status: str = "Replicating", **kw) -> TableSample:
     return TableSample(table=table, status=status, delta_path=f"/wh/{table}",
                        landing_path=f"/lz/{table}", **kw)
-
-
-def scrape(port: int) -> dict[tuple[str, tuple], float]:
-    """name + sorted labels → value, from the text a Prometheus server would get."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
-        text = response.read().decode()
-    out = {}
-    for family in parser.text_string_to_metric_families(text):
-        for s in family.samples:
-            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
-    return out
 
 
 def test_a_scrape_reads_every_table_metric_after_each_pass():

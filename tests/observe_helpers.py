@@ -1,10 +1,13 @@
-"""A tiny OpenLineage HTTP collector on 127.0.0.1 for tests (what Marquez does with
-POST /api/v1/lineage), and the checks of a received run event against the spec's RunEvent."""
+"""Helpers of the observer tests: a tiny OpenLineage HTTP collector on 127.0.0.1 (what Marquez
+does with POST /api/v1/lineage), the checks of a received run event against the spec's RunEvent,
+and a scrape of a /metrics endpoint parsed with prometheus_client's parser."""
 
 from __future__ import annotations
 
 import json
+import socket
 import threading
+import urllib.request
 import uuid
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -60,3 +63,19 @@ def check_run_event(event: dict) -> None:
         for name, facet in facets.items():
             assert facet["_producer"], name
             assert facet["_schemaURL"].startswith(SPEC + "facets/"), name
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def scrape(port: int) -> dict[tuple[str, tuple], float]:
+    """name + sorted labels → value, from the text a Prometheus server would get."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+        text = response.read().decode()
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}
