@@ -196,3 +196,27 @@ def test_a_folder_that_cant_be_listed_has_no_pending_count(tmp_path):
     bad.mkdir()
     (bad / "_metadata.json").write_text("{not json")
     assert pending_files(Files(), str(bad), str(tmp_path / "wh"), "mirrorspec:dbo.t") is None
+
+
+def test_the_run_command_hands_each_pass_to_the_observers(tmp_path):
+    from types import SimpleNamespace
+
+    from mirrorspec.commands.run import _observe
+    from mirrorspec.observe import Observers
+
+    class Recorder:
+        def __init__(self):
+            self.passes = []
+
+        def observe_pass(self, samples, seconds):
+            self.passes.append(([s.table for s in samples], seconds))
+
+    orders = TablePlan(unique_id="sales.orders", name="orders", schema="sales",
+                       warehouse_schema="sales", landing_path=str(tmp_path / "lz/orders"),
+                       delta_path=str(tmp_path / "wh/orders"), metadata={})
+    results = RunResults(command="run", args={}, results=[TableRunResult("sales.orders")],
+                         elapsed_time=4.5)
+    recorder = Recorder()
+    _observe(Observers(metrics=recorder), SimpleNamespace(plan=plan_of(tmp_path, [orders])),
+             results)
+    assert recorder.passes == [(["sales.orders"], 4.5)]
