@@ -5,7 +5,7 @@ values: `--vars` values are left out, only their names are kept), `elapsed_time`
 per selected table. Statuses: `success`, `error` (the table failed; the run exits 1), `waiting`
 (a gap: the engine awaits a landing file; not a failure), `not_started` (nothing has landed
 yet, so there is no Delta table; not a failure), `skipped` (not run because an earlier step of
-the same table failed).
+the same table failed, or `--fail-fast` after another table failed; `skip_reason` says which).
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ class TableRunResult:
     warnings: list[str] = field(default_factory=list)  # files and keys the engine ignored
     error: str | None = None
     error_code: str | None = None
+    skip_reason: str | None = None  # why a `skipped` table did not run (e.g. --fail-fast)
 
     @property
     def failed(self) -> bool:

@@ -47,15 +47,19 @@ plan_path = click.option("--plan", "plan_path", default=None, type=click.Path(di
                          help="Use this compiled target/plan.json instead of compiling.")
 select = click.option("--select", "-s", multiple=True,
                       help="Tables to take: names, schema.*, globs, source:TYPE, tag:TAG, "
-                           "state:modified (repeatable; space or comma separated).")
+                           "state:modified, result:error|fail|skipped (repeatable; space or "
+                           "comma separated).")
 exclude = click.option("--exclude", multiple=True, help="Tables to leave out (same syntax).")
 state_path = click.option("--state", "state_path", default=None, type=click.Path(exists=True),
                           callback=absolute_location,
-                          help="A previous target/ folder, for state:modified.")
+                          help="A previous target/ folder, for state:modified and result:.")
 threads = click.option("--threads", type=click.IntRange(min=1), default=DEFAULT_THREADS,
                        show_default=True, help="Tables processed concurrently.")
 full_refresh = click.option("--full-refresh", is_flag=True,
                             help="Rebuild the selected tables from their sources.")
+fail_fast = click.option("--fail-fast", "-x", is_flag=True,
+                         help="Stop at the first failed table: tables not started yet are "
+                              "skipped (those running finish).")
 warehouse_option = click.option(
     "--warehouse", default=None, type=click.Path(file_okay=False), callback=absolute_location,
     help="Read this warehouse directly instead of compiling the project.")
@@ -75,8 +79,8 @@ plan_options = _stack(project_dir, profiles_dir, target, vars_text, plan_path)
 """The project options and --plan (a compiled plan.json instead of a compile)."""
 selection_options = _stack(select, exclude, state_path)
 """--select, --exclude, --state."""
-run_options = _stack(threads, full_refresh)
-"""--threads, --full-refresh."""
+run_options = _stack(threads, full_refresh, fail_fast)
+"""--threads, --full-refresh, --fail-fast."""
 
 
 # --- global flags and the console -----------------------------------------------------------

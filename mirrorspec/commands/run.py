@@ -32,12 +32,13 @@ def execute_run(console: Console, command: str, publish_only: bool, params: dict
                      vars=parse_vars(params["vars_text"]) or None, plan=params["plan_path"],
                      select=params["select"], exclude=params["exclude"],
                      state=params["state_path"], threads=params["threads"],
-                     full_refresh=params.get("full_refresh", False))
+                     full_refresh=params.get("full_refresh", False),
+                     fail_fast=params.get("fail_fast", False))
     results = run_plan(ctx.plan, select=params["select"], exclude=params["exclude"],
                        threads=params["threads"], full_refresh=params.get("full_refresh", False),
                        publish_only=publish_only, state_path=params["state_path"],
                        console=console, target_dir=ctx.target_dir, args=args, command=command,
-                       warmer=warmer)
+                       warmer=warmer, fail_fast=params.get("fail_fast", False))
     print_summary(console, results, ctx.target_dir)
     return ctx, results
 
