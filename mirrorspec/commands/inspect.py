@@ -18,7 +18,7 @@ from mirrorspec import mirroring
 from mirrorspec.commands.params import get_console, plan_options, warehouse_option
 from mirrorspec.compile import load_plan_context
 from mirrorspec.compile.plan import Plan
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.errors import FailedRun, MirrorspecError, StaleMirror
 
 STATUS_COLUMNS = ("schema", "table", "status", "processed rows", "processed bytes",
                   "last sync (UTC)", "latency (s)", "error")
@@ -59,10 +59,17 @@ def status_rows(doc: dict[str, Any]) -> list[list[Any]]:
 @plan_options
 @warehouse_option
 @click.option("--json", "as_json", is_flag=True, help="Print the monitoring JSON itself.")
-def status(as_json: bool, **params: Any) -> None:
-    """The monitoring JSON (replicator.json, tables.json) as a table."""
+@click.option("--stale-after", default=None, metavar="DURATION",
+              help="Also exit 3 when a table's last sync or the replicator's last update is "
+                   "older than DURATION (90s, 15m, 2h, 1d).")
+def status(as_json: bool, stale_after: str | None, **params: Any) -> None:
+    """The monitoring JSON (replicator.json, tables.json) as a table.
+
+    Exit codes: 0 healthy, 1 a table is Failed (or an error), 3 stale (--stale-after)."""
+    from mirrorspec.health import assess, parse_duration
     from mirrorspec.status import read_status
 
+    bound = parse_duration(stale_after) if stale_after is not None else None
     console = get_console()
     plan = _plan_or_none(params)
     warehouse = _warehouse(params, plan)
@@ -70,8 +77,10 @@ def status(as_json: bool, **params: Any) -> None:
     if not doc or (not doc.get("tables") and not doc.get("replicator")):
         raise MirrorspecError(f"no monitoring JSON in {warehouse}",
                               hint="run `mirrorspec run` (or `mirrorspec mirror`) first")
+    health = assess(doc, bound)
     if as_json:
         console.raw(json.dumps(doc, indent=2, ensure_ascii=False, default=str))
+        _raise_if_unhealthy(health)
         return
     replicator = doc.get("replicator") or {}
     if replicator:
@@ -83,6 +92,15 @@ def status(as_json: bool, **params: Any) -> None:
     if offsets:
         console.table("Kafka offsets (end offset and lag as of each table's last fetch)",
                       KAFKA_COLUMNS, offsets, kind="kafka_offsets")
+    _raise_if_unhealthy(health)
+
+
+def _raise_if_unhealthy(health) -> None:
+    if health.failed:
+        raise FailedRun(health.verdict(), hint="see the error column; fix and run again")
+    if health.stale:
+        raise StaleMirror(health.verdict(),
+                          hint="is the replicator (run --watch / mirror --watch) running?")
 
 
 KAFKA_COLUMNS = ("table", "topic", "partition", "consumed", "end", "lag", "fetched (UTC)")

@@ -93,12 +93,15 @@ def _set_console(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     current = get_console(ctx)
     log_format = value if param.name == "log_format" else current.log_format
     quiet = True if param.name == "quiet" else current.quiet
-    root.obj["console"] = Console(log_format=log_format, quiet=quiet)
+    no_color = True if param.name == "no_color" else current.no_color
+    root.obj["console"] = Console(log_format=log_format, quiet=quiet, no_color=no_color,
+                                  invocation_id=current.invocation_id)
     return value
 
 
 def global_options(root: bool) -> list[click.Option]:
-    """--log-format and --quiet: on the root group (with the env var) or on a subcommand."""
+    """--log-format, --quiet and --no-color: on the root group (with the env var) or on a
+    subcommand."""
     return [
         click.Option(["--log-format"], type=click.Choice(["text", "json"]),
                      default="text" if root else None,
@@ -107,6 +110,9 @@ def global_options(root: bool) -> list[click.Option]:
                      help="text for people, json: one object per event."),
         click.Option(["--quiet", "-q"], is_flag=True, expose_value=root,
                      callback=None if root else _set_console, help="Only errors and results."),
+        click.Option(["--no-color"], is_flag=True, expose_value=root,
+                     callback=None if root else _set_console,
+                     help="No colours (also when NO_COLOR is set)."),
     ]
 
 

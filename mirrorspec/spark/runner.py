@@ -71,7 +71,8 @@ def run_plan(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = ()
     """
     console = console or NullConsole()
     started = time.monotonic()
-    results = RunResults(command=command, args=dict(args or {}))
+    results = RunResults(command=command, args=dict(args or {}),
+                         invocation_id=console.invocation_id)  # as in the JSON log events
     tables = select_with_warnings(plan, select, exclude, state_path=state_path, console=console,
                                   results_dir=target_dir)
     jobs = [_TableJob(t, TableRunResult(t.unique_id)) for t in tables]
