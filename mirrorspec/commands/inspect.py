@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from mirrorspec import mirroring
-from mirrorspec.commands.params import get_console, plan_options, warehouse_option
+from mirrorspec.commands.params import get_console, output_format, plan_options, warehouse_option
 from mirrorspec.compile import load_plan_context
 from mirrorspec.compile.plan import Plan
 from mirrorspec.errors import FailedRun, MirrorspecError, StaleMirror
@@ -163,8 +163,9 @@ def _session(plan: Plan | None):
               help="Time travel: the table as of this Delta version.")
 @click.option("--timestamp", default=None,
               help="Time travel: the table as of this time, e.g. 2026-01-31T12:00:00.")
+@output_format
 def show(table: str, limit: int, where: str | None, version: int | None,
-         timestamp: str | None, **params: Any) -> None:
+         timestamp: str | None, output: str, **params: Any) -> None:
     """Preview rows of a mirrored table (with Delta time travel)."""
     from mirrorspec.readers.delta import parse_timestamp
 
@@ -195,7 +196,8 @@ def show(table: str, limit: int, where: str | None, version: int | None,
                                               if read_version is not None else "")
     else:
         as_of_text = ""
-    console.table(f"{name}{as_of_text} ({len(rows)} row(s) shown)", columns, rows, kind="rows")
+    console.data(f"{name}{as_of_text} ({len(rows)} row(s) shown)", columns, rows, output,
+                 kind="rows", table=name, version=read_version)
 
 
 def _storage(plan: Plan | None) -> dict[str, str]:
@@ -230,7 +232,8 @@ def _say_fallback(console, name: str, exc: Exception) -> None:
 @warehouse_option
 @click.option("--limit", "-n", type=click.IntRange(min=1), default=None,
               help="Only the latest N commits.")
-def history(table: str, limit: int | None, **params: Any) -> None:
+@output_format
+def history(table: str, limit: int | None, output: str, **params: Any) -> None:
     """The Delta history of a table: per commit, the landing files applied and rows changed."""
     console = get_console()
     name, path, plan, _keys = _resolve(table, params)
@@ -245,14 +248,23 @@ def history(table: str, limit: int | None, **params: Any) -> None:
         from mirrorspec.spark.inspect import history as read_history
 
         entries = read_history(_session(plan), path, name, limit)
-    rows = [[e.version, e.timestamp, e.operation, _files(e.files_applied),
-             _n(e.rows_inserted), _n(e.rows_updated), _n(e.rows_deleted)] for e in entries]
-    console.table(f"history of {name}", ("version", "timestamp", "operation", "landing files",
-                                         "inserted", "updated", "deleted"), rows, kind="history")
+    # programs get every applied file; people an abbreviated list
+    for_people = output == "text" and console.log_format == "text"
+    rows = [[e.version, e.timestamp, e.operation,
+             _files(e.files_applied) if for_people else _names(e.files_applied),
+             e.rows_inserted, e.rows_updated, e.rows_deleted] for e in entries]
+    columns = ("version", "timestamp", "operation", "landing files", "inserted", "updated",
+               "deleted")
+    if output == "csv":
+        rows = [r[:3] + [" ".join(r[3])] + r[4:] for r in rows]
+    if output == "text":
+        console.table(f"history of {name}", columns, rows, kind="history")
+    else:
+        console.data(f"history of {name}", columns, rows, output, kind="history", table=name)
 
 
-def _n(value: int | None) -> str:
-    return "" if value is None else str(value)
+def _names(files: list[str]) -> list[str]:
+    return [f.rsplit("/", 1)[-1] for f in files]
 
 
 def _files(files: list[str]) -> str:

@@ -60,6 +60,10 @@ full_refresh = click.option("--full-refresh", is_flag=True,
 fail_fast = click.option("--fail-fast", "-x", is_flag=True,
                          help="Stop at the first failed table: tables not started yet are "
                               "skipped (those running finish).")
+output_format = click.option(
+    "--format", "output", type=click.Choice(["text", "json", "csv"]), default="text",
+    show_default=True, help="text for people; json (typed values, null) or csv (NULL an empty "
+                            "field, '' as \"\") for programs.")
 warehouse_option = click.option(
     "--warehouse", default=None, type=click.Path(file_okay=False), callback=absolute_location,
     help="Read this warehouse directly instead of compiling the project.")
