@@ -29,9 +29,9 @@ __all__ = ["cli", "main", "register", "COMMAND_MODULES", "MirrorspecGroup", "Fai
 
 # Explicit registry: module → the click commands it exports (`COMMANDS` list in the module).
 COMMAND_MODULES = (
-    "mirrorspec.commands.project",   # init, validate, compile
+    "mirrorspec.commands.project",   # init, validate, compile, ls, clean
     "mirrorspec.commands.mirror",    # mirror
-    "mirrorspec.commands.run",       # run, publish, build
+    "mirrorspec.commands.run",       # run, publish, build, retry
     "mirrorspec.commands.inspect",   # status, show, history
     "mirrorspec.commands.diff",      # diff
     "mirrorspec.commands.datatest",  # test

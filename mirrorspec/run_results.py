@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mirrorspec import __version__
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.errors import FailedRun, MirrorspecError
 from mirrorspec.mirroring import dumps_json
 
 RUN_RESULTS_FILE = "run_results.json"
@@ -96,6 +96,14 @@ class RunResults:
     def failed(self) -> bool:
         """True when any table failed."""
         return any(r.failed for r in self.results)
+
+    def raise_if_failed(self) -> "RunResults":
+        """FailedRun (a MirrorspecError) naming the failed tables; else self."""
+        failed = [r.unique_id for r in self.results if r.failed]
+        if failed:
+            raise FailedRun(f"{len(failed)} table(s) failed: {', '.join(failed)}",
+                            hint="see each table's error in run_results.json")
+        return self
 
     def counts(self) -> dict[str, int]:
         """How many tables ended in each status."""

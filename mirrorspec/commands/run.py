@@ -151,4 +151,34 @@ def build(**params: Any) -> None:
         raise FailedRun("; ".join(problems), hint="see the errors above")
 
 
-COMMANDS = [run, publish, build]
+@click.command("retry")
+@plan_options
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="Tables processed concurrently (default: as the last run).")
+def retry(threads: int | None, **params: Any) -> None:
+    """Run again the tables that ended ERROR or SKIPPED in the last run_results.json, with
+    the options of that run (`run`, `publish` or `build`)."""
+    from mirrorspec.retry import retry_selection
+
+    console = get_console()
+    ctx = load_plan_context(params["project_dir"], params["target"], params["vars_text"],
+                            params["profiles_dir"], params["plan_path"])
+    last = retry_selection(ctx.target_dir)
+    if not last.select:
+        console.result("Nothing to retry: no table ended ERROR or SKIPPED in the last "
+                       f"`{last.command}`", retried=0)
+        return
+    console.info(f"retrying `{last.command}` for {len(last.select)} table(s): "
+                 + ", ".join(s.removeprefix("id:") for s in last.select))
+    params = {**params, "select": last.select, "exclude": (), "state_path": None,
+              "threads": threads or last.threads, "full_refresh": last.full_refresh,
+              "fail_fast": last.fail_fast}
+    if last.command == "build":
+        build.callback(**params)
+        return
+    ctx, results = execute_run(console, last.command, last.command == "publish", params)
+    _refresh_site(console, ctx)
+    _raise_if_failed(results)
+
+
+COMMANDS = [run, publish, build, retry]

@@ -366,6 +366,11 @@ def _mirror(spark, plan: Plan, job: _TableJob, console: Console, step: str) -> N
                                  landing_zone=plan.landing_zone)
     outcome = mirrored.tables[0]
     job.outcome = outcome
+    apply_outcome(result, outcome)
+
+
+def apply_outcome(result: TableRunResult, outcome: Any) -> None:
+    """Add an engine TableOutcome to the table's run result (status, files, rows, error)."""
     result.mirror_status = outcome.status
     result.files_applied.extend(outcome.files_applied)
     result.rows_inserted += int(outcome.rows_inserted or 0)
