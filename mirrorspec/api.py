@@ -39,12 +39,35 @@ if TYPE_CHECKING:
     from mirrorspec.compile import CompileResult, PlanContext
     from mirrorspec.spark.datatests import TestResults
 
-__all__ = ["Project", "mirror_landing_zone", "Status", "EventCallback", "RunResults",
+__all__ = ["Project", "mirror_landing_zone", "artifact_schema", "ARTIFACT_SCHEMAS", "Status",
+           "EventCallback", "RunResults",
            "TableRunResult", "MirrorspecError", "UsageError", "ProjectError", "SelectionError",
            "InspectError", "LandingZoneError", "SetupError", "FailedRun", "StaleMirror"]
 
 EventCallback = Callable[[dict[str, Any]], None]
 """Gets every progress and log event as a dict (the `--log-format json` object)."""
+
+ARTIFACT_SCHEMAS = {
+    "plan": "plan.schema.json",                        # target/plan.json
+    "run_results": "run_results.schema.json",          # target/run_results.json
+    "test_results": "test_results.schema.json",        # target/test_results.json
+    "tables": "monitoring_tables.schema.json",         # WAREHOUSE/tables.json
+    "replicator": "monitoring_replicator.schema.json",  # WAREHOUSE/replicator.json
+}
+"""The published JSON Schemas (mirrorspec/schemas/, also `schemas/` in the repository)."""
+
+
+def artifact_schema(name: str) -> dict[str, Any]:
+    """The JSON Schema of an artifact mirrorspec writes: one of ARTIFACT_SCHEMAS' names."""
+    import json
+    from importlib import resources
+
+    if name not in ARTIFACT_SCHEMAS:
+        raise UsageError(f"artifact_schema({name!r}): no such artifact",
+                         hint=f"one of {', '.join(ARTIFACT_SCHEMAS)}")
+    text = resources.files("mirrorspec").joinpath("schemas", ARTIFACT_SCHEMAS[name]).read_text(
+        encoding="utf-8")
+    return cast("dict[str, Any]", json.loads(text))
 
 
 def _selectors(value: Any, name: str) -> tuple[str, ...]:

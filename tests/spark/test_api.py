@@ -7,11 +7,12 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
+import jsonschema
 import pyarrow as pa
 import pytest
 from project_files import write, write_changes
 
-from mirrorspec.api import FailedRun, Project, mirror_landing_zone
+from mirrorspec.api import FailedRun, Project, artifact_schema, mirror_landing_zone
 from mirrorspec.errors import LandingZoneError
 
 
@@ -68,6 +69,15 @@ def test_project_api_end_to_end(spark, tmp_path):
     assert not status.failed and {t["sourceTableName"] for t in status.tables} == {"bad", "good"}
     with pytest.raises(FailedRun, match="stale"):
         project.status(stale_after=timedelta(microseconds=1)).raise_if_unhealthy()
+
+    # what this real run wrote holds to the published schemas
+    for name, path in (("plan", root / "target" / "plan.json"),
+                       ("run_results", root / "target" / "run_results.json"),
+                       ("test_results", root / "target" / "test_results.json"),
+                       ("tables", root / "warehouse" / "tables.json"),
+                       ("replicator", root / "warehouse" / "replicator.json")):
+        validator = jsonschema.Draft202012Validator(artifact_schema(name))
+        assert not list(validator.iter_errors(json.loads(path.read_text()))), name
 
     table = project.show("good", limit=None)
     assert isinstance(table, pa.Table)
