@@ -65,8 +65,8 @@ def artifact_schema(name: str) -> dict[str, Any]:
     if name not in ARTIFACT_SCHEMAS:
         raise UsageError(f"artifact_schema({name!r}): no such artifact",
                          hint=f"one of {', '.join(ARTIFACT_SCHEMAS)}")
-    text = resources.files("mirrorspec").joinpath("schemas", ARTIFACT_SCHEMAS[name]).read_text(
-        encoding="utf-8")
+    folder = resources.files("mirrorspec").joinpath("schemas")
+    text = folder.joinpath(ARTIFACT_SCHEMAS[name]).read_text(encoding="utf-8")
     return cast("dict[str, Any]", json.loads(text))
 
 

@@ -69,6 +69,61 @@ warehouse_option = click.option(
     help="Read this warehouse directly instead of compiling the project.")
 
 
+spark_conf = click.option("--conf", "conf", multiple=True, metavar="KEY=VALUE",
+                          help="Spark conf, over the profile's (repeatable).")
+spark_master = click.option("--master", default=None,
+                            help="Spark master URL (default: the profile's, else local[*]).")
+
+
+def parse_conf(pairs: tuple[str, ...]) -> dict[str, str]:
+    """--conf KEY=VALUE pairs as a dict (a UsageError names a malformed one)."""
+    from mirrorspec.errors import UsageError
+
+    conf = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--conf {pair!r} is not key=value",
+                             hint="e.g. --conf spark.sql.shuffle.partitions=4")
+        conf[key.strip()] = value
+    return conf
+
+
+def _given(name: str) -> bool:
+    """True when option `name` was set on the command line or from its environment variable."""
+    ctx = click.get_current_context(silent=True)
+    source = ctx.get_parameter_source(name) if ctx is not None else None
+    return source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT")
+
+
+def optional_plan(params: dict[str, Any], needed: bool):
+    """The project's plan when the command runs in a project: --plan, --project-dir, --target,
+    --vars or --profiles-dir given, or `needed` (a location the project supplies was left out).
+    None otherwise: the command works from its own options."""
+    if not needed and not any(_given(n) for n in ("plan_path", "project_dir", "target",
+                                                  "vars_text", "profiles_dir")):
+        return None
+    from mirrorspec.compile import load_plan_context
+
+    return load_plan_context(params["project_dir"], params["target"], params["vars_text"],
+                             params["profiles_dir"], params["plan_path"]).plan
+
+
+def start_spark(plan: Any, master: str | None, conf: dict[str, str]):
+    """A SparkSession: the profile's master, remote and conf (secrets resolved) when `plan` is
+    given, with --master and --conf over them; else --master (local[*]) and --conf."""
+    from mirrorspec.spark.session import build_session
+
+    if plan is None:
+        return build_session(master or "local[*]", conf)
+    from mirrorspec.compile.plan import resolve_secrets
+
+    spec = plan.spark
+    remote = resolve_secrets(spec.remote) if spec.remote and not master else None
+    return build_session(master or resolve_secrets(spec.master),
+                         {**resolve_secrets(dict(spec.conf)), **conf}, remote)
+
+
 def _stack(*decorators: Callable) -> Callable[[Callable], Callable]:
     def apply(func: Callable) -> Callable:
         for decorator in reversed(decorators):
