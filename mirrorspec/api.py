@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     import pyarrow
 
     from mirrorspec.compile import CompileResult, PlanContext
-    from mirrorspec.spark.datatests import TestResults
+    from mirrorspec.test_results import TestResults
 
 __all__ = ["Project", "mirror_landing_zone", "artifact_schema", "ARTIFACT_SCHEMAS", "Status",
            "EventCallback", "RunResults",
@@ -203,7 +203,7 @@ class Project:
         state_path = self._state(state)
         console = self._console()
         ctx = self._context(console)
-        from mirrorspec.spark.runner import run_plan
+        from mirrorspec.spark.run import run_plan
 
         command = "publish" if publish_only else "run"
         args = safe_args(project_dir=str(self.path), target=self.target, vars=self.vars or None,
@@ -242,7 +242,7 @@ class Project:
         console = self._console()
         ctx = self._context(console)
         from mirrorspec.selection import select_with_warnings
-        from mirrorspec.spark.datatests import execute_tests
+        from mirrorspec.spark.ops.datatests import execute_tests
 
         tables = select_with_warnings(ctx.plan, select_, exclude_, state_path=state_path,
                                       console=console, results_dir=ctx.target_dir)
@@ -315,7 +315,7 @@ def _read_arrow(plan: Any, path: str, name: str, limit: int | None, where: str |
 
     storage: dict[str, str] = {}
     if "://" in plan.warehouse:
-        from mirrorspec.compile.plan import resolve_secrets
+        from mirrorspec.plan import resolve_secrets
         from mirrorspec.readers.storage import storage_options
 
         storage = storage_options(resolve_secrets(dict(plan.spark.conf)))
@@ -327,8 +327,8 @@ def _read_arrow(plan: Any, path: str, name: str, limit: int | None, where: str |
         console.warning(f"{name}: reading with Spark instead of delta-rs: {exc}", table=name)
     import pyarrow as pa
 
-    from mirrorspec.spark.inspect import preview
-    from mirrorspec.spark.runner import start_session
+    from mirrorspec.spark.ops.inspect import preview
+    from mirrorspec.spark.platform.session import start_session
 
     columns, rows = preview(start_session(plan), path, name,
                             limit if limit is not None else 2**31 - 1, where, version,
@@ -346,7 +346,7 @@ def mirror_landing_zone(landing_zone: str | os.PathLike[str], warehouse: str | o
     `Project.run` (command "mirror"); a missing local landing zone raises LandingZoneError
     before Spark starts."""
     from mirrorspec.preflight import require_landing_zone
-    from mirrorspec.spark.fs import normalize
+    from mirrorspec.files import normalize
 
     if not isinstance(landing_zone, (str, os.PathLike)) or not isinstance(
             warehouse, (str, os.PathLike)):
@@ -362,10 +362,10 @@ def mirror_landing_zone(landing_zone: str | os.PathLike[str], warehouse: str | o
     require_landing_zone(landing, "landing_zone")
     import time
 
-    from mirrorspec.spark.engine import MirrorOptions
-    from mirrorspec.spark.engine import mirror_landing_zone as mirror_pass
-    from mirrorspec.spark.runner import apply_outcome
-    from mirrorspec.spark.session import build_session
+    from mirrorspec.spark.mirror.engine import MirrorOptions
+    from mirrorspec.spark.mirror.engine import mirror_landing_zone as mirror_pass
+    from mirrorspec.spark.platform.session import build_session
+    from mirrorspec.spark.run import apply_outcome
 
     console = CallbackConsole(callback)
     started = time.monotonic()

@@ -22,7 +22,7 @@ DEFAULT_THREADS = 4
 def absolute_location(_ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
     """click callback: a path option resolved to its one absolute form where it enters (URIs
     untouched), so the current folder never matters again; tuples element-wise."""
-    from mirrorspec.spark.fs import normalize  # pure Python, no pyspark
+    from mirrorspec.files import normalize  # pure Python, no pyspark
 
     if value is None:
         return None
@@ -112,11 +112,11 @@ def optional_plan(params: dict[str, Any], needed: bool):
 def start_spark(plan: Any, master: str | None, conf: dict[str, str]):
     """A SparkSession: the profile's master, remote and conf (secrets resolved) when `plan` is
     given, with --master and --conf over them; else --master (local[*]) and --conf."""
-    from mirrorspec.spark.session import build_session
+    from mirrorspec.spark.platform.session import build_session
 
     if plan is None:
         return build_session(master or "local[*]", conf)
-    from mirrorspec.compile.plan import resolve_secrets
+    from mirrorspec.plan import resolve_secrets
 
     spec = plan.spark
     remote = resolve_secrets(spec.remote) if spec.remote and not master else None

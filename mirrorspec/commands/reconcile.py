@@ -10,7 +10,7 @@ import click
 from mirrorspec.commands.params import (optional_plan, parse_conf, plan_options, spark_conf,
                                         spark_master, start_spark)
 from mirrorspec.errors import FailedRun, MirrorspecError, UsageError
-from mirrorspec.spark.state import resolve_table, table_keys
+from mirrorspec.progress.mirror import resolve_table, table_keys
 
 
 def resolve_in_project(table: str, warehouse: str | None, plan) -> tuple[str, str]:
@@ -84,9 +84,9 @@ def reconcile(table, source, warehouse, key, version, timestamp, dbtable, user_s
     plan = optional_plan(params, needed=in_project)
     unique_id, path = resolve_in_project(table, warehouse, plan)
     keys = table_keys(path, key)
-    from mirrorspec.spark import reconcile as rec
+    from mirrorspec.spark.ops import reconcile as rec
 
-    # a jdbc: source needs its driver's jar set (fetched once: python -m mirrorspec.spark.jars)
+    # a jdbc: source needs its driver's jar set (fetched once: python -m mirrorspec.spark.platform.jars)
     if source.startswith("jdbc:postgresql:"):
         extra_conf.setdefault("mirrorspec.extra.jars", "postgres")
     spark = start_spark(plan, master, extra_conf)

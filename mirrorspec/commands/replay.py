@@ -12,7 +12,7 @@ import click
 from mirrorspec.commands.params import (get_console, optional_plan, parse_conf, plan_options,
                                         spark_conf, spark_master, start_spark)
 from mirrorspec.errors import FailedRun, MirrorspecError, UsageError
-from mirrorspec.spark.state import resolve_table, table_keys
+from mirrorspec.progress.mirror import resolve_table, table_keys
 
 
 @click.command("replay")
@@ -38,7 +38,7 @@ def replay(table, warehouse, landing_path, key, scratch, shown, output, master, 
 
     TABLE is a name in the project (--project-dir, --target), schema.table in --warehouse, or
     a Delta folder. Everything is checked before Spark starts."""
-    from mirrorspec.spark import replay as rp
+    from mirrorspec.spark.ops import replay as rp
 
     console = get_console()
     extra_conf = parse_conf(conf)
@@ -84,8 +84,8 @@ def replay(table, warehouse, landing_path, key, scratch, shown, output, master, 
     schema = parent[:-len(".schema")] if parent.endswith(".schema") else None
     name = os.path.basename(os.path.normpath(folder))
 
-    from mirrorspec.spark import reconcile as rec
-    from mirrorspec.spark.engine import MirrorOptions, mirror_landing_zone
+    from mirrorspec.spark.ops import reconcile as rec
+    from mirrorspec.spark.mirror.engine import MirrorOptions, mirror_landing_zone
     work = scratch or tempfile.mkdtemp(prefix="mirrorspec-replay-")
     try:
         if scratch:

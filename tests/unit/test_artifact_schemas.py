@@ -13,10 +13,10 @@ import pytest
 
 from mirrorspec.api import ARTIFACT_SCHEMAS, artifact_schema
 from mirrorspec.compile import validate_project
-from mirrorspec.compile.plan import PLAN_VERSION, TablePlan
+from mirrorspec.plan import PLAN_VERSION, TablePlan
 from mirrorspec.errors import UsageError
 from mirrorspec.run_results import RunResults, StepTiming, TableRunResult
-from mirrorspec.spark.datatests import DataTestResult, TestResults
+from mirrorspec.test_results import DataTestResult, TestResults
 from mirrorspec.status import write_status
 
 REPO = Path(__file__).resolve().parents[2]
