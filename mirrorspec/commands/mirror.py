@@ -8,15 +8,15 @@ import time
 
 import click
 
-from mirrorspec.commands.params import (absolute_location, get_console, optional_plan,
-                                        parse_conf, plan_options, spark_conf, spark_master,
-                                        start_spark)
+from mirrorspec.commands.params import (absolute_location, get_console, metrics_port,
+                                        optional_plan, parse_conf, plan_options, spark_conf,
+                                        spark_master, start_spark)
 from mirrorspec.errors import FailedRun
 from mirrorspec.mirroring import PROCESSED_RETENTION_DAYS
 
 
 def _watch(spark, landing_zone: str, warehouse: str, options, console, interval: float,
-           stop: threading.Event):
+           stop: threading.Event, port: int | None = None):
     """Pass after pass until `stop`: a failed table backs off (retried at once when its folder
     changes), each message is printed once while nothing about its table changes, and a pass
     line appears only when a pass applied files or a table's outcome changed."""
@@ -24,9 +24,11 @@ def _watch(spark, landing_zone: str, warehouse: str, options, console, interval:
     from mirrorspec.spark.mirror.engine import mirror_landing_zone
     from mirrorspec.landing.layout import folder_signature
     from mirrorspec.spark.mirror.warm import SnapshotWarmer
+    from mirrorspec.metrics import WatchMetrics
     from mirrorspec.watch import Backoff, QuietConsole
 
     backoff, quiet = Backoff(interval), QuietConsole(console)
+    metrics = WatchMetrics(port, console) if port is not None else None
     lfs = hadoop_fs.filesystem_for(landing_zone, spark)
     warmer = SnapshotWarmer()
     try:
@@ -44,6 +46,11 @@ def _watch(spark, landing_zone: str, warehouse: str, options, console, interval:
             result = mirror_landing_zone(spark, landing_zone, warehouse, options, quiet,
                                          stop=stop, skip=skip)
             passes += 1
+            if metrics is not None:
+                for t in result.tables:
+                    metrics.observe(t.unique_id, t.status, len(t.files_applied), t.rows_inserted,
+                                    t.rows_updated, t.rows_deleted, t.landing_path)
+                metrics.end_pass(time.monotonic() - now)
             # the next pass finds the new versions' state ready (mirrorspec/spark/mirror/warm.py)
             warmer.after_pass(spark, (t.delta_path for t in result.tables if t.files_applied))
             changed = _record_outcomes(result, backoff, quiet, lfs, signatures, now)
@@ -57,6 +64,8 @@ def _watch(spark, landing_zone: str, warehouse: str, options, console, interval:
                 return result
     finally:
         warmer.close()
+        if metrics is not None:
+            metrics.close()
 
 
 def _record_outcomes(result, backoff, quiet, lfs, signatures, now) -> bool:
@@ -119,6 +128,7 @@ def _summary(console, result) -> None:
 @plan_options
 @spark_master
 @spark_conf
+@metrics_port
 @click.option("--strict", is_flag=True,
               help="Fail a file whose __rowMarker__ is not its last column.")
 @click.option("--retention-days", type=click.FloatRange(min=0), default=PROCESSED_RETENTION_DAYS,
@@ -126,14 +136,17 @@ def _summary(console, result) -> None:
               help="Days processed files stay in _ProcessedFiles.")
 def mirror(landing_zone: str | None, warehouse: str | None, watch: float | None,
            select: tuple[str, ...], threads: int, master: str | None, conf: tuple[str, ...],
-           strict: bool, retention_days: float, **params) -> None:
+           strict: bool, retention_days: float, metrics_port: int | None = None,
+           **params) -> None:
     """Mirror a landing zone into Delta tables exactly as Fabric open mirroring does.
 
     --landing-zone and --warehouse, or a project (--project-dir, --target: its landing zone,
     warehouse and Spark settings; given options win). The landing zone is checked before
     Spark starts."""
+    from mirrorspec.metrics import check_metrics_option
     from mirrorspec.preflight import require_landing_zone
 
+    check_metrics_option(metrics_port, watch)
     console = get_console()
     extra_conf = parse_conf(conf)
     plan = optional_plan(params, needed=not (landing_zone and warehouse))
@@ -155,7 +168,8 @@ def mirror(landing_zone: str | None, warehouse: str | None, watch: float | None,
     if watch is None:
         result = mirror_landing_zone(spark, landing_zone, warehouse, options, console)
     else:
-        result = _watch(spark, landing_zone, warehouse, options, console, watch, stop)
+        result = _watch(spark, landing_zone, warehouse, options, console, watch, stop,
+                        metrics_port)
     _summary(console, result)
     if result.failed:
         raise FailedRun(*failure_summary(result.tables))

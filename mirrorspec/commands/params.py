@@ -75,6 +75,12 @@ spark_master = click.option("--master", default=None,
                             help="Spark master URL (default: the profile's, else local[*]).")
 
 
+metrics_port = click.option(
+    "--metrics-port", type=click.IntRange(0, 65535), default=None, metavar="PORT",
+    help="With --watch: serve Prometheus metrics on http://127.0.0.1:PORT/metrics "
+         "(pip install 'mirrorspec[metrics]'; 0 picks a free port).")
+
+
 def parse_conf(pairs: tuple[str, ...]) -> dict[str, str]:
     """--conf KEY=VALUE pairs as a dict (a UsageError names a malformed one)."""
     from mirrorspec.errors import UsageError

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from mirrorspec.commands.params import (get_console, plan_options, run_options,
+from mirrorspec.commands.params import (get_console, metrics_port, plan_options, run_options,
                                         selection_options, stop_on_signals)
 from mirrorspec.compile import PlanContext, load_plan_context
 from mirrorspec.console import Console
@@ -84,28 +84,45 @@ def _raise_if_failed(results: RunResults) -> None:
 @click.option("--watch", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
               help="Keep going: a pass (publish + mirror) every SECONDS on one warm Spark "
                    "session, until Ctrl-C or SIGTERM.")
-def run(watch: float | None = None, **params: Any) -> None:
+@metrics_port
+def run(watch: float | None = None, metrics_port: int | None = None, **params: Any) -> None:
     """Publish the feeds and mirror the landing zone into Delta tables."""
+    from mirrorspec.metrics import check_metrics_option
+
+    check_metrics_option(metrics_port, watch)
     console = get_console()
     if watch is None:
         ctx, results = execute_run(console, "run", False, params)
         _refresh_site(console, ctx)
     else:
-        results = _watch(console, watch, params)
+        results = _watch(console, watch, params, metrics_port)
     _raise_if_failed(results)
 
 
-def _watch(console: Console, seconds: float, params: dict[str, Any]) -> RunResults:
+def _watch(console: Console, seconds: float, params: dict[str, Any],
+           port: int | None = None) -> RunResults:
     """`run --watch`: passes until a signal; --full-refresh applies to the first pass only."""
+    import time
+
+    from mirrorspec.metrics import WatchMetrics, run_status
     from mirrorspec.spark.mirror.warm import SnapshotWarmer
 
     stop = stop_on_signals(console, "the current pass")
     passes = 0
     # the next pass finds the new versions' state ready (mirrorspec/spark/mirror/warm.py)
     warmer = SnapshotWarmer()
+    metrics = WatchMetrics(port, console) if port is not None else None
     try:
         while True:
-            _ctx, results = execute_run(console, "run", False, params, warmer=warmer)
+            started = time.monotonic()
+            ctx, results = execute_run(console, "run", False, params, warmer=warmer)
+            if metrics is not None:
+                folders = {t.unique_id: t.landing_path for t in ctx.plan.tables}
+                for r in results.results:
+                    metrics.observe(r.unique_id, run_status(r), len(r.files_applied),
+                                    r.rows_inserted, r.rows_updated, r.rows_deleted,
+                                    folders.get(r.unique_id))
+                metrics.end_pass(time.monotonic() - started)
             params = {**params, "full_refresh": False}
             passes += 1
             console.info(f"pass {passes} done; next in {seconds:g}s", passes=passes)
@@ -113,6 +130,8 @@ def _watch(console: Console, seconds: float, params: dict[str, Any]) -> RunResul
                 return results
     finally:
         warmer.close()
+        if metrics is not None:
+            metrics.close()
 
 
 @click.command("publish")

@@ -110,3 +110,10 @@ def test_reconcile_and_replay_take_the_project_and_check_paths_first(project, tm
     done = run_without_jvm("replay", "orders", "--project-dir", str(project), "-o",
                            str(tmp_path / "missing" / "out.json"), cwd=tmp_path)
     assert done.returncode == 1 and "does not exist" in done.stdout
+
+
+def test_metrics_port_without_watch_is_refused_before_anything_runs(tmp_path):
+    for command in ("run", "mirror"):
+        done = run_without_jvm(command, "--metrics-port", "9100", cwd=tmp_path)
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert "--metrics-port 9100 needs --watch" in done.stdout
