@@ -3,7 +3,8 @@
 
 Per table: its status (one gauge per status, 1 for the current one), the time of its last
 successful pass, the landing files still pending in its folder (local folders), the rows applied
-(counters by change), consecutive failed passes; per pass: its duration and a pass counter. The
+(counters by change), consecutive failed passes, Kafka lag per partition (`run --watch`); per
+pass: its duration and a pass counter. The
 endpoint never takes the service down: a port that can't be bound is one warning, and the
 passes go on without metrics.
 """
@@ -68,6 +69,9 @@ class WatchMetrics:
                              registry=self.registry)
         self.failures = Gauge("mirrorspec_table_consecutive_failures",
                               "Passes in a row the table failed", labels, registry=self.registry)
+        self.kafka_lag = Gauge("mirrorspec_kafka_lag",
+                               "Kafka messages not consumed yet, as of the table's last fetch",
+                               ["table", "topic", "partition"], registry=self.registry)
         self.pass_seconds = Gauge("mirrorspec_pass_duration_seconds", "The last pass's duration",
                                   registry=self.registry)
         self.passes = Counter("mirrorspec_passes", "Passes done", registry=self.registry)
@@ -100,6 +104,13 @@ class WatchMetrics:
         waiting = pending_files(landing_path) if landing_path else None
         if waiting is not None:
             self.pending.labels(table).set(waiting)
+
+    def observe_kafka(self, rows: list[list[Any]]) -> None:
+        """`progress.publish.kafka_offset_rows`: [table, topic, partition, consumed, end, lag,
+        fetched at] per partition; a partition without a known end offset is left out."""
+        for table, topic, partition, _consumed, _end, lag, _at in rows:
+            if lag is not None:
+                self.kafka_lag.labels(table, topic, str(partition)).set(lag)
 
     def end_pass(self, seconds: float) -> None:
         self.pass_seconds.set(seconds)

@@ -88,6 +88,8 @@ def status(as_json: bool, stale_after: str | None, **params: Any) -> None:
         console.result(f"replicator: {overall} (last updated "
                        f"{replicator.get('lastUpdated', '?')})", status=overall)
     console.table(f"tables in {warehouse}", STATUS_COLUMNS, status_rows(doc), kind="status")
+    from mirrorspec.progress.publish import kafka_offset_rows
+
     offsets = kafka_offset_rows(plan) if plan is not None else []
     if offsets:
         console.table("Kafka offsets (end offset and lag as of each table's last fetch)",
@@ -106,27 +108,6 @@ def _raise_if_unhealthy(health) -> None:
 KAFKA_COLUMNS = ("table", "topic", "partition", "consumed", "end", "lag", "fetched (UTC)")
 
 
-def kafka_offset_rows(plan: Plan) -> list[list[Any]]:
-    """Per Kafka table and partition: the next offset to read, the end offset and the lag at
-    the last fetch, from the publisher state (pure Python; local state folders only)."""
-    from mirrorspec.progress.publish import state_file
-    from mirrorspec.sources.kafka import lag_rows
-
-    rows = []
-    for table in plan.tables:
-        if not table.source.kafka:
-            continue
-        path = Path(state_file(plan, table).removeprefix("file:"))
-        if "://" in plan.state_path or not path.is_file():
-            continue
-        try:
-            kafka = json.loads(path.read_text(encoding="utf-8")).get("kafka") or {}
-        except (OSError, ValueError):
-            continue
-        for row in lag_rows(kafka):
-            rows.append([table.unique_id, row["topic"], row["partition"], row["consumed"],
-                         row["end"], row["lag"], kafka.get("fetched_at", "")])
-    return rows
 
 
 def _resolve(table_name: str, params: dict[str, Any]):

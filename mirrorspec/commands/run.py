@@ -105,6 +105,7 @@ def _watch(console: Console, seconds: float, params: dict[str, Any],
     import time
 
     from mirrorspec.metrics import WatchMetrics, run_status
+    from mirrorspec.progress.publish import kafka_offset_rows
     from mirrorspec.spark.mirror.warm import SnapshotWarmer
 
     stop = stop_on_signals(console, "the current pass")
@@ -122,6 +123,7 @@ def _watch(console: Console, seconds: float, params: dict[str, Any],
                     metrics.observe(r.unique_id, run_status(r), len(r.files_applied),
                                     r.rows_inserted, r.rows_updated, r.rows_deleted,
                                     folders.get(r.unique_id))
+                metrics.observe_kafka(kafka_offset_rows(ctx.plan))
                 metrics.end_pass(time.monotonic() - started)
             params = {**params, "full_refresh": False}
             passes += 1

@@ -42,6 +42,8 @@ def test_a_scrape_shows_each_tables_status_rows_failures_and_pending_files(tmp_p
         metrics.end_pass(1.25)
         metrics.observe("dbo.bad", "Failed")
         metrics.observe("dbo.t", "Replicating", 1, inserted=2, landing_path=str(folder))
+        metrics.observe_kafka([["dbo.k", "orders", 0, 3, 5, 2, "2026-01-01T00:00:00Z"],
+                               ["dbo.k", "orders", 1, 3, None, None, ""]])
         metrics.end_pass(0.5)
         seen = scrape(metrics.port)
     finally:
@@ -55,6 +57,10 @@ def test_a_scrape_shows_each_tables_status_rows_failures_and_pending_files(tmp_p
     assert seen[("mirrorspec_table_consecutive_failures", (("table", "dbo.bad"),))] == 2
     assert seen[("mirrorspec_table_consecutive_failures", (("table", "dbo.t"),))] == 0
     assert ("mirrorspec_table_last_sync_timestamp_seconds", (("table", "dbo.bad"),)) not in seen
+    assert seen[("mirrorspec_kafka_lag", (("partition", "0"), ("table", "dbo.k"),
+                                          ("topic", "orders")))] == 2
+    assert not any(name == "mirrorspec_kafka_lag" and ("partition", "1") in labels
+                   for name, labels in seen)
     assert seen[("mirrorspec_pass_duration_seconds", ())] == 0.5
     assert seen[("mirrorspec_passes_total", ())] == 2
     assert console.events[0][1] == f"metrics: http://127.0.0.1:{metrics.port}/metrics"
