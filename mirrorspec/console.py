@@ -242,8 +242,17 @@ class CallbackConsole(Console):
         self.callback = callback
 
     def event(self, kind: str, message: str, **fields: Any) -> None:
-        if self.callback is not None:
-            self.callback(json_value(self.record(kind, message, **fields)))
+        callback = self.callback
+        if callback is None:
+            return
+        try:
+            callback(json_value(self.record(kind, message, **fields)))
+        except Exception as exc:  # noqa: BLE001 - a broken callback must not fail the tables
+            import warnings
+
+            self.callback = None  # said once; the work goes on without events
+            warnings.warn(f"mirrorspec: the on_event callback raised {exc!r}; no more events "
+                          "are sent to it", RuntimeWarning, stacklevel=2)
 
     def raw(self, text: str) -> None:
         self.event("output", text)

@@ -11,7 +11,7 @@ import click
 from mirrorspec.commands.params import (absolute_location, get_console, metrics_port,
                                         optional_plan, parse_conf, plan_options, spark_conf,
                                         spark_master, start_spark)
-from mirrorspec.errors import FailedRun
+from mirrorspec.errors import FailedRun, ProjectError
 from mirrorspec.mirroring import PROCESSED_RETENTION_DAYS
 
 
@@ -149,7 +149,15 @@ def mirror(landing_zone: str | None, warehouse: str | None, watch: float | None,
     check_metrics_option(metrics_port, watch)
     console = get_console()
     extra_conf = parse_conf(conf)
-    plan = optional_plan(params, needed=not (landing_zone and warehouse))
+    try:
+        plan = optional_plan(params, needed=not (landing_zone and warehouse))
+    except ProjectError as exc:
+        if landing_zone and warehouse:
+            raise
+        raise ProjectError(exc.message, exc.location,
+                           hint="give --landing-zone and --warehouse, or a project "
+                                "(--project-dir) whose profile names them",
+                           problems=exc.problems) from None
     landing_zone = landing_zone or plan.landing_zone
     warehouse = warehouse or plan.warehouse
     require_landing_zone(landing_zone)

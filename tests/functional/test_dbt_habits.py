@@ -91,6 +91,9 @@ def test_mirror_checks_its_landing_zone_before_spark(project, tmp_path):
     done = run_without_jvm("mirror", "--landing-zone", str(tmp_path / "none"), "--warehouse",
                            str(tmp_path / "wh"), cwd=tmp_path)
     assert done.returncode == 1 and "the landing zone folder does not exist" in done.stdout
+    done = run_without_jvm("mirror", "--landing-zone", str(tmp_path), cwd=tmp_path)
+    assert done.returncode == 1 and "give --landing-zone and --warehouse, or a project" \
+        in done.stdout
     done = run_without_jvm("mirror", "--project-dir", str(project), "--conf", "nonsense",
                            cwd=tmp_path)
     assert done.returncode == 1 and "--conf 'nonsense' is not key=value" in done.stdout

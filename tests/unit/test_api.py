@@ -95,3 +95,28 @@ def test_mirror_landing_zone_checks_before_spark(tmp_path):
         mirror_landing_zone(tmp_path, tmp_path / "wh", threads=0)
     with pytest.raises(UsageError, match="conf="):
         mirror_landing_zone(tmp_path, tmp_path / "wh", conf={1: "x"})
+
+
+
+def test_events_reach_the_callback_and_a_callback_that_raises_is_dropped_with_one_warning():
+    from mirrorspec.console import CallbackConsole
+
+    seen = []
+    console = CallbackConsole(seen.append)
+    console.table("t", ["id", "at"], [[1, None]], kind="rows")
+    [event] = seen
+    assert (event["event"], event["level"], event["rows"]) == ("rows", "info",
+                                                               [{"id": 1, "at": None}])
+    assert event["invocation_id"] == console.invocation_id and event["time"].endswith("Z")
+
+    calls = []
+
+    def broken(event):
+        calls.append(event)
+        raise ValueError("oops")
+
+    console = CallbackConsole(broken)
+    with pytest.warns(RuntimeWarning, match="raised ValueError"):
+        console.info("first")
+    console.warning("second")  # not sent, no second warning, no exception
+    assert [e["message"] for e in calls] == ["first"]
