@@ -60,19 +60,20 @@ def replay(table, warehouse, landing_path, key, scratch, shown, output, master, 
     else:
         unique_id, path = resolve_table(table, warehouse)
         plan_landing = None
-    history = rp.read_history(path)
-    folder = landing_path or history.landing_path
-    if not landing_path and plan_landing and not (folder and os.path.isdir(folder)):
-        folder = plan_landing  # the project says where the table's files are now
+    history = rp.read_history(path, landing_path)
+    if not landing_path and plan_landing and not (history.landing_path
+                                                  and os.path.isdir(history.landing_path)):
+        history = rp.read_history(path, plan_landing)  # where the project says they are now
+    folder = history.landing_path
     if not folder or not os.path.isdir(folder):
         raise MirrorspecError(f"{unique_id}: its landing folder {folder} is not there",
                               hint="pass --landing-path with where the table's files are now")
-    found, missing = rp.find_files(folder, history.files)
+    found, missing = history.paths, history.missing
     if missing:
         shown_names = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more"
                                                 if len(missing) > 5 else "")
         raise MirrorspecError(
-            f"{unique_id}: history incomplete: {len(missing)} of {len(history.files)} applied "
+            f"{unique_id}: history incomplete: {len(missing)} of {len(found) + len(missing)} applied "
             f"file(s) are gone (purged from {folder}/_ProcessedFiles): {shown_names}",
             hint="replay needs every applied file; raise mirror --retention-days to keep them")
     pending = rp.pending_files(folder, history.files)
@@ -86,6 +87,7 @@ def replay(table, warehouse, landing_path, key, scratch, shown, output, master, 
 
     from mirrorspec.spark.ops import reconcile as rec
     from mirrorspec.spark.mirror.engine import MirrorOptions, mirror_landing_zone
+
     work = scratch or tempfile.mkdtemp(prefix="mirrorspec-replay-")
     try:
         if scratch:

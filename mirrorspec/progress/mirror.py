@@ -179,6 +179,55 @@ def _txn_in_checkpoint(filesystem, entry, app_id: str) -> int | None:
     return max(versions) if versions else None
 
 
+def snapshot_schema(filesystem, delta_path: str) -> dict | None:
+    """The table's schema (the parsed `schemaString` of its latest `metaData` action) as the Delta
+    protocol defines the snapshot: the newest JSON commit that has one, else the newest complete
+    checkpoint — so it stays right after log cleanup. None when there is no table."""
+    log = fsmod.join(delta_path, "_delta_log")
+    entries = filesystem.list(log)
+    checkpoints: dict[int, list] = {}
+    for entry in entries:
+        match = _CHECKPOINT.match(entry.name)
+        if match:
+            checkpoints.setdefault(int(match.group(1)), []).append(entry)
+    start = max(checkpoints) if checkpoints else -1
+    for entry in sorted((e for e in entries if _LOG_FILE.match(e.name)), key=lambda e: e.name,
+                        reverse=True):
+        if int(entry.name.split(".")[0]) <= start:
+            break
+        for line in filesystem.read_bytes(entry.path).decode("utf-8").splitlines():
+            if '"metaData"' in line:
+                return json.loads(json.loads(line)["metaData"]["schemaString"])
+    for version in sorted(checkpoints, reverse=True):
+        for entry in checkpoints[version]:
+            try:
+                schema = _schema_in_checkpoint(filesystem, entry)
+            except Exception:  # noqa: BLE001 - a partial/corrupt checkpoint: try an older one
+                continue
+            if schema is not None:
+                return schema
+    return None
+
+
+def _schema_in_checkpoint(filesystem, entry) -> dict | None:
+    if entry.name.endswith(".json"):
+        for line in filesystem.read_bytes(entry.path).decode("utf-8").splitlines():
+            if '"metaData"' in line:
+                return json.loads(json.loads(line)["metaData"]["schemaString"])
+        return None
+    import pyarrow.parquet as pq
+
+    source = (fsmod.local_path(entry.path) if isinstance(filesystem, fsmod.LocalFS)
+              else io.BytesIO(filesystem.read_bytes(entry.path)))
+    parquet = pq.ParquetFile(source)
+    if "metaData" not in parquet.schema_arrow.names:
+        return None
+    for row in parquet.read(columns=["metaData"]).column("metaData").to_pylist():
+        if row and row.get("schemaString"):
+            return json.loads(row["schemaString"])
+    return None
+
+
 # --- the state copies -----------------------------------------------------------------------
 
 def state_copy_path(delta_path: str, txn: int) -> str:
