@@ -56,6 +56,8 @@ RULES: dict[str, str] = {
     "content/encoding": "bytes that are invalid in the declared Encoding",
     "content/duplicate-column": "a column that appears twice in a file",
     "content/type-change": "a column's type changes between files (Change column type)",
+    "content/null-type": "a Parquet column of the Null logical type (Fabric reads it as an "
+                         "integer: SchemaMergeFailure)",
     "content/marker-position": "__rowMarker__ must be the final column",
     "content/marker-type": "__rowMarker__ should be an integer column",
     "content/row": "a bad row: __rowMarker__ value, NULL key in a 1/2/4 row, an update in a "
@@ -415,6 +417,7 @@ def _schema_stop(columns, marker_last, metadata, union, stop, strict) -> Finding
         return None
     rule = ("metadata/key-missing" if "missing from the file" in reason else
             "content/type-change" if "changed type" in reason else
+            "content/null-type" if mirroring.NULL_TYPE_TEXT in reason else
             "content/marker-position" if mirroring.ROW_MARKER_COLUMN in reason else
             "content/duplicate-column")
     return stop(rule, reason)

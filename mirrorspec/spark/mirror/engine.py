@@ -400,7 +400,9 @@ class _TableRun:
             trial = list(union)
             reason = reader.check_schema(schema, trial, metadata.key_columns, self.options.strict)
             if reason:
-                code = "ColumnTypeChanged" if "changed type" in reason else "BadFile"
+                code = ("ColumnTypeChanged" if "changed type" in reason else
+                        mirroring.NULL_TYPE_CODE if mirroring.NULL_TYPE_TEXT in reason else
+                        "BadFile")
                 return schemas, union, (order, None, reason, code)
             union = trial
             schemas.append(schema)
