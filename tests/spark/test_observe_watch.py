@@ -1,6 +1,6 @@
-"""`mirror --watch` watched from outside, as a real process: its /metrics endpoint scraped over
-HTTP and parsed with prometheus_client's parser, its OpenLineage events received by a local
-collector; and a taken port with an unreachable collector costs one warning each, never the run.
+"""`mirror --watch` watched from outside, as a real process: its OpenLineage events received by
+a local collector (one run per table that changed, none for idle passes, counted on /metrics);
+and a taken metrics port with an unreachable collector costs one warning each, never the run.
 """
 
 from __future__ import annotations
@@ -39,30 +39,18 @@ def test_watch_serves_metrics_and_sends_lineage(tmp_path):
     landing, warehouse, log = landing_zone(tmp_path), tmp_path / "wh", tmp_path / "watch.log"
     collector, port = Collector(), free_port()
     process = start(mirror_command(landing, warehouse, "--watch", "0.5", "--metrics-port",
-                                   str(port), "--metrics-host", "127.0.0.1",
-                                   "--openlineage-url", collector.url,
+                                   str(port), "--openlineage-url", collector.url,
                                    "--openlineage-namespace", "test"), log)
     try:
-        def two_passes():
+        def three_passes():
             got = scrape(port)
-            return got if got.get(("mirrorspec_passes_total", ())) >= 2 else None
-        got = wait_for(two_passes, "two passes on /metrics", process, log)
+            return got if got.get(("mirrorspec_passes_total", ())) >= 3 else None
+        wait_for(three_passes, "three passes on /metrics", process, log)
         process.send_signal(signal.SIGTERM)
         assert finish(process) == 1  # `bad` failed: the watch's verdict, not the observers'
     finally:
         kill(process)
         collector.close()
-
-    def value(name, **labels):
-        return got[(name, tuple(sorted(labels.items())))]
-    assert value("mirrorspec_table_status", table="dbo.good", status="Replicating") == 1
-    assert value("mirrorspec_table_status", table="dbo.bad", status="Failed") == 1
-    assert value("mirrorspec_table_rows_applied_total", table="dbo.good", change="inserted") == 2
-    assert value("mirrorspec_table_files_pending", table="dbo.good") == 0
-    assert value("mirrorspec_table_files_pending", table="dbo.bad") == 1
-    assert value("mirrorspec_table_consecutive_failures", table="dbo.good") == 0
-    assert value("mirrorspec_table_consecutive_failures", table="dbo.bad") >= 1
-    assert value("mirrorspec_pass_duration_seconds") > 0
 
     events = collector.events
     for event in events:
@@ -70,7 +58,7 @@ def test_watch_serves_metrics_and_sends_lineage(tmp_path):
     by_table = {}
     for event in events:
         by_table.setdefault(event["job"]["name"], []).append(event["eventType"])
-    # one run per table: the idle passes after it send nothing
+    # one run per table: the passes after it (idle, or `bad` failing the same way) send nothing
     assert by_table == {"dbo.good": ["START", "COMPLETE"], "dbo.bad": ["START", "FAIL"]}, by_table
     [complete] = [e for e in events if e["eventType"] == "COMPLETE"]
     assert complete["job"]["namespace"] == "test"
@@ -91,7 +79,7 @@ def test_a_taken_port_and_a_dead_collector_never_stop_the_watch(tmp_path):
         dead.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
         process = start(mirror_command(
             landing, warehouse, "--watch", "0.5", "--log-format", "json",
-            "--metrics-port", str(taken.getsockname()[1]), "--metrics-host", "127.0.0.1",
+            "--metrics-port", str(taken.getsockname()[1]),
             "--openlineage-url", f"http://127.0.0.1:{dead.getsockname()[1]}"), log)
         try:
             def three_passes():

@@ -16,11 +16,8 @@ import pytest
 from observe_helpers import Collector, check_run_event
 from mirrorspec.console import Console
 from mirrorspec.errors import SetupError
-from mirrorspec.files import Files
-from mirrorspec.observe import start_observers
 from mirrorspec.observe.lineage import LineageEmitter
-from mirrorspec.observe.samples import (Dataset, TableSample, dataset_for_path, pending_files,
-                                        samples_from_run)
+from mirrorspec.observe.samples import Dataset, TableSample, dataset_for_path, samples_from_run
 from mirrorspec.plan import Plan, SourceSpec, SparkSpec, TablePlan, TableStep
 from mirrorspec.run_results import RunResults, TableRunResult
 
@@ -48,7 +45,7 @@ def delta_table(path) -> None:
 
 def sample(tmp_path, status="Replicating", **kw) -> TableSample:
     fields = dict(table="sales.orders", status=status, delta_path=str(tmp_path / "wh/orders"),
-                  landing_path=str(tmp_path / "lz/orders"), seconds=2.0,
+                  seconds=2.0,
                   inputs=(dataset_for_path(str(tmp_path / "lz/orders")),))
     fields.update(kw)
     return TableSample(**fields)
@@ -126,9 +123,9 @@ def test_an_unreachable_collector_is_one_warning_and_the_pass_goes_on(tmp_path):
 def test_the_api_key_goes_as_a_bearer_token(tmp_path, collector, monkeypatch):
     monkeypatch.setenv("OPENLINEAGE_API_KEY", "k-123")
     console, stream = json_console()
-    observers = start_observers(console, openlineage_url=collector.url)
-    observers.after_pass([sample(tmp_path, files_applied=1)], 1.0)
-    observers.close()
+    emitter = LineageEmitter(collector.url, "mirrorspec", console)
+    emitter.emit_pass([sample(tmp_path, files_applied=1)])
+    emitter.close()
     assert collector.headers[0]["Authorization"] == "Bearer k-123"
     assert "k-123" not in stream.getvalue()
 
@@ -137,7 +134,7 @@ def test_without_the_client_the_error_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "openlineage.client", None)
     console, _ = json_console()
     with pytest.raises(SetupError) as info:
-        start_observers(console, openlineage_url="http://127.0.0.1:1")
+        LineageEmitter("http://127.0.0.1:1", "mirrorspec", console)
     assert "pip install 'mirrorspec[openlineage]'" in info.value.render()
 
 
@@ -150,36 +147,34 @@ def plan_of(tmp_path, tables) -> Plan:
                 tables=tables)
 
 
-def test_run_samples_carry_the_feed_pending_files_and_kafka_lag(tmp_path):
+def test_run_samples_name_the_feed_or_the_landing_folder_as_input(tmp_path):
     kafka = TablePlan(unique_id="sales.events", name="events", schema="sales",
                       warehouse_schema="sales", landing_path=str(tmp_path / "lz/events"),
                       delta_path=str(tmp_path / "wh/events"), metadata={},
                       source=SourceSpec(type="debezium", kafka={
                           "bootstrap_servers": "broker:9092,b2:9092", "topics": ["db.events"]}),
                       steps=[TableStep("PublishFeed"), TableStep("MirrorTable")])
+    feed = TablePlan(unique_id="sales.items", name="items", schema="sales",
+                     warehouse_schema="sales", landing_path=str(tmp_path / "lz/items"),
+                     delta_path=str(tmp_path / "wh/items"), metadata={},
+                     source=SourceSpec(type="qlik_replicate", path="s3a://feeds/qlik/items"),
+                     steps=[TableStep("PublishFeed"), TableStep("MirrorTable")])
     landing = TablePlan(unique_id="sales.orders", name="orders", schema="sales",
                         warehouse_schema="sales", landing_path=str(tmp_path / "lz/orders"),
                         delta_path=str(tmp_path / "wh/orders"), metadata={})
-    plan = plan_of(tmp_path, [kafka, landing])
-    (tmp_path / "lz/orders/_ProcessedFiles").mkdir(parents=True)
-    (tmp_path / "lz/orders/_metadata.json").write_text('{"keyColumns": ["id"]}')
-    for name in ("00000000000000000001.parquet", "00000000000000000003.parquet",
-                 "not-a-sequence.parquet"):  # 3 waits behind a gap: pending all the same
-        (tmp_path / "lz/orders" / name).write_text("x")
-    (tmp_path / "state/publish").mkdir(parents=True)
-    (tmp_path / "state/publish/sales.events.json").write_text(json.dumps({
-        "version": 1, "kafka": {"offsets": {"db.events": {"0": 10, "1": 4}},
-                                "end_offsets": {"db.events": {"0": 25, "1": 4}}}}))
+    plan = plan_of(tmp_path, [kafka, feed, landing])
     results = RunResults(command="run", args={}, results=[
         TableRunResult("sales.events", mirror_status="Replicating", rows_inserted=3),
+        TableRunResult("sales.items", status="skipped"),
         TableRunResult("sales.orders", status="error", error="bad file")])
-    events, orders = samples_from_run(plan, results, Files())
+    events, orders = samples_from_run(plan, results)  # skipped: no run to report
     assert events.inputs == (Dataset("kafka://broker:9092", "db.events"),)  # a topic, no slash
-    assert [(k.partition, k.lag) for k in events.kafka_lag] == [(0, 15), (1, 0)]
-    assert events.files_pending == 0  # no folder yet
+    assert events.status == "Replicating" and events.rows_applied == 3
     assert orders.status == "Failed" and orders.error == "bad file"
-    assert orders.files_pending == 2 and orders.kafka_lag is None
-    assert orders.inputs == (dataset_for_path(str(tmp_path / "lz/orders")),)
+    assert orders.inputs == (Dataset("file", str(tmp_path / "lz/orders")),)
+    [items] = samples_from_run(plan, RunResults(command="run", args={},
+                                                results=[TableRunResult("sales.items")]))
+    assert items.inputs == (Dataset("s3a://feeds", "qlik/items"),)
 
 
 def test_uris_are_named_as_the_openlineage_naming_spec_does():
@@ -189,34 +184,22 @@ def test_uris_are_named_as_the_openlineage_naming_spec_does():
     assert dataset_for_path("/data/wh/t") == dataset_for_path("file:///data/wh/t")
 
 
-def test_a_folder_that_cant_be_listed_has_no_pending_count(tmp_path):
-    assert pending_files(Files(), "s3a://bucket/lz/t", "s3a://bucket/wh/t",
-                         "mirrorspec:dbo.t") is None  # a URI without Spark
-    bad = tmp_path / "lz"
-    bad.mkdir()
-    (bad / "_metadata.json").write_text("{not json")
-    assert pending_files(Files(), str(bad), str(tmp_path / "wh"), "mirrorspec:dbo.t") is None
 
 
-def test_the_run_command_hands_each_pass_to_the_observers(tmp_path):
+def test_the_run_command_sends_each_pass(tmp_path, collector):
     from types import SimpleNamespace
 
-    from mirrorspec.commands.run import _observe
-    from mirrorspec.observe import Observers
-
-    class Recorder:
-        def __init__(self):
-            self.passes = []
-
-        def observe_pass(self, samples, seconds):
-            self.passes.append(([s.table for s in samples], seconds))
+    from mirrorspec.commands.run import _send_lineage
 
     orders = TablePlan(unique_id="sales.orders", name="orders", schema="sales",
                        warehouse_schema="sales", landing_path=str(tmp_path / "lz/orders"),
                        delta_path=str(tmp_path / "wh/orders"), metadata={})
-    results = RunResults(command="run", args={}, results=[TableRunResult("sales.orders")],
-                         elapsed_time=4.5)
-    recorder = Recorder()
-    _observe(Observers(metrics=recorder), SimpleNamespace(plan=plan_of(tmp_path, [orders])),
-             results)
-    assert recorder.passes == [(["sales.orders"], 4.5)]
+    results = RunResults(command="run", args={}, results=[
+        TableRunResult("sales.orders", files_applied=["00000000000000000001.parquet"])])
+    console, _ = json_console()
+    emitter = LineageEmitter(collector.url, "mirrorspec", console)
+    _send_lineage(emitter, SimpleNamespace(plan=plan_of(tmp_path, [orders])), results)
+    _send_lineage(None, SimpleNamespace(plan=plan_of(tmp_path, [orders])), results)  # off
+    assert [e["eventType"] for e in collector.events] == ["START", "COMPLETE"]
+    assert collector.events[1]["outputs"][0]["outputFacets"]["outputStatistics"][
+        "fileCount"] == 1
