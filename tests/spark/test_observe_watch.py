@@ -47,7 +47,8 @@ def test_watch_serves_metrics_and_sends_lineage(tmp_path):
             return got if got.get(("mirrorspec_passes_total", ())) >= 3 else None
         wait_for(three_passes, "three passes on /metrics", process, log)
         process.send_signal(signal.SIGTERM)
-        assert finish(process) == 1  # `bad` failed: the watch's verdict, not the observers'
+        # 1 when `bad` was tried in the last pass, 0 when the backoff skipped it: never a crash
+        assert finish(process) in (0, 1)
     finally:
         kill(process)
         collector.close()
@@ -88,7 +89,7 @@ def test_a_taken_port_and_a_dead_collector_never_stop_the_watch(tmp_path):
                                                                     / "_delta_log").exists()
             wait_for(three_passes, "the table mirrored despite both", process, log)
             process.send_signal(signal.SIGTERM)
-            assert finish(process) == 1
+            assert finish(process) in (0, 1)  # the observers' trouble is never the exit code
         finally:
             kill(process)
     lines = [json.loads(line) for line in log.read_text().splitlines()
