@@ -51,7 +51,8 @@ def _watch(spark, landing_zone: str, warehouse: str, options, console, interval:
             if metrics is not None:
                 for t in result.tables:
                     metrics.observe(t.unique_id, t.status, len(t.files_applied), t.rows_inserted,
-                                    t.rows_updated, t.rows_deleted, t.landing_path)
+                                    t.rows_updated, t.rows_deleted, t.landing_path,
+                                    t.delta_path)
                 metrics.end_pass(time.monotonic() - now)
             _send_lineage(lineage, result)
             # the next pass finds the new versions' state ready (mirrorspec/spark/mirror/warm.py)

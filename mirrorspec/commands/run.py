@@ -137,11 +137,12 @@ def _watch(console: Console, seconds: float, params: dict[str, Any],
             ctx, results = execute_run(console, "run", False, params, warmer=warmer)
             _send_lineage(lineage, ctx, results)
             if metrics is not None:
-                folders = {t.unique_id: t.landing_path for t in ctx.plan.tables}
+                folders = {t.unique_id: t for t in ctx.plan.tables}
                 for r in results.results:
+                    table = folders.get(r.unique_id)
                     metrics.observe(r.unique_id, run_status(r), len(r.files_applied),
                                     r.rows_inserted, r.rows_updated, r.rows_deleted,
-                                    folders.get(r.unique_id))
+                                    table and table.landing_path, table and table.delta_path)
                 metrics.observe_kafka(kafka_offset_rows(ctx.plan))
                 metrics.end_pass(time.monotonic() - started)
             params = {**params, "full_refresh": False}

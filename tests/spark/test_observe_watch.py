@@ -1,5 +1,6 @@
 """`mirror --watch` watched from outside, as a real process: its OpenLineage events received by
-a local collector (one run per table that changed, none for idle passes, counted on /metrics);
+a local collector (one run per table that changed, none for idle passes, counted on /metrics,
+whose files pending leave out the applied file that stays in the folder);
 and a taken metrics port with an unreachable collector costs one warning each, never the run.
 """
 
@@ -45,7 +46,7 @@ def test_watch_serves_metrics_and_sends_lineage(tmp_path):
         def three_passes():
             got = scrape(port)
             return got if got.get(("mirrorspec_passes_total", ())) >= 3 else None
-        wait_for(three_passes, "three passes on /metrics", process, log)
+        got = wait_for(three_passes, "three passes on /metrics", process, log)
         process.send_signal(signal.SIGTERM)
         # 1 when `bad` was tried in the last pass, 0 when the backoff skipped it: never a crash
         assert finish(process) in (0, 1)
@@ -53,6 +54,9 @@ def test_watch_serves_metrics_and_sends_lineage(tmp_path):
         kill(process)
         collector.close()
 
+    # the applied file 1 stays in `good`'s folder, as Fabric leaves it: not pending
+    assert got[("mirrorspec_table_files_pending", (("table", "dbo.good"),))] == 0
+    assert got[("mirrorspec_table_files_pending", (("table", "dbo.bad"),))] == 1
     events = collector.events
     for event in events:
         check_run_event(event)
