@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import signal
 import socket
+import sys
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,43 @@ def test_a_taken_port_and_a_dead_collector_never_stop_the_watch(tmp_path):
     warnings = [e["message"] for e in lines if e["event"] == "warning"]
     assert len([w for w in warnings if w.startswith("metrics:")]) == 1, warnings
     assert len([w for w in warnings if w.startswith("OpenLineage:")]) == 1, warnings
+
+
+def test_run_watch_serves_metrics_and_sends_lineage_from_the_project(tmp_path):
+    """`run --watch` on a project: the same /metrics (files pending read against the Delta log)
+    and one OpenLineage run for the table, its landing folder in and its Delta table out."""
+    from project_files import write, write_changes
+
+    root = write(tmp_path / "proj", {
+        "mirrorspec_project.yml": {"name": "obs", "version": "1"},
+        "profiles.yml": {"obs": {"target": "dev", "outputs": {"dev": {
+            "landing_zone": "landing_zone", "warehouse": "warehouse",
+            "spark": {"master": "local[1]", "conf": {"spark.sql.shuffle.partitions": 1}}}}}},
+        "tables/shop.yml": {"tables": [
+            {"name": "orders", "schema": "shop", "key_columns": ["id"],
+             "columns": [{"name": "id", "type": "Int32"}, {"name": "v", "type": "String"}]}]}})
+    write_changes(root / "landing_zone" / "shop.schema" / "orders", 1, [(1, "a", 0), (2, "b", 0)])
+    collector, port, log = Collector(), free_port(), tmp_path / "run.log"
+    script = Path(sys.executable).parent / "mirrorspec"
+    base = [str(script)] if script.exists() else [sys.executable, "-m", "mirrorspec"]
+    process = start([*base, "run", "--watch", "0.5", "--project-dir", str(root),
+                     "--metrics-port", str(port), "--openlineage-url", collector.url], log)
+    try:
+        def two_passes():
+            got = scrape(port)
+            return got if got.get(("mirrorspec_passes_total", ())) >= 2 else None
+        got = wait_for(two_passes, "two passes on /metrics", process, log)
+        process.send_signal(signal.SIGTERM)
+        assert finish(process) == 0
+    finally:
+        kill(process)
+        collector.close()
+    assert got[("mirrorspec_table_rows_applied_total",
+                (("change", "inserted"), ("table", "shop.orders")))] == 2
+    assert got[("mirrorspec_table_files_pending", (("table", "shop.orders"),))] == 0
+    assert [e["eventType"] for e in collector.events] == ["START", "COMPLETE"]
+    complete = collector.events[1]
+    check_run_event(complete)
+    assert complete["inputs"][0]["name"] == str(root / "landing_zone" / "shop.schema" / "orders")
+    assert complete["outputs"][0]["name"] == str(root / "warehouse" / "shop" / "orders")
+    assert complete["outputs"][0]["outputFacets"]["outputStatistics"]["rowCount"] == 2
