@@ -16,7 +16,7 @@ from typing import Any, Iterable
 
 from mirrorspec import __version__
 from mirrorspec.console import Console
-from mirrorspec.observe.samples import Dataset, TableSample, require
+from mirrorspec.observe.samples import TableSample, dataset_for_path, require
 
 PRODUCER = "https://github.com/mirrorspec/mirrorspec"
 API_KEY_ENV = "OPENLINEAGE_API_KEY"  # the client's own variable; never printed
@@ -55,7 +55,7 @@ def run_events(sample: TableSample, namespace: str, ended: datetime,
         "jobType": job_type_job.JobTypeJobFacet(processingType="BATCH", integration="MIRRORSPEC",
                                                 jobType="MIRROR")})
     inputs = [InputDataset(namespace=d.namespace, name=d.name) for d in sample.inputs]
-    out = _output(sample)
+    out = dataset_for_path(sample.delta_path)
     facets: dict[str, Any] = {"outputStatistics":
                               output_statistics_output_dataset.OutputStatisticsOutputDatasetFacet(
                                   rowCount=sample.rows_applied, fileCount=sample.files_applied)}
@@ -79,12 +79,6 @@ def run_events(sample: TableSample, namespace: str, ended: datetime,
                    eventTime=_iso(ended), run=Run(runId=run_id, facets=run_facets), job=job,
                    inputs=inputs, outputs=outputs, producer=PRODUCER)
     return [start, end]
-
-
-def _output(sample: TableSample) -> Dataset:
-    from mirrorspec.observe.samples import dataset_for_path
-
-    return dataset_for_path(sample.delta_path)
 
 
 def _redacted(url: str) -> str:
