@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Callable
 
 from mirrorspec import mirroring
+from mirrorspec.errors import LandingZoneError
 from mirrorspec.serve.names import Place
 
 
@@ -46,7 +47,7 @@ def _now() -> str:
 def _key_columns(path: Path) -> tuple[str, ...] | None:
     try:
         return mirroring.parse_metadata_text(path.read_text(encoding="utf-8"), str(path)).key_columns
-    except (OSError, UnicodeDecodeError, mirroring.LandingZoneError):
+    except (OSError, UnicodeDecodeError, LandingZoneError):
         return None
 
 
@@ -148,7 +149,7 @@ class Conformance:
                                                        str(metadata))
                 if parsed.last_update_time_detection:
                     return
-            except (OSError, UnicodeDecodeError, mirroring.LandingZoneError):
+            except (OSError, UnicodeDecodeError, LandingZoneError):
                 pass  # the engine reports a bad _metadata.json itself
         sequence = mirroring.parse_sequence(name)
         if sequence is None:

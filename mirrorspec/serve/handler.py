@@ -12,7 +12,7 @@ import json
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler
-from typing import TYPE_CHECKING, BinaryIO, Iterator
+from typing import Any, BinaryIO, Iterator
 from urllib.parse import parse_qsl, urlsplit
 
 from mirrorspec.serve import wire
@@ -20,9 +20,6 @@ from mirrorspec.serve.codes import ServeError
 from mirrorspec.serve.names import (Place, decode_segments, parse_rename_source, place_of,
                                     plain_segments, strip_account)
 from mirrorspec.serve.store import Entry, same_etag
-
-if TYPE_CHECKING:
-    from mirrorspec.serve.server import OneLakeServer
 
 CHUNK = 1 << 20
 _DFS_PARAMS = ("resource", "action", "upn", "directory", "recursive", "mode")
@@ -50,10 +47,10 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "mirrorspec-serve"
     sys_version = ""
-    server: "OneLakeServer"
+    server: Any  # server.OneLakeServer (which imports this module)
 
     # --- plumbing ----------------------------------------------------------------------------
-    def log_message(self, format: str, *args) -> None:  # noqa: A002 - http.server's signature
+    def log_message(self, format: str, *args) -> None:
         pass  # the server logs each request itself (OneLakeServer.log)
 
     def do_GET(self) -> None:

@@ -130,9 +130,9 @@ class Endpoint:
 
     @property
     def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
+        host, port = str(self.httpd.server_address[0]), self.httpd.server_address[1]
         scheme = "https" if self.config.tls else "http"
-        return f"{scheme}://{host}:{port}"
+        return f"{scheme}://{host}:{port!s}"
 
     @property
     def account_url(self) -> str:

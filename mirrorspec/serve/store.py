@@ -210,7 +210,7 @@ class Store:
         path = self.disk_path(place)
         assert path is not None
         try:
-            return entry, open(path, "rb")  # noqa: SIM115 - the handler closes it
+            return entry, open(path, "rb")
         except FileNotFoundError:
             raise ServeError("path_not_found", f"{place.ws_path} does not exist",
                              blob="blob_not_found") from None
@@ -479,7 +479,7 @@ class Store:
             self._conditions(dest, if_match, if_none_match,
                              dst_entry.etag if dst_entry else None, exists_key="path_exists")
             if source.rel == dest.rel:
-                return src_entry.etag if src_entry else upload.etag  # type: ignore[union-attr]
+                return src_entry.etag if src_entry else upload.etag
             if dest.rel[: len(source.rel)] == source.rel:
                 raise ServeError("invalid_input", f"rename {source.ws_path} into itself")
             if dst_entry is not None and (dst_entry.is_dir or (src_entry and src_entry.is_dir)):
@@ -493,7 +493,7 @@ class Store:
                 self._replace_upload(dest.rel + key[len(source.rel):], moved)
             self._replace_upload(dest.rel, self._uploads.pop(dest.rel, None))
             entry = self.stat(dest)
-            return entry.etag if entry else upload.etag  # type: ignore[union-attr]
+            return entry.etag if entry else upload.etag
 
     def delete(self, place: Place, recursive: bool) -> None:
         """DELETE: a file, an empty folder, or (recursive) a folder and its subtree."""
