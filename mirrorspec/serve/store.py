@@ -43,15 +43,31 @@ class Entry:
 
 @dataclass
 class Upload:
-    """Uncommitted bytes of one file: `staging` holds committed + appended bytes."""
+    """Uncommitted bytes of one file. `staging` starts as a copy of the committed bytes (`base`
+    of them); appends land at their `position`, in any order (the SDKs append in parallel), and
+    a flush needs them to cover `base..position` without a gap."""
 
     staging: Path
-    length: int
+    base: int
     etag: str  # the file's ETag while uncommitted (create's; unchanged by append)
     pending: bool  # hidden: the final name is not on disk yet
+    ranges: list[tuple[int, int]] = field(default_factory=list)
     created_at: float = field(default_factory=time.monotonic)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.Condition = field(default_factory=threading.Condition)
+    writers: int = 0  # appends streaming now (a flush waits for them)
     dead: bool = False
+
+    @property
+    def length(self) -> int:
+        """The end of the contiguous bytes from `base` (what a flush may publish)."""
+        end = self.base
+        for start, stop in sorted(self.ranges):
+            if start < self.base:  # an append over committed bytes: nothing can be flushed
+                return -1
+            if start > end:
+                break
+            end = max(end, stop)
+        return end
 
 
 def etag_of(st: os.stat_result) -> str:
@@ -329,23 +345,24 @@ class Store:
             return upload
 
     def append(self, place: Place, position: int, body: Iterator[bytes]) -> Upload:
-        """PATCH ?action=append: stream `body` to the staging file at `position`."""
+        """PATCH ?action=append: stream `body` into the staging file at `position`. Appends may
+        come in any order; a broken one records nothing (a flush then finds the gap)."""
         upload = self._upload_for_append(place)
+        written = 0
         with upload.lock:
-            if position != upload.length:
-                raise ServeError("invalid_flush_position", f"append to {place.ws_path} at position "
-                                 f"{position}, but its length with uncommitted data is {upload.length}")
-            written = 0
-            with open(upload.staging, "r+b") as handle:
-                handle.seek(upload.length)
-                try:
-                    for chunk in body:
-                        handle.write(chunk)
-                        written += len(chunk)
-                except BaseException:
-                    handle.truncate(upload.length)  # a broken request leaves nothing behind
-                    raise
-            upload.length += written
+            upload.writers += 1
+        try:
+            with open(upload.staging, "r+b") as handle:  # its own handle: parallel appends
+                handle.seek(position)
+                for chunk in body:
+                    handle.write(chunk)
+                    written += len(chunk)
+            with upload.lock:
+                upload.ranges.append((position, position + written))
+        finally:
+            with upload.lock:
+                upload.writers -= 1
+                upload.lock.notify_all()
         return upload
 
     def flush(self, place: Place, position: int, if_match: str | None, if_none_match: str | None,
@@ -362,39 +379,50 @@ class Store:
                 raise ServeError("invalid_flush_position", f"flush {place.ws_path} at {position}, "
                                  f"but it holds {entry.size} bytes and nothing uncommitted")
             return entry.etag
-        with upload.lock, self._lock:
-            if upload.dead:
-                raise ServeError("path_not_found", f"flush {place.ws_path}: the file was deleted "
-                                 "or renamed while uploading")
-            if not upload.pending and not path.exists():
-                self._replace_upload(place.rel, None)
-                raise ServeError("path_not_found", f"flush {place.ws_path}: the file was removed")
-            etag = self._current_etag(place, upload)
-            if if_none_match and if_none_match.strip() == "*" and not upload.pending:
-                raise ServeError("condition_not_met", f"{place.ws_path} already exists "
-                                 "(If-None-Match: *)")
-            self._conditions(place, if_match, None, etag)
-            if position > upload.length:
-                raise ServeError("invalid_flush_position", f"flush {place.ws_path} at {position}, "
-                                 f"beyond the {upload.length} bytes appended")
-            if retain and position < upload.length:
-                staging = self._new_staging()
-                with open(upload.staging, "rb") as src, open(staging, "wb") as dst:
-                    _copy_n(src, dst, position)
-                published = staging
-            else:
-                with open(upload.staging, "r+b") as handle:
-                    handle.truncate(position)
-                published = upload.staging
-            path.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(published, path)
-            new_etag = etag_of(path.stat())
-            if retain and position < upload.length:
-                upload.pending, upload.etag = False, new_etag
-            else:
-                self._uploads.pop(place.rel, None)
-                upload.dead = True
-            return new_etag
+        with upload.lock:
+            upload.lock.wait_for(lambda: upload.writers == 0)
+            with self._lock:
+                return self._publish_upload(place, path, upload, position, if_match,
+                                            if_none_match, retain)
+
+    def _publish_upload(self, place: Place, path: Path, upload: Upload, position: int,
+                        if_match: str | None, if_none_match: str | None, retain: bool) -> str:
+        if upload.dead:
+            raise ServeError("path_not_found", f"flush {place.ws_path}: the file was deleted "
+                             "or renamed while uploading")
+        if not upload.pending and not path.exists():
+            self._replace_upload(place.rel, None)
+            raise ServeError("path_not_found", f"flush {place.ws_path}: the file was removed")
+        etag = self._current_etag(place, upload)
+        if if_none_match and if_none_match.strip() == "*" and not upload.pending:
+            raise ServeError("condition_not_met", f"{place.ws_path} already exists "
+                             "(If-None-Match: *)")
+        self._conditions(place, if_match, None, etag)
+        if upload.length < 0:
+            raise ServeError("invalid_flush_position", f"flush {place.ws_path}: an append was "
+                             f"made below the {upload.base} bytes already committed")
+        if position > upload.length or position < upload.base:
+            raise ServeError("invalid_flush_position", f"flush {place.ws_path} at {position}, "
+                             f"but the data appended is contiguous from {upload.base} to "
+                             f"{upload.length} only")
+        if retain and position < upload.length:
+            staging = self._new_staging()
+            with open(upload.staging, "rb") as src, open(staging, "wb") as dst:
+                _copy_n(src, dst, position)
+            published = staging
+        else:
+            with open(upload.staging, "r+b") as handle:
+                handle.truncate(position)
+            published = upload.staging
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(published, path)
+        new_etag = etag_of(path.stat())
+        if retain and position < upload.length:
+            upload.pending, upload.etag, upload.base = False, new_etag, position
+        else:
+            self._uploads.pop(place.rel, None)
+            upload.dead = True
+        return new_etag
 
     def put_blob(self, place: Place, body: Iterator[bytes], if_match: str | None,
                  if_none_match: str | None) -> str:

@@ -47,20 +47,28 @@ def test_flush_checks_position_and_etag(store):
     place = lz("t", "f.parquet")
     etag = store.create_file(place, None, None)
     store.append(place, 0, iter([b"abc"]))
-    with pytest.raises(ServeError) as info:
-        store.append(place, 1, iter([b"x"]))
-    assert info.value.key == "invalid_flush_position"
-    with pytest.raises(ServeError) as info:
-        store.flush(place, 4, None, None)
+    store.append(place, 5, iter([b"x"]))  # appends may come in any order (parallel uploads) …
+    with pytest.raises(ServeError) as info:  # … but a flush needs them without a gap
+        store.flush(place, 6, None, None)
     assert info.value.key == "invalid_flush_position"
     with pytest.raises(ServeError) as info:
         store.flush(place, 3, '"0x8DNOTTHEETAG"', None)
     assert info.value.key == "condition_not_met"
     store.flush(place, 3, etag, None)
+    assert store.open_read(place)[1].read() == b"abc"
     with pytest.raises(ServeError) as info:  # upload_data(overwrite=False) on an existing file
         store.append(place, 3, iter([b"d"]))
         store.flush(place, 4, None, "*")
     assert info.value.key == "condition_not_met"
+
+
+def test_parallel_appends_out_of_order(store):
+    place = lz("t", "f.parquet")
+    store.create_file(place, None, None)
+    store.append(place, 4, iter([b"5678"]))
+    store.append(place, 0, iter([b"1234"]))
+    store.flush(place, 8, None, None)
+    assert store.open_read(place)[1].read() == b"12345678"
 
 
 def test_append_to_a_missing_file_is_path_not_found(store):
