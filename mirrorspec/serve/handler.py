@@ -53,6 +53,12 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args) -> None:
         pass  # the server logs each request itself (OneLakeServer.log)
 
+    def handle_expect_100(self) -> bool:
+        # counted from here: a client told "100 Continue" gets its answer even if serve stops
+        self.server.begin_request()
+        self.counted = True
+        return super().handle_expect_100()
+
     def do_GET(self) -> None:
         self._handle("GET")
 
@@ -84,7 +90,9 @@ class Handler(BaseHTTPRequestHandler):
         self.status = 0
         self.error_code = ""
         started = time.monotonic()
-        self.server.begin_request()
+        if not getattr(self, "counted", False):
+            self.server.begin_request()
+        self.counted = False
         try:
             try:
                 self._dispatch()

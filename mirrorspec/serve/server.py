@@ -54,6 +54,7 @@ class OneLakeServer(ThreadingHTTPServer):
 
     daemon_threads = True
     allow_reuse_address = False
+    request_queue_size = 256  # socketserver's default of 5 resets bursts of clients
 
     def __init__(self, config: Config, store: Store, conformance: Conformance, log: Log):
         self.config, self.store, self.conformance, self.log = config, store, conformance, log
