@@ -104,6 +104,8 @@ def _tls(params: dict[str, Any], temp: list[Path]):
               help="Largest request body in bytes (413 above).")
 @click.option("--mirror-every", type=click.FloatRange(min=0.1), default=None, metavar="SECONDS",
               help="Run `mirrorspec mirror --watch SECONDS` beside the endpoint.")
+@click.option("--mirror-conf", multiple=True, metavar="KEY=VALUE",
+              help="Spark conf for the --mirror-every process (repeatable).")
 @click.option("--ready-file", type=click.Path(dir_okay=False), default=None,
               help="Write the URLs as JSON here once connections are accepted.")
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
@@ -144,7 +146,7 @@ def serve(**params: Any) -> None:
 
         if params["mirror_every"]:
             mirror = supervise.start_mirror(landing, warehouse, params["mirror_every"],
-                                            console.log_format)
+                                            console.log_format, params["mirror_conf"])
         endpoint = Endpoint(config, log)
         stop = stop_on_signals(console, "the requests in flight")
         endpoint.start()

@@ -21,15 +21,19 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
         pass  # not Linux: serve's own stop still ends the child
 
 
-def mirror_command(landing: Path, warehouse: Path, every: float, log_format: str) -> list[str]:
-    return [sys.executable, "-m", "mirrorspec", "mirror", "--landing-zone", str(landing),
-            "--warehouse", str(warehouse), "--watch", f"{every:g}", "--log-format", log_format]
+def mirror_command(landing: Path, warehouse: Path, every: float, log_format: str,
+                   conf: tuple[str, ...] = ()) -> list[str]:
+    command = [sys.executable, "-m", "mirrorspec", "mirror", "--landing-zone", str(landing),
+               "--warehouse", str(warehouse), "--watch", f"{every:g}", "--log-format", log_format]
+    for pair in conf:
+        command += ["--conf", pair]
+    return command
 
 
-def start_mirror(landing: Path, warehouse: Path, every: float,
-                 log_format: str) -> subprocess.Popen:
+def start_mirror(landing: Path, warehouse: Path, every: float, log_format: str,
+                 conf: tuple[str, ...] = ()) -> subprocess.Popen:
     """Start the engine; call before any thread starts (preexec_fn is not thread-safe)."""
-    return subprocess.Popen(mirror_command(landing, warehouse, every, log_format),
+    return subprocess.Popen(mirror_command(landing, warehouse, every, log_format, conf),
                             preexec_fn=_die_with_parent if sys.platform == "linux" else None)
 
 
