@@ -182,3 +182,59 @@ def test_direct_upload_to_the_final_name_is_reported(endpoint, fs):
     assert gap and "00000000000000000002.parquet" in gap[0]["message"]
     warnings = [e for e in endpoint.events() if "zero-byte-visible" in e.get("message", "")]
     assert warnings and warnings[0]["event"] == "error"
+
+
+def test_fabric_toolbox_call_sequence(endpoint):
+    """The OpenMirroringClient sequence of microsoft/fabric-toolbox
+    tools/OpenMirroringPythonSDK/openmirroring_operations.py @b4636ef9 (replayed with the same
+    libraries and parameters, none of its code): a service client on `.../<ws>/<item>/Files`,
+    a listing on the deep path `LandingZone/<s>.schema/<t>` (no directory=), and the rename as a
+    raw `requests.put` with a full-URL x-ms-rename-source."""
+    import requests
+
+    files_url = f"{endpoint.ready['account_url']}/ws1/{ITEM}/Files"
+    service = DataLakeServiceClient(files_url, credential=DefaultAzureCredential())
+    folder = "sales.schema/ft"
+    lz = service.get_file_system_client("LandingZone")
+    lz.create_directory(folder)
+    for sequence in (1, 2):
+        table = service.get_file_system_client(f"LandingZone/{folder}")
+        names = [os_basename(p.name) for p in table.get_paths(recursive=False)]
+        numbers = [int(n.split(".")[0]) for n in names if not n.startswith("_") and n.endswith(".parquet")]
+        name = f"{(max(numbers) if numbers else 0) + 1:020d}.parquet"
+        assert name == f"{sequence:020d}.parquet"  # get_next_file_name's answer
+        lz.get_file_client(f"{folder}/_{name}").upload_data(b"PAR1", overwrite=True)
+        response = requests.put(f"{files_url}/LandingZone/{folder}/{name}", headers={
+            "Authorization": "Bearer token", "x-ms-version": "2020-06-12",
+            "x-ms-rename-source": f"{files_url}/LandingZone/{folder}/_{name}"}, timeout=30)
+        assert response.status_code == 201
+    assert sorted(p.name for p in (endpoint.landing / "sales.schema" / "ft").iterdir()) == [
+        "00000000000000000001.parquet", "00000000000000000002.parquet"]
+    status = service.get_file_system_client("Monitoring").get_file_client("tables.json")
+    assert "tables" in json.loads(status.download_file().readall())
+
+
+def test_mongodb_connector_call_sequence(endpoint):
+    """The raw-REST upload of mongodb-partners/MongoDB_Fabric_Mirroring push_file_to_lz.py
+    @514442c (replayed with `requests`): no x-ms-version on create/append, append with
+    flush=true, and a full-URL rename source with a stray `?resource=file`."""
+    import requests
+
+    lz_url = endpoint.ready["account_url"] + f"/ws1/{ITEM}/Files/LandingZone"
+    auth = {"Authorization": "Bearer token"}
+    temp = f"{lz_url}/mongo/_00000000000000000001.parquet_TEMP"
+    assert requests.put(f"{temp}?resource=file", headers={**auth, "content-length": "0"},
+                        timeout=30).status_code == 201
+    assert requests.patch(f"{temp}?position=0&action=append&flush=true", data=b"PAR1data",
+                          headers={**auth, "x-ms-file-name": "x"}, timeout=30).status_code == 200
+    final = f"{lz_url}/mongo/00000000000000000001.parquet"
+    response = requests.put(final, headers={**auth, "x-ms-version": "2020-06-12",
+                                            "x-ms-rename-source": f"{temp}?resource=file"}, timeout=30)
+    assert response.status_code == 201
+    assert requests.get(final, headers=auth, timeout=30).content == b"PAR1data"
+    assert requests.delete(final, headers=auth, timeout=30).status_code in (200, 202)
+    assert not (endpoint.landing / "mongo" / "00000000000000000001.parquet").exists()
+
+
+def os_basename(name: str) -> str:
+    return name.rsplit("/", 1)[-1]
