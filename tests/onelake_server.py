@@ -17,15 +17,17 @@ from tests.no_jvm import BLOCK_PYSPARK, REPO
 class OneLakeServe:
     """`serve ARGS --ready-file …`; `ready` is the ready file's JSON; `stop()` sends SIGTERM."""
 
-    def __init__(self, tmp: Path, *args: str, landing: Path | None = None,
-                 warehouse: Path | None = None, env: dict[str, str] | None = None):
-        self.landing = landing or tmp / "landing_zone"
-        self.warehouse = warehouse or tmp / "warehouse"
+    def __init__(self, tmp: Path, *args: str, project: Path | None = None,
+                 env: dict[str, str] | None = None):
+        """Serves `tmp/landing_zone` and `tmp/warehouse`, or `project`'s (with --project-dir)."""
+        base = project or tmp
+        self.landing, self.warehouse = base / "landing_zone", base / "warehouse"
         self.ready_file = tmp / "ready.json"
         self.log_path = tmp / "serve.log"
         self._log = open(self.log_path, "wb")
-        command = [sys.executable, "-c", BLOCK_PYSPARK, "serve", "--landing-zone",
-                   str(self.landing), "--warehouse", str(self.warehouse), "--ready-file",
+        folders = (["--project-dir", str(project)] if project else
+                   ["--landing-zone", str(self.landing), "--warehouse", str(self.warehouse)])
+        command = [sys.executable, "-c", BLOCK_PYSPARK, "serve", *folders, "--ready-file",
                    str(self.ready_file), "--log-format", "json", *args]
         self.process = subprocess.Popen(
             command, stdout=self._log, stderr=subprocess.STDOUT, cwd=tmp,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import ssl
 import threading
 import time
@@ -84,8 +85,9 @@ class OneLakeServer(ThreadingHTTPServer):
             self._idle.notify_all()
         self.conformance.requests += 1
         status, code = handler.status, handler.error_code
-        line = f"{handler.method} {handler.path} -> {status}"
-        fields = {"method": handler.method, "path": handler.path, "status": status,
+        path = _redact(handler.path)
+        line = f"{handler.method} {path} -> {status}"
+        fields = {"method": handler.method, "path": path, "status": status,
                   "seconds": round(seconds, 4)}
         form = getattr(handler, "rename_form", None)
         if form:
@@ -106,6 +108,14 @@ class OneLakeServer(ThreadingHTTPServer):
                     return False
                 self._idle.wait(left)
         return True
+
+
+_SECRET_QUERY = re.compile(r"(?i)([?&](?:sig|se|skoid|sktid|skt|ske)=)[^&]*")
+
+
+def _redact(path: str) -> str:
+    """A request path for the log: SAS signature values replaced."""
+    return _SECRET_QUERY.sub(r"\1REDACTED", path)
 
 
 class Endpoint:

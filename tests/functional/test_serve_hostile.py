@@ -212,3 +212,25 @@ def test_require_auth_and_a_clean_stop(tmp_path):
         assert s.stop() == 0
     assert not s.ready_file.exists()
     assert not [p for p in tmp_path.iterdir() if ".serve-staging-" in p.name]
+
+
+def test_project_profile_names_the_folders_and_sas_stays_out_of_the_log(tmp_path):
+    import shutil
+
+    project = tmp_path / "project"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "projects" / "parquet_orders", project,
+                    ignore=shutil.ignore_patterns("landing_zone", "warehouse", "target"))
+    s = OneLakeServe(tmp_path, "--log-requests", project=project)
+    try:
+        assert s.ready["workspace"] == "parquet_orders"
+        assert s.ready["landing_zone_url"].endswith(
+            "/onelake/parquet_orders/parquet_orders.MountedRelationalDatabase/Files/LandingZone")
+        c = Client(s.ready["url"])
+        status, _h, _b = c.request("PUT", "/onelake/parquet_orders/parquet_orders.Mounted"
+                                   "RelationalDatabase/Files/LandingZone/x.csv?sv=1&sig=TOPSECRET",
+                                   b"a\n", headers={"x-ms-blob-type": "BlockBlob"})
+        assert status == 201
+        assert (project / "landing_zone" / "x.csv").read_bytes() == b"a\n"
+    finally:
+        assert s.stop() == 0
+    assert "TOPSECRET" not in s.log() and "sig=REDACTED" in s.log()
