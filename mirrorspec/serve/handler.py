@@ -89,6 +89,7 @@ class Handler(BaseHTTPRequestHandler):
         self.body_left = self._content_length()
         self.status = 0
         self.error_code = ""
+        self.rename_form = None
         started = time.monotonic()
         if not getattr(self, "counted", False):
             self.server.begin_request()
@@ -277,10 +278,11 @@ class Handler(BaseHTTPRequestHandler):
         base = place_of(self.segments + directory, self.server.names) if directory else place
         store = self.server.store
         entry = store.stat(base)
-        if entry is None or not entry.is_dir:
+        if entry is None:
             raise ServeError("path_not_found", f"the directory {base.ws_path or '/'} does not exist")
         recursive = self.query.get("recursive", "false").lower() == "true"
-        entries = [e for _p, e in store.walk(base, recursive)]
+        # listing a file lists that file (ADLS; ABFS's listStatus of a file relies on it)
+        entries = [e for _p, e in store.walk(base, recursive)] if entry.is_dir else [entry]
         size = min(self.server.config.page_size, _int(self.query, "maxresults", 5000))
         found, token = wire.page(entries, _after(self.query.get("continuation")), max(1, size))
         headers = {"Content-Type": "application/json;charset=utf-8"}

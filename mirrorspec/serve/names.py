@@ -11,6 +11,10 @@ from urllib.parse import unquote, urlsplit
 from mirrorspec.serve.codes import ServeError
 
 ACCOUNT = "onelake"
+# Hadoop ABFS (3.4.2) derives the path-style account from hosts matching
+# `[^.]+\.dfs\.(preprod\.)?core\.windows\.net` only (UriUtils.ABFS_URI_REGEX); for
+# onelake.dfs.fabric.microsoft.com it sends `/null/`, which is therefore accepted as `onelake`.
+ABFS_NULL_ACCOUNT = "null"
 ITEM_TYPE = "MountedRelationalDatabase"
 # FIELD §11 (docs/onelake.md): `fab` resolves `.MirroredDatabase`, real OneLake paths did not
 MISLEADING_ITEM_TYPES = ("mirroreddatabase",)
@@ -124,7 +128,7 @@ def strip_account(segments: list[str], host: str) -> list[str]:
         return segments
     if not segments:
         return segments
-    if segments[0].lower() != ACCOUNT:
+    if segments[0].lower() not in (ACCOUNT, ABFS_NULL_ACCOUNT):
         raise ServeError("unknown_account", f"account {segments[0]!r} is not {ACCOUNT!r} "
                          f"(path-style URLs start with /{ACCOUNT}/)")
     return segments[1:]

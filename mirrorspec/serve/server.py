@@ -92,11 +92,12 @@ class OneLakeServer(ThreadingHTTPServer):
         form = getattr(handler, "rename_form", None)
         if form:
             fields["rename_source_form"] = form
-        if code:
+        probe = handler.method == "HEAD" and status == 404  # an existence check, not a refusal
+        if code and not probe:
             reason = getattr(handler, "error_message", "")
             self.log("warning", f"{line} {code}: {reason}", error_code=code, **fields)
         elif self.config.log_requests:
-            self.log("info", line + (f" (rename source form: {form})" if form else ""), **fields)
+            self.log("info", line + (f" {code}" if code else "") + (f" (rename source form: {form})" if form else ""), **fields)
 
     def wait_idle(self, timeout: float) -> bool:
         """True once no request is in flight (False when `timeout` passes first)."""
