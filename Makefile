@@ -12,6 +12,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'
 	$(BIN)/python -m mirrorspec.spark.platform.jars s3
+	$(BIN)/python -m mirrorspec.spark.platform.jars azure  # hadoop-azure: abfs(s)://, `serve` (AT3)
 	$(BIN)/python -m mirrorspec.spark.ops.cds_training  # the JVM class-data archive (docs/performance.md)
 	touch $(STAMP)
 
@@ -32,6 +33,7 @@ lint: $(STAMP)
 
 test: lint
 	@$(BIN)/python -m mirrorspec.spark.platform.jars s3 >/dev/null  # the s3 tests' hadoop-aws (cached: no-op)
+	@$(BIN)/python -m mirrorspec.spark.platform.jars azure >/dev/null  # the abfs test's hadoop-azure
 	@$(BIN)/python -m mirrorspec.spark.ops.cds_training 2>/dev/null  # the JVM class-data archive (made: no-op)
 	@if ! bash scripts/ensure_chromium.sh; then \
 	  if [ -n "$${CI:-}" ]; then echo "CI needs chromium for the browser test" >&2; exit 1; fi; \
