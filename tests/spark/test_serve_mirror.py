@@ -12,7 +12,6 @@ import io
 import json
 import time
 
-import pytest
 
 from tests.no_jvm import skip_unless
 from tests.onelake_server import OneLakeServe

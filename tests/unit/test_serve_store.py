@@ -3,7 +3,6 @@ flush, ETag rules, 0-byte visibility, rename and listing order."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
