@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_PROJECT ?= projects/parquet_orders
 
-.PHONY: demo demo-kafka lint test test-fast test-spark test-deep test-cluster bench clean
+.PHONY: demo demo-kafka demo-onelake lint test test-fast test-spark test-deep test-cluster bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,10 @@ demo: $(STAMP)
 demo-kafka: $(STAMP)
 	bash scripts/ensure_kafka.sh $(BIN)/python
 	$(BIN)/python scripts/demo_kafka.py
+
+# `mirrorspec serve` with the engine beside it; a publisher written with the Azure SDK (docs/onelake.md).
+demo-onelake: $(STAMP)
+	$(BIN)/python scripts/demo_onelake.py
 
 # The lines the code keeps (docs/architecture.md): ruff rules, strict types on the compile path,
 # import contracts. A few seconds; `make test` runs it first, so CI fails when a line is crossed.

@@ -45,8 +45,13 @@ def _now() -> str:
 
 
 def _key_columns(path: Path) -> tuple[str, ...] | None:
+    """The keyColumns of a `_metadata.json`; None when it is missing, empty (being rewritten)
+    or invalid (the engine reports that itself)."""
     try:
-        return mirroring.parse_metadata_text(path.read_text(encoding="utf-8"), str(path)).key_columns
+        text = path.read_text(encoding="utf-8")
+        if not text.strip():
+            return None
+        return mirroring.parse_metadata_text(text, str(path)).key_columns
     except (OSError, UnicodeDecodeError, LandingZoneError):
         return None
 
@@ -88,9 +93,12 @@ class Conformance:
             self._visible_empty[place.rel] = time.monotonic()
 
     def before_publish(self, place: Place) -> None:
-        """Remember the keyColumns a `_metadata.json` has before it is replaced."""
+        """Remember the keyColumns a `_metadata.json` has before it is created (truncated) or
+        replaced; the first call of an upload wins."""
         if place.area == "landing" and place.rel and place.rel[-1] == mirroring.METADATA_FILE:
-            self._keys[place.rel] = _key_columns(self.landing.joinpath(*place.rel))
+            keys = _key_columns(self.landing.joinpath(*place.rel))
+            if self._keys.get(place.rel) is None:
+                self._keys[place.rel] = keys
 
     def published(self, place: Place, size: int) -> None:
         """A file got its final content under `place` (flush, Put Blob/Block List, rename)."""
