@@ -316,6 +316,9 @@ class Handler(BaseHTTPRequestHandler):
         after = _after(self.query.get("marker"))
         if after is not None:
             merged = [m for m in merged if m[0].encode("utf-8", "surrogateescape") > after]
+        start = self.query.get("startfrom")  # names from this one on (object_store sends it)
+        if start:
+            merged = [m for m in merged if m[0] >= start]
         size = max(1, min(self.server.config.page_size, _int(self.query, "maxresults", 5000)))
         next_marker = wire.encode_token(merged[size - 1][0]) if len(merged) > size else None
         merged = merged[:size]

@@ -92,7 +92,8 @@ class OneLakeServer(ThreadingHTTPServer):
         form = getattr(handler, "rename_form", None)
         if form:
             fields["rename_source_form"] = form
-        probe = handler.method == "HEAD" and status == 404  # an existence check, not a refusal
+        # a read of a missing path is how clients probe (exists(), _last_checkpoint): not a refusal
+        probe = handler.method in ("HEAD", "GET") and status == 404
         if code and not probe:
             reason = getattr(handler, "error_message", "")
             self.log("warning", f"{line} {code}: {reason}", error_code=code, **fields)
