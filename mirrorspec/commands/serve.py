@@ -125,8 +125,12 @@ def serve(**params: Any) -> None:
         item, item_id = names_mod.split_name(params["item"] or workspace, "item")
     except ValueError as exc:
         raise MirrorspecError(str(exc)) from None
-    landing.mkdir(parents=True, exist_ok=True)
-    warehouse.mkdir(parents=True, exist_ok=True)
+    for folder in (landing, warehouse):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise MirrorspecError(f"can't create {folder}: {exc.strerror}",
+                                  hint="give a folder you can write") from None
     temp: list[Path] = []
     ready = Path(params["ready_file"]).resolve() if params["ready_file"] else None
     mirror = None

@@ -55,8 +55,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def handle_expect_100(self) -> bool:
         # counted from here: a client told "100 Continue" gets its answer even if serve stops
-        self.server.begin_request()
-        self.counted = True
+        if hasattr(self, "do_" + self.command):  # else http.server answers 501 without _handle
+            self.server.begin_request()
+            self.counted = True
         return super().handle_expect_100()
 
     def do_GET(self) -> None:

@@ -234,3 +234,19 @@ def test_project_profile_names_the_folders_and_sas_stays_out_of_the_log(tmp_path
     finally:
         assert s.stop() == 0
     assert "TOPSECRET" not in s.log() and "sig=REDACTED" in s.log()
+
+
+def test_bad_options_are_clear_errors_without_a_jvm(tmp_path):
+    from tests.no_jvm import run_without_jvm
+
+    folders = ["--landing-zone", str(tmp_path / "lz"), "--warehouse", str(tmp_path / "wh")]
+    result = run_without_jvm("serve", *folders, "--host", "0.0.0.0", cwd=tmp_path)
+    assert result.returncode == 2 and "loopback" in result.stderr
+    (tmp_path / "cert.pem").write_text("not a certificate")
+    result = run_without_jvm("serve", *folders, "--cert", str(tmp_path / "cert.pem"), cwd=tmp_path)
+    assert result.returncode == 1 and "--key" in result.stdout + result.stderr
+    result = run_without_jvm("serve", *folders, "--cert", str(tmp_path / "cert.pem"), "--key",
+                             str(tmp_path / "cert.pem"), cwd=tmp_path)
+    assert result.returncode == 1 and "can't load the certificate" in result.stdout + result.stderr
+    result = run_without_jvm("serve", "--landing-zone", str(tmp_path / "lz"), cwd=tmp_path)
+    assert result.returncode == 1 and "both --landing-zone and --warehouse" in result.stdout + result.stderr
