@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._common import Timer, emit, machine, print_table  # noqa: E402
+from bench._common import Timer, emit, machine, print_table
 
 MIB = 1 << 20
 LZ = "/onelake/bench/bench.MountedRelationalDatabase/Files/LandingZone"
