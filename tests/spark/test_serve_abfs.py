@@ -87,3 +87,55 @@ def test_run_with_its_landing_zone_on_abfs_through_serve(tmp_path):
     local_files, remote_files = files(local / "landing_zone"), files(server.landing)
     assert local_files == remote_files and any(f.endswith(".parquet") for f in remote_files)
     assert rows(local / "warehouse") == rows(remote / "warehouse") != {}
+
+
+OAUTH_SCRIPT = """
+import sys
+from mirrorspec.spark.platform.session import build_session
+store, port, token_url, url = sys.argv[1:5]
+conf = {"mirrorspec.extra.jars": "azure",
+        "spark.driver.extraJavaOptions": f"-Djavax.net.ssl.trustStore={store} "
+            "-Djavax.net.ssl.trustStorePassword=changeit -Djavax.net.ssl.trustStoreType=PKCS12",
+        "spark.hadoop.fs.azure.abfs.endpoint": f"127.0.0.1:{port}",
+        "spark.hadoop.fs.azure.ssl.channel.mode": "Default_JSSE",
+        "spark.hadoop.fs.azure.account.auth.type": "OAuth",
+        "spark.hadoop.fs.azure.account.oauth.provider.type":
+            "org.apache.hadoop.fs.azurebfs.oauth2.MsiTokenProvider",
+        "spark.hadoop.fs.azure.account.oauth2.msi.endpoint": token_url,
+        "spark.hadoop.fs.azure.account.oauth2.msi.tenant": "00000000-0000-0000-0000-000000000000",
+        "spark.hadoop.fs.azure.account.oauth2.client.id": "00000000-0000-0000-0000-000000000000",
+        "spark.hadoop.fs.azure.account.hns.enabled": "true",
+        "spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "1"}
+spark = build_session("local[1]", conf)
+spark.range(5).write.mode("overwrite").parquet(url)
+print("ROWS", spark.read.parquet(url).count())
+"""
+
+
+def test_abfss_with_oauth_over_tls_through_the_imds_token_route(tmp_path):
+    """The production auth shape: `abfss://` (ABFS always uses HTTPS for OAuth), the endpoint's
+    CA in a JVM truststore, and ABFS's MsiTokenProvider taking its token from serve's IMDS-style
+    route; `--require-auth` proves every storage request carried the bearer token."""
+    from mirrorspec.spark.platform.jars import cached_extra_jars
+
+    skip_unless(bool(cached_extra_jars("azure")) and shutil.which("keytool") is not None,
+                "needs the azure jar set and keytool")
+    server = OneLakeServe(tmp_path, "--workspace", "ws", "--item", "db", "--self-signed",
+                          "--require-auth", "--log-requests")
+    try:
+        store = tmp_path / "trust.p12"
+        subprocess.run(["keytool", "-importcert", "-noprompt", "-file", server.ready["ca_file"],
+                        "-alias", "serve", "-keystore", str(store), "-storetype", "PKCS12",
+                        "-storepass", "changeit"], check=True, capture_output=True)
+        port = server.ready["url"].rsplit(":", 1)[1]
+        url = LANDING_URI.replace("abfs://", "abfss://") + "/oauth"
+        result = subprocess.run([sys.executable, "-c", OAUTH_SCRIPT, str(store), port,
+                                 server.ready["imds_token_url"], url], capture_output=True,
+                                text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+        assert "ROWS 5" in result.stdout, result.stdout[-3000:] + result.stderr[-3000:]
+    finally:
+        assert server.stop() == 0
+    events = server.events()
+    assert any(e.get("path", "").startswith("/metadata/identity/oauth2/token") for e in events)
+    assert not [e for e in events if e.get("status") == 401]
+    assert any(p.suffix == ".parquet" for p in (server.landing / "oauth").iterdir())
