@@ -10,6 +10,9 @@ the service's documented ones (Azure/azure-sdk-for-python#16166, #43478).
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
@@ -36,7 +39,8 @@ def endpoint(tmp_path_factory):
     skip_unless(HAVE_SDK, "the Azure SDK (pip install 'mirrorspec[onelake-test]') is not installed")
     tmp = tmp_path_factory.mktemp("onelake")
     server = OneLakeServe(tmp, "--self-signed", "--workspace", "ws1", "--item", "db1",
-                          "--page-size", "2", "--report", str(tmp / "report.json"))
+                          "--page-size", "2", "--report", str(tmp / "report.json"),
+                          "--log-requests")
     mp = pytest.MonkeyPatch()
     mp.setenv("REQUESTS_CA_BUNDLE", server.ready["ca_file"])
     mp.setenv("IDENTITY_ENDPOINT", server.ready["token_url"])
@@ -52,6 +56,31 @@ def endpoint(tmp_path_factory):
 def fs(endpoint):
     service = DataLakeServiceClient(endpoint.ready["account_url"], credential=DefaultAzureCredential())
     return service.get_file_system_client("ws1")
+
+
+TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "onelake"
+
+
+def trace(endpoint, since: int) -> list[list]:
+    """The requests serve logged after event `since`: method, path, query keys, status (token
+    requests left out: credentials cache them)."""
+    out = []
+    for event in endpoint.events()[since:]:
+        if "status" not in event or "/oauth2/token" in event["path"] or "/msi/" in event["path"]:
+            continue
+        url = urlsplit(event["path"])
+        out.append([event["method"], url.path.replace("%2F", "/"),
+                    sorted(k for k, _v in parse_qsl(url.query, keep_blank_values=True)),
+                    event["status"]])
+    return out
+
+
+def check_trace(name: str, found: list[list]) -> None:
+    """Compare with tests/fixtures/onelake/NAME.json (MIRRORSPEC_RECORD_TRACES=1 rewrites it)."""
+    path = TRACES / f"{name}.json"
+    if os.environ.get("MIRRORSPEC_RECORD_TRACES") == "1":
+        path.write_text(json.dumps(found, indent=1) + "\n")
+    assert found == json.loads(path.read_text())
 
 
 def report(endpoint) -> dict:
@@ -192,6 +221,7 @@ def test_fabric_toolbox_call_sequence(endpoint):
     raw `requests.put` with a full-URL x-ms-rename-source."""
     import requests
 
+    since = len(endpoint.events())
     files_url = f"{endpoint.ready['account_url']}/ws1/{ITEM}/Files"
     service = DataLakeServiceClient(files_url, credential=DefaultAzureCredential())
     folder = "sales.schema/ft"
@@ -212,6 +242,7 @@ def test_fabric_toolbox_call_sequence(endpoint):
         "00000000000000000001.parquet", "00000000000000000002.parquet"]
     status = service.get_file_system_client("Monitoring").get_file_client("tables.json")
     assert "tables" in json.loads(status.download_file().readall())
+    check_trace("fabric_toolbox", trace(endpoint, since))
 
 
 def test_mongodb_connector_call_sequence(endpoint):
@@ -220,6 +251,7 @@ def test_mongodb_connector_call_sequence(endpoint):
     flush=true, and a full-URL rename source with a stray `?resource=file`."""
     import requests
 
+    since = len(endpoint.events())
     lz_url = endpoint.ready["account_url"] + f"/ws1/{ITEM}/Files/LandingZone"
     auth = {"Authorization": "Bearer token"}
     temp = f"{lz_url}/mongo/_00000000000000000001.parquet_TEMP"
@@ -234,6 +266,7 @@ def test_mongodb_connector_call_sequence(endpoint):
     assert requests.get(final, headers=auth, timeout=30).content == b"PAR1data"
     assert requests.delete(final, headers=auth, timeout=30).status_code in (200, 202)
     assert not (endpoint.landing / "mongo" / "00000000000000000001.parquet").exists()
+    check_trace("mongodb", trace(endpoint, since))
 
 
 def os_basename(name: str) -> str:
