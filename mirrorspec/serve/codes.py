@@ -38,6 +38,7 @@ CODES: dict[str, Code] = {
     "invalid_header": Code(400, "InvalidHeaderValue"),
     "no_auth": Code(401, "NoAuthenticationInformation"),
     "invalid_block_list": Code(400, "InvalidBlockList"),
+    "internal_error": Code(500, "InternalError", why="a file-system error serve did not expect"),
     # --- guessed: OneLake's docs say "rejected"/"not allowed" without a code (spec §6 R1) ----
     "invalid_name": Code(400, "InvalidResourceName", guessed=True,
                          why="a path holding '..', '.', an encoded '/' or '\\', or NUL"),

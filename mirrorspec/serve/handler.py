@@ -105,6 +105,11 @@ class Handler(BaseHTTPRequestHandler):
                 self.status, self.error_code = 499, "ClientDisconnected"
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True
+            except FileNotFoundError as exc:  # moved away mid-request (the engine, a client)
+                self._refuse(ServeError("path_not_found", f"{exc.filename} disappeared while "
+                                        "the request ran", blob="blob_not_found"))
+            except OSError as exc:
+                self._refuse(ServeError("internal_error", f"{type(exc).__name__}: {exc.strerror or exc}"))
             finally:
                 if self.body_left:
                     self.close_connection = True  # an unread body can't be skipped safely

@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import socket
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -250,3 +251,42 @@ def test_bad_options_are_clear_errors_without_a_jvm(tmp_path):
     assert result.returncode == 1 and "can't load the certificate" in result.stdout + result.stderr
     result = run_without_jvm("serve", "--landing-zone", str(tmp_path / "lz"), cwd=tmp_path)
     assert result.returncode == 1 and "both --landing-zone and --warehouse" in result.stdout + result.stderr
+
+
+def test_files_moved_by_the_engine_while_clients_list_and_rename(server, client):
+    """Two writers on one folder (spec R9): while a thread moves landed files into
+    _ProcessedFiles as the engine does, clients keep landing (temp + rename) and listing. Every
+    answer is a well-formed one, no file is lost or half written."""
+    table = server.landing / "busy"
+    processed = table / "_ProcessedFiles"
+    processed.mkdir(parents=True)
+    done = threading.Event()
+    moved: list[str] = []
+
+    def engine() -> None:
+        while not done.is_set() or any(table.glob("0*.csv")):
+            for path in sorted(table.glob("0*.csv")):
+                os.replace(path, processed / path.name)
+                moved.append(path.name)
+            done.wait(0.001)  # yield the CPU between passes (no assertion depends on it)
+
+    mover = threading.Thread(target=engine)
+    mover.start()
+    statuses: list[int] = []
+    try:
+        for i in range(1, 41):
+            temp = f"{LZ}/busy/_{i:020d}.tmp"
+            assert client.upload(temp, f"{i}\n".encode()) == 200
+            statuses.append(client.request("PUT", f"{LZ}/busy/{i:020d}.csv", headers={
+                "x-ms-rename-source": f"/ws/db.MountedRelationalDatabase/Files/LandingZone/busy/_{i:020d}.tmp"})[0])
+            status, _h, body = client.request(
+                "GET", "/onelake/ws?resource=filesystem&recursive=true&directory="
+                "db.MountedRelationalDatabase/Files/LandingZone/busy")
+            assert status == 200 and "paths" in json.loads(body)
+    finally:
+        done.set()
+        mover.join(30)
+    assert statuses == [201] * 40
+    assert sorted(p.name for p in processed.iterdir()) == [f"{i:020d}.csv" for i in range(1, 41)]
+    assert all((processed / f"{i:020d}.csv").read_bytes() == f"{i}\n".encode() for i in range(1, 41))
+    assert "Traceback" not in server.log()
