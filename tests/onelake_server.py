@@ -23,6 +23,7 @@ class OneLakeServe:
         base = project or tmp
         self.landing, self.warehouse = base / "landing_zone", base / "warehouse"
         self.ready_file = tmp / "ready.json"
+        self.ready_file.unlink(missing_ok=True)  # a killed serve's file is not this one's
         self.log_path = tmp / "serve.log"
         self._log = open(self.log_path, "wb")
         folders = (["--project-dir", str(project)] if project else

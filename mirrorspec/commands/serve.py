@@ -133,6 +133,8 @@ def serve(**params: Any) -> None:
                                   hint="give a folder you can write") from None
     temp: list[Path] = []
     ready = Path(params["ready_file"]).resolve() if params["ready_file"] else None
+    if ready is not None:
+        ready.unlink(missing_ok=True)  # left by a serve that was killed: not ready yet
     mirror = None
     try:
         context, ca_file = _tls(params, temp)

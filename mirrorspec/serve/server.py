@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import ssl
 import threading
 import time
@@ -127,6 +128,7 @@ class Endpoint:
         self.config = config
         self.log = log
         landing = config.landing.resolve()
+        _remove_dead_staging(landing)
         self.staging = landing.parent / f".{landing.name}.serve-staging-{os.getpid()}"
         self.store = Store(config.names, landing, config.warehouse, self.staging,
                            lambda: monitoring.render(str(config.warehouse)), config.unflushed)
@@ -180,6 +182,24 @@ class Endpoint:
         self.store.close()
         self.conformance.write_report()
         return finished
+
+
+def _remove_dead_staging(landing: Path) -> None:
+    """Staging folders left by a `serve` that was killed (their uploads were never flushed)."""
+    for folder in landing.parent.glob(f".{landing.name}.serve-staging-*"):
+        pid = folder.name.rpartition("-")[2]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists (another user's)
+    return True
 
 
 def write_ready_file(path: Path, doc: dict[str, Any]) -> None:

@@ -290,3 +290,25 @@ def test_files_moved_by_the_engine_while_clients_list_and_rename(server, client)
     assert sorted(p.name for p in processed.iterdir()) == [f"{i:020d}.csv" for i in range(1, 41)]
     assert all((processed / f"{i:020d}.csv").read_bytes() == f"{i}\n".encode() for i in range(1, 41))
     assert "Traceback" not in server.log()
+
+
+def test_a_killed_serve_leaves_whole_files_and_its_staging_is_swept(tmp_path):
+    s = OneLakeServe(tmp_path)
+    c = Client(s.ready["url"])
+    lz = "/onelake/local/local.MountedRelationalDatabase/Files/LandingZone"
+    assert c.upload(f"{lz}/t/00000000000000000001.csv", b"a\n1\n") == 200
+    assert c.request("PUT", f"{lz}/t/00000000000000000002.csv?resource=file")[0] == 201
+    assert c.request("PATCH", f"{lz}/t/00000000000000000002.csv?action=append&position=0",
+                     b"unflushed")[0] == 202
+    s.process.kill()
+    s.process.wait()
+    s.stop()
+    assert (s.landing / "t" / "00000000000000000001.csv").read_bytes() == b"a\n1\n"
+    assert (s.landing / "t" / "00000000000000000002.csv").read_bytes() == b""  # never half
+    assert [p for p in tmp_path.iterdir() if ".serve-staging-" in p.name]
+    again = OneLakeServe(tmp_path)  # the next serve sweeps the dead one's staging folder
+    try:
+        staging = [p.name for p in tmp_path.iterdir() if ".serve-staging-" in p.name]
+        assert staging == [f".landing_zone.serve-staging-{again.ready['pid']}"]
+    finally:
+        assert again.stop() == 0
