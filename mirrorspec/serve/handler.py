@@ -45,6 +45,7 @@ def fake_token(resource: str) -> tuple[str, int]:
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and a small body go out as two writes
     server_version = "mirrorspec-serve"
     sys_version = ""
     server: Any  # server.OneLakeServer (which imports this module)

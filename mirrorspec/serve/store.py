@@ -409,12 +409,10 @@ class Store:
             staging = self._new_staging()
             with open(upload.staging, "rb") as src, open(staging, "wb") as dst:
                 _copy_n(src, dst, position)
-                os.fsync(dst.fileno())
             published = staging
         else:
             with open(upload.staging, "r+b") as handle:
                 handle.truncate(position)
-                os.fsync(handle.fileno())  # a flush is durable, as the service's
             published = upload.staging
         path.parent.mkdir(parents=True, exist_ok=True)
         os.replace(published, path)
@@ -435,7 +433,6 @@ class Store:
             with open(staging, "wb") as handle:
                 for chunk in body:
                     handle.write(chunk)
-                os.fsync(handle.fileno())
             return self._publish(place, path, staging, if_match, if_none_match)
         finally:
             staging.unlink(missing_ok=True)
@@ -482,7 +479,6 @@ class Store:
                 for block_id in block_ids:
                     with open(blocks[block_id], "rb") as src:
                         shutil.copyfileobj(src, dst, COPY_CHUNK)
-                os.fsync(dst.fileno())
             etag = self._publish(place, path, staging, if_match, if_none_match)
         finally:
             staging.unlink(missing_ok=True)
