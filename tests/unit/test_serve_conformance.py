@@ -64,3 +64,11 @@ def test_zero_byte_window_only_for_data_files_under_their_final_name(tmp_path):
     write(tmp_path, "t/00000000000000000002.parquet", b"PAR1")
     c.published(lz("t", "00000000000000000002.parquet"), 4)
     assert kinds(tmp_path) == ["zero-byte-visible"]
+
+
+def test_mirrored_database_item_type_is_reported_once(tmp_path):
+    c, _logged = make(tmp_path)
+    for item in ("db.MountedRelationalDatabase", "db.MirroredDatabase", "db.MirroredDatabase",
+                 "some-guid"):
+        c.item_segment(item)
+    assert kinds(tmp_path) == ["item-type"]
