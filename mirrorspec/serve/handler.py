@@ -91,8 +91,9 @@ class Handler(BaseHTTPRequestHandler):
         self.body_left = self._content_length()
         self.status = 0
         self.error_code = ""
-        self.rename_form = None
-        started = time.monotonic()
+        self.rename_form: str | None = None
+        self.logged = False
+        self.started = started = time.monotonic()
         if not getattr(self, "counted", False):
             self.server.begin_request()
         self.counted = False
@@ -106,11 +107,15 @@ class Handler(BaseHTTPRequestHandler):
                 self.status, self.error_code = 499, "ClientDisconnected"
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True
-            except FileNotFoundError as exc:  # moved away mid-request (the engine, a client)
-                self._refuse(ServeError("path_not_found", f"{exc.filename} disappeared while "
-                                        "the request ran", blob="blob_not_found"))
+            except FileNotFoundError:  # moved away mid-request (the engine, a client)
+                self._refuse_unless_answered(ServeError(
+                    "path_not_found", f"{self.raw_path}: a file moved away while the request ran",
+                    blob="blob_not_found"))
             except OSError as exc:
-                self._refuse(ServeError("internal_error", f"{type(exc).__name__}: {exc.strerror or exc}"))
+                self._refuse_unless_answered(ServeError(
+                    "internal_error", f"{type(exc).__name__}: {exc.strerror or exc}"))
+            except Exception as exc:  # noqa: BLE001 - answered 500 and logged, never a dropped connection
+                self._refuse_unless_answered(ServeError("internal_error", f"{exc!r}"))
             finally:
                 if self.body_left:
                     self.close_connection = True  # an unread body can't be skipped safely
@@ -153,6 +158,7 @@ class Handler(BaseHTTPRequestHandler):
     def respond(self, status: int, headers: dict[str, str] | None = None,
                 body: bytes | BinaryIO | None = None, length: int | None = None) -> None:
         self.status = status
+        self.server.log_request(self, time.monotonic() - self.started)
         self.send_response(status)
         version = self.headers.get("x-ms-version") or wire.DEFAULT_VERSION
         base = {"x-ms-request-id": str(uuid.uuid4()), "x-ms-version": version}
@@ -178,6 +184,13 @@ class Handler(BaseHTTPRequestHandler):
                 break
             self.wfile.write(chunk)
             remaining -= len(chunk)
+
+    def _refuse_unless_answered(self, exc: ServeError) -> None:
+        if self.status:  # the answer had started: all that is left is to drop the connection
+            self.close_connection = True
+            self.error_code, self.error_message = exc.code_for(self.blob).code, exc.message
+            return
+        self._refuse(exc)
 
     def _refuse(self, exc: ServeError) -> None:
         code = exc.code_for(self.blob)

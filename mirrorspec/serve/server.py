@@ -85,12 +85,19 @@ class OneLakeServer(ThreadingHTTPServer):
             self._in_flight -= 1
             self._idle.notify_all()
         self.conformance.requests += 1
+        if not handler.logged:  # no answer was sent (the client went away)
+            self.log_request(handler, seconds)
+
+    def log_request(self, handler: Handler, seconds: float) -> None:
+        """One line per request, written before its answer is sent (so a client that has its
+        answer finds the line): refusals always, the rest with --log-requests."""
+        handler.logged = True
         status, code = handler.status, handler.error_code
         path = _redact(handler.path)
         line = f"{handler.method} {path} -> {status}"
         fields = {"method": handler.method, "path": path, "status": status,
                   "seconds": round(seconds, 4)}
-        form = getattr(handler, "rename_form", None)
+        form = handler.rename_form
         if form:
             fields["rename_source_form"] = form
         # a read of a missing path is how clients probe (exists(), _last_checkpoint): not a refusal
@@ -99,7 +106,8 @@ class OneLakeServer(ThreadingHTTPServer):
             reason = getattr(handler, "error_message", "")
             self.log("warning", f"{line} {code}: {reason}", error_code=code, **fields)
         elif self.config.log_requests:
-            self.log("info", line + (f" {code}" if code else "") + (f" (rename source form: {form})" if form else ""), **fields)
+            self.log("info", line + (f" {code}" if code else "")
+                     + (f" (rename source form: {form})" if form else ""), **fields)
 
     def wait_idle(self, timeout: float) -> bool:
         """True once no request is in flight (False when `timeout` passes first)."""

@@ -53,8 +53,7 @@ class Upload:
     pending: bool  # hidden: the final name is not on disk yet
     ranges: list[tuple[int, int]] = field(default_factory=list)
     created_at: float = field(default_factory=time.monotonic)
-    lock: threading.Condition = field(default_factory=threading.Condition)
-    writers: int = 0  # appends streaming now (a flush waits for them)
+    lock: threading.Lock = field(default_factory=threading.Lock)
     dead: bool = False
 
     @property
@@ -345,25 +344,29 @@ class Store:
             return upload
 
     def append(self, place: Place, position: int, body: Iterator[bytes]) -> Upload:
-        """PATCH ?action=append: stream `body` into the staging file at `position`. Appends may
-        come in any order; a broken one records nothing (a flush then finds the gap)."""
+        """PATCH ?action=append: stream `body` to a file of its own, then (all of it arrived)
+        copy it into the staging file at `position` and record the range. Appends may come in
+        any order, and a retried append may overlap one still running: a broken one never
+        touches the staging file (a flush then finds the gap)."""
         upload = self._upload_for_append(place)
-        written = 0
-        with upload.lock:
-            upload.writers += 1
+        part = self._new_staging()
         try:
-            with open(upload.staging, "r+b") as handle:  # its own handle: parallel appends
-                handle.seek(position)
+            written = 0
+            with open(part, "wb") as handle:
                 for chunk in body:
                     handle.write(chunk)
                     written += len(chunk)
-            with upload.lock:
-                upload.ranges.append((position, position + written))
+            for _attempt in range(2):
+                with upload.lock:
+                    if not upload.dead:
+                        _copy_into(part, upload.staging, position, written)
+                        upload.ranges.append((position, position + written))
+                        return upload
+                upload = self._upload_for_append(place)  # flushed meanwhile: the next upload
+            raise ServeError("path_not_found", f"append to {place.ws_path}: the file was deleted "
+                             "or renamed while the append ran")
         finally:
-            with upload.lock:
-                upload.writers -= 1
-                upload.lock.notify_all()
-        return upload
+            part.unlink(missing_ok=True)
 
     def flush(self, place: Place, position: int, if_match: str | None, if_none_match: str | None,
               retain: bool = False) -> str:
@@ -380,7 +383,6 @@ class Store:
                                  f"but it holds {entry.size} bytes and nothing uncommitted")
             return entry.etag
         with upload.lock:
-            upload.lock.wait_for(lambda: upload.writers == 0)
             with self._lock:
                 return self._publish_upload(place, path, upload, position, if_match,
                                             if_none_match, retain)
@@ -516,12 +518,13 @@ class Store:
                                  f"{'directory' if dst_entry.is_dir else 'file'}")
             if src_entry is not None:
                 os.replace(src, dst)
+            self._replace_upload(dest.rel, None)  # what was uncommitted there is gone
             for key in [k for k in self._uploads if k[: len(source.rel)] == source.rel]:
                 moved = self._uploads.pop(key)
                 self._replace_upload(dest.rel + key[len(source.rel):], moved)
-            self._replace_upload(dest.rel, self._uploads.pop(dest.rel, None))
-            entry = self.stat(dest)
-            return entry.etag if entry else upload.etag
+            # a rename keeps the ETag (ABFS's rename recovery compares source and destination);
+            # the source's, as the engine may already have moved the destination on
+            return src_entry.etag if src_entry else upload.etag
 
     def delete(self, place: Place, recursive: bool) -> None:
         """DELETE: a file, an empty folder, or (recursive) a folder and its subtree."""
@@ -563,6 +566,22 @@ def _virtual_child(base: Place, name: str, names: Names) -> Place:
     if base.area == "item":
         return Place("files" if name == "Files" else "tables", base.workspace, base.item)
     return Place("landing" if name == "LandingZone" else "monitoring", base.workspace, base.item)
+
+
+def _copy_into(source: Path, target: Path, offset: int, n: int) -> None:
+    """The `n` bytes of `source` into `target` at `offset` (in the kernel where it can)."""
+    with open(source, "rb") as src, open(target, "r+b") as dst:
+        done = 0
+        try:
+            while done < n:
+                copied = os.copy_file_range(src.fileno(), dst.fileno(), n - done, done, offset + done)
+                if copied == 0:
+                    break
+                done += copied
+        except (AttributeError, OSError):  # no copy_file_range here: copy through Python
+            src.seek(done)
+            dst.seek(offset + done)
+            _copy_n(src, dst, n - done)
 
 
 def _copy_n(src: BinaryIO, dst: BinaryIO, n: int) -> None:

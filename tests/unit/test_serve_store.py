@@ -155,3 +155,36 @@ def test_a_link_out_of_the_landing_zone_is_not_followed(store, tmp_path):
         store.open_read(lz("t", "key.txt"))
     assert info.value.key == "invalid_name"
     assert store.walk(lz(), recursive=True) == []
+
+
+def test_a_retried_append_overlapping_a_broken_one_wins(store):
+    """An SDK retries an append whose first attempt is still streaming; the first then breaks.
+    Its bytes never reach the staging file, whichever order the two finish in."""
+    import threading
+
+    place = lz("t", "f.parquet")
+    store.create_file(place, None, None)
+    started, release = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def broken():
+        yield b"partial"
+        started.set()
+        release.wait(10)
+        raise ConnectionResetError()
+
+    def first():
+        try:
+            store.append(place, 0, broken())
+        except ConnectionResetError as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    assert started.wait(10)
+    store.append(place, 0, iter([b"whole"]))
+    release.set()
+    thread.join(10)
+    assert len(errors) == 1
+    store.flush(place, 5, None, None)
+    assert store.open_read(place)[1].read() == b"whole"
