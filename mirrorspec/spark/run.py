@@ -172,6 +172,8 @@ def _publish(spark, plan: Plan, job: _TableJob, console: Console) -> None:
     result.files_published.extend(published.files_written)
     result.rows_published += int(published.rows or 0)
     result.held_back.extend(published.held_back or [])
+    for kind, count in (published.skipped or {}).items():
+        result.messages_skipped[kind] = result.messages_skipped.get(kind, 0) + count
     if published.status == "Failed":
         error = published.error or {}
         result.fail(_error_text(error) or "publishing failed", error.get("errorCode"))
