@@ -254,6 +254,9 @@ class Handler(BaseHTTPRequestHandler):
         self.respond(200, headers, length=entry.size)
 
     def _get(self, place: Place) -> None:
+        if place.area == "account":
+            self._list_workspaces()
+            return
         if self.query.get("restype", "").lower() == "container":
             if self.query.get("comp", "").lower() == "list":
                 self._list_blobs(place)
@@ -291,6 +294,23 @@ class Handler(BaseHTTPRequestHandler):
         finally:
             if not isinstance(content, bytes):
                 content.close()
+
+    def _list_workspaces(self) -> None:
+        """List Filesystems (`?resource=account`) or List Containers (`?comp=list`): the one
+        workspace served."""
+        names = self.server.names
+        etag, modified = '"0x8D0000000000000"', wire.http_date(self.server.store.started)
+        if self.query.get("resource", "").lower() == "account":
+            doc = {"filesystems": [{"name": names.workspace, "lastModified": modified,
+                                    "etag": etag.strip('"')}]}
+            self.respond(200, {"Content-Type": "application/json;charset=utf-8"},
+                         json.dumps(doc).encode())
+        elif self.query.get("comp", "").lower() == "list":
+            self.respond(200, {"Content-Type": "application/xml"},
+                         wire.container_listing(names.workspace, etag, modified))
+        else:
+            raise ServeError("unsupported", "the account root answers only ?resource=account "
+                             "and ?comp=list")
 
     def _list_paths(self, place: Place) -> None:
         """D9: on the workspace with `directory=`, or on a deeper path (the FT-SDK form)."""

@@ -115,6 +115,18 @@ def blob_listing(container: str, endpoint: str, entries: list[Entry], prefixes: 
     return b'<?xml version="1.0" encoding="utf-8"?>' + ET.tostring(root)
 
 
+def container_listing(name: str, etag: str, modified: str) -> bytes:
+    """List Containers' XML with the one workspace."""
+    root = ET.Element("EnumerationResults", ServiceEndpoint="/onelake/")
+    container = ET.SubElement(ET.SubElement(root, "Containers"), "Container")
+    ET.SubElement(container, "Name").text = name
+    props = ET.SubElement(container, "Properties")
+    ET.SubElement(props, "Last-Modified").text = modified
+    ET.SubElement(props, "Etag").text = etag
+    ET.SubElement(root, "NextMarker").text = ""
+    return b'<?xml version="1.0" encoding="utf-8"?>' + ET.tostring(root)
+
+
 def parse_block_list(body: bytes) -> list[str]:
     """The block ids of a Put Block List body, in order (ValueError when malformed)."""
     try:

@@ -175,6 +175,14 @@ def test_blob_dialect_put_blob_blocks_and_listing(endpoint):
     assert not (endpoint.landing / "blob" / "small.csv").exists()
 
 
+def test_the_account_lists_the_one_workspace(endpoint):
+    credential = DefaultAzureCredential()
+    dfs = DataLakeServiceClient(endpoint.ready["account_url"], credential=credential)
+    assert [f.name for f in dfs.list_file_systems()] == ["ws1"]
+    blob = BlobServiceClient(endpoint.ready["account_url"], credential=credential)
+    assert [c.name for c in blob.list_containers()] == ["ws1"]
+
+
 def test_monitoring_and_tables_are_read_only(endpoint, fs):
     tables = fs.get_file_client(f"{ITEM}/Files/Monitoring/tables.json")
     assert json.loads(tables.download_file().readall()) == {"tables": []}
