@@ -312,3 +312,31 @@ def test_a_killed_serve_leaves_whole_files_and_its_staging_is_swept(tmp_path):
         assert staging == [f".landing_zone.serve-staging-{again.ready['pid']}"]
     finally:
         assert again.stop() == 0
+
+
+def test_tls_with_a_given_certificate(tmp_path):
+    import ssl
+
+    import trustme
+
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1")
+    cert.private_key_and_cert_chain_pem.write_to_path(str(tmp_path / "server.pem"))
+    ca.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
+    s = OneLakeServe(tmp_path, "--cert", str(tmp_path / "server.pem"), "--key",
+                     str(tmp_path / "server.pem"), "--ca-file", str(tmp_path / "ca.pem"))
+    try:
+        assert s.ready["url"].startswith("https://") and s.ready["ca_file"] == str(tmp_path / "ca.pem")
+        parts = urlsplit(s.ready["url"])
+        context = ssl.create_default_context(cafile=s.ready["ca_file"])
+        conn = http.client.HTTPSConnection(parts.hostname, parts.port, context=context, timeout=30)
+        conn.request("GET", "/onelake/local?resource=filesystem&recursive=false", headers=AUTH)
+        assert conn.getresponse().status == 200
+        conn.close()
+        with pytest.raises(ssl.SSLError):  # a client that does not trust the CA is refused
+            plain = http.client.HTTPSConnection(parts.hostname, parts.port, timeout=30,
+                                                context=ssl.create_default_context())
+            plain.request("GET", "/onelake/local")
+            plain.getresponse()
+    finally:
+        assert s.stop() == 0

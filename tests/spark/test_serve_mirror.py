@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import time
 
 
@@ -27,6 +28,26 @@ ITEM = "db.MountedRelationalDatabase"
 TABLE = f"{ITEM}/Files/LandingZone/sales.schema/orders"
 MIRROR_CONF = ("spark.master=local[1]", "spark.sql.shuffle.partitions=1", "spark.ui.enabled=false",
                "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes below `pid` (the mirror child and the JVM it started)."""
+    found = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children") as handle:
+            for child in map(int, handle.read().split()):
+                found += [child, *descendants(child)]
+    return found
+
+
+def gone(pids: list[int], limit: float = 30.0) -> bool:
+    """True once none of `pids` runs (a zombie reaped by init counts as gone)."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if not [p for p in pids if os.path.exists(f"/proc/{p}")]:
+            return True
+        time.sleep(0.2)  # polling process state
+    return False
 
 
 def parquet(ids: list[int]) -> bytes:
@@ -84,8 +105,11 @@ def test_sdk_publisher_mirrors_and_the_zero_byte_race_is_caught(tmp_path, monkey
         racer.flush_data(len(data))
         wait_for(fs, lambda e: e["metrics"]["processedRowCount"] == 5 and e["status"] != "Failed",
                  "5 rows after the re-write", server)
+        children = descendants(server.process.pid)
+        assert len(children) >= 2  # the mirror process and its JVM
     finally:
         assert server.stop() == 0
+    assert gone(children)  # neither the mirror process nor its JVM outlives serve
     findings = json.loads((tmp_path / "report.json").read_text())["findings"]
     assert [f["path"] for f in findings if f["kind"] == "zero-byte-visible"] == [
         f"{TABLE}/00000000000000000002.parquet"]
