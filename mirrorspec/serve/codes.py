@@ -31,7 +31,6 @@ CODES: dict[str, Code] = {
     "condition_not_met": Code(412, "ConditionNotMet"),
     "invalid_flush_position": Code(400, "InvalidFlushPosition"),
     "invalid_range": Code(416, "InvalidRange"),
-    "missing_content_length": Code(411, "MissingContentLengthHeader"),
     "body_too_large": Code(413, "RequestBodyTooLarge"),
     "invalid_input": Code(400, "InvalidInput"),
     "invalid_query": Code(400, "InvalidQueryParameterValue"),

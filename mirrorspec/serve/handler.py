@@ -123,9 +123,11 @@ class Handler(BaseHTTPRequestHandler):
             self.server.end_request(self, time.monotonic() - started)
 
     def _content_length(self) -> int:
-        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
-            self.close_connection = True
-            return 0
+        """Bytes of body still to read: Content-Length, or 1 for a chunked body (unknown until
+        its last chunk; nonzero means "not read yet")."""
+        self.chunked = "chunked" in (self.headers.get("Transfer-Encoding") or "").lower()
+        if self.chunked:
+            return 1
         try:
             return max(0, int(self.headers.get("Content-Length") or 0))
         except ValueError:
@@ -133,10 +135,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def body(self, limit: int | None = None) -> Iterator[bytes]:
         """The request body in chunks (never all in memory); ClientGone on a short body."""
-        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
-            raise ServeError("missing_content_length", "chunked request bodies are not supported: "
-                             "send Content-Length")
         cap = self.server.config.max_body if limit is None else limit
+        if self.chunked:
+            yield from self._chunked_body(cap)
+            return
         if self.body_left > cap:
             raise ServeError("body_too_large", f"the body of {self.body_left} bytes is over the "
                              f"limit of {cap} bytes")
@@ -146,6 +148,35 @@ class Handler(BaseHTTPRequestHandler):
                 raise ClientGone()
             self.body_left -= len(chunk)
             yield chunk
+
+    def _chunked_body(self, cap: int) -> Iterator[bytes]:
+        """Transfer-Encoding: chunked (clients that stream a body of unknown length)."""
+        total = 0
+        while True:
+            line = self.rfile.readline(1 << 16)
+            if not line:
+                raise ClientGone()
+            try:
+                size = int(line.split(b";", 1)[0].strip(), 16)
+            except ValueError:
+                raise ServeError("invalid_input", f"a chunk size line {line[:40]!r} is not "
+                                 "hexadecimal") from None
+            if size == 0:
+                while self.rfile.readline(1 << 16) not in (b"\r\n", b"\n", b""):
+                    pass  # trailer fields are ignored
+                self.body_left = 0
+                return
+            total += size
+            if total > cap:
+                raise ServeError("body_too_large", f"the chunked body is over the limit of "
+                                 f"{cap} bytes")
+            while size > 0:
+                chunk = self.rfile.read(min(CHUNK, size))
+                if not chunk:
+                    raise ClientGone()
+                size -= len(chunk)
+                yield chunk
+            self.rfile.readline(1 << 16)  # the CRLF after the chunk's data
 
     def body_bytes(self, limit: int) -> bytes:
         return b"".join(self.body(limit))
