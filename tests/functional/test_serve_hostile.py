@@ -248,7 +248,7 @@ def test_bad_options_are_clear_errors_without_a_jvm(tmp_path):
 
     folders = ["--landing-zone", str(tmp_path / "lz"), "--warehouse", str(tmp_path / "wh")]
     result = run_without_jvm("serve", *folders, "--host", "0.0.0.0", cwd=tmp_path)
-    assert result.returncode == 2 and "loopback" in result.stderr
+    assert result.returncode == 2 and "loopback" in result.stdout + result.stderr
     (tmp_path / "cert.pem").write_text("not a certificate")
     result = run_without_jvm("serve", *folders, "--cert", str(tmp_path / "cert.pem"), cwd=tmp_path)
     assert result.returncode == 1 and "--key" in result.stdout + result.stderr
