@@ -39,7 +39,8 @@ class Edge:
 
 def layout(nodes: list[Node], edges: list[Edge]) -> dict[str, tuple[float, float]]:
     """Top-left corner of each node: landing folders and Delta tables one per row in the given
-    order; each feed beside the middle of the folders it writes, never overlapping another."""
+    order; each feed beside the first folder it writes, never overlapping another (the
+    folders of a feed are drawn together: collect.lineage)."""
     step = NODE_H + ROW_GAP
     where: dict[str, tuple[float, float]] = {}
     for column in (1, 2):
@@ -50,7 +51,7 @@ def layout(nodes: list[Node], edges: list[Edge]) -> dict[str, tuple[float, float
     for index, node in enumerate(n for n in nodes if n.column == 0):
         ys = [where[e.target][1] for e in edges
               if e.source == node.key and e.kind == "flow" and e.target in where]
-        wanted.append((sum(ys) / len(ys) if ys else TOP + index * step, index, node))
+        wanted.append((min(ys) if ys else TOP + index * step, index, node))
     floor = float(TOP)
     for y, _index, node in sorted(wanted, key=lambda w: (w[0], w[1])):
         y = max(y, floor)

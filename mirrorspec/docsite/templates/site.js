@@ -65,7 +65,8 @@
     svg.style.width = size.w * scale + "px";
     svg.style.height = size.h * scale + "px";
   }
-  function fitWidth() { zoom(Math.max(0.55, Math.min(1, (wrap.clientWidth - 2) / size.w))); }
+  // never so small that labels can't be read: on a phone the box pans sideways instead
+  function fitWidth() { zoom(Math.max(0.7, Math.min(1, (wrap.clientWidth - 2) / size.w))); }
   function fitAll() {
     zoom(Math.min(1, (wrap.clientWidth - 2) / size.w, (parseFloat(getComputedStyle(wrap).maxHeight) - 2) / size.h));
   }
@@ -147,7 +148,7 @@
       if (+n.getAttribute("data-col") !== 0) return;
       var ys = edges.filter(function (e) { return e.getAttribute("data-from") === k && at[e.getAttribute("data-to")]; })
         .map(function (e) { return at[e.getAttribute("data-to")][1]; });
-      var y = Math.max(floor, ys.length ? ys.reduce(function (a, b) { return a + b; }, 0) / ys.length : floor);
+      var y = Math.max(floor, ys.length ? Math.min.apply(null, ys) : floor);
       at[k] = [LEFT, y];
       floor = y + STEP;
     });
@@ -169,21 +170,25 @@
     size = { w: LEFT * 2 + 3 * W + 2 * g[2] + (refs ? REF : 0), h: h + H + 8 };
     svg.setAttribute("viewBox", "0 0 " + size.w + " " + size.h);
   }
+  function start() {  // a box narrower than the graph opens on the folders → Delta tables
+    fitWidth();
+    wrap.scrollTop = 0;
+    wrap.scrollLeft = size.w * scale > wrap.clientWidth ? (LEFT + COL + W / 2) * scale : 0;
+  }
   var select = document.getElementById("lineage-focus");
   function fromHash() {
     var m = /^#focus=(.+)$/.exec(location.hash);
     var key = m ? "delta:" + decodeURIComponent(m[1]) : "";
     if (select) select.value = byKey[key] ? key : "";
     focus(key);
-    fitWidth();
+    start();
   }
   if (select) {
     select.addEventListener("change", function () {
       var id = select.value.replace(/^delta:/, "");
       history.replaceState(null, "", id ? "#focus=" + encodeURIComponent(id) : location.pathname);
       focus(select.value);
-      fitWidth();
-      wrap.scrollTop = wrap.scrollLeft = 0;
+      start();
     });
   }
   window.addEventListener("hashchange", fromHash);
