@@ -25,9 +25,8 @@
       row.hidden = !match;
       if (match) shown++;
       var box = row.querySelector(".hits");
-      box.textContent = "";
-      box.hidden = !(match && hits.length);
-      if (box.hidden) return;
+      box.textContent = "";  // empty: hidden by the style sheet
+      if (!match || !hits.length) return;
       box.appendChild(document.createTextNode(hits.length === 1 ? "column " : "columns "));
       hits.slice(0, 6).forEach(function (c, i) {
         if (i) box.appendChild(document.createTextNode(", "));
@@ -61,7 +60,7 @@
   var size = { w: full.w, h: full.h }, scale = 1;
 
   function zoom(to) {
-    scale = Math.max(0.15, Math.min(2.5, to));
+    scale = Math.max(0.05, Math.min(2.5, to));
     svg.style.width = size.w * scale + "px";
     svg.style.height = size.h * scale + "px";
   }
