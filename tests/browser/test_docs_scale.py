@@ -112,7 +112,7 @@ def test_search_finds_tables_by_column_name_and_description(served):
     assert out["attr_42"]["rows"] == ["stock.t042"]
     assert len(out["parent_id"]["rows"]) == 100
     assert out["crm iban"]["rows"] == ["crm.t057"] and out["sales iban"]["rows"] == []
-    assert out["failed bank"]["rows"] == ["crm.t057"]  # status text + a description
+    assert out["failed bank"]["rows"] == ["crm.t057"]  # its status + a description
 
 
 LINEAGE = """function (d, w, out) {
