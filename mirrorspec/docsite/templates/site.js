@@ -25,7 +25,7 @@
       row.hidden = !match;
       if (match) shown++;
       var box = row.querySelector(".hits");
-      box.textContent = "";  // empty: hidden by the style sheet
+      box.textContent = "";  // an empty box takes no room (style.css)
       if (!match || !hits.length) return;
       box.appendChild(document.createTextNode(hits.length === 1 ? "column " : "columns "));
       hits.slice(0, 6).forEach(function (c, i) {
