@@ -12,6 +12,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import zlib
 from contextlib import contextmanager
@@ -46,6 +47,23 @@ def find_browser() -> str:
                 "-y chromium` (Debian/Ubuntu), or set MIRRORSPEC_SKIP_BROWSER=1 to skip "
                 "the browser tests", pytrace=False)
 
+
+
+def generated(request, prefix: str, write) -> Path:
+    """`write(folder)`'s project with its site generated, in a new /tmp folder removed after
+    the test. The pages print the project's absolute paths: a folder name of fixed length keeps
+    their line wrapping, and so the screenshots, the same on every machine."""
+    from click.testing import CliRunner
+
+    from mirrorspec.cli import cli
+
+    home = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(home, ignore_errors=True))
+    project = write(home / "shop")
+    result = CliRunner().invoke(cli, ["docs", "generate", "--project-dir", str(project)],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return project
 
 
 @contextmanager

@@ -6,19 +6,15 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _browser import find_browser, looks_like_reference, measure, serving
+from _browser import find_browser, generated, looks_like_reference, measure, serving
 from _site import write_many
 
-from mirrorspec.cli import cli
 from mirrorspec.docsite.lineage import NODE_H
 
 browser = pytest.mark.browser
@@ -26,14 +22,8 @@ browser = pytest.mark.browser
 
 @pytest.fixture(scope="module")
 def many(tmp_path_factory, request) -> Path:
-    """A generated site of 100 tables (in a /tmp folder of fixed name length, as test_docs_site)."""
-    home = Path(tempfile.mkdtemp(prefix="ms-many-", dir="/tmp"))
-    request.addfinalizer(lambda: shutil.rmtree(home, ignore_errors=True))
-    project = write_many(home / "shop")
-    result = CliRunner().invoke(cli, ["docs", "generate", "--project-dir", str(project)],
-                                catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return project
+    """The project of 100 tables with its site generated."""
+    return generated(request, "ms-many-", write_many)
 
 
 @pytest.fixture(scope="module")
@@ -132,6 +122,12 @@ LINEAGE = """function (d, w, out) {
   d.querySelector('[data-zoom="fit"]').click();
   out.fit = [svg.getBoundingClientRect().width, svg.getBoundingClientRect().height, wrap.clientHeight];
   out.select = d.getElementById("lineage-focus").value;
+  var delta = svg.querySelector('[data-key="delta:crm.t057"]');
+  delta.dispatchEvent(new w.PointerEvent("pointerenter"));
+  out.highlighted = Array.prototype.map.call(svg.querySelectorAll(".on"), function (e) {
+    return e.getAttribute("data-from") + ">" + e.getAttribute("data-to");
+  });
+  out.dimmed = svg.classList.contains("hl");
 }"""
 
 
@@ -145,6 +141,10 @@ def test_lineage_of_100_tables_fits_a_box_that_pans_and_zooms(served, width):
     assert out["zoomed"] == pytest.approx(out["width"] * 1.25, rel=0.01)
     fit_w, fit_h, box_h = out["fit"]  # "fit" shows the whole graph in the box
     assert fit_h <= box_h + 1 and fit_w < out["width"]
+    # pointing at a table brings out its edges among the 296 others (the rest are dimmed)
+    assert out["dimmed"] and sorted(out["highlighted"]) == [
+        "delta:crm.t057>delta:crm.t053", "delta:crm.t061>delta:crm.t057",
+        "lz:crm.t057>delta:crm.t057"]
 
 
 @browser

@@ -7,20 +7,16 @@ saying so, unless MIRRORSPEC_SKIP_BROWSER=1.
 from __future__ import annotations
 
 import re
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _browser import chromium, dump_dom, find_browser, looks_like_reference, measure, read_png, \
-    serving, visible_text
+from _browser import chromium, dump_dom, find_browser, generated, looks_like_reference, measure, \
+    read_png, serving, visible_text
 from _site import write_project
 
-from mirrorspec.cli import cli
 
 pytestmark = pytest.mark.browser  # every test here drives a real headless Chromium
 
@@ -29,17 +25,9 @@ pytestmark = pytest.mark.browser  # every test here drives a real headless Chrom
 def served(tmp_path_factory, request):
     """(browser, base URL, tmp dir): the generated site behind `mirrorspec docs serve --port 0`."""
     browser = find_browser()
-    tmp = tmp_path_factory.mktemp("docs")
-    # The pages print the project's absolute paths: a folder name of fixed length keeps their
-    # line wrapping, and so the screenshots, the same on every machine.
-    home = Path(tempfile.mkdtemp(prefix="ms-docs-", dir="/tmp"))
-    request.addfinalizer(lambda: shutil.rmtree(home, ignore_errors=True))
-    project = write_project(home / "shop")
-    result = CliRunner().invoke(cli, ["docs", "generate", "--project-dir", str(project)],
-                                catch_exceptions=False)
-    assert result.exit_code == 0, result.output
+    project = generated(request, "ms-docs-", write_project)
     with serving(project) as url:
-        yield browser, url, tmp, project / "target" / "docs"
+        yield browser, url, tmp_path_factory.mktemp("docs"), project / "target" / "docs"
 
 
 def test_index_shows_every_table_with_status_and_lineage(served):

@@ -169,10 +169,10 @@
     size = { w: LEFT * 2 + 3 * W + 2 * g[2] + (refs ? REF : 0), h: h + H + 8 };
     svg.setAttribute("viewBox", "0 0 " + size.w + " " + size.h);
   }
-  function start() {  // a box narrower than the graph opens on the folders → Delta tables
+  function start() {  // a box narrower than the graph opens on the whole Delta table column
     fitWidth();
     wrap.scrollTop = 0;
-    wrap.scrollLeft = size.w * scale > wrap.clientWidth ? (LEFT + COL + W / 2) * scale : 0;
+    wrap.scrollLeft = Math.max(0, (LEFT + 2 * COL + W + 12) * scale - wrap.clientWidth);
   }
   var select = document.getElementById("lineage-focus");
   function fromHash() {
@@ -191,5 +191,15 @@
     });
   }
   window.addEventListener("hashchange", fromHash);
+  // until the reader pans or zooms, a resized window (a phone turned, a window that gets its
+  // size after the first paint) opens the graph again
+  var untouched = true;
+  ["pointerdown", "wheel", "keydown"].forEach(function (name) {
+    wrap.addEventListener(name, function () { untouched = false; });
+  });
+  document.querySelectorAll("[data-zoom]").forEach(function (b) {
+    b.addEventListener("click", function () { untouched = false; });
+  });
+  window.addEventListener("resize", function () { if (untouched) start(); });
   fromHash();
 })();
