@@ -192,6 +192,16 @@ def measure(served, site: Path, page: str, width: int, script: str, height: int 
     return out
 
 
+# On a phone: the page never scrolls sideways and every result badge is on screen.
+PHONE_CHECK = """function (d, w, out) {
+  out.overflow = d.documentElement.scrollWidth - w.innerWidth;
+  out.badges = Array.prototype.map.call(d.querySelectorAll("td .badge"), function (b) {
+    var r = b.getBoundingClientRect();
+    return [b.textContent.trim(), r.left >= 0 && r.right <= w.innerWidth && r.width > 0];
+  });
+}"""
+
+
 def grid_difference(actual, expected) -> float:
     """Share of grid cells whose mean brightness differs by more than CELL_TOLERANCE, at the
     best vertical offset within ±MAX_SHIFT_PX (a path wrapping onto one more line shifts what

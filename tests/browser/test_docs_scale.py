@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _browser import find_browser, generated, looks_like_reference, measure, serving
+from _browser import PHONE_CHECK, find_browser, generated, looks_like_reference, measure, serving
 from _site import write_many
 
 from mirrorspec.docsite.lineage import NODE_H
@@ -156,6 +156,15 @@ def test_focus_on_a_table_shows_it_and_its_neighbours(served, width):
     assert sorted(out["refs"]) == ["delta:crm.t057>delta:crm.t053",
                                    "delta:crm.t061>delta:crm.t057"]
     assert out["select"] == "delta:crm.t057" and out["overflow"] <= 0
+
+
+@browser
+def test_a_phone_sees_the_results_of_100_tables_without_scrolling_sideways(served):
+    out = measure(served, served[3], "index.html", 390, PHONE_CHECK, height=800)
+    assert out["overflow"] <= 0
+    labels = [label for label, _visible in out["badges"]]
+    assert len(labels) >= 200 and "1 FAIL" in labels and "Failed" in labels
+    assert all(visible for _label, visible in out["badges"])
 
 
 SHOTS = [("index.html", (1280, 1000)), ("index.html", (390, 1400)),

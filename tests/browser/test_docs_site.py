@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _browser import chromium, dump_dom, find_browser, generated, looks_like_reference, measure, \
-    read_png, serving, visible_text
+from _browser import PHONE_CHECK, chromium, dump_dom, find_browser, generated, \
+    looks_like_reference, measure, read_png, serving, visible_text
 from _site import write_project
 
 
@@ -98,16 +98,6 @@ def test_pages_look_like_their_reference_screenshots(served, page, size):
     after an intended change."""
     name = page.replace("/", "_") + ("" if size[0] > 400 else ".390") + ".png"
     looks_like_reference(served, page, size, name)
-
-
-# On a phone: the page never scrolls sideways and every result badge is on screen.
-PHONE_CHECK = """function (d, w, out) {
-  out.overflow = d.documentElement.scrollWidth - w.innerWidth;
-  out.badges = Array.prototype.map.call(d.querySelectorAll("td .badge"), function (b) {
-    var r = b.getBoundingClientRect();
-    return [b.textContent.trim(), r.left >= 0 && r.right <= w.innerWidth && r.width > 0];
-  });
-}"""
 
 
 @pytest.mark.parametrize("page", ["index.html", "tables/sales.orders.html"])
