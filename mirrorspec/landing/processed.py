@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from mirrorspec import mirroring
 from mirrorspec.errors import LandingZoneError
@@ -53,7 +54,7 @@ class AppliedFiles:
     missing: list[str] = field(default_factory=list)  # applied, but no longer in the landing zone
     mode: str = "sequence"  # or "time" (LastUpdateTimeFileDetection)
     from_log: bool = True  # False: rebuilt from the latest progress (older commits cleaned up)
-    meta: dict = field(default_factory=dict)  # the latest engine record
+    meta: dict[str, Any] = field(default_factory=dict)  # the latest engine record
 
 
 def applied_files(landing_fs: FileSystem, warehouse_fs: FileSystem, delta_path: str,
@@ -87,11 +88,11 @@ def applied_files(landing_fs: FileSystem, warehouse_fs: FileSystem, delta_path: 
         for _, meta, _ in commits:
             result.meta = meta
             for name in meta.get("files") or []:
-                entry = where.get(str(name))
-                if entry is None:
+                found = where.get(str(name))
+                if found is None:
                     result.missing.append(str(name))
                 else:
-                    result.files.append(landing_file(entry))
+                    result.files.append(landing_file(found))
         result.mode = result.meta.get("mode", "sequence")
         return result
     copies = state_copies(warehouse_fs, delta_path)
