@@ -131,9 +131,12 @@ def _summary(console, result) -> None:
 @click.option("--retention-days", type=float, default=PROCESSED_RETENTION_DAYS,
               show_default=True,
               help="Days processed files stay in _ProcessedFiles.")
+@click.option("--settle-seconds", type=click.FloatRange(0), default=0, show_default=True,
+              metavar="SECONDS",
+              help="Apply a file only once it is this old (producers that write in place).")
 def mirror(landing_zone: str, warehouse: str, watch: float | None, select: tuple[str, ...],
            threads: int, master: str, conf: tuple[str, ...], strict: bool,
-           retention_days: float) -> None:
+           retention_days: float, settle_seconds: float) -> None:
     """Mirror a landing zone into Delta tables exactly as Fabric open mirroring does."""
     console = get_console()
     spark_conf = _parse_conf(conf)
@@ -141,7 +144,7 @@ def mirror(landing_zone: str, warehouse: str, watch: float | None, select: tuple
     from mirrorspec.spark.session import build_session
 
     options = MirrorOptions(threads=threads, strict=strict, retention_days=retention_days,
-                            select=tuple(select))
+                            select=tuple(select), settle_seconds=settle_seconds)
     spark = build_session(master, spark_conf)
     stop = threading.Event()
     if watch is not None:

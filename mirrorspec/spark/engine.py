@@ -59,6 +59,7 @@ class MirrorOptions:
     retention_days: float = mirroring.PROCESSED_RETENTION_DAYS  # _ProcessedFiles purge
     select: tuple[str, ...] = ()     # unique ids / globs like "sales.*" / names; empty = all
     move_processed: bool = True
+    settle_seconds: float = 0.0      # a file younger than this waits (producers writing in place)
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class MirrorTarget:
     landing_path: str       # the table's landing folder (path or URI)
     delta_path: str         # WAREHOUSE/<schema or dbo>/<table>
     deletion_vectors: bool | None = None  # the plan's switch; None: the session's default
+    settle_seconds: float | None = None   # the plan's; None: MirrorOptions.settle_seconds
 
 
 @dataclass
@@ -188,6 +190,7 @@ class _TableRun:
                                     landing_path=target.landing_path,
                                     delta_path=target.delta_path)
         self.app_id = mirroring.mirror_id(target.schema, target.name)
+        self._held: set[str] = set()  # names never applied as they are: left in place
 
     # -- entry point
     def run(self) -> TableOutcome:
@@ -277,6 +280,7 @@ class _TableRun:
         listing = landing.list_folder(self.lfs, target.landing_path, metadata)
         crash_point("after_listing", target.unique_id)
         state = self._handle_recreated(state, listing, metadata)
+        self._refuse_key_change(state, metadata)
         folder_id = listing.folder_id or self._write_folder_id()
         meta = state.meta
         self.outcome.processed_rows = int(meta.get("processed_rows", 0))
@@ -286,12 +290,19 @@ class _TableRun:
             done = set(meta.get("files", [])) | set(meta.get("carry", []))
             pending = landing.pending_by_time(listing, done)
             last_applied = meta["files"][-1] if meta.get("files") else None
+            sequence = None
         else:
-            pending = landing.pending_by_sequence(listing, int(meta.get("sequence") or 0))
+            sequence = int(meta.get("sequence") or 0)
+            pending = landing.pending_by_sequence(listing, sequence)
             last_applied = (pending.applied_present[-1].name if pending.applied_present
                             else None)
         self.outcome.awaiting = pending.awaiting
         self._warn(listing.warnings)  # after picking: that adds the names outside the sequence
+        # placed late or changed after it was applied: never applied as it is, left in place
+        misplaced = landing.not_applied_as_placed(pending.applied_present, sequence, meta)
+        self._warn([f"{f.path}: {problem}" for f, _kind, problem in misplaced])
+        self._held = {f.name for f, _kind, _problem in misplaced}
+        self._wait_to_settle(pending)
         if not pending.files:
             self._move([f for f in pending.applied_present if f.name != last_applied])
             self._finish_status(None, pending)
@@ -307,10 +318,69 @@ class _TableRun:
             with decompressed.readable(self.lfs, self.wfs, target.delta_path, schemas):
                 bad, applied = self._apply(schemas, union, bad, metadata, state, meta, folder_id,
                                            pending)
+            # written to while the commit read it: what it gained is not in the table
+            changed = self._changed(applied)
+            self._warn([f"{f.path}: {mirroring.changed_file_problem(applied=True)}"
+                        for f in changed])
+            self._held |= {f.name for f in changed}
+        elif bad is not None:
+            _cutoff, bad = self._unchanged_prefix(pending.files, 0, bad)
         to_move = list(pending.applied_present) + applied
         keep = applied[-1].name if applied else last_applied
         self._move([f for f in to_move if f.name != keep])
         self._finish_status(bad, pending, pending.files)
+
+    def _wait_to_settle(self, pending: landing.Pending) -> None:
+        """Leave for a later pass the first pending file younger than the settle time and every
+        file after it (the order of files is the order of changes)."""
+        settle = self.target.settle_seconds
+        if settle is None:
+            settle = self.options.settle_seconds
+        cut = landing.unsettled(pending.files, settle, time.time())
+        if cut is None:
+            return
+        self.console.info(f"{self.target.unique_id}: {pending.files[cut].name} is younger than "
+                          f"settle_seconds ({settle:g} s); it and {len(pending.files) - cut - 1} "
+                          "later file(s) wait for a later pass", table=self.target.unique_id)
+        pending.files = pending.files[:cut]
+
+    def _changed(self, files) -> list[landing.LandingFile]:
+        """The `files` whose size, time or ETag differ from their listing now (gone: not)."""
+        if not files:
+            return []
+        now = {e.name: e for e in self.lfs.list(self.target.landing_path)}
+        return [f for f in files if f.name in now
+                and not landing.same_version(now[f.name], landing.file_stats(f))]
+
+    def _unchanged_prefix(self, files, cutoff: int, bad):
+        """(cutoff, bad) once the files up to the cutoff (and the bad file) are re-listed: the
+        first one whose size, time or ETag changed since the listing (a producer still writing
+        it in place) ends the batch there and is retried next pass, reported once; a bad file
+        that changed is no longer known to be bad."""
+        upto = cutoff + 1 if bad is not None else cutoff
+        now = {e.name: e for e in self.lfs.list(self.target.landing_path)}
+        for order, file in enumerate(files[:upto]):
+            entry = now.get(file.name)
+            if entry is None:
+                raise _Conflict(f"{file.name} was moved away by another process")
+            if not landing.same_version(entry, landing.file_stats(file)):
+                self._warn([f"{file.path}: {mirroring.changed_file_problem(applied=False)}"])
+                return order, None
+        return cutoff, bad
+
+    def _refuse_key_change(self, state: TableState, metadata: mirroring.TableMetadata) -> None:
+        """Seed 000: keyColumns can't change once added. Another producer changing them under a
+        mirrored table stops it before anything is applied (lint's rule, `metadata/key-changed`)."""
+        if not state.exists or not state.meta:
+            return
+        problem = mirroring.key_change(state.meta.get("keys"), metadata.key_columns)
+        if problem:
+            raise LandingZoneError(
+                problem, file=fsmod.join(self.target.landing_path, mirroring.METADATA_FILE),
+                code=mirroring.KEY_CHANGED_CODE,
+                hint="nothing was applied; put the keyColumns the table was mirrored with back, "
+                     "or recreate the table folder with all its data (the Delta table is then "
+                     "dropped and rebuilt)")
 
     def _apply(self, schemas, union, bad, metadata, state, meta, folder_id, pending):
         """Validate the files' rows and commit those before the first bad one: (bad, applied)."""
@@ -322,6 +392,7 @@ class _TableRun:
         if data_bad is not None:
             bad = data_bad
         cutoff = bad[0] if bad else len(schemas)
+        cutoff, bad = self._unchanged_prefix(pending.files, cutoff, bad)
         applied = [s.file for s in schemas[:cutoff]]
         try:
             if applied:
@@ -485,6 +556,10 @@ class _TableRun:
             "mode": "time" if metadata.last_update_time_detection else "sequence",
             "files": [f.name for f in applied],
             "carry": [f.name for f in pending.applied_present],
+            # each file's version as listed: one changed after it was applied is reported
+            "stats": {**{f.name: (meta.get("stats") or {}).get(f.name) or landing.file_stats(f)
+                         for f in pending.applied_present},
+                      **{f.name: landing.file_stats(f) for f in applied}},
             "sequence": applied[-1].sequence,
             "keys": list(metadata.key_columns),
             "batch": int(meta.get("batch", 0)) + 1,
@@ -605,6 +680,7 @@ class _TableRun:
 
     # -- files after the commit
     def _move(self, files) -> None:
+        files = [f for f in files if f.name not in self._held]
         if not self.options.move_processed or not files:
             return
         processed = fsmod.join(self.target.landing_path, mirroring.PROCESSED_FOLDER)

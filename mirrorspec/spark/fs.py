@@ -34,6 +34,7 @@ class Entry:
     size: int
     mtime: float  # seconds since the epoch
     is_dir: bool
+    etag: str | None = None  # an object store's version tag (Hadoop's EtagSource), when known
 
 
 def is_remote(path: str) -> bool:
@@ -225,10 +226,18 @@ class HadoopFS(_FileSystem):
         if not fs.exists(hpath):
             return []
         entries = []
+        tags = True
         for status in fs.listStatus(hpath):
             name = status.getPath().getName()
+            etag = None
+            if tags and not status.isDirectory():
+                try:  # S3A, ABFS and GCS statuses implement EtagSource (Hadoop 3.3.1+)
+                    etag = status.getEtag()
+                except Exception:  # noqa: BLE001 - py4j: no such method; size and time remain
+                    tags = False
             entries.append(Entry(name, join(path, name), int(status.getLen()),
-                                 status.getModificationTime() / 1000.0, bool(status.isDirectory())))
+                                 status.getModificationTime() / 1000.0, bool(status.isDirectory()),
+                                 str(etag) if etag else None))
         return entries
 
     def exists(self, path: str) -> bool:

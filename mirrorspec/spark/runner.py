@@ -374,7 +374,7 @@ def mirror_target(table: TablePlan):
     from mirrorspec.spark.engine import MirrorTarget
 
     return MirrorTarget(table.unique_id, table.schema, table.name, table.landing_path,
-                        table.delta_path, table.deletion_vectors)
+                        table.delta_path, table.deletion_vectors, table.settle_seconds)
 
 
 def _error_text(error: dict) -> str:
