@@ -15,6 +15,9 @@ from typing import Any, Iterable
 
 REPLICATOR_FILE = "replicator.json"
 TABLES_FILE = "tables.json"
+# left when writing the two files failed (disk full): the next write that succeeds removes it
+# and says the files were stale until then. Empty, so it can be created on a full disk.
+STALE_MARKER = "_mirrorspec_status_stale"
 
 
 def _now_iso() -> str:
@@ -63,9 +66,21 @@ class _LocalFiles:
     def write_text(self, path: str, text: str) -> None:
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         temp = f"{path}.{os.getpid()}.tmp"
-        with open(temp, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temp, path)
+        try:
+            with open(temp, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            os.replace(temp, path)
+        except OSError:
+            if os.path.exists(temp):
+                os.remove(temp)  # a partial temporary file would hold on to the space
+            raise
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(path)
+
+    def delete(self, path: str) -> None:
+        if os.path.lexists(path):
+            os.remove(path)
 
 
 def _join(warehouse: str, name: str) -> str:
@@ -114,11 +129,34 @@ def write_status(warehouse: str, outcomes: Iterable[Any], status: str | None = N
         "process": {"pid": os.getpid(), "host": socket.gethostname()},
     }
     tables_doc = {"tables": tables}
-    files.write_text(_join(warehouse, TABLES_FILE),
-                     json.dumps(tables_doc, indent=2, ensure_ascii=False) + "\n")
-    files.write_text(_join(warehouse, REPLICATOR_FILE),
-                     json.dumps(replicator, indent=2, ensure_ascii=False) + "\n")
-    return {"replicator": replicator, "tables": tables_doc}
+    marker = _join(warehouse, STALE_MARKER)
+    try:
+        files.write_text(_join(warehouse, TABLES_FILE),
+                         json.dumps(tables_doc, indent=2, ensure_ascii=False) + "\n")
+        files.write_text(_join(warehouse, REPLICATOR_FILE),
+                         json.dumps(replicator, indent=2, ensure_ascii=False) + "\n")
+    except Exception:
+        try:
+            files.write_text(marker, "")
+        except Exception:  # noqa: BLE001, S110 - the write's own error is the one raised
+            pass
+        raise
+    corrected = files.exists(marker)
+    if corrected:
+        files.delete(marker)
+    return {"replicator": replicator, "tables": tables_doc, "corrected": corrected}
+
+
+CORRECTED_MESSAGE = (f"{TABLES_FILE} and {REPLICATOR_FILE} rewritten: an earlier pass could not "
+                     "write them, so they were stale until now")
+WRITE_FAILED = f"could not write the monitoring JSON ({TABLES_FILE}, {REPLICATOR_FILE})"
+STALE_UNTIL = "they are stale until a pass writes them again (it says so)"
+
+
+def is_stale(warehouse: str, files: Any = None) -> bool:
+    """Whether the last write of the monitoring JSON failed (it may not hold the last pass)."""
+    files = files or _LocalFiles()
+    return bool(files.exists(_join(warehouse, STALE_MARKER)))
 
 
 def read_status(warehouse: str, files: Any = None) -> dict:

@@ -84,21 +84,25 @@ def _record_outcomes(result, backoff, quiet, lfs, signatures, now) -> bool:
     return quiet.end_pass(outcomes)
 
 
-def failure_summary(tables) -> tuple[str, str]:
+def failure_summary(tables, status_error: str | None = None) -> tuple[str, str]:
     """The closing error line and its hint: "fix or re-write the named file" only when a file
     is proven bad; engine, storage and conflict failures point at the log file instead."""
     from mirrorspec.spark.engine import NOT_FILE_CODES
 
     failed = [t for t in tables if t.status == "Failed"]
     codes = {(t.error or {}).get("errorCode") for t in failed}
+    if status_error:
+        codes.add("StorageError")
     hints = []
     if codes - set(NOT_FILE_CODES):
         hints.append("fix or re-write the named file and run again")
     if codes & set(NOT_FILE_CODES):
         hints.append("an engine, storage or conflict failure is not the files' fault: run "
                      "again; the log file named in its error has the details")
-    return (f"{len(failed)} table(s) failed: {', '.join(t.unique_id for t in failed)}",
-            "see tables.json in the warehouse; " + "; ".join(hints))
+    what = f"{len(failed)} table(s) failed: {', '.join(t.unique_id for t in failed)}"
+    if status_error:
+        what = (what + "; " if failed else "") + f"StorageError: {status_error}"
+    return what, "see tables.json in the warehouse; " + "; ".join(hints)
 
 
 def _summary(console, result) -> None:
@@ -159,7 +163,7 @@ def mirror(landing_zone: str, warehouse: str, watch: float | None, select: tuple
         result = _watch(spark, landing_zone, warehouse, options, console, watch, stop)
     _summary(console, result)
     if result.failed:
-        raise FailedRun(*failure_summary(result.tables))
+        raise FailedRun(*failure_summary(result.tables, result.status_error))
 
 
 COMMANDS = [mirror]

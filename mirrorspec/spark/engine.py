@@ -27,7 +27,7 @@ from mirrorspec.console import Console, NullConsole
 from mirrorspec.errors import LandingZoneError
 from mirrorspec.faults import crash_point
 from mirrorspec.logfile import log_exception
-from mirrorspec.spark import decompressed, fold, landing, pruning, reader, staged_source
+from mirrorspec.spark import decompressed, failures, fold, landing, pruning, reader, staged_source
 from mirrorspec.spark import fs as fsmod
 from mirrorspec.spark.progress import (STATE_FORMAT, STATE_KEY, TableState,
                                        read_state, state_copy_path, write_state_copy)
@@ -38,7 +38,7 @@ _log = logging.getLogger(__name__)
 
 # Error codes of failures no landing file is proven to cause (docs/operations.md): the message
 # says so and names the log file; `BadFile` and the other file codes mean the file is bad.
-NOT_FILE_CODES = ("EngineError", "WarehouseError", "StorageError", "ConcurrentWriter")
+NOT_FILE_CODES = ("EngineError", "StorageError", "ConcurrentWriter")
 NOT_THE_FILE = "not a problem with the landing files (nothing of this batch was applied)"
 
 _CONFLICT_WORDS = ("Concurrent", "ProtocolChanged", "MetadataChanged", "DeltaConcurrent")
@@ -103,10 +103,11 @@ class MirrorResult:
     """Outcomes of a pass, one per table."""
 
     tables: list[TableOutcome]
+    status_error: str | None = None  # writing the monitoring JSON failed (a StorageError)
 
     @property
     def failed(self) -> bool:
-        return any(t.status == "Failed" for t in self.tables)
+        return self.status_error is not None or any(t.status == "Failed" for t in self.tables)
 
 
 # --- discovery --------------------------------------------------------------------------------
@@ -191,6 +192,8 @@ class _TableRun:
                                     delta_path=target.delta_path)
         self.app_id = mirroring.mirror_id(target.schema, target.name)
         self._held: set[str] = set()  # names never applied as they are: left in place
+        self._late: set[str] = set()  # of which: placed at or before the applied sequence
+        self._committed: int | None = None  # the Delta version this pass committed
 
     # -- entry point
     def run(self) -> TableOutcome:
@@ -225,9 +228,14 @@ class _TableRun:
         the traceback kept there rather than on screen."""
         code = error_code_of(exc, self.target.delta_path)
         log = log_exception(f"{self.target.unique_id}: {code}", exc)
-        what = {"WarehouseError": "I/O error on the warehouse",
-                "StorageError": "I/O error"}.get(code, "Spark/Delta error")
-        self._fail(code, f"{what}: {_short(exc)}; {NOT_THE_FILE}; details in {log}", None, None)
+        cause = failures.storage_cause(exc)
+        what = f"I/O error: {cause}" if cause else f"Spark/Delta error: {_short(exc)}"
+        if self._committed is None:
+            done = NOT_THE_FILE
+        else:  # the commit holds the batch and its progress: the next pass finishes the rest
+            done = (f"not a problem with the landing files; the batch was committed (Delta "
+                    f"version {self._committed}) and the next pass finishes what followed it")
+        self._fail(code, f"{what}; {done}; details in {log}", None, None)
 
     def _refuse_links_outside(self) -> None:
         """Nothing is read, moved, written or deleted outside the landing zone and warehouse
@@ -302,6 +310,7 @@ class _TableRun:
         misplaced = landing.not_applied_as_placed(pending.applied_present, sequence, meta)
         self._warn([f"{f.path}: {problem}" for f, _kind, problem in misplaced])
         self._held = {f.name for f, _kind, _problem in misplaced}
+        self._late = {f.name for f, kind, _problem in misplaced if kind == "late"}
         self._wait_to_settle(pending)
         if not pending.files:
             self._move([f for f in pending.applied_present if f.name != last_applied])
@@ -555,10 +564,11 @@ class _TableRun:
             "table": target.unique_id,
             "mode": "time" if metadata.last_update_time_detection else "sequence",
             "files": [f.name for f in applied],
-            "carry": [f.name for f in pending.applied_present],
+            # never a late file: no commit applied it, and it is reported every pass
+            "carry": [f.name for f in pending.applied_present if f.name not in self._late],
             # each file's version as listed: one changed after it was applied is reported
             "stats": {**{f.name: (meta.get("stats") or {}).get(f.name) or landing.file_stats(f)
-                         for f in pending.applied_present},
+                         for f in pending.applied_present if f.name not in self._late},
                       **{f.name: landing.file_stats(f) for f in applied}},
             "sequence": applied[-1].sequence,
             "keys": list(metadata.key_columns),
@@ -638,6 +648,7 @@ class _TableRun:
         if after.meta.get("attempt") != attempt:
             raise _Conflict(f"txn version {txn_version} of {self.app_id} was committed by "
                             "another writer")
+        self._committed = after.version
         write_state_copy(self.wfs, target.delta_path, after)
         metrics = after.metrics
         if after.operation == "MERGE":
@@ -772,30 +783,14 @@ def _activate(session) -> None:
                      "read the default session's conf", exc)
 
 
-def error_code_of(exc: BaseException, warehouse_path: str) -> str:
-    """The error code of a failure that is not a landing file's: `WarehouseError` for an I/O
-    error on a path under `warehouse_path`, `StorageError` for another I/O error, else
-    `EngineError` (Spark or Delta failed)."""
-    if isinstance(exc, OSError):
-        name = fsmod.normalize(str(exc.filename)) if exc.filename else ""
-        return "WarehouseError" if name.startswith(fsmod.normalize(warehouse_path)) \
-            else "StorageError"
-    return "EngineError"
+def error_code_of(exc: BaseException, warehouse_path: str = "") -> str:
+    """The error code of a failure that is not a landing file's: `StorageError` for an I/O
+    error (disk full, permissions; in Python or in Spark's/Delta's Java code, on the landing
+    zone or the warehouse), else `EngineError` (Spark or Delta failed)."""
+    return "StorageError" if failures.storage_cause(exc) else "EngineError"
 
 
-def _short(exc: BaseException) -> str:
-    java = getattr(exc, "java_exception", None)
-    if java is not None:  # Py4JJavaError: the Java message says what went wrong
-        try:
-            cause = java
-            while cause.getCause() is not None:
-                cause = cause.getCause()
-            exc = RuntimeError(str(cause.toString()))
-        except Exception:  # noqa: BLE001, S110 - a dead gateway: the Python message is kept
-            pass
-    text = str(exc).strip().splitlines()
-    first = text[0] if text else type(exc).__name__
-    return first[:500]
+_short = failures.short
 
 
 # --- passes -------------------------------------------------------------------------------------
@@ -867,7 +862,6 @@ def mirror_landing_zone(spark, landing_zone: str, warehouse: str,
                         stop: threading.Event | None = None, skip=None) -> MirrorResult:
     """One pass: discover tables, drop those whose folder was deleted, mirror the rest, write
     WAREHOUSE/replicator.json and WAREHOUSE/tables.json."""
-    from mirrorspec.status import write_status
 
     console = console or NullConsole()
     landing_zone, warehouse = fsmod.normalize(landing_zone), fsmod.normalize(warehouse)
@@ -895,7 +889,26 @@ def mirror_landing_zone(spark, landing_zone: str, warehouse: str,
     result = mirror_tables(spark, targets, warehouse, options, console,
                            landing_zone=landing_zone, stop=stop, skip=skip)
     result.tables = dropped + result.tables
-    wfs = fsmod.filesystem_for(warehouse, spark)
-    wfs.mkdirs(warehouse)
-    write_status(warehouse, result.tables, files=wfs)
+    result.status_error = write_monitoring(spark, warehouse, result.tables, console)
     return result
+
+
+def write_monitoring(spark, warehouse: str, outcomes, console: Console) -> str | None:
+    """Write WAREHOUSE/tables.json and replicator.json; a storage failure (disk full) is
+    reported as a StorageError and returned (the next pass that writes them says so), never
+    raised: every table's own outcome stands."""
+    from mirrorspec.status import CORRECTED_MESSAGE, STALE_UNTIL, WRITE_FAILED, write_status
+
+    wfs = fsmod.filesystem_for(warehouse, spark)
+    try:
+        wfs.mkdirs(warehouse)
+        written = write_status(warehouse, outcomes, files=wfs)
+    except Exception as exc:
+        error = failures.as_storage_error(exc, "monitoring JSON", WRITE_FAILED, STALE_UNTIL)
+        if error is None:
+            raise
+        console.error(f"StorageError: {error.message}", code=error.code, path=warehouse)
+        return error.message
+    if written.get("corrected"):
+        console.warning(CORRECTED_MESSAGE, path=warehouse)
+    return None

@@ -31,6 +31,7 @@ from mirrorspec.sources.base import (CHANGE_COLUMNS, OP_COLUMN, OP_DELETE, OP_IN
                                      SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN, use_remote_reader)
 from mirrorspec.sources import FEED_TYPES
 from mirrorspec.spark import fs as fsmod
+from mirrorspec.spark.failures import as_storage_error
 from mirrorspec.spark.feeds import get_reader
 from mirrorspec.spark.fs import Files, join
 from mirrorspec.spark.session import session_conf
@@ -188,6 +189,15 @@ def publish_table(spark, table: TablePlan, plan: Plan, console: Console | None =
 
             exc = located_error(fs, exc)
         return _failed(result, exc, console)
+    except Exception as exc:
+        # disk full, permissions: the feed is fine; the state's `pending` batch makes the next
+        # run write the same file again or record the one already renamed into place
+        error = as_storage_error(exc, f"{table.unique_id}: publish", "publishing failed",
+                                 "the feed is fine; the next run publishes this batch (never "
+                                 "twice)")
+        if error is None:
+            raise
+        return _failed(result, error, console)
 
 
 def _failed(result: PublishResult, exc: MirrorspecError, console: Console) -> PublishResult:
