@@ -17,8 +17,11 @@ A bad feed file fails the table with an error naming file and line; nothing of t
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Sequence
+
+import filelock
 
 from mirrorspec.compile.plan import Plan, TablePlan, holds_secret, resolve_secrets
 from mirrorspec.console import Console, NullConsole
@@ -47,7 +50,7 @@ class PublishResult:
     unique_id: str
     files_written: list[str] = field(default_factory=list)
     rows: int = 0
-    status: str = "UpToDate"  # Published | UpToDate | Failed
+    status: str = "UpToDate"  # Published | UpToDate | Failed | Busy (another run publishes)
     error: dict | None = None
     held_back: list[str] = field(default_factory=list)
 
@@ -140,9 +143,43 @@ def ensure_metadata(fs: Files, table: TablePlan, key_columns: Sequence[str]) -> 
 
 # --- running pure parsers inside Spark ------------------------------------------------------------
 
+def lock_file(plan: Plan, table: TablePlan) -> str:
+    """The lock one publisher of `table` holds while it publishes (beside its state file)."""
+    return join(plan.state_path, "publish", f"{table.unique_id}.lock")
+
+
+def busy_message(unique_id: str) -> str:
+    """What a run that finds another one publishing the table says."""
+    return (f"{unique_id}: another run is publishing {unique_id}; this run leaves its feed to "
+            "that one (the next pass publishes whatever it left)")
+
+
 def publish_table(spark, table: TablePlan, plan: Plan, console: Console | None = None) -> PublishResult:
-    """Publish what is new in `table`'s feed into its landing folder (see the module docstring)."""
+    """Publish what is new in `table`'s feed into its landing folder (see the module docstring).
+
+    One publisher per table at a time: it holds an OS file lock (`lock_file`) for the whole
+    publish, released when it ends or its process dies. Another run finding it held reports
+    `busy_message` (status `Busy`) and publishes nothing. The lock needs a local state path;
+    with a URI state path there is none (docs/operations.md)."""
     console = console or NullConsole()
+    path = lock_file(plan, table)
+    if fsmod.is_remote(path):
+        return _publish_table(spark, table, plan, console)
+    local = fsmod.local_path(path)
+    os.makedirs(os.path.dirname(local), exist_ok=True)
+    lock = filelock.FileLock(local, thread_local=False)
+    try:
+        lock.acquire(timeout=0)
+    except filelock.Timeout:
+        console.warning(busy_message(table.unique_id), table=table.unique_id)
+        return PublishResult(table.unique_id, status="Busy")
+    try:
+        return _publish_table(spark, table, plan, console)
+    finally:
+        lock.release()
+
+
+def _publish_table(spark, table: TablePlan, plan: Plan, console: Console) -> PublishResult:
     result = PublishResult(table.unique_id)
     fs = Files(spark)
     # the Qlik/Arcion parsers scan feed files on the driver; URIs are read through Hadoop

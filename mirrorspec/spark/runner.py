@@ -163,7 +163,7 @@ def _prepare(plan: Plan, job: _TableJob, files: "LandingFiles", full_refresh: bo
     except MirrorspecError as exc:
         job.result.fail(exc.render(), getattr(exc, "code", None))
     except OSError as exc:
-        job.result.fail(f"{job.table.unique_id}: {exc}", "IOError")
+        job.result.fail(*_unexpected(job.table.unique_id, exc))
 
 
 def deploy_metadata(table: TablePlan, lf: "LandingFiles | None" = None,
@@ -367,6 +367,10 @@ def _publish(spark, plan: Plan, job: _TableJob, console: Console) -> None:
     result.files_published.extend(published.files_written)
     result.rows_published += int(published.rows or 0)
     result.held_back.extend(published.held_back or [])
+    if published.status == "Busy":
+        from mirrorspec.spark.publisher import busy_message
+
+        result.warnings.append(busy_message(job.table.unique_id))
     if published.status == "Failed":
         error = published.error or {}
         result.fail(_error_text(error) or "publishing failed", error.get("errorCode"))
