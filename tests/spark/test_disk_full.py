@@ -48,20 +48,17 @@ def small_disk(tmp_path):
 def fill(disk: Path) -> Path:
     """Write a file until the filesystem is full; returns it (delete it to free the space)."""
     filler = disk / "filler"
-    with open(filler, "wb") as handle:
-        try:
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
+    try:
+        for size in (1 << 20, 1 << 16, 1 << 12, 1 << 9, 1):
             while True:
-                handle.write(b"\0" * 65536)
-                handle.flush()
-        except OSError as exc:
-            assert exc.errno == errno.ENOSPC
-    with open(filler, "ab") as handle:  # the last partial pages too
-        try:
-            while True:
-                handle.write(b"\0" * 512)
-                handle.flush()
-        except OSError:
-            pass
+                try:
+                    os.write(fd, b"\0" * size)
+                except OSError as exc:
+                    assert exc.errno == errno.ENOSPC
+                    break
+    finally:
+        os.close(fd)
     return filler
 
 
