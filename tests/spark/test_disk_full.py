@@ -20,10 +20,10 @@ from click.testing import CliRunner
 
 from mirrorspec import status
 from mirrorspec.cli import cli
-from mirrorspec.compile.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan, TableStep
+from mirrorspec.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan, TableStep
 from mirrorspec.console import Console
 from mirrorspec.run_results import read_run_results
-from mirrorspec.spark.runner import run_plan
+from mirrorspec.spark.run import run_plan
 
 from test_engine import M, delta_rows, parquet, table_dir
 

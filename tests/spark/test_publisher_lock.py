@@ -13,10 +13,10 @@ from pathlib import Path
 import filelock
 import pytest
 
-from mirrorspec.compile.plan import Plan, SourceSpec, SparkSpec, TablePlan
+from mirrorspec.plan import Plan, SourceSpec, SparkSpec, TablePlan
 from mirrorspec.console import Console
 from mirrorspec.mirroring import sequence_file_name
-from mirrorspec.spark import publisher
+from mirrorspec.spark.publish import publisher
 
 from test_watch_and_concurrency import finish, kill, start, wait_for
 

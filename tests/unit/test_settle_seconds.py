@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from mirrorspec.compile.plan import plan_from_dict
+from mirrorspec.plan import plan_from_dict
 from mirrorspec.errors import ProjectError
 from test_deletion_vectors_switch import plan_of
 

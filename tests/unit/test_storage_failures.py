@@ -9,7 +9,9 @@ import os
 import pytest
 
 from mirrorspec import status
-from mirrorspec.spark import failures, landing
+from mirrorspec import files
+from mirrorspec.landing import layout as landing
+from mirrorspec.spark.platform import failures
 
 
 class _Class:
@@ -111,7 +113,7 @@ def test_the_local_temporary_file_is_removed_when_a_write_fails(tmp_path, monkey
 
     monkeypatch.setattr(os, "fsync", no_space)
     with pytest.raises(OSError):
-        landing.fsmod.LocalFS().write_text(str(tmp_path / "x.json"), "{}")
+        files.LocalFS().write_text(str(tmp_path / "x.json"), "{}")
     assert os.listdir(tmp_path) == []
 
 
