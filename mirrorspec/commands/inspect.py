@@ -61,7 +61,7 @@ def status_rows(doc: dict[str, Any]) -> list[list[Any]]:
 @click.option("--json", "as_json", is_flag=True, help="Print the monitoring JSON itself.")
 def status(as_json: bool, **params: Any) -> None:
     """The monitoring JSON (replicator.json, tables.json) as a table."""
-    from mirrorspec.status import read_status
+    from mirrorspec.status import STALE_MARKER, is_stale, read_status
 
     console = get_console()
     plan = _plan_or_none(params)
@@ -73,6 +73,10 @@ def status(as_json: bool, **params: Any) -> None:
     if as_json:
         console.raw(json.dumps(doc, indent=2, ensure_ascii=False, default=str))
         return
+    if is_stale(warehouse):
+        console.warning(f"{STALE_MARKER}: the last write of this monitoring JSON failed (disk "
+                        "full?), so it may not hold the latest pass; the next pass that can "
+                        "write it corrects it")
     replicator = doc.get("replicator") or {}
     if replicator:
         overall = replicator.get("status", "?")

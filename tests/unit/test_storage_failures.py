@@ -132,3 +132,15 @@ def test_a_file_version_and_the_settle_time():
     assert landing.unsettled(files, 0, 100.0) is None
     assert landing.unsettled(files, 10, 100.0) == 1  # it and the files after it wait
     assert landing.unsettled(files, 60, 100.0) == 0
+
+
+def test_status_says_when_the_monitoring_json_is_stale(tmp_path):
+    from click.testing import CliRunner
+
+    from mirrorspec.cli import cli
+
+    status.write_status(str(tmp_path), [{"schema": None, "name": "t", "status": "Replicating"}])
+    (tmp_path / status.STALE_MARKER).write_text("")
+    shown = CliRunner().invoke(cli, ["status", "--warehouse", str(tmp_path)])
+    assert shown.exit_code == 0, shown.output
+    assert "may not hold the latest pass" in shown.output
