@@ -35,17 +35,17 @@ def replay(table, warehouse, landing_path, key, scratch, shown, output, master) 
 
     console = get_console()
     unique_id, path = resolve_table(table, warehouse)
-    history = rp.read_history(path)
-    folder = landing_path or history.landing_path
+    history = rp.read_history(path, landing_path)
+    folder = history.landing_path
     if not folder or not os.path.isdir(folder):
         raise MirrorspecError(f"{unique_id}: its landing folder {folder} is not there",
                               hint="pass --landing-path with where the table's files are now")
-    found, missing = rp.find_files(folder, history.files)
+    found, missing = history.paths, history.missing
     if missing:
         shown_names = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more"
                                                 if len(missing) > 5 else "")
         raise MirrorspecError(
-            f"{unique_id}: history incomplete: {len(missing)} of {len(history.files)} applied "
+            f"{unique_id}: history incomplete: {len(missing)} of {len(found) + len(missing)} applied "
             f"file(s) are gone (purged from {folder}/_ProcessedFiles): {shown_names}",
             hint="replay needs every applied file; raise mirror --retention-days to keep them")
     pending = rp.pending_files(folder, history.files)

@@ -5,7 +5,8 @@
     result.plan_path     # <target>/plan.json
 
 `validate_project` does everything but write; `load_project` stops at the model. None of them
-imports pyspark.
+imports pyspark. Imported by commands, `diff`, `selection`, `docsite`, `lint` and `spark`; imports
+`model`, `landing`, `load` and below.
 """
 
 from __future__ import annotations

@@ -206,6 +206,8 @@ def _publish(spark, plan: Plan, job: _TableJob, console: Console) -> None:
         from mirrorspec.spark.publish.publisher import busy_message
 
         result.warnings.append(busy_message(job.table.unique_id))
+    for kind, count in (published.skipped or {}).items():
+        result.messages_skipped[kind] = result.messages_skipped.get(kind, 0) + count
     if published.status == "Failed":
         error = published.error or {}
         result.fail(_error_text(error) or "publishing failed", error.get("errorCode"))

@@ -85,23 +85,18 @@ def test_a_failed_status_write_is_marked_and_the_next_write_says_it_corrected_it
     warehouse = str(tmp_path)
     outcome = {"schema": None, "name": "t", "status": "Replicating"}
     assert status.write_status(warehouse, [outcome])["corrected"] is False
-    real_write = status._LocalFiles.write_text
+    real_write = files.LocalFS.write_text
 
     def disk_full(self, path, text):
         if path.endswith(status.TABLES_FILE):
-            with open(f"{path}.{os.getpid()}.tmp", "w") as handle:
-                handle.write(text[:10])
-            try:
-                raise OSError(errno.ENOSPC, "No space left on device", path)
-            finally:
-                os.remove(f"{path}.{os.getpid()}.tmp")
+            raise OSError(errno.ENOSPC, "No space left on device", path)
         return real_write(self, path, text)
 
-    monkeypatch.setattr(status._LocalFiles, "write_text", disk_full)
+    monkeypatch.setattr(files.LocalFS, "write_text", disk_full)
     with pytest.raises(OSError):
         status.write_status(warehouse, [{**outcome, "status": "Failed"}])
     assert status.is_stale(warehouse)
-    monkeypatch.setattr(status._LocalFiles, "write_text", real_write)
+    monkeypatch.setattr(files.LocalFS, "write_text", real_write)
     written = status.write_status(warehouse, [{**outcome, "status": "Failed"}])
     assert written["corrected"] is True and not status.is_stale(warehouse)
     assert status.read_status(warehouse)["tables"][0]["status"] == "Failed"
