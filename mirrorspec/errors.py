@@ -90,6 +90,18 @@ class SourceError(MirrorspecError):
         super().__init__(message, loc, hint)
 
 
+class StorageError(MirrorspecError):
+    """Reading or writing storage failed (disk full, permissions, an I/O error): not a problem
+    with the data. `code` is the errorCode the monitoring JSON and run_results.json carry; the
+    full trace is in the log file the message names."""
+
+    code = "StorageError"
+
+    def __init__(self, message: str, path: str | None = None, hint: str | None = None):
+        self.path = path
+        super().__init__(message, None, hint)
+
+
 class UsageError(MirrorspecError):
     """A command-line flag or an API argument is invalid (said before any work starts)."""
 

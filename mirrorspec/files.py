@@ -34,6 +34,7 @@ class Entry:
     size: int
     mtime: float  # seconds since the epoch
     is_dir: bool
+    etag: str | None = None  # an object store's version tag (Hadoop's EtagSource), when known
 
 
 def is_remote(path: str) -> bool:
@@ -189,11 +190,16 @@ class LocalFS(FileSystem):
         path = local_path(path)
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         temp = os.path.join(os.path.dirname(path) or ".", f"_{uuid.uuid4().hex}.tmp")
-        with open(temp, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
+        try:
+            with open(temp, "w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temp, path)
+        except OSError:
+            if os.path.exists(temp):
+                os.remove(temp)  # a partial temporary file would hold on to the space (disk full)
+            raise
 
     def write_chunks(self, path: str, chunks: Iterable[bytes]) -> None:
         """Create `path` (and its folder), failing if it exists, holding `chunks` in order."""

@@ -46,7 +46,10 @@ RULES: dict[str, str] = {
     "files/not-sequence-name": "file names are 20 digits in sequence mode (File name)",
     "files/duplicate-sequence": "two files carry the same sequence number",
     "files/gap": "a gap in the file sequence blocks every later file (File order)",
-    "files/before-processed": "a file that sorts before what was already processed",
+    "files/before-processed": "a file at or before the last applied sequence (or sequence 0): "
+                              "never applied",
+    "files/changed-after-applied": "a file whose size or time changed after it was applied "
+                                   "(written in place): what it gained is never applied",
     "files/same-time": "LastUpdateTimeFileDetection: files with the same modification time",
     "files/older-than-processed": "LastUpdateTimeFileDetection: a file older than one processed",
     "content/zero-byte": "a zero-byte file",
@@ -252,13 +255,12 @@ def _lint_table(fs, root, path, report: TableReport, rel, warehouse, strict, sch
             add(finding)
             report.stops_at = report.stops_at or finding
             return
-        keys = state.meta.get("keys")
-        if keys is not None and [k.lower() for k in keys] != [
-                k.lower() for k in metadata.key_columns]:
-            add(Finding("metadata/key-changed", "error",
-                        f"keyColumns are {list(metadata.key_columns)}, but the table was mirrored "
-                        f"with {keys}; keys can't change once added: recreate the table folder",
-                        table=table, file=rel(os.path.join(path, mirroring.METADATA_FILE))))
+        problem = mirroring.key_change(state.meta.get("keys"), metadata.key_columns)
+        if problem:
+            finding = Finding("metadata/key-changed", "error", problem, table=table, stops=True,
+                              file=rel(os.path.join(path, mirroring.METADATA_FILE)))
+            add(finding)
+            report.stops_at = finding  # the engine stops the table before applying anything
     processed = [e for e in fs.list(os.path.join(path, mirroring.PROCESSED_FOLDER))
                  if not e.is_dir]
     ordered, pending_count = _order_files(listing, metadata, processed, state, report, rel)
@@ -341,6 +343,10 @@ def _order_files(listing, metadata, processed, state, report: TableReport, rel):
                 add(Finding("files/older-than-processed", "warning",
                             "older than a file already processed: a service reading by "
                             "timestamp may skip it", table=table, file=rel(file.path)))
+        for file, _kind, problem in landing.not_applied_as_placed(pending.applied_present, None,
+                                                                  meta):
+            add(Finding("files/changed-after-applied", "warning", problem, table=table,
+                        file=rel(file.path)))
         return pending.files, len(pending.files)
     applied = int(meta.get("sequence") or 0) if meta else max(
         (mirroring.parse_sequence(e.name) or 0 for e in processed), default=0)
@@ -357,11 +363,11 @@ def _order_files(listing, metadata, processed, state, report: TableReport, rel):
         if "20-digit" in message:
             add(Finding("files/not-sequence-name", "warning", message, table=table,
                         file=rel(file)))
-    for file in pending.applied_present:  # the engine leaves only the last applied file
-        if file.sequence < applied:
-            add(Finding("files/before-processed", "warning",
-                        f"sorts before sequence {applied}, which was already processed: "
-                        "it is never applied", table=table, file=rel(file.path)))
+    # the engine's own rule (it warns about the same files)
+    for file, kind, problem in landing.not_applied_as_placed(pending.applied_present, applied,
+                                                             meta):
+        rule = "files/before-processed" if kind == "late" else "files/changed-after-applied"
+        add(Finding(rule, "warning", problem, table=table, file=rel(file.path)))
     blocked = sorted((f for f in listing.files if f.sequence is not None and f.sequence > applied
                       and f not in pending.files), key=lambda f: f.sequence)
     if pending.awaiting:

@@ -10,7 +10,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from mirrorspec.errors import LandingZoneError
 
@@ -478,6 +478,55 @@ def _parse_schema_definition(schema: Any, bad: Callable[[str], LandingZoneError]
                       f"not {nullable!r}")
         result.append(ColumnDefinition(name, data_type, nullable))
     return tuple(result)
+
+
+# --- rules over time: what a mirrored table allows its folder to do next ---------------------
+
+KEY_CHANGED_CODE = "KeyColumnsChanged"
+
+
+def key_change(mirrored: Sequence[str] | None, declared: Sequence[str]) -> str | None:
+    """Seed 000: "once added keyColumns can't be changed". The problem when a table mirrored
+    with keys `mirrored` (None: never mirrored) now declares `declared` (names compare
+    case-insensitively, order counts), else None. `lint` and the engine both say this."""
+    if mirrored is None or [k.lower() for k in mirrored] == [k.lower() for k in declared]:
+        return None
+    return (f"keyColumns are {list(declared)}, but the table was mirrored with "
+            f"{list(mirrored)}; keys can't change once added: recreate the table folder")
+
+
+ATOMIC_PLACEMENT = ("the producer must write each file under a temporary name (starting with "
+                    "'_') and rename it into place once complete, never append to or rewrite "
+                    "a placed file")
+
+
+def late_file_problem(name: str, sequence: int | None, applied: int) -> str | None:
+    """Why the 20-digit file `name`, sorting at or before the last applied sequence `applied`,
+    is never applied (sequence 0 included: files are numbered from 1), else None. The text
+    follows the file's path in a warning."""
+    if sequence is None or sequence > applied:
+        return None
+    if sequence == 0:
+        first = sequence_file_name(1, name.split(".", 1)[1] if "." in name else "parquet")
+        return (f"sequence 0 is never applied (the first file is {first}); land its rows "
+                "under the next sequence number instead")
+    return (f"sequence {sequence} was already applied (the table is at {applied}); this file "
+            f"is never applied: land new changes under the next sequence number "
+            f"({applied + 1}); {ATOMIC_PLACEMENT}")
+
+
+def changed_file_problem(applied: bool) -> str:
+    """Why a file whose size, time or ETag changed since it was listed is a problem: while a
+    batch read it (`applied` False: it waits for the next pass), or after it was applied
+    (written in place, or placed again under a name already applied: what it gained is never
+    applied). The text follows the file's path in a warning."""
+    if applied:
+        return ("changed after it was applied (written in place, or placed again under a name "
+                "already applied); what it holds beyond what was applied is never applied: "
+                f"{ATOMIC_PLACEMENT}, or set settle_seconds for producers that write in place")
+    return ("changed while this pass read it (still being written?); not applied in this "
+            f"pass, retried on the next: {ATOMIC_PLACEMENT}, or set settle_seconds for "
+            "producers that write in place")
 
 
 def render_metadata(

@@ -82,6 +82,7 @@ class Table:
     source: Source = field(default_factory=Source)
     tags: tuple[str, ...] = ()
     deletion_vectors: bool | None = None  # None: the profile output's switch
+    settle_seconds: float | None = None  # None: the profile output's
     recreate: bool = False
     tests: tuple[dict[str, Any], ...] = ()
     yaml_file: str | None = None  # relative to the project dir
@@ -118,6 +119,7 @@ class Output:
     spark_remote: str | None = None
     spark_conf: dict[str, str] = field(default_factory=dict)
     deletion_vectors: bool = True
+    settle_seconds: float = 0
 
 
 @dataclass(frozen=True)
@@ -263,7 +265,8 @@ def _resolve_output(loaded: LoadedProject, profile: str, target: str | None,
     return Output(profile, chosen, out.get("landing_zone") or defaults.landing_zone,
                   out.get("warehouse") or defaults.warehouse,
                   spark.get("master") or defaults.spark_master, spark.get("remote"), conf,
-                  out.get("deletion_vectors", defaults.deletion_vectors))
+                  out.get("deletion_vectors", defaults.deletion_vectors),
+                  out.get("settle_seconds", defaults.settle_seconds))
 
 
 def _conf_text(value: Any) -> str:
@@ -427,6 +430,7 @@ class _TableBuilder:
             source=source,
             tags=tuple(dict.fromkeys(merged.get("tags") or ())),
             deletion_vectors=merged.get("deletion_vectors"),
+            settle_seconds=merged.get("settle_seconds"),
             recreate=bool(merged.get("recreate", False)),
             tests=tuple(merged.get("tests") or ()),  # raw until normalised in build_all
             yaml_file=_relative(locate.doc.path, self.loaded.project_dir),

@@ -83,6 +83,7 @@ class TablePlan:
     tests: list[dict[str, Any]] = field(default_factory=list)
     yaml_file: str | None = None  # the YAML the table came from, relative to the project
     deletion_vectors: bool = True  # delta.enableDeletionVectors of the mirrored table
+    settle_seconds: float = 0  # a landing file younger than this waits for a later pass
 
     @property
     def publishes(self) -> bool:

@@ -17,6 +17,9 @@ from mirrorspec.files import LocalFS, join
 
 REPLICATOR_FILE = "replicator.json"
 TABLES_FILE = "tables.json"
+# left when writing the two files failed (disk full): the next write that succeeds removes it
+# and says the files were stale until then. Empty, so it can be created on a full disk.
+STALE_MARKER = "_mirrorspec_status_stale"
 
 
 def _now_iso() -> str:
@@ -97,11 +100,34 @@ def write_status(warehouse: str, outcomes: Iterable[Any], status: str | None = N
         "process": {"pid": os.getpid(), "host": socket.gethostname()},
     }
     tables_doc = {"tables": tables}
-    files.write_text(join(warehouse, TABLES_FILE),
-                     json.dumps(tables_doc, indent=2, ensure_ascii=False) + "\n")
-    files.write_text(join(warehouse, REPLICATOR_FILE),
-                     json.dumps(replicator, indent=2, ensure_ascii=False) + "\n")
-    return {"replicator": replicator, "tables": tables_doc}
+    marker = join(warehouse, STALE_MARKER)
+    try:
+        files.write_text(join(warehouse, TABLES_FILE),
+                         json.dumps(tables_doc, indent=2, ensure_ascii=False) + "\n")
+        files.write_text(join(warehouse, REPLICATOR_FILE),
+                         json.dumps(replicator, indent=2, ensure_ascii=False) + "\n")
+    except Exception:
+        try:
+            files.write_text(marker, "")
+        except Exception:  # noqa: BLE001, S110 - the write's own error is the one raised
+            pass
+        raise
+    corrected = files.exists(marker)
+    if corrected:
+        files.delete(marker)
+    return {"replicator": replicator, "tables": tables_doc, "corrected": corrected}
+
+
+CORRECTED_MESSAGE = (f"{TABLES_FILE} and {REPLICATOR_FILE} rewritten: an earlier pass could not "
+                     "write them, so they were stale until now")
+WRITE_FAILED = f"could not write the monitoring JSON ({TABLES_FILE}, {REPLICATOR_FILE})"
+STALE_UNTIL = "they are stale until a pass writes them again (it says so)"
+
+
+def is_stale(warehouse: str, files: Any = None) -> bool:
+    """Whether the last write of the monitoring JSON failed (it may not hold the last pass)."""
+    files = files or LocalFS()
+    return bool(files.exists(join(warehouse, STALE_MARKER)))
 
 
 def read_status(warehouse: str, files: Any = None) -> dict:

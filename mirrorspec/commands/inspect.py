@@ -67,7 +67,7 @@ def status(as_json: bool, stale_after: str | None, **params: Any) -> None:
 
     Exit codes: 0 healthy, 1 a table is Failed (or an error), 3 stale (--stale-after)."""
     from mirrorspec.health import assess, parse_duration
-    from mirrorspec.status import read_status
+    from mirrorspec.status import STALE_MARKER, is_stale, read_status
 
     bound = parse_duration(stale_after) if stale_after is not None else None
     console = get_console()
@@ -82,6 +82,10 @@ def status(as_json: bool, stale_after: str | None, **params: Any) -> None:
         console.raw(json.dumps(doc, indent=2, ensure_ascii=False, default=str))
         _raise_if_unhealthy(health)
         return
+    if is_stale(warehouse):
+        console.warning(f"{STALE_MARKER}: the last write of this monitoring JSON failed (disk "
+                        "full?), so it may not hold the latest pass; the next pass that can "
+                        "write it corrects it")
     replicator = doc.get("replicator") or {}
     if replicator:
         overall = replicator.get("status", "?")

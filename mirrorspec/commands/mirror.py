@@ -96,21 +96,25 @@ def _record_outcomes(result, backoff, quiet, lfs, signatures, now) -> bool:
     return quiet.end_pass(outcomes)
 
 
-def failure_summary(tables) -> tuple[str, str]:
+def failure_summary(tables, status_error: str | None = None) -> tuple[str, str]:
     """The closing error line and its hint: "fix or re-write the named file" only when a file
     is proven bad; engine, storage and conflict failures point at the log file instead."""
     from mirrorspec.spark.mirror.engine import NOT_FILE_CODES
 
     failed = [t for t in tables if t.status == "Failed"]
     codes = {(t.error or {}).get("errorCode") for t in failed}
+    if status_error:
+        codes.add("StorageError")
     hints = []
     if codes - set(NOT_FILE_CODES):
         hints.append("fix or re-write the named file and run again")
     if codes & set(NOT_FILE_CODES):
         hints.append("an engine, storage or conflict failure is not the files' fault: run "
                      "again; the log file named in its error has the details")
-    return (f"{len(failed)} table(s) failed: {', '.join(t.unique_id for t in failed)}",
-            "see tables.json in the warehouse; " + "; ".join(hints))
+    what = f"{len(failed)} table(s) failed: {', '.join(t.unique_id for t in failed)}"
+    if status_error:
+        what = (what + "; " if failed else "") + f"StorageError: {status_error}"
+    return what, "see tables.json in the warehouse; " + "; ".join(hints)
 
 
 def _summary(console, result) -> None:
@@ -148,10 +152,13 @@ def _summary(console, result) -> None:
 @click.option("--retention-days", type=click.FloatRange(min=0), default=PROCESSED_RETENTION_DAYS,
               show_default=True,
               help="Days processed files stay in _ProcessedFiles.")
+@click.option("--settle-seconds", type=click.FloatRange(0), default=0, show_default=True,
+              metavar="SECONDS",
+              help="Apply a file only once it is this old (producers that write in place).")
 def mirror(landing_zone: str | None, warehouse: str | None, watch: float | None,
            select: tuple[str, ...], threads: int, master: str | None, conf: tuple[str, ...],
-           strict: bool, retention_days: float, metrics_port: int | None = None,
-           metrics_host: str = "127.0.0.1", **params) -> None:
+           strict: bool, retention_days: float, settle_seconds: float = 0,
+           metrics_port: int | None = None, metrics_host: str = "127.0.0.1", **params) -> None:
     """Mirror a landing zone into Delta tables exactly as Fabric open mirroring does.
 
     --landing-zone and --warehouse, or a project (--project-dir, --target: its landing zone,
@@ -179,7 +186,7 @@ def mirror(landing_zone: str | None, warehouse: str | None, watch: float | None,
     from mirrorspec.spark.mirror.engine import MirrorOptions, mirror_landing_zone
 
     options = MirrorOptions(threads=threads, strict=strict, retention_days=retention_days,
-                            select=tuple(select))
+                            select=tuple(select), settle_seconds=settle_seconds)
     spark = start_spark(plan, master, extra_conf)
     stop = threading.Event()
     if watch is not None:
@@ -200,7 +207,7 @@ def mirror(landing_zone: str | None, warehouse: str | None, watch: float | None,
             lineage.close()
     _summary(console, result)
     if result.failed:
-        raise FailedRun(*failure_summary(result.tables))
+        raise FailedRun(*failure_summary(result.tables, result.status_error))
 
 
 COMMANDS = [mirror]

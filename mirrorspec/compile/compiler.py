@@ -98,6 +98,8 @@ def _table_plan(table: Table, project: Project, landing_zone: str, warehouse: st
         yaml_file=table.yaml_file,
         deletion_vectors=(project.output.deletion_vectors if table.deletion_vectors is None
                           else table.deletion_vectors),
+        settle_seconds=(project.output.settle_seconds if table.settle_seconds is None
+                        else table.settle_seconds),
     )
 
 

@@ -35,6 +35,7 @@ class LandingFile:
     mtime: float
     format: str              # "parquet" or "csv"
     sequence: int | None     # for 20-digit names
+    etag: str | None = None  # an object store's version tag, when the listing gives one
 
 
 @dataclass
@@ -164,7 +165,8 @@ def list_folder(filesystem, folder: str, metadata: mirroring.TableMetadata) -> F
                                        else "") + "); ignored")
             continue
         listing.files.append(LandingFile(entry.name, entry.path, entry.size, entry.mtime, fmt,
-                                         mirroring.parse_sequence(entry.name)))
+                                         mirroring.parse_sequence(entry.name),
+                                         getattr(entry, "etag", None)))
     return listing
 
 
@@ -218,3 +220,57 @@ def pending_by_time(listing: FolderListing, done: set[str]) -> Pending:
     applied_present = sorted((f for f in listing.files if f.name in done), key=time_order_key)
     pending = sorted((f for f in listing.files if f.name not in done), key=time_order_key)
     return Pending(pending, None, applied_present)
+
+
+# --- a file's identity over time: written once, never changed ---------------------------------
+
+def file_stats(file) -> list:
+    """What identifies one version of a listed file: [size, mtime in ms] (+ ETag when known),
+    recorded in the commit that applies it."""
+    stats = [int(file.size), int(round(file.mtime * 1000))]
+    etag = getattr(file, "etag", None)
+    return stats + [etag] if etag else stats
+
+
+def same_version(file, recorded) -> bool:
+    """Whether `file` (a LandingFile or a listing entry) is the version `recorded` by
+    `file_stats` (an ETag is compared only when both sides have one)."""
+    now = file_stats(file)
+    return now[:2] == list(recorded[:2]) and (len(now) < 3 or len(recorded) < 3
+                                              or now[2] == recorded[2])
+
+
+def unsettled(files: list[LandingFile], settle_seconds: float, now: float) -> int | None:
+    """The index of the first of `files` modified less than `settle_seconds` before `now`
+    (it and every later file wait for a later pass), or None."""
+    if settle_seconds <= 0:
+        return None
+    for index, file in enumerate(files):
+        if now - file.mtime < settle_seconds:
+            return index
+    return None
+
+
+def not_applied_as_placed(applied_present: list[LandingFile], applied: int | None,
+                          meta: dict) -> list[tuple[LandingFile, str, str]]:
+    """Files at or before the table's progress that were never applied as they are now, as
+    (file, kind, what the producer must do): kind "late" for a 20-digit name at or before the
+    last applied sequence `applied` (sequence 0 included) that no commit applied, "changed"
+    for an applied name whose size, time or ETag changed since (`applied` None:
+    LastUpdateTimeFileDetection, only "changed"). `meta` is the engine's recorded state;
+    without one (`lint` with no warehouse) the last applied file is the one kept in place."""
+    if meta:
+        known = set(meta.get("files", [])) | set(meta.get("carry", []))
+    else:
+        known = {f.name for f in applied_present if applied and f.sequence == applied}
+    recorded = meta.get("stats") or {}
+    found = []
+    for file in applied_present:
+        if file.name in known:
+            if file.name in recorded and not same_version(file, recorded[file.name]):
+                found.append((file, "changed", mirroring.changed_file_problem(applied=True)))
+        elif applied is not None:
+            problem = mirroring.late_file_problem(file.name, file.sequence, applied)
+            if problem:
+                found.append((file, "late", problem))
+    return found

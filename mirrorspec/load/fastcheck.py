@@ -129,6 +129,8 @@ class SchemaCompiler:
             return lambda v: not isinstance(v, str) or regex.search(v) is not None
         if keyword == "exclusiveMinimum":
             return lambda v: not _TYPES["number"](v) or v > value
+        if keyword == "minimum":
+            return lambda v: not _TYPES["number"](v) or v >= value
         if keyword == "if":
             condition = self._schema(file, value)
             then = self._schema(file, schema.get("then", True))

@@ -74,21 +74,32 @@ def run_plan(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = ()
                 for future in futures:
                     future.result()
         if not publish_only:
-            _write_status(plan, jobs, files)
+            _write_status(plan, jobs, files, console)
         if warmer is not None:
             warmer.after_pass(spark, [job.outcome.delta_path for job in jobs
                                       if job.outcome is not None and job.outcome.files_applied])
     results.results = [job.result for job in jobs]
     results.elapsed_time = time.monotonic() - started
     if target_dir is not None:
-        results.write(target_dir)
+        try:
+            results.write(target_dir)
+        except OSError as exc:
+            from mirrorspec.spark.platform.failures import as_storage_error
+
+            error = as_storage_error(exc, "run_results.json", "could not write run_results.json")
+            if error is None:
+                raise
+            raise error from None
     return results
 
 
-def _write_status(plan: Plan, jobs: list[_TableJob], files: LandingFiles) -> None:
+def _write_status(plan: Plan, jobs: list[_TableJob], files: LandingFiles,
+                  console: Console) -> None:
     """The monitoring JSON: the engine's outcomes, and `Failed` for a table that failed before
-    or outside the engine (its `_metadata.json`, its publish), keeping its cumulative metrics."""
-    from mirrorspec.status import read_status, write_status
+    or outside the engine (its `_metadata.json`, its publish), keeping its cumulative metrics.
+    When the write itself fails (disk full), every table's result says so (`StorageError`)."""
+    from mirrorspec.spark.mirror.engine import write_monitoring
+    from mirrorspec.status import read_status
 
     filesystem = files.fs(plan.warehouse)
     previous = {(e.get("sourceSchemaName"), e.get("sourceTableName")): e
@@ -108,8 +119,12 @@ def _write_status(plan: Plan, jobs: list[_TableJob], files: LandingFiles) -> Non
                                  "message": job.result.error}}
         if outcome is not None:
             outcomes.append(outcome)
-    if outcomes:
-        write_status(plan.warehouse, outcomes, files=filesystem)
+    if not outcomes:
+        return
+    error = write_monitoring(filesystem, plan.warehouse, outcomes, console)
+    if error is not None:
+        for job in jobs:
+            job.result.fail(f"StorageError: {error}", "StorageError")
 
 
 # --- preparing the landing zone ----------------------------------------------------------------
@@ -124,7 +139,7 @@ def _prepare(plan: Plan, job: _TableJob, files: LandingFiles, full_refresh: bool
     except MirrorspecError as exc:
         job.result.fail(exc.render(), getattr(exc, "code", None))
     except OSError as exc:
-        job.result.fail(f"{job.table.unique_id}: {exc}", "IOError")
+        job.result.fail(*_unexpected(job.table.unique_id, exc))
 
 
 # --- one table -----------------------------------------------------------------------------------
@@ -153,10 +168,25 @@ def _run_table(spark, plan: Plan, job: _TableJob, files: LandingFiles, publish_o
     except MirrorspecError as exc:
         result.fail(exc.render(), getattr(exc, "code", None))
     except Exception as exc:  # noqa: BLE001 - one table's crash must not stop the others
-        result.fail(f"{type(exc).__name__}: {exc}", "InternalError")
+        result.fail(*_unexpected(table.unique_id, exc))
+    if result.failed and result.mirror_status not in (None, "Failed"):
+        result.mirror_status = "Failed"  # what tables.json says of it (see _write_status)
     result.execution_time = time.monotonic() - job.started
     _stop_if_failed(result, stop)
     progress.finished(result)
+
+
+def _unexpected(unique_id: str, exc: BaseException) -> tuple[str, str]:
+    """(message, code) of a failure nothing classified: `StorageError` for an I/O failure,
+    else `InternalError`; one line either way, the trace (Java's too) in the log file."""
+    from mirrorspec.logfile import log_exception
+    from mirrorspec.spark.platform.failures import as_storage_error, short
+
+    error = as_storage_error(exc, unique_id, "I/O error")
+    if error is not None:
+        return error.render(), error.code
+    log = log_exception(f"{unique_id}: InternalError", exc)
+    return f"{type(exc).__name__}: {short(exc)}; details in {log}", "InternalError"
 
 
 def _stop_if_failed(result: TableRunResult, stop: threading.Event | None) -> None:
@@ -186,6 +216,10 @@ def _publish(spark, plan: Plan, job: _TableJob, console: Console) -> None:
     result.files_published.extend(published.files_written)
     result.rows_published += int(published.rows or 0)
     result.held_back.extend(published.held_back or [])
+    if published.status == "Busy":
+        from mirrorspec.spark.publish.publisher import busy_message
+
+        result.warnings.append(busy_message(job.table.unique_id))
     for kind, count in (published.skipped or {}).items():
         result.messages_skipped[kind] = result.messages_skipped.get(kind, 0) + count
     if published.status == "Failed":
@@ -230,7 +264,7 @@ def mirror_target(table: TablePlan):
     from mirrorspec.spark.mirror.engine import MirrorTarget
 
     return MirrorTarget(table.unique_id, table.schema, table.name, table.landing_path,
-                        table.delta_path, table.deletion_vectors)
+                        table.delta_path, table.deletion_vectors, table.settle_seconds)
 
 
 def _error_text(error: dict) -> str:

@@ -111,11 +111,18 @@ def test_an_engine_error_is_not_reported_as_a_bad_file(spark, tmp_path, monkeypa
     assert delta_rows(spark, os.path.join(warehouse, "dbo", "t"), ["id", "v"]) == expected([1])
 
 
-def test_error_codes_of_failures_that_are_not_a_files():
+def test_error_codes_of_failures_that_are_not_a_files(spark):
     assert engine.error_code_of(OSError(5, "EIO", "/wh/dbo/t/_delta_log/x"), "/wh/dbo/t") == \
-        "WarehouseError"
+        "StorageError"
     assert engine.error_code_of(OSError(5, "EIO", "/lz/t/x"), "/wh/dbo/t") == "StorageError"
     assert engine.error_code_of(RuntimeError("py4j"), "/wh/dbo/t") == "EngineError"
+    try:  # a real Java IOException through py4j (what Hadoop raises on a full disk)
+        spark._jvm.java.io.FileInputStream("/nonexistent/mirrorspec")
+    except Exception as exc:  # noqa: BLE001 - Py4JJavaError
+        assert engine.error_code_of(exc, "/wh/dbo/t") == "StorageError"
+        assert engine.failures.storage_cause(exc).startswith("java.io.FileNotFoundException")
+    else:
+        pytest.fail("no Java exception")
 
 
 # --- 3. a file moved away by another process while this one commits -----------------------------

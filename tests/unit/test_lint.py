@@ -239,3 +239,27 @@ def test_an_underscore_id_key_is_an_ordinary_column(tmp_path):
     table(root, "customers", {"keyColumns": ["_id"]}, [(seq(1), data)])
     result = {t.table: t for t in lint_landing_zone(root).tables}
     assert result["customers"].findings == []
+
+
+def test_files_never_applied_as_placed(tmp_path):
+    """Issue 24: sequence 0, a file landed again under an applied number, and the kept last file
+    rewritten in place after it was applied (its recorded size differs) are reported with what
+    the producer must do; the engine warns about the same files (`landing.not_applied_as_placed`)."""
+    landing, warehouse = str(tmp_path / "lz"), str(tmp_path / "wh")
+    path = table(landing, "t", {"keyColumns": ["id"]},
+                 [(seq(0), rows([0], [0])), (seq(1), rows([1], [0])), (seq(2), rows([2, 3], [0, 0]))])
+    without_warehouse = lint_landing_zone(landing)
+    assert "files/before-processed" in rules(without_warehouse)  # sequence 0
+    log = os.path.join(warehouse, "dbo", "t", "_delta_log")
+    os.makedirs(log)
+    size = os.path.getsize(os.path.join(path, seq(2)))
+    with open(os.path.join(log, seq(0, "json")), "w") as handle:
+        state = {"mirrorspec": {"sequence": 2, "keys": ["id"], "files": [seq(2)],
+                                "stats": {seq(2): [size + 1, 0]}}}
+        handle.write(json.dumps({"commitInfo": {"userMetadata": json.dumps(state)}}) + "\n")
+    findings = {(f.rule, f.file.rsplit("/", 1)[-1]): f.message
+                for f in lint_landing_zone(landing, warehouse=warehouse).all_findings()}
+    assert "sequence 0 is never applied" in findings[("files/before-processed", seq(0))]
+    assert "sequence 1 was already applied" in findings[("files/before-processed", seq(1))]
+    assert "rename it into place" in findings[("files/before-processed", seq(1))]
+    assert "changed after it was applied" in findings[("files/changed-after-applied", seq(2))]

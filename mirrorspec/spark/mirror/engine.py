@@ -28,6 +28,7 @@ from mirrorspec.errors import LandingZoneError
 from mirrorspec.faults import crash_point
 from mirrorspec.logfile import log_exception
 from mirrorspec.spark.mirror import decompressed, fold, pruning, batch as reader, staged_source
+from mirrorspec.spark.platform import failures
 from mirrorspec.landing import layout as landing
 from mirrorspec import files as fsmod
 from mirrorspec.spark.platform import delta, hadoop_fs
@@ -40,7 +41,7 @@ _log = logging.getLogger(__name__)
 
 # Error codes of failures no landing file is proven to cause (docs/operations.md): the message
 # says so and names the log file; `BadFile` and the other file codes mean the file is bad.
-NOT_FILE_CODES = ("EngineError", "WarehouseError", "StorageError", "ConcurrentWriter")
+NOT_FILE_CODES = ("EngineError", "StorageError", "ConcurrentWriter")
 NOT_THE_FILE = "not a problem with the landing files (nothing of this batch was applied)"
 
 _ATTEMPTS = 4
@@ -57,6 +58,7 @@ class MirrorOptions:
     retention_days: float = mirroring.PROCESSED_RETENTION_DAYS  # _ProcessedFiles purge
     select: tuple[str, ...] = ()     # unique ids / globs like "sales.*" / names; empty = all
     move_processed: bool = True
+    settle_seconds: float = 0.0      # a file younger than this waits (producers writing in place)
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,7 @@ class MirrorTarget:
     landing_path: str       # the table's landing folder (path or URI)
     delta_path: str         # WAREHOUSE/<schema or dbo>/<table>
     deletion_vectors: bool | None = None  # the plan's switch; None: the session's default
+    settle_seconds: float | None = None   # the plan's; None: MirrorOptions.settle_seconds
 
 
 @dataclass
@@ -99,10 +102,11 @@ class MirrorResult:
     """Outcomes of a pass, one per table."""
 
     tables: list[TableOutcome]
+    status_error: str | None = None  # writing the monitoring JSON failed (a StorageError)
 
     @property
     def failed(self) -> bool:
-        return any(t.status == "Failed" for t in self.tables)
+        return self.status_error is not None or any(t.status == "Failed" for t in self.tables)
 
 
 # --- discovery --------------------------------------------------------------------------------
@@ -186,6 +190,9 @@ class _TableRun:
                                     landing_path=target.landing_path,
                                     delta_path=target.delta_path)
         self.app_id = mirroring.mirror_id(target.schema, target.name)
+        self._held: set[str] = set()  # names never applied as they are: left in place
+        self._late: set[str] = set()  # of which: placed at or before the applied sequence
+        self._committed: int | None = None  # the Delta version this pass committed
 
     # -- entry point
     def run(self) -> TableOutcome:
@@ -220,9 +227,14 @@ class _TableRun:
         the traceback kept there rather than on screen."""
         code = error_code_of(exc, self.target.delta_path)
         log = log_exception(f"{self.target.unique_id}: {code}", exc)
-        what = {"WarehouseError": "I/O error on the warehouse",
-                "StorageError": "I/O error"}.get(code, "Spark/Delta error")
-        self._fail(code, f"{what}: {_short(exc)}; {NOT_THE_FILE}; details in {log}", None, None)
+        cause = failures.storage_cause(exc)
+        what = f"I/O error: {cause}" if cause else f"Spark/Delta error: {_short(exc)}"
+        if self._committed is None:
+            done = NOT_THE_FILE
+        else:  # the commit holds the batch and its progress: the next pass finishes the rest
+            done = (f"not a problem with the landing files; the batch was committed (Delta "
+                    f"version {self._committed}) and the next pass finishes what followed it")
+        self._fail(code, f"{what}; {done}; details in {log}", None, None)
 
     def _refuse_links_outside(self) -> None:
         """Nothing is read, moved, written or deleted outside the landing zone and warehouse
@@ -275,6 +287,7 @@ class _TableRun:
         listing = landing.list_folder(self.lfs, target.landing_path, metadata)
         crash_point("after_listing", target.unique_id)
         state = self._handle_recreated(state, listing, metadata)
+        self._refuse_key_change(state, metadata)
         folder_id = listing.folder_id or self._write_folder_id()
         meta = state.meta
         self.outcome.processed_rows = int(meta.get("processed_rows", 0))
@@ -284,12 +297,20 @@ class _TableRun:
             done = set(meta.get("files", [])) | set(meta.get("carry", []))
             pending = landing.pending_by_time(listing, done)
             last_applied = meta["files"][-1] if meta.get("files") else None
+            sequence = None
         else:
-            pending = landing.pending_by_sequence(listing, int(meta.get("sequence") or 0))
+            sequence = int(meta.get("sequence") or 0)
+            pending = landing.pending_by_sequence(listing, sequence)
             last_applied = (pending.applied_present[-1].name if pending.applied_present
                             else None)
         self.outcome.awaiting = pending.awaiting
         self._warn(listing.warnings)  # after picking: that adds the names outside the sequence
+        # placed late or changed after it was applied: never applied as it is, left in place
+        misplaced = landing.not_applied_as_placed(pending.applied_present, sequence, meta)
+        self._warn([f"{f.path}: {problem}" for f, _kind, problem in misplaced])
+        self._held = {f.name for f, _kind, _problem in misplaced}
+        self._late = {f.name for f, kind, _problem in misplaced if kind == "late"}
+        self._wait_to_settle(pending)
         if not pending.files:
             self._move([f for f in pending.applied_present if f.name != last_applied])
             self._finish_status(None, pending)
@@ -305,10 +326,69 @@ class _TableRun:
             with decompressed.readable(self.lfs, self.wfs, target.delta_path, schemas):
                 bad, applied = self._apply(schemas, union, bad, metadata, state, meta, folder_id,
                                            pending)
+            # written to while the commit read it: what it gained is not in the table
+            changed = self._changed(applied)
+            self._warn([f"{f.path}: {mirroring.changed_file_problem(applied=True)}"
+                        for f in changed])
+            self._held |= {f.name for f in changed}
+        elif bad is not None:
+            _cutoff, bad = self._unchanged_prefix(pending.files, 0, bad)
         to_move = list(pending.applied_present) + applied
         keep = applied[-1].name if applied else last_applied
         self._move([f for f in to_move if f.name != keep])
         self._finish_status(bad, pending, pending.files)
+
+    def _wait_to_settle(self, pending: landing.Pending) -> None:
+        """Leave for a later pass the first pending file younger than the settle time and every
+        file after it (the order of files is the order of changes)."""
+        settle = self.target.settle_seconds
+        if settle is None:
+            settle = self.options.settle_seconds
+        cut = landing.unsettled(pending.files, settle, time.time())
+        if cut is None:
+            return
+        self.console.info(f"{self.target.unique_id}: {pending.files[cut].name} is younger than "
+                          f"settle_seconds ({settle:g} s); it and {len(pending.files) - cut - 1} "
+                          "later file(s) wait for a later pass", table=self.target.unique_id)
+        pending.files = pending.files[:cut]
+
+    def _changed(self, files) -> list[landing.LandingFile]:
+        """The `files` whose size, time or ETag differ from their listing now (gone: not)."""
+        if not files:
+            return []
+        now = {e.name: e for e in self.lfs.list(self.target.landing_path)}
+        return [f for f in files if f.name in now
+                and not landing.same_version(now[f.name], landing.file_stats(f))]
+
+    def _unchanged_prefix(self, files, cutoff: int, bad):
+        """(cutoff, bad) once the files up to the cutoff (and the bad file) are re-listed: the
+        first one whose size, time or ETag changed since the listing (a producer still writing
+        it in place) ends the batch there and is retried next pass, reported once; a bad file
+        that changed is no longer known to be bad."""
+        upto = cutoff + 1 if bad is not None else cutoff
+        now = {e.name: e for e in self.lfs.list(self.target.landing_path)}
+        for order, file in enumerate(files[:upto]):
+            entry = now.get(file.name)
+            if entry is None:
+                raise _Conflict(f"{file.name} was moved away by another process")
+            if not landing.same_version(entry, landing.file_stats(file)):
+                self._warn([f"{file.path}: {mirroring.changed_file_problem(applied=False)}"])
+                return order, None
+        return cutoff, bad
+
+    def _refuse_key_change(self, state: TableState, metadata: mirroring.TableMetadata) -> None:
+        """Seed 000: keyColumns can't change once added. Another producer changing them under a
+        mirrored table stops it before anything is applied (lint's rule, `metadata/key-changed`)."""
+        if not state.exists or not state.meta:
+            return
+        problem = mirroring.key_change(state.meta.get("keys"), metadata.key_columns)
+        if problem:
+            raise LandingZoneError(
+                problem, file=fsmod.join(self.target.landing_path, mirroring.METADATA_FILE),
+                code=mirroring.KEY_CHANGED_CODE,
+                hint="nothing was applied; put the keyColumns the table was mirrored with back, "
+                     "or recreate the table folder with all its data (the Delta table is then "
+                     "dropped and rebuilt)")
 
     def _apply(self, schemas, union, bad, metadata, state, meta, folder_id, pending):
         """Validate the files' rows and commit those before the first bad one: (bad, applied)."""
@@ -320,6 +400,7 @@ class _TableRun:
         if data_bad is not None:
             bad = data_bad
         cutoff = bad[0] if bad else len(schemas)
+        cutoff, bad = self._unchanged_prefix(pending.files, cutoff, bad)
         applied = [s.file for s in schemas[:cutoff]]
         try:
             if applied:
@@ -484,7 +565,12 @@ class _TableRun:
             "table": target.unique_id,
             "mode": "time" if metadata.last_update_time_detection else "sequence",
             "files": [f.name for f in applied],
-            "carry": [f.name for f in pending.applied_present],
+            # never a late file: no commit applied it, and it is reported every pass
+            "carry": [f.name for f in pending.applied_present if f.name not in self._late],
+            # each file's version as listed: one changed after it was applied is reported
+            "stats": {**{f.name: (meta.get("stats") or {}).get(f.name) or landing.file_stats(f)
+                         for f in pending.applied_present if f.name not in self._late},
+                      **{f.name: landing.file_stats(f) for f in applied}},
             "sequence": applied[-1].sequence,
             "keys": list(metadata.key_columns),
             "batch": int(meta.get("batch", 0)) + 1,
@@ -558,6 +644,7 @@ class _TableRun:
         if after.meta.get("attempt") != attempt:
             raise _Conflict(f"txn version {txn_version} of {self.app_id} was committed by "
                             "another writer")
+        self._committed = after.version
         write_state_copy(self.wfs, target.delta_path, after)
         metrics = after.metrics
         if after.operation == "MERGE":
@@ -596,6 +683,7 @@ class _TableRun:
 
     # -- files after the commit
     def _move(self, files) -> None:
+        files = [f for f in files if f.name not in self._held]
         if not self.options.move_processed or not files:
             return
         processed = fsmod.join(self.target.landing_path, mirroring.PROCESSED_FOLDER)
@@ -649,30 +737,14 @@ class _TableRun:
         return self._own_session
 
 
-def error_code_of(exc: BaseException, warehouse_path: str) -> str:
-    """The error code of a failure that is not a landing file's: `WarehouseError` for an I/O
-    error on a path under `warehouse_path`, `StorageError` for another I/O error, else
-    `EngineError` (Spark or Delta failed)."""
-    if isinstance(exc, OSError):
-        name = fsmod.normalize(str(exc.filename)) if exc.filename else ""
-        return "WarehouseError" if name.startswith(fsmod.normalize(warehouse_path)) \
-            else "StorageError"
-    return "EngineError"
+def error_code_of(exc: BaseException, warehouse_path: str = "") -> str:
+    """The error code of a failure that is not a landing file's: `StorageError` for an I/O
+    error (disk full, permissions; in Python or in Spark's/Delta's Java code, on the landing
+    zone or the warehouse), else `EngineError` (Spark or Delta failed)."""
+    return "StorageError" if failures.storage_cause(exc) else "EngineError"
 
 
-def _short(exc: BaseException) -> str:
-    java = getattr(exc, "java_exception", None)
-    if java is not None:  # Py4JJavaError: the Java message says what went wrong
-        try:
-            cause = java
-            while cause.getCause() is not None:
-                cause = cause.getCause()
-            exc = RuntimeError(str(cause.toString()))
-        except Exception:  # noqa: BLE001, S110 - a dead gateway: the Python message is kept
-            pass
-    text = str(exc).strip().splitlines()
-    first = text[0] if text else type(exc).__name__
-    return first[:500]
+_short = failures.short
 
 
 # --- passes -------------------------------------------------------------------------------------
@@ -744,7 +816,6 @@ def mirror_landing_zone(spark, landing_zone: str, warehouse: str,
                         stop: threading.Event | None = None, skip=None) -> MirrorResult:
     """One pass: discover tables, drop those whose folder was deleted, mirror the rest, write
     WAREHOUSE/replicator.json and WAREHOUSE/tables.json."""
-    from mirrorspec.status import write_status
 
     console = console or NullConsole()
     landing_zone, warehouse = fsmod.normalize(landing_zone), fsmod.normalize(warehouse)
@@ -772,7 +843,26 @@ def mirror_landing_zone(spark, landing_zone: str, warehouse: str,
     result = mirror_tables(spark, targets, warehouse, options, console,
                            landing_zone=landing_zone, stop=stop, skip=skip)
     result.tables = dropped + result.tables
-    wfs = hadoop_fs.filesystem_for(warehouse, spark)
-    wfs.mkdirs(warehouse)
-    write_status(warehouse, result.tables, files=wfs)
+    result.status_error = write_monitoring(hadoop_fs.filesystem_for(warehouse, spark), warehouse,
+                                           result.tables, console)
     return result
+
+
+def write_monitoring(wfs, warehouse: str, outcomes, console: Console) -> str | None:
+    """Write WAREHOUSE/tables.json and replicator.json through the warehouse's filesystem
+    `wfs`; a storage failure (disk full) is reported as a StorageError and returned (the next
+    pass that writes them says so), never raised: every table's own outcome stands."""
+    from mirrorspec.status import CORRECTED_MESSAGE, STALE_UNTIL, WRITE_FAILED, write_status
+
+    try:
+        wfs.mkdirs(warehouse)
+        written = write_status(warehouse, outcomes, files=wfs)
+    except Exception as exc:
+        error = failures.as_storage_error(exc, "monitoring JSON", WRITE_FAILED, STALE_UNTIL)
+        if error is None:
+            raise
+        console.error(f"StorageError: {error.message}", code=error.code, path=warehouse)
+        return error.message
+    if written.get("corrected"):
+        console.warning(CORRECTED_MESSAGE, path=warehouse)
+    return None

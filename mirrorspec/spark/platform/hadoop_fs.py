@@ -35,10 +35,18 @@ class HadoopFS(FileSystem):
         if not fs.exists(hpath):
             return []
         entries = []
+        tags = True
         for status in fs.listStatus(hpath):
             name = status.getPath().getName()
+            etag = None
+            if tags and not status.isDirectory():
+                try:  # S3A, ABFS and GCS statuses implement EtagSource (Hadoop 3.3.1+)
+                    etag = status.getEtag()
+                except Exception:  # noqa: BLE001 - py4j: no such method; size and time remain
+                    tags = False
             entries.append(Entry(name, join(path, name), int(status.getLen()),
-                                 status.getModificationTime() / 1000.0, bool(status.isDirectory())))
+                                 status.getModificationTime() / 1000.0, bool(status.isDirectory()),
+                                 str(etag) if etag else None))
         return entries
 
     def exists(self, path: str) -> bool:

@@ -16,8 +16,11 @@ A bad feed file fails the table with an error naming file and line; nothing of t
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Sequence
+
+import filelock
 
 from mirrorspec.plan import Plan, TablePlan, holds_secret, resolve_secrets
 from mirrorspec.console import Console, NullConsole
@@ -32,6 +35,7 @@ from mirrorspec.sources import FEED_TYPES
 from mirrorspec import files as fsmod
 from mirrorspec.progress.publish import load_state, save_state
 from mirrorspec.spark.platform import hadoop_fs
+from mirrorspec.spark.platform.failures import as_storage_error
 from mirrorspec.spark.publish.feeds import get_reader
 from mirrorspec.files import Files, join
 from mirrorspec.spark.platform.session import session_conf
@@ -46,7 +50,7 @@ class PublishResult:
     unique_id: str
     files_written: list[str] = field(default_factory=list)
     rows: int = 0
-    status: str = "UpToDate"  # Published | UpToDate | Failed
+    status: str = "UpToDate"  # Published | UpToDate | Failed | Busy (another run publishes)
     error: dict | None = None
     held_back: list[str] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)  # messages that change no row, by kind
@@ -105,9 +109,43 @@ def ensure_metadata(fs: Files, table: TablePlan, key_columns: Sequence[str]) -> 
 
 # --- running pure parsers inside Spark ------------------------------------------------------------
 
+def lock_file(plan: Plan, table: TablePlan) -> str:
+    """The lock one publisher of `table` holds while it publishes (beside its state file)."""
+    return join(plan.state_path, "publish", f"{table.unique_id}.lock")
+
+
+def busy_message(unique_id: str) -> str:
+    """What a run that finds another one publishing the table says."""
+    return (f"{unique_id}: another run is publishing {unique_id}; this run leaves its feed to "
+            "that one (the next pass publishes whatever it left)")
+
+
 def publish_table(spark, table: TablePlan, plan: Plan, console: Console | None = None) -> PublishResult:
-    """Publish what is new in `table`'s feed into its landing folder (see the module docstring)."""
+    """Publish what is new in `table`'s feed into its landing folder (see the module docstring).
+
+    One publisher per table at a time: it holds an OS file lock (`lock_file`) for the whole
+    publish, released when it ends or its process dies. Another run finding it held reports
+    `busy_message` (status `Busy`) and publishes nothing. The lock needs a local state path;
+    with a URI state path there is none (docs/operations.md)."""
     console = console or NullConsole()
+    path = lock_file(plan, table)
+    if fsmod.is_remote(path):
+        return _publish_table(spark, table, plan, console)
+    local = fsmod.local_path(path)
+    os.makedirs(os.path.dirname(local), exist_ok=True)
+    lock = filelock.FileLock(local, thread_local=False)
+    try:
+        lock.acquire(timeout=0)
+    except filelock.Timeout:
+        console.warning(busy_message(table.unique_id), table=table.unique_id)
+        return PublishResult(table.unique_id, status="Busy")
+    try:
+        return _publish_table(spark, table, plan, console)
+    finally:
+        lock.release()
+
+
+def _publish_table(spark, table: TablePlan, plan: Plan, console: Console) -> PublishResult:
     result = PublishResult(table.unique_id)
     fs = hadoop_fs.files_for(spark)
     # the Qlik/Arcion parsers scan feed files on the driver; URIs are read through Hadoop
@@ -154,6 +192,15 @@ def publish_table(spark, table: TablePlan, plan: Plan, console: Console | None =
 
             exc = located_error(fs, exc)
         return _failed(result, exc, console)
+    except Exception as exc:
+        # disk full, permissions: the feed is fine; the state's `pending` batch makes the next
+        # run write the same file again or record the one already renamed into place
+        error = as_storage_error(exc, f"{table.unique_id}: publish", "publishing failed",
+                                 "the feed is fine; the next run publishes this batch (never "
+                                 "twice)")
+        if error is None:
+            raise
+        return _failed(result, error, console)
 
 
 def _failed(result: PublishResult, exc: MirrorspecError, console: Console) -> PublishResult:
