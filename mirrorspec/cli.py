@@ -32,7 +32,7 @@ COMMAND_MODULES = (
     "mirrorspec.commands.project",   # init, validate, compile
     "mirrorspec.commands.mirror",    # mirror
     "mirrorspec.commands.run",       # run, publish, build
-    "mirrorspec.commands.inspect",   # status, show, history
+    "mirrorspec.commands.inspect",   # status, show, history, export
     "mirrorspec.commands.diff",      # diff
     "mirrorspec.commands.datatest",  # test
     "mirrorspec.commands.docs",      # docs generate / serve
@@ -40,6 +40,7 @@ COMMAND_MODULES = (
     "mirrorspec.commands.reconcile", # reconcile
     "mirrorspec.commands.replay",    # replay
     "mirrorspec.commands.maintain",  # maintain
+    "mirrorspec.commands.debug",     # debug
 )
 
 

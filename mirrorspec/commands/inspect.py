@@ -1,4 +1,4 @@
-"""`mirrorspec status`, `show` and `history`: look at the mirrored tables.
+"""`mirrorspec status`, `show`, `history` and `export`: look at the mirrored tables.
 
 None of them starts a JVM: `status` reads the monitoring JSON, `show` and `history` read the
 Delta table through delta-rs (`mirrorspec/readers/`). Only what delta-rs can't read falls back to
@@ -182,12 +182,9 @@ def show(table: str, limit: int, where: str | None, version: int | None,
 
 def _storage(plan: Plan | None) -> dict[str, str]:
     """delta-rs storage options from the profile's Spark conf (object-store warehouses)."""
-    if plan is None or "://" not in plan.warehouse:
-        return {}
-    from mirrorspec.compile.plan import resolve_secrets
-    from mirrorspec.readers.storage import storage_options
+    from mirrorspec.readers.storage import plan_storage_options
 
-    return storage_options(resolve_secrets(dict(plan.spark.conf)))
+    return plan_storage_options(plan)
 
 
 def _refuse_if_spark_asked() -> None:
@@ -244,4 +241,33 @@ def _files(files: list[str]) -> str:
     return f"{names[0]} … {names[-1]} ({len(names)} files)"
 
 
-COMMANDS = [status, show, history]
+@click.command("export")
+@click.argument("table")
+@plan_options
+@warehouse_option
+@click.option("--to", "dest", required=True, type=click.Path(dir_okay=False),
+              help="The file to write: FILE.parquet or FILE.csv (the suffix says the format).")
+@click.option("--version", "version", type=click.IntRange(min=0), default=None,
+              help="The table as of this Delta version (default: the latest).")
+def export(table: str, dest: str, version: int | None, **params: Any) -> None:
+    """Write a mirrored table to one Parquet or CSV file, deletion vectors applied (no JVM):
+    for readers that refuse the table's features (docs/readers.md)."""
+    from mirrorspec.readers.errors import DeltaRsUnsupported
+    from mirrorspec.readers.export import export_format, export_table
+
+    export_format(dest)  # a bad suffix is refused before anything is read
+    console = get_console()
+    name, path, plan, _keys = _resolve(table, params)
+    try:
+        done = export_table(path, name, dest, version, storage_options=_storage(plan))
+    except DeltaRsUnsupported as exc:
+        raise MirrorspecError(
+            f"{name}: export reads through delta-rs, which can't read this table: {exc}",
+            hint="read it with Spark instead (docs/readers.md#spark), e.g. "
+                 "spark.read.format('delta').load(path).write.parquet(...)") from None
+    console.result(f"{name} (version {done.version}): {done.rows} row(s) written to {done.path} "
+                   f"({done.format})", table=name, version=done.version, rows=done.rows,
+                   path=done.path, format=done.format)
+
+
+COMMANDS = [status, show, history, export]

@@ -11,7 +11,7 @@ Three ways to get Spark, all from the same profile output (`spark: {master, remo
   must have been started with Delta Lake (checked, with a message saying how).
 
 The conf key `mirrorspec.delta.jars` (never passed to Spark) says where Delta's jars come from:
-`cache` (default: the offline cache, else Maven via spark.jars.packages), `packages` (always
+`cache` (default: the offline cache, downloaded from Maven Central when missing), `packages` (always
 spark.jars.packages) or `provided` (the platform already has Delta: add nothing; the default
 under spark-submit, whose --jars/--packages stay in charge).
 `mirrorspec.extra.jars` (also never passed to Spark) names optional jar sets of the offline cache
@@ -31,7 +31,7 @@ from typing import Any, Mapping
 from pyspark.sql import SparkSession
 
 from mirrorspec.errors import MirrorspecError, SetupError
-from mirrorspec.spark import cds, jars
+from mirrorspec.spark import cds, jars, java
 
 # Defaults for a laptop; any of them can be overridden by the profile's `spark.conf`.
 DEFAULT_CONF: dict[str, str] = {
@@ -84,8 +84,8 @@ def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | Non
                   remote: str | None = None, app_name: str = "mirrorspec") -> SparkSession:
     """Get or create the process's SparkSession with Delta Lake configured.
 
-    Delta's jars come from the cache `make` filled (offline); without it, from Maven through
-    `spark.jars.packages` (needs the network once). With `remote` (sc://…) a Spark Connect
+    Delta's jars come from the cache `make` filled (offline); without it they are downloaded
+    into it first (jars.fetch: a SetupError saying how when that fails). With `remote` (sc://…) a Spark Connect
     session is returned instead; raises MirrorspecError when the server can't be used.
     """
     submitted = _inside_spark_submit()
@@ -101,6 +101,7 @@ def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | Non
         from pyspark import SparkContext
 
         if SparkContext._gateway is None:  # this process starts the JVM: map the archive
+            java.check_java()  # no Java / too old: a SetupError now, not a gateway error later
             cds.add_archive(merged)
     for key, value in merged.items():
         builder = builder.config(key, value)
@@ -248,9 +249,9 @@ def _close_remote_sessions() -> None:
 def _add_delta_jars(merged: dict[str, str], mode: str) -> None:
     if mode == "provided":
         return
-    cached = jars.cached_jars() if mode == "cache" else None
-    if cached:
-        _append(merged, "spark.jars", ",".join(str(p) for p in cached))
+    if mode == "cache":
+        # not cached yet: downloaded now (seconds), or a SetupError saying how to get them
+        _append(merged, "spark.jars", ",".join(str(p) for p in jars.fetch()))
     else:
         _append(merged, "spark.jars.packages", jars.delta_artifacts()[0])
     # Spark's Kafka connector (source.kafka) rides along when the cache has it.
