@@ -171,7 +171,7 @@ def _services(plan, jdbc: str | None) -> list[Check]:
     return found
 
 
-def _spark(plan) -> Check:
+def _spark(plan, console) -> Check:
     from mirrorspec.compile.plan import resolve_secrets
     from mirrorspec.spark.selftest import spark_round_trip
 
@@ -179,7 +179,8 @@ def _spark(plan) -> Check:
     try:
         detail = spark_round_trip(resolve_secrets(spec.master) if spec else "local[*]",
                                   resolve_secrets(dict(spec.conf)) if spec else {},
-                                  resolve_secrets(spec.remote) if spec and spec.remote else None)
+                                  resolve_secrets(spec.remote) if spec and spec.remote else None,
+                                  console)
     except MirrorspecError as exc:
         return Check("spark start", FAIL, exc.message, exc.hint or "")
     except Exception as exc:  # noqa: BLE001 - reported as the check's failure, with the JVM log
@@ -210,8 +211,7 @@ def debug(start_spark: bool, jdbc: str | None, **params: Any) -> None:
     checks += project_checks + _services(plan, jdbc)
     java_ok = next(c for c in checks if c.name == "java").status != FAIL
     if start_spark and java_ok:
-        console.info("starting Spark…")
-        checks.append(_spark(plan))
+        checks.append(_spark(plan, console))
     elif start_spark:
         checks.append(Check("spark start", SKIP, "no usable Java (see above)"))
     console.table("mirrorspec debug", ("check", "status", "detail", "fix"),

@@ -120,8 +120,7 @@ def maintain(tables: tuple[str, ...], purge: bool, optimize: bool, vacuum: bool,
     from mirrorspec.spark.runner import start_session
 
     steps = MaintainSteps(purge, optimize, vacuum, retain_hours, allow_short_retention)
-    console.info("starting Spark…")
-    spark = start_session(ctx.plan)
+    spark = start_session(ctx.plan, console)
     storage = plan_storage_options(ctx.plan)
     failed = []
     # Tables in parallel (each in its own session): on small tables Delta's commands wait on the

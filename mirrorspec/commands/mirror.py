@@ -8,7 +8,7 @@ import time
 
 import click
 
-from mirrorspec.commands.params import absolute_location, get_console
+from mirrorspec.commands.params import absolute_location, get_console, watch_options
 from mirrorspec.errors import FailedRun, MirrorspecError
 from mirrorspec.mirroring import PROCESSED_RETENTION_DAYS
 
@@ -25,7 +25,7 @@ def _parse_conf(pairs: tuple[str, ...]) -> dict[str, str]:
 
 
 def _watch(spark, landing_zone: str, warehouse: str, options, console, interval: float,
-           stop: threading.Event):
+           stop: threading.Event, heartbeat=None):
     """Pass after pass until `stop`: a failed table backs off (retried at once when its folder
     changes), each message is printed once while nothing about its table changes, and a pass
     line appears only when a pass applied files or a table's outcome changed."""
@@ -57,11 +57,14 @@ def _watch(spark, landing_zone: str, warehouse: str, options, console, interval:
             warmer.after_pass(spark, (t.delta_path for t in result.tables if t.files_applied))
             changed = _record_outcomes(result, backoff, quiet, lfs, signatures, now)
             applied = sum(len(t.files_applied) for t in result.tables)
+            alive = heartbeat.after_pass(passes, applied, time.time()) if heartbeat else None
             if applied or changed:
                 failed = sorted(backoff.failing)
                 console.info(f"pass {passes}: {applied} file(s) applied"
                              + (f"; failing (backing off): {', '.join(failed)}" if failed else ""),
                              passes=passes, applied=applied, failed=failed)
+            elif alive:
+                console.info(alive, passes=passes, heartbeat=heartbeat.path)
             if stop.wait(interval):
                 return result
     finally:
@@ -131,9 +134,11 @@ def _summary(console, result) -> None:
 @click.option("--retention-days", type=float, default=PROCESSED_RETENTION_DAYS,
               show_default=True,
               help="Days processed files stay in _ProcessedFiles.")
+@watch_options
 def mirror(landing_zone: str, warehouse: str, watch: float | None, select: tuple[str, ...],
            threads: int, master: str, conf: tuple[str, ...], strict: bool,
-           retention_days: float) -> None:
+           retention_days: float, heartbeat_every: int = 10,
+           heartbeat_file: str | None = None) -> None:
     """Mirror a landing zone into Delta tables exactly as Fabric open mirroring does."""
     console = get_console()
     spark_conf = _parse_conf(conf)
@@ -142,7 +147,7 @@ def mirror(landing_zone: str, warehouse: str, watch: float | None, select: tuple
 
     options = MirrorOptions(threads=threads, strict=strict, retention_days=retention_days,
                             select=tuple(select))
-    spark = build_session(master, spark_conf)
+    spark = build_session(master, spark_conf, console=console)
     stop = threading.Event()
     if watch is not None:
         def request_stop(signum, _frame):
@@ -153,7 +158,10 @@ def mirror(landing_zone: str, warehouse: str, watch: float | None, select: tuple
     if watch is None:
         result = mirror_landing_zone(spark, landing_zone, warehouse, options, console)
     else:
-        result = _watch(spark, landing_zone, warehouse, options, console, watch, stop)
+        from mirrorspec.heartbeat import Heartbeat
+
+        result = _watch(spark, landing_zone, warehouse, options, console, watch, stop,
+                        Heartbeat(heartbeat_file, heartbeat_every))
     _summary(console, result)
     if result.failed:
         raise FailedRun(*failure_summary(result.tables))

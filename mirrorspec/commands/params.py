@@ -56,6 +56,13 @@ threads = click.option("--threads", type=click.IntRange(min=1), default=DEFAULT_
                        show_default=True, help="Tables processed concurrently.")
 full_refresh = click.option("--full-refresh", is_flag=True,
                             help="Rebuild the selected tables from their sources.")
+heartbeat_every = click.option(
+    "--heartbeat-every", type=click.IntRange(min=1), default=10, show_default=True, metavar="N",
+    help="--watch: print an 'alive' line after every N idle passes in a row.")
+heartbeat_file = click.option(
+    "--heartbeat-file", default=None, type=click.Path(dir_okay=False), callback=absolute_location,
+    help="--watch: rewrite this file after every pass, for a liveness probe (run: default "
+         "<target>/heartbeat.json).")
 warehouse_option = click.option(
     "--warehouse", default=None, type=click.Path(file_okay=False), callback=absolute_location,
     help="Read this warehouse directly instead of compiling the project.")
@@ -77,6 +84,8 @@ selection_options = _stack(select, exclude, state_path)
 """--select, --exclude, --state."""
 run_options = _stack(threads, full_refresh)
 """--threads, --full-refresh."""
+watch_options = _stack(heartbeat_every, heartbeat_file)
+"""--heartbeat-every, --heartbeat-file (for --watch)."""
 
 
 # --- global flags and the console -----------------------------------------------------------

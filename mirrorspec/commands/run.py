@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from mirrorspec.commands.params import (get_console, plan_options, run_options,
+from mirrorspec.commands.params import (get_console, plan_options, run_options, watch_options,
                                         selection_options, stop_on_signals)
 from mirrorspec.compile import PlanContext, load_plan_context
 from mirrorspec.console import Console
@@ -83,31 +83,48 @@ def _raise_if_failed(results: RunResults) -> None:
 @click.option("--watch", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
               help="Keep going: a pass (publish + mirror) every SECONDS on one warm Spark "
                    "session, until Ctrl-C or SIGTERM.")
-def run(watch: float | None = None, **params: Any) -> None:
+@watch_options
+def run(watch: float | None = None, heartbeat_every: int = 10,
+        heartbeat_file: str | None = None, **params: Any) -> None:
     """Publish the feeds and mirror the landing zone into Delta tables."""
     console = get_console()
     if watch is None:
         ctx, results = execute_run(console, "run", False, params)
         _refresh_site(console, ctx)
     else:
-        results = _watch(console, watch, params)
+        results = _watch(console, watch, params, heartbeat_every, heartbeat_file)
     _raise_if_failed(results)
 
 
-def _watch(console: Console, seconds: float, params: dict[str, Any]) -> RunResults:
-    """`run --watch`: passes until a signal; --full-refresh applies to the first pass only."""
+def _watch(console: Console, seconds: float, params: dict[str, Any], heartbeat_every: int = 10,
+           heartbeat_file: str | None = None) -> RunResults:
+    """`run --watch`: passes until a signal; --full-refresh applies to the first pass only.
+    A heartbeat file is rewritten after every pass and an 'alive' line printed every
+    `heartbeat_every` idle passes (mirrorspec/heartbeat.py)."""
+    import time
+
+    from mirrorspec.heartbeat import Heartbeat
     from mirrorspec.spark.warm import SnapshotWarmer
 
     stop = stop_on_signals(console, "the current pass")
     passes = 0
+    heartbeat = None
     # the next pass finds the new versions' state ready (mirrorspec/spark/warm.py)
     warmer = SnapshotWarmer()
     try:
         while True:
-            _ctx, results = execute_run(console, "run", False, params, warmer=warmer)
+            ctx, results = execute_run(console, "run", False, params, warmer=warmer)
             params = {**params, "full_refresh": False}
             passes += 1
-            console.info(f"pass {passes} done; next in {seconds:g}s", passes=passes)
+            if heartbeat is None:
+                heartbeat = Heartbeat(heartbeat_file or str(ctx.target_dir / "heartbeat.json"),
+                                      heartbeat_every)
+            applied = sum(len(r.files_applied) for r in results.results)
+            alive = heartbeat.after_pass(passes, applied, time.time())
+            if applied or passes == 1:
+                console.info(f"pass {passes} done; next in {seconds:g}s", passes=passes)
+            elif alive:
+                console.info(alive, passes=passes, heartbeat=heartbeat.path)
             if stop.wait(seconds):
                 return results
     finally:

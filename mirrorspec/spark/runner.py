@@ -28,13 +28,15 @@ STEP_PUBLISH = "PublishFeed"
 STEP_MIRROR = "MirrorTable"
 
 
-def start_session(plan: Plan):
-    """The SparkSession the plan asks for (secrets in master/remote/conf resolved now)."""
+def start_session(plan: Plan, console: Console | None = None):
+    """The SparkSession the plan asks for (secrets in master/remote/conf resolved now);
+    `console` hears "starting Spark…" at once when the JVM is started here."""
     from mirrorspec.spark.session import build_session
 
     spec = plan.spark
     return build_session(resolve_secrets(spec.master), resolve_secrets(dict(spec.conf)),
-                         resolve_secrets(spec.remote) if spec.remote else None)
+                         resolve_secrets(spec.remote) if spec.remote else None,
+                         console=console)
 
 
 def is_feed(table: TablePlan) -> bool:
@@ -74,7 +76,7 @@ def run_plan(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = ()
     tables = select_with_warnings(plan, select, exclude, state_path=state_path, console=console)
     jobs = [_TableJob(t, TableRunResult(t.unique_id)) for t in tables]
     if jobs:
-        spark = spark or start_session(plan)
+        spark = spark or start_session(plan, console)
         files = LandingFiles(spark)
         _write_partner_events(plan, files, console)
         for job in jobs:

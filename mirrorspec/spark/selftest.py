@@ -8,13 +8,14 @@ import tempfile
 import time
 
 
-def spark_round_trip(master: str | None, conf: dict[str, str], remote: str | None) -> str:
+def spark_round_trip(master: str | None, conf: dict[str, str], remote: str | None,
+                     console=None) -> str:
     """Start Spark as the profile says and round-trip one Delta row; the detail line on success,
     any error raised as is (the caller reports it)."""
     from mirrorspec.spark.session import build_session
 
     start = time.perf_counter()
-    spark = build_session(master, conf, remote)
+    spark = build_session(master, conf, remote, console=console)
     started = time.perf_counter() - start
     folder = tempfile.mkdtemp(prefix="mirrorspec-debug-")
     try:

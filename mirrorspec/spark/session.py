@@ -26,6 +26,7 @@ import contextlib
 import os
 import sys
 import tempfile
+import time
 from typing import Any, Mapping
 
 from pyspark.sql import SparkSession
@@ -81,17 +82,22 @@ _OPEN_REMOTE: list[Any] = []
 
 
 def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | None = None,
-                  remote: str | None = None, app_name: str = "mirrorspec") -> SparkSession:
+                  remote: str | None = None, app_name: str = "mirrorspec",
+                  console: Any = None) -> SparkSession:
     """Get or create the process's SparkSession with Delta Lake configured.
 
     Delta's jars come from the cache `make` filled (offline); without it they are downloaded
     into it first (jars.fetch: a SetupError saying how when that fails). With `remote` (sc://…) a Spark Connect
     session is returned instead; raises MirrorspecError when the server can't be used.
+    `console` (a mirrorspec Console) is told "starting Spark…" at once and how long it took,
+    when this call starts the JVM or connects.
     """
     submitted = _inside_spark_submit()
     # Under spark-submit, its --jars/--packages stay in charge unless the profile says otherwise.
     user_conf, jars_mode, extra_jars = _split_conf(conf, "provided" if submitted else "cache")
     if remote:
+        if console is not None:
+            console.info(f"connecting to Spark at {remote}…")
         return _connect_session(remote, user_conf, app_name)
     merged = _merged_conf(user_conf, jars_mode, extra_jars, master or "local[*]")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -105,10 +111,45 @@ def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | Non
             cds.add_archive(merged)
     for key, value in merged.items():
         builder = builder.config(key, value)
-    with _jvm_output_to_log():
-        session = builder.getOrCreate()
+    starting = not submitted and _no_jvm_yet()
+    if starting and console is not None:
+        console.info("starting Spark…")
+    began = time.monotonic()
+    try:
+        with _jvm_output_to_log():
+            session = builder.getOrCreate()
+    except Exception as exc:
+        if starting and "JAVA_GATEWAY_EXITED" in str(exc):
+            raise _jvm_start_error() from None
+        raise
+    if starting and console is not None:
+        console.info(f"Spark started ({time.monotonic() - began:.1f}s)")
     session.sparkContext.setLogLevel(os.environ.get("MIRRORSPEC_SPARK_LOG_LEVEL", "ERROR"))
     return session
+
+
+def _no_jvm_yet() -> bool:
+    from pyspark import SparkContext
+
+    return SparkContext._gateway is None
+
+
+def _jvm_start_error() -> SetupError:
+    """The JVM died while starting (bad Java options, a jar it can't open, `spark.jars.packages`
+    offline): a SetupError quoting the last error line of its log."""
+    path = jvm_log_path()
+    lines: list[str] = []
+    if path:
+        with contextlib.suppress(OSError), open(path, encoding="utf-8", errors="replace") as log:
+            lines = [line.strip() for line in log.read().splitlines()[-200:] if line.strip()]
+    # the JVM's last words, without stack frames: usually the reason and its "Error:" line
+    said = [line for line in lines if not line.startswith(("at ", "..."))][-3:]
+    reason = " / ".join(said or ["no output"])[:400]
+    return SetupError(f"Spark's JVM exited while starting: {reason}",
+                      hint=f"its whole output is in {path}; `mirrorspec debug` checks Java, the "
+                           "jars and the profile's Spark settings" if path else
+                           "`mirrorspec debug` checks Java, the jars and the profile's Spark "
+                           "settings")
 
 
 def _split_conf(conf: Mapping[str, str] | None, default_mode: str
@@ -168,6 +209,7 @@ def _jvm_output_to_log():
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     saved = [os.dup(1), os.dup(2)]
+    _JVM_LOG[:] = [path]  # known before the start, so a failed start can point at it
     try:
         os.dup2(log, 1)
         os.dup2(log, 2)
@@ -177,7 +219,6 @@ def _jvm_output_to_log():
         os.dup2(saved[1], 2)
         for fd in (*saved, log):
             os.close(fd)
-    _JVM_LOG[:] = [path]
 
 
 def is_connect(spark: Any) -> bool:
