@@ -32,14 +32,15 @@ class Heartbeat:
         """Record a pass; the line to print when it completes `every` idle passes in a row."""
         self.idle = 0 if applied else self.idle + 1
         if self.path:
-            self._touch(passes, applied, now)
+            self._touch(self.path, passes, applied, now)
         if applied or self.idle % self.every:
             return None
         return (f"alive: pass {passes}, {self.idle} idle pass(es) in a row, nothing new to "
                 "apply" + (f" (heartbeat: {self.path})" if self.path else ""))
 
-    def _touch(self, passes: int, applied: int, now: float) -> None:
-        folder = os.path.dirname(os.path.abspath(self.path))
+    @staticmethod
+    def _touch(path: str, passes: int, applied: int, now: float) -> None:
+        folder = os.path.dirname(os.path.abspath(path))
         os.makedirs(folder, exist_ok=True)
         stamp = datetime.fromtimestamp(now, tz=timezone.utc).isoformat(timespec="seconds")
         fd, temp = tempfile.mkstemp(prefix=".heartbeat-", dir=folder)
@@ -47,4 +48,4 @@ class Heartbeat:
             json.dump({"pass": passes, "time": stamp.replace("+00:00", "Z"),
                        "files_applied": applied, "pid": os.getpid()}, handle)
             handle.write("\n")
-        os.replace(temp, self.path)
+        os.replace(temp, path)
