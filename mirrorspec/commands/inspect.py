@@ -177,7 +177,13 @@ def show(table: str, limit: int, where: str | None, version: int | None,
                                               if read_version is not None else "")
     else:
         as_of_text = ""
+    rows = [[_hex(value) for value in row] for row in rows]
     console.table(f"{name}{as_of_text} ({len(rows)} row(s) shown)", columns, rows, kind="rows")
+
+
+def _hex(value: Any) -> Any:
+    """Binary values as hex digits (as Spark SQL's hex() shows them), not Python's b'…'."""
+    return value.hex() if isinstance(value, (bytes, bytearray, memoryview)) else value
 
 
 def _storage(plan: Plan | None) -> dict[str, str]:

@@ -74,3 +74,12 @@ def test_a_version_that_does_not_exist_is_refused(warehouse, tmp_path):
     result = _export(warehouse, "--to", str(tmp_path / "o.parquet"), "--version", "7")
     assert result.exit_code == 1 and "has no version 7 (the latest is 1)" in result.output
     assert not (tmp_path / "o.parquet").exists()
+
+
+def test_show_prints_binary_values_as_hex(warehouse):
+    result = CliRunner().invoke(cli, ["--log-format", "json", "show", "sales.orders",
+                                      "--warehouse", str(warehouse)])
+    assert result.exit_code == 0, result.output
+    rows = next(json.loads(line)["rows"] for line in result.output.splitlines()
+                if '"event": "rows"' in line)
+    assert sorted(r["raw"] for r in rows) == ["", "00ff", "41"]
