@@ -33,7 +33,10 @@ def init(name: str, force: bool) -> None:
     created = scaffold_project(name, force=force)
     console.success(f"Created project {created.name} in {_show(created)}", path=str(created))
     console.info(f"Editors: the YAML files point yaml-language-server at {SCHEMA_HINT}")
-    console.result(f"Next: cd {_show(created)} && mirrorspec compile")
+    console.info("Sample data: feeds/customers and feeds/orders hold one CSV snapshot each; "
+                 "`mirrorspec run` lands them in landing_zone/ and mirrors them into Delta "
+                 "tables in warehouse/ (profiles.yml says where)")
+    console.result(f"Next: cd {_show(created)} && mirrorspec compile && mirrorspec run")
 
 
 @click.command("validate")
