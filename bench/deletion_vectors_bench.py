@@ -55,7 +55,7 @@ _NEXT: dict[str, int] = {}  # the last landing sequence number given to each tab
 
 
 def _initial_load(spark, root: Path, mode: str, switch: bool, first: Path):
-    from mirrorspec.spark.engine import MirrorOptions, MirrorTarget, mirror_tables
+    from mirrorspec.spark.mirror.engine import MirrorOptions, MirrorTarget, mirror_tables
 
     landing = root / "landing" / mode / "facts"
     landing.mkdir(parents=True)
@@ -71,7 +71,7 @@ def _initial_load(spark, root: Path, mode: str, switch: bool, first: Path):
 def _pass(spark, root: Path, target, files: list[Path]) -> tuple[float, float, int, int]:
     """One engine pass applying `files` (renumbered after what the table holds): wall and CPU
     seconds, bytes of data and deletion-vector files the commit wrote."""
-    from mirrorspec.spark.engine import MirrorOptions, mirror_tables
+    from mirrorspec.spark.mirror.engine import MirrorOptions, mirror_tables
 
     landing = Path(target.landing_path)
     for path in files:

@@ -44,12 +44,15 @@ COMMAND_MODULES = (
 )
 
 
+_SESSION_MODULE = "mirrorspec.spark.platform.session"
+
+
 class MirrorspecGroup(click.Group):
     """Maps errors to exit codes: 1 for MirrorspecError, 2 (with a log) for anything else."""
 
     def invoke(self, ctx: click.Context):
         try:
-            return super().invoke(ctx)
+            return self._invoke_and_stop_spark(ctx)
         except MirrorspecError as exc:
             console = ctx.obj.get("console") if isinstance(ctx.obj, dict) else None
             message = exc.render() + _jvm_log_note()
@@ -71,9 +74,23 @@ class MirrorspecGroup(click.Group):
             ctx.exit(2)
 
 
+    def _invoke_and_stop_spark(self, ctx: click.Context):
+        # A session the command started ends with it (success, error or Ctrl-C), so a cluster's
+        # master lists the application as finished when the command returns. The module is
+        # looked up, never imported: commands that start no JVM stay JVM-free.
+        session = sys.modules.get(_SESSION_MODULE)
+        mark = session.sessions_started() if session is not None else 0
+        try:
+            return super().invoke(ctx)
+        finally:
+            session = sys.modules.get(_SESSION_MODULE)
+            if session is not None:
+                session.stop_sessions(since=mark)
+
+
 def _jvm_log_note() -> str:
     """Where Spark's own output went, when this process started a JVM (never imports pyspark)."""
-    session = sys.modules.get("mirrorspec.spark.session")
+    session = sys.modules.get(_SESSION_MODULE)
     path = session.jvm_log_path() if session is not None else None
     return f"\n  Spark's own output (JVM log): {path}" if path else ""
 

@@ -18,7 +18,8 @@ from typing import Any, Callable, Mapping, cast
 from mirrorspec import mirroring
 from mirrorspec.errors import Location, MirrorspecError, ProjectError
 from mirrorspec.load.project import LoadedProject
-from mirrorspec.load.validate import source_option_problems, suggest
+from mirrorspec.load.validate import source_option_problems
+from mirrorspec.suggest import suggest
 from mirrorspec.load.yaml_doc import Document
 from mirrorspec.sources import LANDING_ZONE
 
@@ -275,7 +276,7 @@ def unsafe_name(what: str, name: str) -> str | None:
     """'column 'a/b' contains a path separator', or None for a safe name."""
     if name == mirroring.ROW_MARKER_COLUMN:
         return f"{what} '{name}' is reserved for the row marker"
-    reason = mirroring.unsafe_name_reason(name)
+    reason = mirroring.unsafe_name_reason(name, column="column" in what)
     return f"{what} '{name}' {reason}" if reason else None
 
 

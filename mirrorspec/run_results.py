@@ -54,6 +54,7 @@ class TableRunResult:
     files_published: list[str] = field(default_factory=list)
     rows_published: int = 0
     held_back: list[str] = field(default_factory=list)
+    messages_skipped: dict[str, int] = field(default_factory=dict)  # feed messages changing no row
     files_applied: list[str] = field(default_factory=list)
     rows_inserted: int = 0
     rows_updated: int = 0

@@ -46,7 +46,7 @@ def _packages() -> list[Check]:
 
 
 def _java() -> Check:
-    from mirrorspec.spark import java
+    from mirrorspec.spark.platform import java
 
     try:
         info = java.check_java()
@@ -60,7 +60,7 @@ def _java() -> Check:
 
 
 def _jars() -> list[Check]:
-    from mirrorspec.spark import jars
+    from mirrorspec.spark.platform import jars
 
     folder = jars.cache_dir()
     found = [_writable("jar cache", folder, f"set {jars.CACHE_ENV} to a folder you can write")]
@@ -69,7 +69,7 @@ def _jars() -> list[Check]:
                        ", ".join(p.name for p in delta) if delta else
                        f"{', '.join(jars.jar_file_name(c) for c in jars.delta_artifacts())} "
                        f"not in {folder}",
-                       "" if delta else "python -m mirrorspec.spark.jars (downloads them, no "
+                       "" if delta else "python -m mirrorspec.spark.platform.jars (downloads them, no "
                                         "Maven needed)"))
     for name in jars.extra_sets():
         try:
@@ -80,13 +80,13 @@ def _jars() -> list[Check]:
         found.append(Check(f"jars: {name}", OK if cached else SKIP,
                            f"{len(cached)} jar(s) in {jars.extra_set_dir(name)}" if cached
                            else "not fetched (optional)",
-                           "" if cached else f"python -m mirrorspec.spark.jars {name} (needs "
+                           "" if cached else f"python -m mirrorspec.spark.platform.jars {name} (needs "
                                              "Maven) when a profile names it"))
     kafka = jars.cached_kafka_jars()
     found.append(Check("jars: kafka", OK if kafka else SKIP,
                        f"{len(kafka)} jar(s) in {jars.kafka_dir()}" if kafka
                        else "not fetched (optional: source.kafka tables)",
-                       "" if kafka else "python -m mirrorspec.spark.jars (needs Maven)"))
+                       "" if kafka else "python -m mirrorspec.spark.platform.jars (needs Maven)"))
     return found
 
 
@@ -172,8 +172,8 @@ def _services(plan, jdbc: str | None) -> list[Check]:
 
 
 def _spark(plan, console) -> Check:
-    from mirrorspec.compile.plan import resolve_secrets
-    from mirrorspec.spark.selftest import spark_round_trip
+    from mirrorspec.plan import resolve_secrets
+    from mirrorspec.spark.ops.selftest import spark_round_trip
 
     spec = plan.spark if plan is not None else None
     try:
@@ -184,7 +184,7 @@ def _spark(plan, console) -> Check:
     except MirrorspecError as exc:
         return Check("spark start", FAIL, exc.message, exc.hint or "")
     except Exception as exc:  # noqa: BLE001 - reported as the check's failure, with the JVM log
-        from mirrorspec.spark.session import jvm_log_path
+        from mirrorspec.spark.platform.session import jvm_log_path
 
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         log = jvm_log_path()

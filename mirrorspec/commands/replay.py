@@ -11,7 +11,7 @@ import click
 
 from mirrorspec.commands.params import get_console
 from mirrorspec.errors import FailedRun, MirrorspecError
-from mirrorspec.spark.state import resolve_table, table_keys
+from mirrorspec.progress.mirror import resolve_table, table_keys
 
 
 @click.command("replay")
@@ -31,21 +31,21 @@ from mirrorspec.spark.state import resolve_table, table_keys
 @click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
 def replay(table, warehouse, landing_path, key, scratch, shown, output, master) -> None:
     """Rebuild TABLE from the landing files it applied and reconcile it with the live table."""
-    from mirrorspec.spark import replay as rp
+    from mirrorspec.spark.ops import replay as rp
 
     console = get_console()
     unique_id, path = resolve_table(table, warehouse)
-    history = rp.read_history(path)
-    folder = landing_path or history.landing_path
+    history = rp.read_history(path, landing_path)
+    folder = history.landing_path
     if not folder or not os.path.isdir(folder):
         raise MirrorspecError(f"{unique_id}: its landing folder {folder} is not there",
                               hint="pass --landing-path with where the table's files are now")
-    found, missing = rp.find_files(folder, history.files)
+    found, missing = history.paths, history.missing
     if missing:
         shown_names = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more"
                                                 if len(missing) > 5 else "")
         raise MirrorspecError(
-            f"{unique_id}: history incomplete: {len(missing)} of {len(history.files)} applied "
+            f"{unique_id}: history incomplete: {len(missing)} of {len(found) + len(missing)} applied "
             f"file(s) are gone (purged from {folder}/_ProcessedFiles): {shown_names}",
             hint="replay needs every applied file; raise mirror --retention-days to keep them")
     pending = rp.pending_files(folder, history.files)
@@ -57,9 +57,9 @@ def replay(table, warehouse, landing_path, key, scratch, shown, output, master) 
     schema = parent[:-len(".schema")] if parent.endswith(".schema") else None
     name = os.path.basename(os.path.normpath(folder))
 
-    from mirrorspec.spark import reconcile as rec
-    from mirrorspec.spark.engine import MirrorOptions, mirror_landing_zone
-    from mirrorspec.spark.session import build_session
+    from mirrorspec.spark.ops import reconcile as rec
+    from mirrorspec.spark.mirror.engine import MirrorOptions, mirror_landing_zone
+    from mirrorspec.spark.platform.session import build_session
 
     work = scratch or tempfile.mkdtemp(prefix="mirrorspec-replay-")
     try:

@@ -19,7 +19,7 @@ import jinja2
 from jinja2 import nodes
 from jinja2.sandbox import SandboxedEnvironment
 
-from mirrorspec.compile.plan import SECRET_PREFIX, holds_secret, secret_placeholder
+from mirrorspec.plan import SECRET_PREFIX, holds_secret, secret_placeholder
 from mirrorspec.errors import MirrorspecError
 from mirrorspec.load.yaml_doc import Document
 

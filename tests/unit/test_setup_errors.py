@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from mirrorspec.errors import SetupError
-from mirrorspec.spark import java, jars
+from mirrorspec.spark.platform import java, jars
 
 JAR = b"PK\x03\x04 not really a jar, but bytes with a checksum"
 COORDINATE = "io.delta:delta-storage:9.9.9"

@@ -1,0 +1,268 @@
+"""The checks of landing files that need no JVM, shared by the engine and `mirrorspec lint`.
+
+The Spark engine (`mirrorspec.spark.mirror.batch`, `mirrorspec.spark.mirror.engine`) and the linter call the
+same functions here, so both decide alike which file stops a table: the header of a delimited
+file and its dialect, a Parquet footer, a file's columns against the table's (keys present, no
+type change), and the marker/key rules of each row. Pure Python with pyarrow.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import csv
+import io
+import itertools
+from typing import Any, Callable, Iterator, Sequence
+
+from mirrorspec import compression, mirroring
+from mirrorspec.errors import LandingZoneError
+
+HEADER_BYTES = 1 << 16
+_DECODE_CHUNK = 1 << 22
+
+# Python codec names for the Java charset names producers write.
+_PY_ENCODINGS = {"windows-1252": "cp1252", "us-ascii": "ascii", "utf8": "utf-8"}
+
+ZERO_BYTE_MESSAGE = ("zero-byte file (a file must hold at least its Parquet footer or header row); "
+                     "re-write it under the same name")
+# Parquet codecs the seed lists (uncompressed, Snappy, GZIP, ZSTD); Spark reads these too.
+PARQUET_CODECS = ("UNCOMPRESSED", "SNAPPY", "GZIP", "ZSTD")
+
+# Row problems, as (prefix, suffix) around the raw marker value so that the Spark expression
+# (reader._problem_expr) and the pyarrow check spell them alike.
+INVALID_MARKER_TEXT = (f"{mirroring.ROW_MARKER_COLUMN} '",
+                       "' is not one of 0 (insert), 1 (update), 2 (delete), 4 (upsert)")
+
+
+def null_key_text(key_columns: Sequence[str]) -> tuple[str, str]:
+    """(prefix, suffix) of the problem of a 1/2/4 row with a NULL key, around its marker."""
+    return ("NULL in key column(s) " + ", ".join(key_columns) + " of a row with "
+            f"{mirroring.ROW_MARKER_COLUMN} ", " (only inserts may have NULL keys)")
+
+
+MALFORMED_TEXT = ("malformed delimited record (more or fewer cells than the header, "
+                  "or an unclosed quote)")
+KEYLESS_TEXT = (f"{mirroring.ROW_MARKER_COLUMN} ",
+                " needs keyColumns, but the table has none (declare keyColumns in "
+                "_metadata.json; without them only inserts are possible)")
+
+
+def is_marker(name: str) -> bool:
+    """True for the row marker column, however its case is spelled."""
+    return name.lower() == mirroring.ROW_MARKER_COLUMN.lower()
+
+
+# --- delimited files: dialect and header ------------------------------------------------------
+
+def csv_dialect(options: mirroring.DelimitedOptions) -> dict:
+    """Python `csv` reader arguments for a table's FileFormatTypeProperties."""
+    quote = options.quote_character
+    escape = options.escape_character
+    return {
+        "delimiter": options.column_separator,
+        "quotechar": quote or None,
+        "quoting": csv.QUOTE_MINIMAL if quote else csv.QUOTE_NONE,
+        "escapechar": (escape if escape and escape != quote else None),
+        "doublequote": bool(quote) and escape == quote,
+    }
+
+
+def python_encoding(encoding: str) -> str:
+    """The Python codec name of a Java charset name (`windows-1252` → `cp1252`)."""
+    return _PY_ENCODINGS.get(encoding.lower(), encoding)
+
+
+def _unreadable(exc: Exception, file) -> LandingZoneError:
+    """The BadFile error of a compressed file its codec can't read."""
+    return LandingZoneError(f"not a readable compressed file: {exc}", file=file.path,
+                            code="BadFile", hint="re-write the file under the same name")
+
+
+def text_chunks(filesystem, file, limit: int | None = None) -> Iterator[bytes]:
+    """A delimited file's text in chunks, decompressed (.gz, .zst, .snappy) as Spark reads its
+    rows: its first `limit` bytes, or all of it when None. BadFile for bytes its codec can't
+    read."""
+    left = limit
+    try:
+        with _open_text(filesystem, file) as stream:
+            while left is None or left > 0:
+                chunk = stream.read(_DECODE_CHUNK if left is None else min(left, _DECODE_CHUNK))
+                if not chunk:
+                    return
+                yield chunk
+                left = None if left is None else left - len(chunk)
+    except compression.CorruptCompressedFile as exc:
+        raise _unreadable(exc, file) from None
+
+
+def read_start(filesystem, file, size: int | None = HEADER_BYTES) -> bytes:
+    """The first `size` bytes (all when None) of a delimited file's text, decompressed."""
+    return b"".join(text_chunks(filesystem, file, size))
+
+
+def parse_header(text: str, file, options: mirroring.DelimitedOptions) -> list[str]:
+    """The header row (first record) of a delimited file's decoded text."""
+    text = text.lstrip("\ufeff")
+    try:
+        row = next(csv.reader(io.StringIO(text, newline=""), **csv_dialect(options)), None)
+    except csv.Error as exc:
+        raise LandingZoneError(f"malformed header row: {exc}", file=file.path, row=1,
+                               code="BadFile") from None
+    if not row or all(not c.strip() for c in row):
+        raise LandingZoneError("the header row is missing (FirstRowAsHeader is required)",
+                               file=file.path, row=1, code="BadFile")
+    header = [c.strip() for c in row]
+    if "" in header:
+        raise LandingZoneError(
+            f"header column {header.index('') + 1} has no name (a trailing separator?)",
+            file=file.path, row=1, code="BadFile",
+            hint="name every column in the header row, then re-write the file")
+    return header
+
+
+def decode(data: bytes, file, options: mirroring.DelimitedOptions, errors: str = "ignore") -> str:
+    """A delimited file's bytes as text in its declared Encoding."""
+    try:
+        return data.decode(python_encoding(options.encoding), errors=errors)
+    except LookupError:
+        raise LandingZoneError(f"unknown Encoding {options.encoding!r}", file=file.path,
+                               code="InvalidMetadata") from None
+
+
+def read_header(filesystem, file, options: mirroring.DelimitedOptions) -> list[str]:
+    """The header row of a delimited file (its first record)."""
+    return parse_header(decode(read_start(filesystem, file), file, options), file, options)
+
+
+def check_encoding(filesystem, file, options: mirroring.DelimitedOptions) -> None:
+    """Raise BadFile naming the line of the first bytes that aren't valid in the file's Encoding
+    (Spark would store U+FFFD for them, silently). One streaming pass of Python's C codec."""
+    decoder = codecs.getincrementaldecoder(python_encoding(options.encoding))("strict")
+    line = 1
+    for chunk in itertools.chain(text_chunks(filesystem, file), [b""]):  # b"": the final decode
+        try:
+            text = decoder.decode(chunk, final=not chunk)
+        except UnicodeDecodeError as exc:
+            before = chunk[:exc.start].decode(python_encoding(options.encoding), "replace")
+            bad = exc.object[exc.start:exc.start + 4]
+            raise LandingZoneError(
+                f"bytes {bad!r} are not valid "
+                f"{options.encoding} ({exc.reason})", file=file.path,
+                row=line + before.count("\n"), code="BadFile",
+                hint="re-write the file in the Encoding its _metadata.json declares "
+                     "(FileFormatTypeProperties.Encoding), under the same name") from None
+        line += text.count("\n")
+
+
+@contextlib.contextmanager
+def _open_text(filesystem, file):
+    """The file's bytes as a stream, decompressed (.gz, .zst, .snappy) as Spark reads them;
+    its `read` raises `compression.CorruptCompressedFile` for bytes the codec can't read."""
+    with filesystem.open_stream(file.path) as handle, \
+            compression.open_decompressed(handle, file.name) as stream:
+        yield stream
+
+
+# --- a file's columns against the table's ------------------------------------------------------
+
+def extend_columns(fields: list, union: list, key_columns: Sequence[str], strict: bool,
+                   marker_last: bool, *, type_of: Callable[[Any], Any],
+                   is_null: Callable[[Any], bool], show: Callable[[Any], str],
+                   retyped: Callable[[Any, Any], Any]) -> str | None:
+    """Why a file with columns `fields` (marker apart) can't be applied after the columns in
+    `union`, or None. Extends `union` with the file's new columns (first-seen order).
+
+    Works on any column objects with `.name`: the engine passes Spark StructFields, lint its own
+    (name, type name) columns; `type_of`, `is_null`, `show` and `retyped` read and rebuild them.
+    """
+    if strict and not marker_last:
+        return (f"{mirroring.ROW_MARKER_COLUMN} is not the last column (--strict); "
+                "write it as the final column")
+    names = {f.name.lower() for f in fields}
+    missing = [k for k in key_columns if k.lower() not in names]
+    if missing:
+        return (f"key column(s) {', '.join(missing)} missing from the file "
+                f"(keyColumns: {', '.join(key_columns)})")
+    known = {f.name.lower(): i for i, f in enumerate(union)}
+    seen = set()
+    for field in fields:
+        lower = field.name.lower()
+        if lower in seen:
+            return f"column {field.name!r} appears twice"
+        seen.add(lower)
+        if is_null(type_of(field)):  # only Parquet columns of the Null logical type are
+            return mirroring.null_type_reason(field.name)
+        if lower not in known:
+            union.append(field)
+            known[lower] = len(union) - 1
+            continue
+        current = union[known[lower]]
+        if is_null(type_of(current)):
+            union[known[lower]] = retyped(current, type_of(field))
+        elif not is_null(type_of(field)) and type_of(field) != type_of(current):
+            return (f"column {field.name!r} changed type from {show(type_of(current))} "
+                    f"to {show(type_of(field))}; recreate the table folder to change a "
+                    "column type")
+    return None
+
+
+# --- Parquet -----------------------------------------------------------------------------------
+
+def parquet_footer(path: str, file_path: str | None = None):
+    """The `pyarrow.parquet.FileMetaData` of a local Parquet file; LandingZoneError (BadFile)
+    when its footer can't be read."""
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(path).metadata
+    except Exception as exc:  # any footer problem means the file is unreadable
+        raise LandingZoneError(f"not a readable Parquet file: {exc}", file=file_path or path,
+                               code="BadFile", hint="re-write the file under the same name") from exc
+
+
+def unsupported_codecs(footer) -> list[str]:
+    """Codecs of a Parquet file's column chunks that the seed doesn't list (e.g. BROTLI)."""
+    found = set()
+    for group in range(footer.num_row_groups):
+        row_group = footer.row_group(group)
+        for column in range(row_group.num_columns):
+            found.add(str(row_group.column(column).compression).upper())
+    return sorted(found - set(PARQUET_CODECS))
+
+
+def first_bad_row(rows: int, marker, keys: Sequence[Any], metadata: mirroring.TableMetadata):
+    """Check `rows` rows from their marker and key columns (pyarrow arrays; `marker` None when
+    the file has none, else an integer array). Returns `(rows, keyed, bad)`: the row count, how
+    many rows are 1/2/4, and `(row_index, problem)` of the first bad row (0-based) or None."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    default = metadata.default_marker
+    valid = pa.array(sorted(mirroring.VALID_MARKERS), pa.int64())
+    keyed_markers = pa.array(sorted(int(m) for m in mirroring.KEYED_MARKERS), pa.int64())
+    if marker is None:
+        marker = pa.nulls(rows, pa.int64())
+    raw = marker.cast(pa.int64())
+    filled = pc.fill_null(raw, default)
+    problems = []
+    invalid = pc.invert(pc.is_in(filled, value_set=valid))
+    if len(filled) and pc.any(invalid).as_py():
+        index = pc.index(invalid, True).as_py()
+        problems.append((index, INVALID_MARKER_TEXT[0] + str(raw[index].as_py())
+                         + INVALID_MARKER_TEXT[1]))
+    is_keyed = pc.fill_null(pc.is_in(filled, value_set=keyed_markers), False)
+    keyed = int(pc.sum(is_keyed).as_py() or 0)
+    if keyed and not metadata.keyed:
+        index = pc.index(is_keyed, True).as_py()
+        problems.append((index, KEYLESS_TEXT[0] + str(filled[index].as_py()) + KEYLESS_TEXT[1]))
+    elif keyed and keys:
+        null_key = pc.is_null(keys[0])
+        for key in keys[1:]:
+            null_key = pc.or_(null_key, pc.is_null(key))
+        bad = pc.and_(is_keyed, null_key)
+        if pc.any(bad).as_py():
+            index = pc.index(bad, True).as_py()
+            prefix, suffix = null_key_text(metadata.key_columns)
+            problems.append((index, prefix + str(filled[index].as_py()) + suffix))
+    return len(filled), keyed, (min(problems) if problems else None)

@@ -1,0 +1,114 @@
+"""`mirrorspec maintain`: purge deletion vectors, compact and vacuum one mirrored table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mirrorspec.spark.platform.delta import DELETION_VECTORS_PROPERTY, quote, set_deletion_vectors
+
+_RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
+
+
+@dataclass(frozen=True)
+class MaintainSteps:
+    """What to run; `retain_hours` None keeps the table's own retention."""
+
+    purge: bool = True
+    optimize: bool = True
+    vacuum: bool = True
+    retain_hours: float | None = None
+    allow_short_retention: bool = False
+
+
+@dataclass
+class MaintainOutcome:
+    unique_id: str
+    done: list[str] = field(default_factory=list)
+
+
+def maintain_table(spark, unique_id: str, delta_path: str, deletion_vectors: bool,
+                   steps: MaintainSteps) -> MaintainOutcome:
+    """Apply the table's `deletion_vectors` switch, then REORG … APPLY (PURGE), OPTIMIZE and
+    VACUUM as `steps` says. With the switch off on a table that has the deletionVectors table
+    feature, `ALTER TABLE … DROP FEATURE` replaces the purge (it purges the vectors itself, then
+    downgrades the protocol), so readers that refuse the feature (delta-rs' to_pyarrow_table)
+    accept the table."""
+    session = spark.newSession()
+    table = f"delta.{quote(delta_path)}"
+    outcome = MaintainOutcome(unique_id)
+    if not deletion_vectors and steps.purge and _has_feature(session, delta_path, table,
+                                                             "deletionVectors"):
+        before = _vectors(delta_path)
+        session.sql(f"ALTER TABLE {table} DROP FEATURE deletionVectors").collect()
+        outcome.done.append("dropped the deletionVectors table feature"
+                            + (f" ({before} file(s) with deletion vectors rewritten)"
+                               if before is not None else ""))
+        # DROP FEATURE removes the property: set it, so the switch reads the same everywhere
+        set_deletion_vectors(session, delta_path, deletion_vectors)
+    else:
+        if set_deletion_vectors(session, delta_path, deletion_vectors):
+            outcome.done.append(f"{DELETION_VECTORS_PROPERTY} = {str(deletion_vectors).lower()}")
+        if steps.purge:
+            metrics = _metrics(session.sql(f"REORG TABLE {table} APPLY (PURGE)"))
+            outcome.done.append(f"purged deletion vectors ({metrics.get('numFilesRemoved', 0)} "
+                                "file(s) rewritten)")
+    if steps.optimize:
+        metrics = _metrics(session.sql(f"OPTIMIZE {table}"))
+        outcome.done.append(f"optimized ({metrics.get('numFilesRemoved', 0)} file(s) into "
+                            f"{metrics.get('numFilesAdded', 0)})")
+    if steps.vacuum:
+        if steps.allow_short_retention:
+            session.conf.set(_RETENTION_CHECK, "false")
+        retain = "" if steps.retain_hours is None else f" RETAIN {steps.retain_hours:g} HOURS"
+        session.sql(f"VACUUM {table}{retain}").collect()
+        deleted = _vacuumed_files(session, table)
+        outcome.done.append(f"vacuumed{retain.lower()}"
+                            + (f" ({deleted} file(s) deleted)" if deleted is not None else ""))
+    return outcome
+
+
+def _metrics(frame) -> dict:
+    row = frame.first()
+    if row is None or "metrics" not in row.asDict():
+        return {}
+    metrics = row["metrics"]
+    return metrics.asDict() if hasattr(metrics, "asDict") else dict(metrics or {})
+
+
+def _vacuumed_files(session, table: str) -> int | None:
+    """Files the VACUUM deleted, from its `VACUUM END` commit (when Delta logs vacuums)."""
+    last = session.sql(f"DESCRIBE HISTORY {table} LIMIT 1").first()
+    if last is None or last["operation"] != "VACUUM END":
+        return None
+    value = (last["operationMetrics"] or {}).get("numDeletedFiles")
+    return int(value) if value is not None else None
+
+
+def _has_feature(session, delta_path: str, table: str, feature: str) -> bool:
+    """Whether the table's protocol names `feature`: from its log through delta-rs (milliseconds),
+    else DESCRIBE DETAIL (a Spark job: seconds)."""
+    try:
+        from deltalake import DeltaTable
+
+        from mirrorspec.readers.delta import table_uri
+
+        protocol = DeltaTable(table_uri(delta_path)).protocol()
+        return feature in set(protocol.reader_features or []) | set(
+            protocol.writer_features or [])
+    except Exception:  # noqa: BLE001 - delta-rs can't open it here (credentials, scheme): ask Spark
+        detail = session.sql(f"DESCRIBE DETAIL {table}").first()
+        features = detail["tableFeatures"] if detail is not None else None
+        return feature in (features or [])
+
+
+def _vectors(delta_path: str) -> int | None:
+    """How many live files carry deletion vectors (None: delta-rs can't tell)."""
+    try:
+        import pyarrow as pa
+        from deltalake import DeltaTable
+
+        from mirrorspec.readers.delta import table_uri
+
+        return pa.table(DeltaTable(table_uri(delta_path)).deletion_vectors()).num_rows
+    except Exception:  # noqa: BLE001 - only a figure for the message
+        return None

@@ -1,0 +1,82 @@
+"""Replay a mirrored table from its own history: the landing files its commits applied, found in
+`_ProcessedFiles/` (or still in the table folder), applied again in order by the same engine
+into a scratch warehouse, then reconciled with the live table.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+
+from mirrorspec import mirroring
+from mirrorspec.errors import MirrorspecError
+from mirrorspec import files as fsmod
+from mirrorspec.landing.processed import applied_files
+from mirrorspec.progress.mirror import engine_commits, state_copies
+
+
+@dataclass
+class History:
+    """What a table's progress records say it applied."""
+
+    files: list[str] = field(default_factory=list)   # names, in the order they were applied
+    paths: list[str] = field(default_factory=list)   # where those files are now
+    missing: list[str] = field(default_factory=list)  # applied, but gone (purged)
+    mode: str = "sequence"
+    landing_path: str | None = None
+    keys: list[str] | None = None
+    folder_id: str | None = None
+    from_log: bool = True  # False: older commits were cleaned up (see landing.processed)
+
+
+def read_history(delta_path: str, landing_path: str | None = None) -> History:
+    """Every landing file the engine applied, oldest first, looked up in `landing_path` (default:
+    the folder the engine recorded) and its `_ProcessedFiles/`. Works after Delta's log cleanup
+    too (`landing.processed.applied_files`)."""
+    filesystem = fsmod.LocalFS()
+    if not os.path.isdir(os.path.join(delta_path, "_delta_log")):
+        raise MirrorspecError(f"{delta_path} is not a Delta table")
+    metas = [meta for _, meta, _ in engine_commits(filesystem, delta_path, newest_first=False)]
+    metas = metas or [copy["meta"] for copy in state_copies(filesystem, delta_path)]
+    history = History()
+    for meta in metas:
+        history.mode = meta.get("mode", history.mode)
+        history.landing_path = meta.get("landing_path", history.landing_path)
+        history.keys = meta.get("keys", history.keys)
+        history.folder_id = meta.get("folder_id", history.folder_id)
+    history.landing_path = landing_path or history.landing_path
+    if history.landing_path and os.path.isdir(history.landing_path):
+        applied = applied_files(filesystem, filesystem, delta_path, history.landing_path)
+        history.files = [f.name for f in applied.files]
+        history.paths = [f.path for f in applied.files]
+        history.missing = applied.missing
+        history.from_log = applied.from_log
+    return history
+
+
+def pending_files(landing_path: str, applied: list[str]) -> list[str]:
+    """Data files in the table folder that no commit applied yet (not replayed)."""
+    done = set(applied)
+    return sorted(e.name for e in fsmod.LocalFS().list(landing_path)
+                  if not e.is_dir and mirroring.data_file_format(e.name) is not None
+                  and e.name not in done)
+
+
+def stage(landing_path: str, paths: list[str], scratch: str, schema: str | None,
+          table: str, mode: str) -> str:
+    """Copy `_metadata.json` and the applied files into a scratch landing zone, laid out like the
+    real one; in LastUpdateTime mode the copies get increasing modification times in the order
+    they were applied. Returns the scratch landing zone."""
+    landing = os.path.join(scratch, "landing")
+    folder = os.path.join(landing, mirroring.table_folder(table, schema))
+    os.makedirs(folder)
+    metadata = os.path.join(landing_path, mirroring.METADATA_FILE)
+    if os.path.isfile(metadata):
+        shutil.copyfile(metadata, os.path.join(folder, mirroring.METADATA_FILE))
+    for order, path in enumerate(paths):
+        target = os.path.join(folder, os.path.basename(path))
+        shutil.copyfile(path, target)
+        if mode == "time":
+            os.utime(target, (1_000_000_000 + order, 1_000_000_000 + order))
+    return landing
