@@ -83,6 +83,20 @@ class Console:
             self._print(f"(left out at this width: {', '.join(left_out)}; "
                         "pipe the output for every column)", "dim")
 
+    def is_terminal(self) -> bool:
+        """True when text goes to a terminal (a live bar can be drawn there)."""
+        return self.log_format == "text" and self._is_terminal()
+
+    def progress_line(self, message: str, **fields: Any) -> None:
+        """A progress report where no live bar can be drawn: a plain line with the local time
+        (`[12:00:05] …`), or a `progress` event for JSON; nothing with --quiet."""
+        if self.log_format == "json":
+            self.event("progress", message, **fields)
+            return
+        if not self.quiet:
+            self.stream.write(f"[{time.strftime('%H:%M:%S')}] {message}\n")
+            self.stream.flush()
+
     def _is_terminal(self) -> bool:
         isatty = getattr(self.stream, "isatty", None)
         try:
