@@ -15,7 +15,8 @@ from typing import Any
 import click
 
 from mirrorspec import mirroring
-from mirrorspec.commands.params import get_console, plan_options, warehouse_option
+from mirrorspec.commands.params import (get_console, plan_options, selection_options,
+                                        warehouse_option)
 from mirrorspec.compile import load_plan_context
 from mirrorspec.plan import Plan
 from mirrorspec.errors import MirrorspecError
@@ -57,6 +58,7 @@ def status_rows(doc: dict[str, Any]) -> list[list[Any]]:
 
 @click.command("status")
 @plan_options
+@selection_options
 @warehouse_option
 @click.option("--json", "as_json", is_flag=True, help="Print the monitoring JSON itself.")
 def status(as_json: bool, **params: Any) -> None:
@@ -78,7 +80,12 @@ def status(as_json: bool, **params: Any) -> None:
         overall = replicator.get("status", "?")
         console.result(f"replicator: {overall} (last updated "
                        f"{replicator.get('lastUpdated', '?')})", status=overall)
-    console.table(f"tables in {warehouse}", STATUS_COLUMNS, status_rows(doc), kind="status")
+    rows = status_rows(doc)
+    if params.get("select") or params.get("exclude"):
+        wanted = {entry[0] for entry in _targets(None, params, console)}
+        rows = [r for r in rows
+                if f"{mirroring.warehouse_schema(r[0] or None)}.{r[1]}" in wanted]
+    console.table(f"tables in {warehouse}", STATUS_COLUMNS, rows, kind="status")
     offsets = kafka_offset_rows(plan) if plan is not None else []
     if offsets:
         console.table("Kafka offsets (end offset and lag as of each table's last fetch)",
@@ -125,6 +132,27 @@ def _resolve(table_name: str, params: dict[str, Any]):
     return table.unique_id, table.delta_path, plan, list(table.key_columns)
 
 
+def _targets(table_name: str | None, params: dict[str, Any], console) -> list[tuple]:
+    """What TABLE and/or --select/--exclude name: [(display name, delta path, plan, keys)]."""
+    if not (params.get("select") or params.get("exclude")):
+        if not table_name:
+            raise MirrorspecError("name a TABLE or give --select", hint="e.g. `sales.orders`, "
+                                  "or --select 'sales.*'")
+        return [_resolve(table_name, params)]
+    plan = _plan_or_none(params)
+    if plan is None:
+        raise MirrorspecError("--select/--exclude choose among the project's tables, and "
+                              "--warehouse reads no project",
+                              hint="drop --warehouse (run it in the project), or name TABLE")
+    from mirrorspec.selection import select_with_warnings
+
+    named = [_resolve(table_name, params)] if table_name else []
+    chosen = select_with_warnings(plan, params["select"], params["exclude"],
+                                  state_path=params["state_path"], console=console)
+    found = named + [(t.unique_id, t.delta_path, plan, list(t.key_columns)) for t in chosen]
+    return list({entry[0]: entry for entry in found}.values())
+
+
 def _session(plan: Plan | None):
     if plan is not None:
         from mirrorspec.spark.platform.session import start_session
@@ -136,8 +164,9 @@ def _session(plan: Plan | None):
 
 
 @click.command("show")
-@click.argument("table")
+@click.argument("table", required=False)
 @plan_options
+@selection_options
 @warehouse_option
 @click.option("--limit", "-n", type=click.IntRange(min=0), default=20, show_default=True,
               help="At most this many rows.")
@@ -146,16 +175,21 @@ def _session(plan: Plan | None):
               help="Time travel: the table as of this Delta version.")
 @click.option("--timestamp", default=None,
               help="Time travel: the table as of this time, e.g. 2026-01-31T12:00:00.")
-def show(table: str, limit: int, where: str | None, version: int | None,
+def show(table: str | None, limit: int, where: str | None, version: int | None,
          timestamp: str | None, **params: Any) -> None:
-    """Preview rows of a mirrored table (with Delta time travel)."""
+    """Preview rows of a mirrored table (with Delta time travel); TABLE or --select."""
     from mirrorspec.readers.delta import parse_timestamp
 
     if version is not None and timestamp is not None:
         raise MirrorspecError("give --version or --timestamp, not both")
     as_of = parse_timestamp(timestamp) if timestamp is not None else None
     console = get_console()
-    name, path, plan, keys = _resolve(table, params)
+    for name, path, plan, keys in _targets(table, params, console):
+        _show_one(console, name, path, plan, keys, limit, where, version, timestamp, as_of)
+
+
+def _show_one(console, name: str, path: str, plan: Plan | None, keys: list[str], limit: int,
+              where: str | None, version: int | None, timestamp: str | None, as_of) -> None:
     from mirrorspec.readers import delta as delta_rs
     from mirrorspec.readers.errors import DeltaRsUnsupported
 
@@ -211,15 +245,21 @@ def _say_fallback(console, name: str, exc: Exception) -> None:
 
 
 @click.command("history")
-@click.argument("table")
+@click.argument("table", required=False)
 @plan_options
+@selection_options
 @warehouse_option
 @click.option("--limit", "-n", type=click.IntRange(min=1), default=None,
               help="Only the latest N commits.")
-def history(table: str, limit: int | None, **params: Any) -> None:
-    """The Delta history of a table: per commit, the landing files applied and rows changed."""
+def history(table: str | None, limit: int | None, **params: Any) -> None:
+    """The Delta history of a table: per commit, the landing files applied and rows changed;
+    TABLE or --select."""
     console = get_console()
-    name, path, plan, _keys = _resolve(table, params)
+    for name, path, plan, _keys in _targets(table, params, console):
+        _history_one(console, name, path, plan, limit)
+
+
+def _history_one(console, name: str, path: str, plan: Plan | None, limit: int | None) -> None:
     from mirrorspec.readers import delta as delta_rs
     from mirrorspec.readers.errors import DeltaRsUnsupported
 
