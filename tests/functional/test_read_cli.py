@@ -7,6 +7,7 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pyarrow as pa
+import pyarrow.parquet  # noqa: F401 - pa.parquet in the export test
 import pytest
 
 from no_jvm import run_without_jvm
@@ -151,3 +152,11 @@ def test_maintain_skips_a_table_not_mirrored_yet_without_starting_spark(warehous
                            cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "sales.later: no Delta table yet" in done.stdout + done.stderr
+
+
+def test_export_needs_no_jvm(warehouse, tmp_path):
+    dest = tmp_path / "orders.parquet"
+    done = run_without_jvm("export", "sales.orders", "--warehouse", str(warehouse), "--to",
+                           str(dest), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(pa.parquet.read_table(dest).column("Order_ID").to_pylist()) == [1, 2, 3, 4]
