@@ -7,7 +7,7 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pyarrow as pa
-import pyarrow.parquet  # noqa: F401 - pa.parquet in the export test
+import pyarrow.parquet
 import pytest
 
 from no_jvm import run_without_jvm
