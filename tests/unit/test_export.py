@@ -82,4 +82,4 @@ def test_show_prints_binary_values_as_hex(warehouse):
     assert result.exit_code == 0, result.output
     rows = next(json.loads(line)["rows"] for line in result.output.splitlines()
                 if '"event": "rows"' in line)
-    assert sorted(r["raw"] for r in rows) == ["", "00ff", "41"]
+    assert [r["raw"] for r in sorted(rows, key=lambda r: r["id"])] == ["00ff", None, "41"]
