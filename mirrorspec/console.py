@@ -308,6 +308,37 @@ def plain_table(title: str | None, columns: Sequence[str], rows: Sequence[Sequen
     return "\n".join(lines)
 
 
+class WrappingConsole(Console):
+    """A console that hands everything to another one; subclasses change `event` (what is
+    shown, what is counted) and keep the rest: results, tables, raw text, progress lines."""
+
+    def __init__(self, console: Console):  # super().__init__ not called: it only wraps
+        self._console = console
+        self.log_format = console.log_format
+        self.quiet = console.quiet
+
+    def event(self, kind: str, message: str, **fields: Any) -> None:
+        self._console.event(kind, message, **fields)
+
+    def result(self, message: str, **fields: Any) -> None:
+        self._console.result(message, **fields)
+
+    def table(self, *args: Any, **kwargs: Any) -> None:
+        self._console.table(*args, **kwargs)
+
+    def raw(self, text: str) -> None:
+        self._console.raw(text)
+
+    def data(self, *args: Any, **kwargs: Any) -> None:
+        self._console.data(*args, **kwargs)
+
+    def is_terminal(self) -> bool:
+        return self._console.is_terminal()
+
+    def progress_line(self, message: str, **fields: Any) -> None:
+        self._console.progress_line(message, **fields)
+
+
 class NullConsole(Console):
     """Swallows everything (library use and tests)."""
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from mirrorspec.plan import Plan, TablePlan
-from mirrorspec.console import Console, NullConsole
+from mirrorspec.console import Console, NullConsole, WrappingConsole
 from mirrorspec.errors import MirrorspecError
 from mirrorspec.run_results import RunResults, StepTiming, TableRunResult, utc_now
 from mirrorspec.selection import select_with_warnings
@@ -370,36 +370,19 @@ class RunProgress:
                            rows_per_second=round(rate, 1), error=result.error)
 
 
-class _CountingConsole(Console):
+class _CountingConsole(WrappingConsole):
     """The console the tables report through during a run, counting the rows announced by the
     publisher (`rows` with `sequence`) and by the engine (`rows` with `files`) for rows/s."""
 
-    def __init__(self, console: Console, progress: RunProgress):  # only wraps
-        self._console = console
+    def __init__(self, console: Console, progress: RunProgress):
+        super().__init__(console)
         self._run_progress = progress
-        self.log_format = console.log_format
-        self.quiet = console.quiet
 
     def event(self, kind: str, message: str, **fields: Any) -> None:
         rows = fields.get("rows")
         if isinstance(rows, int) and ("files" in fields or "sequence" in fields):
             self._run_progress.saw_rows(rows)
         self._console.event(kind, message, **fields)
-
-    def result(self, message: str, **fields: Any) -> None:
-        self._console.result(message, **fields)
-
-    def table(self, *args: Any, **kwargs: Any) -> None:
-        self._console.table(*args, **kwargs)
-
-    def raw(self, text: str) -> None:
-        self._console.raw(text)
-
-    def is_terminal(self) -> bool:
-        return self._console.is_terminal()
-
-    def progress_line(self, message: str, **fields: Any) -> None:
-        self._console.progress_line(message, **fields)
 
 
 def summary_rows(results: RunResults) -> list[list[Any]]:
