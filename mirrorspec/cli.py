@@ -32,7 +32,7 @@ COMMAND_MODULES = (
     "mirrorspec.commands.project",   # init, validate, compile, ls, clean
     "mirrorspec.commands.mirror",    # mirror
     "mirrorspec.commands.run",       # run, publish, build, retry
-    "mirrorspec.commands.inspect",   # status, show, history
+    "mirrorspec.commands.inspect",   # status, show, history, export
     "mirrorspec.commands.diff",      # diff
     "mirrorspec.commands.datatest",  # test
     "mirrorspec.commands.docs",      # docs generate / serve
@@ -41,6 +41,7 @@ COMMAND_MODULES = (
     "mirrorspec.commands.replay",    # replay
     "mirrorspec.commands.maintain",  # maintain
     "mirrorspec.commands.serve",     # serve (the OneLake endpoint)
+    "mirrorspec.commands.debug",     # debug
 )
 
 

@@ -123,6 +123,20 @@ class Console:
             self._print(f"(left out at this width: {', '.join(left_out)}; "
                         "pipe the output for every column)", "dim")
 
+    def is_terminal(self) -> bool:
+        """True when text goes to a terminal (a live bar can be drawn there)."""
+        return self.log_format == "text" and self._is_terminal()
+
+    def progress_line(self, message: str, **fields: Any) -> None:
+        """A progress report where no live bar can be drawn: a plain line with the local time
+        (`[12:00:05] …`), or a `progress` event for JSON; nothing with --quiet."""
+        if self.log_format == "json":
+            self.event("progress", message, **fields)
+            return
+        if not self.quiet:
+            self.stream.write(f"[{time.strftime('%H:%M:%S')}] {message}\n")
+            self.stream.flush()
+
     def _is_terminal(self) -> bool:
         isatty = getattr(self.stream, "isatty", None)
         try:
@@ -292,6 +306,37 @@ def plain_table(title: str | None, columns: Sequence[str], rows: Sequence[Sequen
     lines.append(line(columns))
     lines.extend(line(list(r) + [""] * (len(columns) - len(r))) for r in rows)
     return "\n".join(lines)
+
+
+class WrappingConsole(Console):
+    """A console that hands everything to another one; subclasses change `event` (what is
+    shown, what is counted) and keep the rest: results, tables, raw text, progress lines."""
+
+    def __init__(self, console: Console):  # super().__init__ not called: it only wraps
+        self._console = console
+        self.log_format = console.log_format
+        self.quiet = console.quiet
+
+    def event(self, kind: str, message: str, **fields: Any) -> None:
+        self._console.event(kind, message, **fields)
+
+    def result(self, message: str, **fields: Any) -> None:
+        self._console.result(message, **fields)
+
+    def table(self, *args: Any, **kwargs: Any) -> None:
+        self._console.table(*args, **kwargs)
+
+    def raw(self, text: str) -> None:
+        self._console.raw(text)
+
+    def data(self, *args: Any, **kwargs: Any) -> None:
+        self._console.data(*args, **kwargs)
+
+    def is_terminal(self) -> bool:
+        return self._console.is_terminal()
+
+    def progress_line(self, message: str, **fields: Any) -> None:
+        self._console.progress_line(message, **fields)
 
 
 class NullConsole(Console):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Hashable
 
-from mirrorspec.console import Console
+from mirrorspec.console import Console, WrappingConsole
 
 DEFAULT_CAP = 300.0  # seconds: a failed table is retried at least every 5 minutes
 
@@ -53,18 +53,16 @@ class Backoff:
         self.failing[table] = _Failing(failures, now + self.delay(failures), signature)
 
 
-class QuietConsole(Console):
+class QuietConsole(WrappingConsole):
     """Wraps the command's console for `--watch`: a message is shown once while nothing about
     its table changes (`end_pass` decides), so idle passes and a table failing the same way
     print nothing new. Messages without a table are shown once per distinct text."""
 
-    def __init__(self, console: Console):  # super().__init__ not called: it only wraps
-        self._console = console
+    def __init__(self, console: Console):
+        super().__init__(console)
         self._shown: dict[Any, set[tuple[str, str]]] = {}
         self._seen: dict[Any, set[tuple[str, str]]] = {}
         self._last: dict[str, tuple] = {}
-        self.log_format = console.log_format
-        self.quiet = console.quiet
 
     def event(self, kind: str, message: str, **fields: Any) -> None:
         table = fields.get("table")
@@ -97,11 +95,3 @@ class QuietConsole(Console):
         self._seen = {}
         return changed
 
-    def result(self, message: str, **fields: Any) -> None:
-        self._console.result(message, **fields)
-
-    def table(self, *args: Any, **kwargs: Any) -> None:
-        self._console.table(*args, **kwargs)
-
-    def raw(self, text: str) -> None:
-        self._console.raw(text)

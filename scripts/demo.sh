@@ -48,7 +48,12 @@ tar -C "$PROJECT" --exclude=./target --exclude=./landing_zone --exclude=./wareho
 # Wide enough tables when the output is not a terminal (rich reads COLUMNS).
 if [ ! -t 1 ]; then export COLUMNS="${COLUMNS:-140}"; fi
 
-step() { printf '\n\033[1;36m==> %s\033[0m\n' "$*"; }
+# Colour only on a terminal (and never with NO_COLOR): a piped log gets plain text.
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then
+  step() { printf '\n\033[1;36m==> %s\033[0m\n' "$*"; }
+else
+  step() { printf '\n==> %s\n' "$*"; }
+fi
 # Spark's start-up chatter (JVM and log4j notices before the log level applies) is dropped;
 # every other line of stderr is shown.
 quiet_jvm() {

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from mirrorspec.commands.params import get_console, project_options
+from mirrorspec.commands.params import get_console, project_options, selection_options
 from mirrorspec.commands.params import project_dir as project_dir_option
 from mirrorspec.errors import MirrorspecError
 
@@ -19,15 +19,25 @@ def docs() -> None:
 
 @docs.command("generate")
 @project_options
+@selection_options
 def generate(project_dir: str, target: str | None, vars_text: str | None,
-             profiles_dir: str | None) -> None:
-    """Compile the project and write the site to target/docs/."""
+             profiles_dir: str | None, select: tuple[str, ...], exclude: tuple[str, ...],
+             state_path: str | None) -> None:
+    """Compile the project and write the site to target/docs/ (--select: only those tables'
+    pages)."""
+    import dataclasses
+
     from mirrorspec.compile import compile_project
     from mirrorspec.docsite.build import write_site
 
     console = get_console()
     result = compile_project(project_dir, target=target, vars=vars_text, profiles_dir=profiles_dir)
     plan = result.plan
+    if select or exclude:
+        from mirrorspec.selection import select_with_warnings
+
+        plan = dataclasses.replace(plan, tables=select_with_warnings(
+            plan, select, exclude, state_path=state_path, console=console))
     out, found = write_site(plan, Path(result.target_dir))
     console.result(f"Docs for {len(plan.tables)} table(s) written to {out / 'index.html'}",
                    path=str(out), tables=len(plan.tables), **found)

@@ -1,4 +1,4 @@
-"""`mirrorspec status`, `show` and `history`: look at the mirrored tables.
+"""`mirrorspec status`, `show`, `history` and `export`: look at the mirrored tables.
 
 None of them starts a JVM: `status` reads the monitoring JSON, `show` and `history` read the
 Delta table through delta-rs (`mirrorspec/readers/`). Only what delta-rs can't read falls back to
@@ -15,7 +15,8 @@ from typing import Any
 import click
 
 from mirrorspec import mirroring
-from mirrorspec.commands.params import get_console, output_format, plan_options, warehouse_option
+from mirrorspec.commands.params import (get_console, output_format, plan_options,
+                                        selection_options, warehouse_option)
 from mirrorspec.compile import load_plan_context
 from mirrorspec.plan import Plan
 from mirrorspec.errors import FailedRun, MirrorspecError, StaleMirror
@@ -57,6 +58,7 @@ def status_rows(doc: dict[str, Any]) -> list[list[Any]]:
 
 @click.command("status")
 @plan_options
+@selection_options
 @warehouse_option
 @click.option("--json", "as_json", is_flag=True, help="Print the monitoring JSON itself.")
 @click.option("--stale-after", default=None, metavar="DURATION",
@@ -91,7 +93,12 @@ def status(as_json: bool, stale_after: str | None, **params: Any) -> None:
         overall = replicator.get("status", "?")
         console.result(f"replicator: {overall} (last updated "
                        f"{replicator.get('lastUpdated', '?')})", status=overall)
-    console.table(f"tables in {warehouse}", STATUS_COLUMNS, status_rows(doc), kind="status")
+    rows = status_rows(doc)
+    if params.get("select") or params.get("exclude"):
+        wanted = {entry[0] for entry in _targets(None, params, console)}
+        rows = [r for r in rows
+                if f"{mirroring.warehouse_schema(r[0] or None)}.{r[1]}" in wanted]
+    console.table(f"tables in {warehouse}", STATUS_COLUMNS, rows, kind="status")
     from mirrorspec.progress.publish import kafka_offset_rows
 
     offsets = kafka_offset_rows(plan) if plan is not None else []
@@ -128,6 +135,27 @@ def _resolve(table_name: str, params: dict[str, Any]):
     return table.unique_id, table.delta_path, plan, list(table.key_columns)
 
 
+def _targets(table_name: str | None, params: dict[str, Any], console) -> list[tuple]:
+    """What TABLE and/or --select/--exclude name: [(display name, delta path, plan, keys)]."""
+    if not (params.get("select") or params.get("exclude")):
+        if not table_name:
+            raise MirrorspecError("name a TABLE or give --select", hint="e.g. `sales.orders`, "
+                                  "or --select 'sales.*'")
+        return [_resolve(table_name, params)]
+    plan = _plan_or_none(params)
+    if plan is None:
+        raise MirrorspecError("--select/--exclude choose among the project's tables, and "
+                              "--warehouse reads no project",
+                              hint="drop --warehouse (run it in the project), or name TABLE")
+    from mirrorspec.selection import select_with_warnings
+
+    named = [_resolve(table_name, params)] if table_name else []
+    chosen = select_with_warnings(plan, params["select"], params["exclude"],
+                                  state_path=params["state_path"], console=console)
+    found = named + [(t.unique_id, t.delta_path, plan, list(t.key_columns)) for t in chosen]
+    return list({entry[0]: entry for entry in found}.values())
+
+
 def _session(plan: Plan | None):
     if plan is not None:
         from mirrorspec.spark.platform.session import start_session
@@ -139,8 +167,9 @@ def _session(plan: Plan | None):
 
 
 @click.command("show")
-@click.argument("table")
+@click.argument("table", required=False)
 @plan_options
+@selection_options
 @warehouse_option
 @click.option("--limit", "-n", type=click.IntRange(min=0), default=20, show_default=True,
               help="At most this many rows.")
@@ -150,16 +179,23 @@ def _session(plan: Plan | None):
 @click.option("--timestamp", default=None,
               help="Time travel: the table as of this time, e.g. 2026-01-31T12:00:00.")
 @output_format
-def show(table: str, limit: int, where: str | None, version: int | None,
+def show(table: str | None, limit: int, where: str | None, version: int | None,
          timestamp: str | None, output: str, **params: Any) -> None:
-    """Preview rows of a mirrored table (with Delta time travel)."""
+    """Preview rows of a mirrored table (with Delta time travel); TABLE or --select."""
     from mirrorspec.readers.delta import parse_timestamp
 
     if version is not None and timestamp is not None:
         raise MirrorspecError("give --version or --timestamp, not both")
     as_of = parse_timestamp(timestamp) if timestamp is not None else None
     console = get_console()
-    name, path, plan, keys = _resolve(table, params)
+    for name, path, plan, keys in _targets(table, params, console):
+        _show_one(console, name, path, plan, keys, limit, where, version, timestamp, as_of,
+                  output)
+
+
+def _show_one(console, name: str, path: str, plan: Plan | None, keys: list[str], limit: int,
+              where: str | None, version: int | None, timestamp: str | None, as_of,
+              output: str) -> None:
     from mirrorspec.readers import delta as delta_rs
     from mirrorspec.readers.errors import DeltaRsUnsupported
 
@@ -188,12 +224,9 @@ def show(table: str, limit: int, where: str | None, version: int | None,
 
 def _storage(plan: Plan | None) -> dict[str, str]:
     """delta-rs storage options from the profile's Spark conf (object-store warehouses)."""
-    if plan is None or "://" not in plan.warehouse:
-        return {}
-    from mirrorspec.plan import resolve_secrets
-    from mirrorspec.readers.storage import storage_options
+    from mirrorspec.readers.storage import plan_storage_options
 
-    return storage_options(resolve_secrets(dict(plan.spark.conf)))
+    return plan_storage_options(plan)
 
 
 def _refuse_if_spark_asked() -> None:
@@ -213,16 +246,23 @@ def _say_fallback(console, name: str, exc: Exception) -> None:
 
 
 @click.command("history")
-@click.argument("table")
+@click.argument("table", required=False)
 @plan_options
+@selection_options
 @warehouse_option
 @click.option("--limit", "-n", type=click.IntRange(min=1), default=None,
               help="Only the latest N commits.")
 @output_format
-def history(table: str, limit: int | None, output: str, **params: Any) -> None:
-    """The Delta history of a table: per commit, the landing files applied and rows changed."""
+def history(table: str | None, limit: int | None, output: str, **params: Any) -> None:
+    """The Delta history of a table: per commit, the landing files applied and rows changed;
+    TABLE or --select."""
     console = get_console()
-    name, path, plan, _keys = _resolve(table, params)
+    for name, path, plan, _keys in _targets(table, params, console):
+        _history_one(console, name, path, plan, limit, output)
+
+
+def _history_one(console, name: str, path: str, plan: Plan | None, limit: int | None,
+                 output: str) -> None:
     from mirrorspec.readers import delta as delta_rs
     from mirrorspec.readers.errors import DeltaRsUnsupported
 
@@ -260,4 +300,33 @@ def _files(files: list[str]) -> str:
     return f"{names[0]} … {names[-1]} ({len(names)} files)"
 
 
-COMMANDS = [status, show, history]
+@click.command("export")
+@click.argument("table")
+@plan_options
+@warehouse_option
+@click.option("--to", "dest", required=True, type=click.Path(dir_okay=False),
+              help="The file to write: FILE.parquet or FILE.csv (the suffix says the format).")
+@click.option("--version", "version", type=click.IntRange(min=0), default=None,
+              help="The table as of this Delta version (default: the latest).")
+def export(table: str, dest: str, version: int | None, **params: Any) -> None:
+    """Write a mirrored table to one Parquet or CSV file, deletion vectors applied (no JVM):
+    for readers that refuse the table's features (docs/readers.md)."""
+    from mirrorspec.readers.errors import DeltaRsUnsupported
+    from mirrorspec.readers.export import export_format, export_table
+
+    export_format(dest)  # a bad suffix is refused before anything is read
+    console = get_console()
+    name, path, plan, _keys = _resolve(table, params)
+    try:
+        done = export_table(path, name, dest, version, storage_options=_storage(plan))
+    except DeltaRsUnsupported as exc:
+        raise MirrorspecError(
+            f"{name}: export reads through delta-rs, which can't read this table: {exc}",
+            hint="read it with Spark instead (docs/readers.md#spark), e.g. "
+                 "spark.read.format('delta').load(path).write.parquet(...)") from None
+    console.result(f"{name} (version {done.version}): {done.rows} row(s) written to {done.path} "
+                   f"({done.format})", table=name, version=done.version, rows=done.rows,
+                   path=done.path, format=done.format)
+
+
+COMMANDS = [status, show, history, export]

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from mirrorspec.commands.params import get_console, plan_options, selection_options
+from mirrorspec.commands.params import threads as threads_option
 from mirrorspec.compile import load_plan_context
 from mirrorspec.plan import TablePlan
 from mirrorspec.errors import FailedRun
@@ -41,6 +42,28 @@ def _retention_hours(delta_path: str) -> float:
     return interval_hours(configuration.get(RETENTION_PROPERTY))
 
 
+def _say_readers(console, table: TablePlan, storage: dict[str, str]) -> None:
+    """Which readers open the table now, and why the others refuse it (readers/compat.py)."""
+    from mirrorspec.readers.compat import summary, verdicts
+    from mirrorspec.readers.delta import open_table
+    from mirrorspec.readers.errors import DeltaRsUnsupported, InspectError
+
+    try:
+        found = verdicts(open_table(table.delta_path, table.unique_id, storage_options=storage))
+    except (DeltaRsUnsupported, InspectError) as exc:
+        console.info(f"{table.unique_id}: readers not checked (delta-rs can't open it: {exc})",
+                     table=table.unique_id)
+        return
+    opening, refusing = summary(found)
+    console.result(f"{table.unique_id}: {opening}", table=table.unique_id,
+                   readers={v.reader: v.opens for v in found})
+    for line in refusing:
+        hint = ("; set `deletion_vectors: false` on the table and run `mirrorspec maintain` "
+                "again, or use `mirrorspec export`" if "deletionVectors" in line else
+                "; use `mirrorspec export` for it (docs/readers.md)")
+        console.warning(f"{table.unique_id}: {line}{hint}", table=table.unique_id)
+
+
 @click.command("maintain")
 @click.argument("tables", nargs=-1)
 @plan_options
@@ -54,11 +77,13 @@ def _retention_hours(delta_path: str) -> float:
 @click.option("--retain-hours", type=click.FloatRange(min=0), default=None,
               help="VACUUM retention (default: the table's delta.deletedFileRetentionDuration, "
                    "7 days unless set).")
+@threads_option
 @click.option("--allow-short-retention", is_flag=True,
               help="Allow --retain-hours below the table's retention (nothing may read or "
                    "write the table meanwhile).")
 def maintain(tables: tuple[str, ...], purge: bool, optimize: bool, vacuum: bool,
-             retain_hours: float | None, allow_short_retention: bool, **params: Any) -> None:
+             retain_hours: float | None, allow_short_retention: bool, threads: int,
+             **params: Any) -> None:
     """Purge deletion vectors, OPTIMIZE and VACUUM mirrored tables (TABLES or --select; all by
     default), applying each table's `deletion_vectors` switch first."""
     from mirrorspec.retention import check_retention
@@ -88,25 +113,35 @@ def maintain(tables: tuple[str, ...], purge: bool, optimize: bool, vacuum: bool,
         present.append(table)
     if not present:
         return
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    from mirrorspec.readers.storage import plan_storage_options
     from mirrorspec.spark.ops.maintain import MaintainSteps, maintain_table
     from mirrorspec.spark.platform.session import start_session
 
     steps = MaintainSteps(purge, optimize, vacuum, retain_hours, allow_short_retention)
-    spark = start_session(ctx.plan)
+    spark = start_session(ctx.plan, console)
+    storage = plan_storage_options(ctx.plan)
     failed = []
-    for table in present:
-        try:
-            outcome = maintain_table(spark, table.unique_id, table.delta_path,
-                                     table.deletion_vectors, steps)
-        except Exception as exc:  # noqa: BLE001 - one table's failure doesn't stop the others
-            from mirrorspec.spark.ops.inspect import safe_message
+    # Tables in parallel (each in its own session): on small tables Delta's commands wait on the
+    # driver more than they compute, so the tables' waits overlap.
+    with ThreadPoolExecutor(max_workers=min(threads, len(present))) as pool:
+        jobs = {pool.submit(maintain_table, spark, table.unique_id, table.delta_path,
+                            table.deletion_vectors, steps): table for table in present}
+        for done in as_completed(jobs):
+            table = jobs[done]
+            try:
+                outcome = done.result()
+            except Exception as exc:  # noqa: BLE001 - one table's failure doesn't stop the others
+                from mirrorspec.spark.ops.inspect import safe_message
 
-            failed.append(table.unique_id)
-            console.error(f"{table.unique_id}: {safe_message(exc).strip().splitlines()[0]}",
-                          table=table.unique_id)
-            continue
-        console.result(f"{table.unique_id}: " + ("; ".join(outcome.done) or "nothing to do"),
-                       table=table.unique_id, done=outcome.done)
+                failed.append(table.unique_id)
+                console.error(f"{table.unique_id}: {safe_message(exc).strip().splitlines()[0]}",
+                              table=table.unique_id)
+                continue
+            console.result(f"{table.unique_id}: " + ("; ".join(outcome.done) or "nothing to do"),
+                           table=table.unique_id, done=outcome.done)
+            _say_readers(console, table, storage)
     if failed:
         raise FailedRun(f"{len(failed)} table(s) failed: {', '.join(failed)}",
                         hint="see the errors above; the other tables were maintained")

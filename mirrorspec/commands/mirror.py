@@ -11,14 +11,14 @@ import click
 from mirrorspec.commands.params import (absolute_location, get_console, lineage_options,
                                         metrics_host, metrics_port, optional_plan, parse_conf,
                                         plan_options, spark_conf, spark_master, start_lineage,
-                                        start_spark)
+                                        start_spark, watch_options)
 from mirrorspec.errors import FailedRun, ProjectError
 from mirrorspec.mirroring import PROCESSED_RETENTION_DAYS
 
 
 def _watch(spark, landing_zone: str, warehouse: str, options, console, interval: float,
            stop: threading.Event, port: int | None = None, lineage=None,
-           host: str = "127.0.0.1"):
+           host: str = "127.0.0.1", heartbeat=None):
     """Pass after pass until `stop`: a failed table backs off (retried at once when its folder
     changes), each message is printed once while nothing about its table changes, and a pass
     line appears only when a pass applied files or a table's outcome changed."""
@@ -59,11 +59,14 @@ def _watch(spark, landing_zone: str, warehouse: str, options, console, interval:
             warmer.after_pass(spark, (t.delta_path for t in result.tables if t.files_applied))
             changed = _record_outcomes(result, backoff, quiet, lfs, signatures, now)
             applied = sum(len(t.files_applied) for t in result.tables)
+            alive = heartbeat.after_pass(passes, applied, time.time()) if heartbeat else None
             if applied or changed:
                 failed = sorted(backoff.failing)
                 console.info(f"pass {passes}: {applied} file(s) applied"
                              + (f"; failing (backing off): {', '.join(failed)}" if failed else ""),
                              passes=passes, applied=applied, failed=failed)
+            elif alive:
+                console.info(alive, passes=passes, heartbeat=heartbeat.path)
             if stop.wait(interval):
                 return result
     finally:
@@ -155,10 +158,12 @@ def _summary(console, result) -> None:
 @click.option("--settle-seconds", type=click.FloatRange(0), default=0, show_default=True,
               metavar="SECONDS",
               help="Apply a file only once it is this old (producers that write in place).")
+@watch_options
 def mirror(landing_zone: str | None, warehouse: str | None, watch: float | None,
            select: tuple[str, ...], threads: int, master: str | None, conf: tuple[str, ...],
            strict: bool, retention_days: float, settle_seconds: float = 0,
-           metrics_port: int | None = None, metrics_host: str = "127.0.0.1", **params) -> None:
+           metrics_port: int | None = None, metrics_host: str = "127.0.0.1",
+           heartbeat_every: int = 10, heartbeat_file: str | None = None, **params) -> None:
     """Mirror a landing zone into Delta tables exactly as Fabric open mirroring does.
 
     --landing-zone and --warehouse, or a project (--project-dir, --target: its landing zone,
@@ -187,7 +192,7 @@ def mirror(landing_zone: str | None, warehouse: str | None, watch: float | None,
 
     options = MirrorOptions(threads=threads, strict=strict, retention_days=retention_days,
                             select=tuple(select), settle_seconds=settle_seconds)
-    spark = start_spark(plan, master, extra_conf)
+    spark = start_spark(plan, master, extra_conf, console)
     stop = threading.Event()
     if watch is not None:
         def request_stop(signum, _frame):
@@ -200,8 +205,11 @@ def mirror(landing_zone: str | None, warehouse: str | None, watch: float | None,
             result = mirror_landing_zone(spark, landing_zone, warehouse, options, console)
             _send_lineage(lineage, result)
         else:
+            from mirrorspec.heartbeat import Heartbeat
+
             result = _watch(spark, landing_zone, warehouse, options, console, watch, stop,
-                            metrics_port, lineage, metrics_host)
+                            metrics_port, lineage, metrics_host,
+                            Heartbeat(heartbeat_file, heartbeat_every))
     finally:
         if lineage is not None:
             lineage.close()

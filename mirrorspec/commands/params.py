@@ -57,6 +57,13 @@ threads = click.option("--threads", type=click.IntRange(min=1), default=DEFAULT_
                        show_default=True, help="Tables processed concurrently.")
 full_refresh = click.option("--full-refresh", is_flag=True,
                             help="Rebuild the selected tables from their sources.")
+heartbeat_every = click.option(
+    "--heartbeat-every", type=click.IntRange(min=1), default=10, show_default=True, metavar="N",
+    help="--watch: print an 'alive' line after every N idle passes in a row.")
+heartbeat_file = click.option(
+    "--heartbeat-file", default=None, type=click.Path(dir_okay=False), callback=absolute_location,
+    help="--watch: rewrite this file after every pass, for a liveness probe (run: default "
+         "<target>/heartbeat.json).")
 fail_fast = click.option("--fail-fast", "-x", is_flag=True,
                          help="Stop at the first failed table: tables not started yet are "
                               "skipped (those running finish).")
@@ -120,19 +127,20 @@ def optional_plan(params: dict[str, Any], needed: bool):
                              params["profiles_dir"], params["plan_path"]).plan
 
 
-def start_spark(plan: Any, master: str | None, conf: dict[str, str]):
+def start_spark(plan: Any, master: str | None, conf: dict[str, str], console: Any = None):
     """A SparkSession: the profile's master, remote and conf (secrets resolved) when `plan` is
-    given, with --master and --conf over them; else --master (local[*]) and --conf."""
+    given, with --master and --conf over them; else --master (local[*]) and --conf. `console`
+    hears "starting Spark…" at once."""
     from mirrorspec.spark.platform.session import build_session
 
     if plan is None:
-        return build_session(master or "local[*]", conf)
+        return build_session(master or "local[*]", conf, console=console)
     from mirrorspec.plan import resolve_secrets
 
     spec = plan.spark
     remote = resolve_secrets(spec.remote) if spec.remote and not master else None
     return build_session(master or resolve_secrets(spec.master),
-                         {**resolve_secrets(dict(spec.conf)), **conf}, remote)
+                         {**resolve_secrets(dict(spec.conf)), **conf}, remote, console=console)
 
 
 def _stack(*decorators: Callable) -> Callable[[Callable], Callable]:
@@ -151,6 +159,8 @@ selection_options = _stack(select, exclude, state_path)
 """--select, --exclude, --state."""
 run_options = _stack(threads, full_refresh, fail_fast)
 """--threads, --full-refresh, --fail-fast."""
+watch_options = _stack(heartbeat_every, heartbeat_file)
+"""--heartbeat-every, --heartbeat-file (for --watch)."""
 
 
 # --- global flags and the console -----------------------------------------------------------

@@ -37,7 +37,10 @@ def init(name: str, force: bool) -> None:
     created = scaffold_project(name, force=force)
     console.success(f"Created project {created.name} in {_show(created)}", path=str(created))
     console.info(f"Editors: the YAML files point yaml-language-server at {SCHEMA_HINT}")
-    console.result(f"Next: cd {_show(created)} && mirrorspec compile")
+    console.info("Sample data: feeds/customers and feeds/orders hold one CSV snapshot each; "
+                 "`mirrorspec run` lands them in landing_zone/ and mirrors them into Delta "
+                 "tables in warehouse/ (profiles.yml says where)")
+    console.result(f"Next: cd {_show(created)} && mirrorspec compile && mirrorspec run")
 
 
 @click.command("validate")
@@ -58,9 +61,13 @@ def validate(project_dir: str, target: str | None, vars_text: str | None,
 
 @click.command("compile")
 @project_options
+@selection_options
 def compile(project_dir: str, target: str | None, vars_text: str | None,
-            profiles_dir: str | None) -> None:
-    """Compile the project into target/: _metadata.json files, _partnerEvents.json, plan.json."""
+            profiles_dir: str | None, select: tuple[str, ...], exclude: tuple[str, ...],
+            state_path: str | None) -> None:
+    """Compile the project into target/: _metadata.json files, _partnerEvents.json, plan.json.
+    --select/--exclude list only the tables chosen (plan.json always holds every table: `run`
+    selects when it runs)."""
     from mirrorspec.compile import compile_project
     from mirrorspec.mirroring import table_folder
 
@@ -68,20 +75,28 @@ def compile(project_dir: str, target: str | None, vars_text: str | None,
     result = compile_project(project_dir, target=target, vars=vars_text, profiles_dir=profiles_dir)
     _report_inferred(console, result.inferred)
     plan = result.plan
+    tables = plan.tables
+    if select or exclude:
+        from mirrorspec.selection import select_with_warnings
+
+        tables = select_with_warnings(plan, select, exclude, state_path=state_path,
+                                      console=console)
     if not plan.tables:
         console.warning("the project declares no tables (add tables/*.yml)")
-    if not console.quiet and 0 < len(plan.tables) <= 50:
+    if not console.quiet and tables and (len(tables) <= 50 or select or exclude):
         console.table(
             f"{plan.project_name} (profile {plan.profile}, target {plan.target}): "
             f"landing zone {plan.landing_zone}",
             ["table", "keys", "format", "source", "folder"],
             [(t.unique_id, ", ".join(t.key_columns) or "-", t.file_format, t.source.type,
-              table_folder(t.name, t.schema)) for t in plan.tables])
+              table_folder(t.name, t.schema)) for t in tables])
     metadata = sum(1 for name in result.files if name.endswith("_metadata.json"))
-    console.result(f"Compiled {len(plan.tables)} table(s) into {_show(result.target_dir)}: "
-                   f"plan.json, {metadata} _metadata.json"
+    chosen = f" ({len(tables)} selected)" if select or exclude else ""
+    console.result(f"Compiled {len(plan.tables)} table(s){chosen} into "
+                   f"{_show(result.target_dir)}: plan.json, {metadata} _metadata.json"
                    + (", _partnerEvents.json" if plan.partner_events is not None else ""),
-                   tables=len(plan.tables), plan=str(result.plan_path))
+                   tables=len(plan.tables), selected=[t.unique_id for t in tables],
+                   plan=str(result.plan_path))
 
 
 LS_KEYS = ("unique_id", "name", "schema", "warehouse_schema", "source", "tags", "key_columns",

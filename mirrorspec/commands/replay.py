@@ -96,7 +96,7 @@ def replay(table, warehouse, landing_path, key, scratch, shown, output, master, 
                 raise MirrorspecError(f"--scratch {scratch} is not empty")
         landing = rp.stage(folder, found, work, schema, name, history.mode)
         rebuilt_warehouse = os.path.join(work, "warehouse")
-        spark = start_spark(plan, master, extra_conf)
+        spark = start_spark(plan, master, extra_conf, console)
         console.info(f"{unique_id}: replaying {len(found)} file(s) into {rebuilt_warehouse}")
         run = mirror_landing_zone(spark, landing, rebuilt_warehouse,
                                   MirrorOptions(threads=1, move_processed=False), console)

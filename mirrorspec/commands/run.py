@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from mirrorspec.commands.params import (get_console, lineage_options, metrics_host, metrics_port,
-                                        plan_options, run_options, start_lineage,
+                                        plan_options, run_options, start_lineage, watch_options,
                                         selection_options, stop_on_signals)
 from mirrorspec.compile import PlanContext, load_plan_context
 from mirrorspec.console import Console
@@ -88,8 +88,10 @@ def _raise_if_failed(results: RunResults) -> None:
 @metrics_port
 @metrics_host
 @lineage_options
+@watch_options
 def run(watch: float | None = None, metrics_port: int | None = None,
-        metrics_host: str = "127.0.0.1", **params: Any) -> None:
+        metrics_host: str = "127.0.0.1", heartbeat_every: int = 10,
+        heartbeat_file: str | None = None, **params: Any) -> None:
     """Publish the feeds and mirror the landing zone into Delta tables."""
     from mirrorspec.metrics import check_metrics_option
 
@@ -102,7 +104,8 @@ def run(watch: float | None = None, metrics_port: int | None = None,
             _send_lineage(lineage, ctx, results)
             _refresh_site(console, ctx)
         else:
-            results = _watch(console, watch, params, metrics_port, lineage, metrics_host)
+            results = _watch(console, watch, params, metrics_port, lineage, metrics_host,
+                             heartbeat_every, heartbeat_file)
     finally:
         if lineage is not None:
             lineage.close()
@@ -118,16 +121,21 @@ def _send_lineage(lineage, ctx: PlanContext, results: RunResults) -> None:
 
 
 def _watch(console: Console, seconds: float, params: dict[str, Any],
-           port: int | None = None, lineage=None, host: str = "127.0.0.1") -> RunResults:
-    """`run --watch`: passes until a signal; --full-refresh applies to the first pass only."""
+           port: int | None = None, lineage=None, host: str = "127.0.0.1",
+           heartbeat_every: int = 10, heartbeat_file: str | None = None) -> RunResults:
+    """`run --watch`: passes until a signal; --full-refresh applies to the first pass only.
+    A heartbeat file is rewritten after every pass and an 'alive' line printed every
+    `heartbeat_every` idle passes (mirrorspec/heartbeat.py)."""
     import time
 
+    from mirrorspec.heartbeat import Heartbeat
     from mirrorspec.metrics import WatchMetrics, run_status
     from mirrorspec.progress.publish import kafka_offset_rows
     from mirrorspec.spark.mirror.warm import SnapshotWarmer
 
     stop = stop_on_signals(console, "the current pass")
     passes = 0
+    heartbeat = None
     # the next pass finds the new versions' state ready (mirrorspec/spark/mirror/warm.py)
     warmer = SnapshotWarmer()
     metrics = WatchMetrics(port, console, host) if port is not None else None
@@ -147,7 +155,15 @@ def _watch(console: Console, seconds: float, params: dict[str, Any],
                 metrics.end_pass(time.monotonic() - started)
             params = {**params, "full_refresh": False}
             passes += 1
-            console.info(f"pass {passes} done; next in {seconds:g}s", passes=passes)
+            if heartbeat is None:
+                heartbeat = Heartbeat(heartbeat_file or str(ctx.target_dir / "heartbeat.json"),
+                                      heartbeat_every)
+            applied = sum(len(r.files_applied) for r in results.results)
+            alive = heartbeat.after_pass(passes, applied, time.time())
+            if applied or passes == 1:
+                console.info(f"pass {passes} done; next in {seconds:g}s", passes=passes)
+            elif alive:
+                console.info(alive, passes=passes, heartbeat=heartbeat.path)
             if stop.wait(seconds):
                 return results
     finally:

@@ -64,16 +64,22 @@ def history_entry(version: int, timestamp: Any, operation: str, metrics: dict[st
 
     inserted = metric("numTargetRowsInserted")
     written = metric("numOutputRows", "num_added_rows")
+    updated = metric("numTargetRowsUpdated", "numUpdatedRows")
+    deleted = metric("numTargetRowsDeleted", "numDeletedRows")
     if inserted is None and operation in _WRITES:
         inserted = written
+        # the engine's initial load appends: it changes no existing row (0, not unknown)
+        if inserted is not None and operation in ("WRITE", "CREATE TABLE AS SELECT"):
+            updated = 0 if updated is None else updated
+            deleted = 0 if deleted is None else deleted
     return HistoryEntry(
         version=int(version),
         timestamp=timestamp.isoformat() if hasattr(timestamp, "isoformat") else str(timestamp),
         operation=operation,
         files_applied=files,
         rows_inserted=inserted,
-        rows_updated=metric("numTargetRowsUpdated", "numUpdatedRows"),
-        rows_deleted=metric("numTargetRowsDeleted", "numDeletedRows"),
+        rows_updated=updated,
+        rows_deleted=deleted,
         rows_written=written,
         user_metadata=meta,
         metrics=metrics,

@@ -36,3 +36,12 @@ def storage_options(spark_conf: Mapping[str, str]) -> dict[str, str]:
             options["AZURE_STORAGE_ACCOUNT_NAME"] = host.split(".", 1)[0]
             options["AZURE_STORAGE_ACCOUNT_KEY"] = value
     return options
+
+
+def plan_storage_options(plan) -> dict[str, str]:
+    """The storage options for the tables of a compiled plan (None or a local warehouse: none)."""
+    if plan is None or "://" not in plan.warehouse:
+        return {}
+    from mirrorspec.plan import resolve_secrets
+
+    return storage_options(resolve_secrets(dict(plan.spark.conf)))

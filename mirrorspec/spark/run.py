@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from mirrorspec.plan import Plan, TablePlan
-from mirrorspec.console import Console, NullConsole
+from mirrorspec.console import Console, NullConsole, WrappingConsole
 from mirrorspec.errors import MirrorspecError
 from mirrorspec.run_results import RunResults, StepTiming, TableRunResult, utc_now
 from mirrorspec.selection import select_with_warnings
 from mirrorspec.landing import deploy
 from mirrorspec.landing.processed import LandingFiles
-from mirrorspec.spark.platform import hadoop_fs
+from mirrorspec.spark.platform import activity, hadoop_fs
 from mirrorspec.spark.platform.session import start_session
 
 
@@ -60,17 +60,18 @@ def run_plan(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = ()
     jobs = [_TableJob(t, TableRunResult(t.unique_id)) for t in tables]
     stop = threading.Event() if fail_fast else None
     if jobs:
-        spark = spark or start_session(plan)
+        spark = spark or start_session(plan, console)
         files = LandingFiles(hadoop_fs.remote_resolver(spark))
         deploy.write_partner_events(plan, files, console)
         for job in jobs:
             _prepare(plan, job, files, full_refresh, console)
-        progress = RunProgress(console, len(jobs))
+        progress = RunProgress(console, len(jobs), spark)
+        counting = progress.counting(console)
         with progress:
             with ThreadPoolExecutor(max_workers=max(1, threads),
                                     thread_name_prefix="mirrorspec-table") as pool:
                 futures = [pool.submit(_run_table, spark, plan, job, files, publish_only,
-                                       console, progress, stop) for job in jobs]
+                                       counting, progress, stop) for job in jobs]
                 for future in futures:
                     future.result()
         if not publish_only:
@@ -279,46 +280,89 @@ def _error_text(error: dict) -> str:
 # --- progress ------------------------------------------------------------------------------------
 
 class RunProgress:
-    """Tables done / running / failed and rows/s: a rich progress bar for people, events for JSON.
+    """Tables done / running / failed, the tasks of Spark's running stages and rows/s: a rich
+    progress bar on a terminal, a plain timestamped line every `interval` seconds otherwise
+    (JSON: a `progress` event), refreshed from Spark's status tracker while work happens.
 
-    One line per finished table in both modes (dbt style), so logs keep the story.
+    Rows count as soon as the publisher or the engine announces them (`counting(console)`
+    wraps the console the tables report through), so rows/s moves during a long MERGE, not
+    only when a table finishes. One line per finished table in both modes (dbt style), so logs
+    keep the story.
     """
 
-    def __init__(self, console: Console, total: int):
+    def __init__(self, console: Console, total: int, spark: Any = None, interval: float = 10.0):
         self.console = console
         self.total = total
         self.done = 0
         self.failed = 0
         self.running: set[str] = set()
-        self.rows = 0
+        self.rows = 0       # rows of finished tables (changed + published)
+        self.rows_seen = 0  # rows announced while tables work (read for a MERGE, published)
+        self.tasks = (0, 0)
         self.t0 = time.monotonic()
         self.lock = threading.Lock()
-        self._progress = None
+        self.interval = interval
         self._task = None
-        self._progress = console.progress()
+        self._progress = console.progress() if console.is_terminal() else None
+        self._tracker = activity.stage_tracker(spark) if spark is not None else None
+        self._stop = threading.Event()
+        self._poller: threading.Thread | None = None
 
     def __enter__(self):
         if self._progress is not None:
             self._progress.start()
             self._task = self._progress.add_task(self._description(), total=self.total)
+        self._poller = threading.Thread(target=self._poll, name="mirrorspec-progress",
+                                        daemon=True)
+        self._poller.start()
         return self
 
     def __exit__(self, *exc):
+        self._stop.set()
+        if self._poller is not None:
+            self._poller.join(timeout=5)
         if self._progress is not None:
             self._progress.stop()
         return False
 
+    def counting(self, console: Console) -> Console:
+        """`console`, also counting the rows the publisher and the engine announce."""
+        return _CountingConsole(console, self)
+
+    def saw_rows(self, rows: int) -> None:
+        with self.lock:
+            self.rows_seen += rows
+
     def rows_per_second(self) -> float:
         elapsed = time.monotonic() - self.t0
-        return self.rows / elapsed if elapsed > 0 else 0.0
+        return max(self.rows, self.rows_seen) / elapsed if elapsed > 0 else 0.0
 
     def _description(self) -> str:
-        return (f"{self.done} done, {len(self.running)} running, {self.failed} failed, "
-                f"{self.rows_per_second():,.0f} rows/s")
+        done, total = self.tasks
+        tasks = f", stage tasks {done}/{total}" if total else ""
+        return (f"{self.done} of {self.total} done, {len(self.running)} running, "
+                f"{self.failed} failed{tasks}, {self.rows_per_second():,.0f} rows/s")
 
     def _refresh(self) -> None:
         if self._progress is not None:
             self._progress.update(self._task, completed=self.done, description=self._description())
+
+    def _poll(self) -> None:
+        """Every second: the stage tasks into the bar; every `interval` seconds while tables
+        run and no bar is shown, one plain line."""
+        last_line = time.monotonic()
+        while not self._stop.wait(1.0):
+            self.tasks = activity.stage_tasks(self._tracker)
+            with self.lock:
+                self._refresh()
+                due = (self._progress is None and self.running
+                       and time.monotonic() - last_line >= self.interval)
+            if due:
+                last_line = time.monotonic()
+                self.console.progress_line(
+                    self._description(), done=self.done, running=len(self.running),
+                    failed=self.failed, total=self.total, tasks_done=self.tasks[0],
+                    tasks_total=self.tasks[1], rows_per_second=round(self.rows_per_second(), 1))
 
     def started(self, unique_id: str) -> None:
         with self.lock:
@@ -358,6 +402,21 @@ class RunProgress:
                            table=result.unique_id, status=result.status, done=self.done,
                            running=len(self.running), failed=self.failed, total=self.total,
                            rows_per_second=round(rate, 1), error=result.error)
+
+
+class _CountingConsole(WrappingConsole):
+    """The console the tables report through during a run, counting the rows announced by the
+    publisher (`rows` with `sequence`) and by the engine (`rows` with `files`) for rows/s."""
+
+    def __init__(self, console: Console, progress: RunProgress):
+        super().__init__(console)
+        self._run_progress = progress
+
+    def event(self, kind: str, message: str, **fields: Any) -> None:
+        rows = fields.get("rows")
+        if isinstance(rows, int) and ("files" in fields or "sequence" in fields):
+            self._run_progress.saw_rows(rows)
+        self._console.event(kind, message, **fields)
 
 
 def summary_rows(results: RunResults) -> list[list[Any]]:

@@ -109,7 +109,7 @@ def test_delta_history_with_files_and_rows(site):
     assert "00000000000000000003.parquet" in history[0] and history[0].endswith("0 1 1")
     assert history[1].startswith("0 2026-11-22T00:57:05Z WRITE")
     assert "00000000000000000001.parquet 00000000000000000002.parquet" in history[1]
-    assert history[1].endswith("3 — —")
+    assert history[1].endswith("3 0 0")
     assert "No Delta history yet" in text_of(site / "tables" / "sales.orders.html")
 
 

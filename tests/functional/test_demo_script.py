@@ -50,3 +50,10 @@ def test_demo_keep_0_removes_the_temporary_folder(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "is removed" in done.stdout
     assert not list(tmp_path.glob("mirrorspec-demo.*"))
+
+
+def test_a_piped_demo_log_has_no_ansi_codes(tmp_path):
+    done, _log = run_demo(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "\n==> " in done.stdout
+    assert "\x1b" not in done.stdout + done.stderr

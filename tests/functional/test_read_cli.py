@@ -7,6 +7,7 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pyarrow as pa
+import pyarrow.parquet
 import pytest
 
 from no_jvm import run_without_jvm
@@ -271,3 +272,11 @@ def test_status_exit_codes_failed_and_stale(tmp_path):
     done = run_without_jvm("status", "--warehouse", str(failed), "--stale-after", "soon",
                            cwd=tmp_path)
     assert done.returncode == 1 and "--stale-after 'soon' is not a duration" in done.stdout
+
+
+def test_export_needs_no_jvm(warehouse, tmp_path):
+    dest = tmp_path / "orders.parquet"
+    done = run_without_jvm("export", "sales.orders", "--warehouse", str(warehouse), "--to",
+                           str(dest), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(pa.parquet.read_table(dest).column("Order_ID").to_pylist()) == [1, 2, 3, 4]

@@ -82,3 +82,12 @@ def test_an_object_store_table_delta_rs_cannot_open_goes_to_spark():
             "AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_ALLOW_HTTP": "true",
             "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "y", "AWS_REGION": "us-east-1",
             "max_retries": "0", "retry_timeout": "1s"})
+
+
+def test_history_of_the_initial_load_says_0_updated_and_deleted():
+    from mirrorspec.readers.history import history_entry
+
+    first = history_entry(0, "2026-01-01T00:00:00Z", "WRITE", {"numOutputRows": "50"}, None)
+    assert (first.rows_inserted, first.rows_updated, first.rows_deleted) == (50, 0, 0)
+    unknown = history_entry(3, "2026-01-01T00:00:00Z", "OPTIMIZE", {}, None)
+    assert (unknown.rows_inserted, unknown.rows_updated, unknown.rows_deleted) == (None,) * 3

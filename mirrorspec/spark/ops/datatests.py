@@ -353,8 +353,8 @@ def execute_tests(console: Console, ctx: PlanContext, table_ids: Iterable[str],
         console.warning("no data tests declared on the selected tables")
         results = run_data_tests(None, ctx.plan, [], console)
     else:
-        results = run_data_tests(start_session(ctx.plan), ctx.plan, tables, console, skip=skip,
-                                 threads=threads)
+        results = run_data_tests(start_session(ctx.plan, console), ctx.plan, tables, console,
+                                 skip=skip, threads=threads)
     path = results.write(ctx.target_dir)
     counts = results.counts()
     console.result(f"Done. PASS={counts['pass']} WARN={counts['warn']} ERROR={counts['error']} "

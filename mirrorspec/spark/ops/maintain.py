@@ -29,21 +29,29 @@ class MaintainOutcome:
 def maintain_table(spark, unique_id: str, delta_path: str, deletion_vectors: bool,
                    steps: MaintainSteps) -> MaintainOutcome:
     """Apply the table's `deletion_vectors` switch, then REORG … APPLY (PURGE), OPTIMIZE and
-    VACUUM as `steps` says. With the switch off, the deletionVectors table feature is dropped
-    after the purge, so readers that refuse the feature (delta-rs' to_pyarrow_table) accept the
-    table."""
+    VACUUM as `steps` says. With the switch off on a table that has the deletionVectors table
+    feature, `ALTER TABLE … DROP FEATURE` replaces the purge (it purges the vectors itself, then
+    downgrades the protocol), so readers that refuse the feature (delta-rs' to_pyarrow_table)
+    accept the table."""
     session = spark.newSession()
     table = f"delta.{quote(delta_path)}"
     outcome = MaintainOutcome(unique_id)
-    if set_deletion_vectors(session, delta_path, deletion_vectors):
-        outcome.done.append(f"{DELETION_VECTORS_PROPERTY} = {str(deletion_vectors).lower()}")
-    if steps.purge:
-        metrics = _metrics(session.sql(f"REORG TABLE {table} APPLY (PURGE)"))
-        outcome.done.append(f"purged deletion vectors ({metrics.get('numFilesRemoved', 0)} "
-                            "file(s) rewritten)")
-        if not deletion_vectors and _has_feature(session, table, "deletionVectors"):
-            session.sql(f"ALTER TABLE {table} DROP FEATURE deletionVectors")
-            outcome.done.append("dropped the deletionVectors table feature")
+    if not deletion_vectors and steps.purge and _has_feature(session, delta_path, table,
+                                                             "deletionVectors"):
+        before = _vectors(delta_path)
+        session.sql(f"ALTER TABLE {table} DROP FEATURE deletionVectors").collect()
+        outcome.done.append("dropped the deletionVectors table feature"
+                            + (f" ({before} file(s) with deletion vectors rewritten)"
+                               if before is not None else ""))
+        # DROP FEATURE removes the property: set it, so the switch reads the same everywhere
+        set_deletion_vectors(session, delta_path, deletion_vectors)
+    else:
+        if set_deletion_vectors(session, delta_path, deletion_vectors):
+            outcome.done.append(f"{DELETION_VECTORS_PROPERTY} = {str(deletion_vectors).lower()}")
+        if steps.purge:
+            metrics = _metrics(session.sql(f"REORG TABLE {table} APPLY (PURGE)"))
+            outcome.done.append(f"purged deletion vectors ({metrics.get('numFilesRemoved', 0)} "
+                                "file(s) rewritten)")
     if steps.optimize:
         metrics = _metrics(session.sql(f"OPTIMIZE {table}"))
         outcome.done.append(f"optimized ({metrics.get('numFilesRemoved', 0)} file(s) into "
@@ -76,7 +84,31 @@ def _vacuumed_files(session, table: str) -> int | None:
     return int(value) if value is not None else None
 
 
-def _has_feature(session, table: str, feature: str) -> bool:
-    detail = session.sql(f"DESCRIBE DETAIL {table}").first()
-    features = detail["tableFeatures"] if detail is not None else None
-    return feature in (features or [])
+def _has_feature(session, delta_path: str, table: str, feature: str) -> bool:
+    """Whether the table's protocol names `feature`: from its log through delta-rs (milliseconds),
+    else DESCRIBE DETAIL (a Spark job: seconds)."""
+    try:
+        from deltalake import DeltaTable
+
+        from mirrorspec.readers.delta import table_uri
+
+        protocol = DeltaTable(table_uri(delta_path)).protocol()
+        return feature in set(protocol.reader_features or []) | set(
+            protocol.writer_features or [])
+    except Exception:  # noqa: BLE001 - delta-rs can't open it here (credentials, scheme): ask Spark
+        detail = session.sql(f"DESCRIBE DETAIL {table}").first()
+        features = detail["tableFeatures"] if detail is not None else None
+        return feature in (features or [])
+
+
+def _vectors(delta_path: str) -> int | None:
+    """How many live files carry deletion vectors (None: delta-rs can't tell)."""
+    try:
+        import pyarrow as pa
+        from deltalake import DeltaTable
+
+        from mirrorspec.readers.delta import table_uri
+
+        return pa.table(DeltaTable(table_uri(delta_path)).deletion_vectors()).num_rows
+    except Exception:  # noqa: BLE001 - only a figure for the message
+        return None

@@ -1,7 +1,10 @@
 """Delta Lake's jars (and optional connector sets): fetched once from Maven Central, used offline.
 
-`python -m mirrorspec.spark.platform.jars` (run by `make .venv`) copies `delta-spark` and `delta-storage`
-for the installed delta-spark/pyspark versions into a cache folder with Maven. Sessions then point
+`python -m mirrorspec.spark.platform.jars` (run by `make .venv`) downloads `delta-spark` and `delta-storage`
+for the installed delta-spark/pyspark versions into a cache folder: plain HTTPS from Maven Central
+(or $MIRRORSPEC_MAVEN_REPO), each jar checked against the published SHA-1; no Maven needed for
+them. Maven is used only for the optional sets, which need their transitive dependencies
+resolved. Sessions then point
 `spark.jars` at them, so a run never needs the network. `python -m mirrorspec.spark.platform.jars s3`
 also fetches an optional set: `s3` is `hadoop-aws` for the Hadoop version bundled in pyspark with
 its AWS SDK bundle (resolved by Maven), used by a session whose conf says
@@ -24,11 +27,14 @@ from pathlib import Path
 from mirrorspec.errors import SetupError
 
 SCALA_VERSION = "2.13"
+CACHE_ENV = "MIRRORSPEC_JARS_DIR"
+MAVEN_REPO_ENV = "MIRRORSPEC_MAVEN_REPO"
+MAVEN_CENTRAL = "https://repo1.maven.org/maven2"
 
 
 def cache_dir() -> Path:
     """Where the jars live: $MIRRORSPEC_JARS_DIR, else ~/.cache/mirrorspec/jars."""
-    root = os.environ.get("MIRRORSPEC_JARS_DIR")
+    root = os.environ.get(CACHE_ENV)
     return Path(root) if root else Path.home() / ".cache" / "mirrorspec" / "jars"
 
 
@@ -80,7 +86,8 @@ def cached_jars() -> list[Path] | None:
 def _maven() -> str:
     mvn = shutil.which("mvn")
     if mvn is None:
-        raise SetupError("Maven (mvn) is needed once to fetch the jars",
+        raise SetupError("Maven (mvn) is needed once to fetch the optional jar sets (their "
+                         "dependencies are resolved by Maven); Delta's own jars don't need it",
                          hint="install it (apt-get install maven) and rerun `make .venv`")
     return mvn
 
@@ -119,8 +126,7 @@ def fetch_extra(name: str, quiet: bool = True) -> list[Path]:
     if existing:
         return existing
     mvn = _maven()
-    folder = extra_set_dir(name)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = writable_cache(extra_set_dir(name))
     with tempfile.TemporaryDirectory() as work:
         Path(work, "pom.xml").write_text(_pom(extra_sets()[name]), encoding="utf-8")
         _maven_goal(mvn, ["dependency:copy-dependencies", f"-DoutputDirectory={folder}",
@@ -130,21 +136,80 @@ def fetch_extra(name: str, quiet: bool = True) -> list[Path]:
 
 
 def fetch(quiet: bool = True) -> list[Path]:
-    """Copy the Delta jars into the cache with Maven (no-op when they are already there)."""
+    """Download the Delta jars into the cache from Maven Central (no Maven needed: urllib, each
+    file checked against the repository's .sha1); a no-op when they are already there."""
     existing = cached_jars()
     if existing:
         return existing
-    mvn = _maven()
-    folder = cache_dir()
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = writable_cache(cache_dir())
     for coordinate in delta_artifacts():
-        _maven_goal(mvn, ["dependency:copy", f"-Dartifact={coordinate}:jar",
-                          f"-DoutputDirectory={folder}", "-Dmdep.overWriteIfNewer=true"],
-                    folder, coordinate, quiet)
+        target = folder / jar_file_name(coordinate)
+        if not (target.is_file() and target.stat().st_size > 0):
+            download_jar(coordinate, target)
     jars = cached_jars()
     if not jars:
-        raise SetupError(f"Maven ran but the jars are not in {folder}")
+        raise SetupError(f"the Delta jars were downloaded but are not in {folder}")
     return jars
+
+
+def maven_repository() -> str:
+    """Where jars are downloaded from: $MIRRORSPEC_MAVEN_REPO (a mirror), else Maven Central."""
+    return (os.environ.get(MAVEN_REPO_ENV) or MAVEN_CENTRAL).rstrip("/")
+
+
+def artifact_url(coordinate: str, repository: str | None = None) -> str:
+    """The URL of a jar in a Maven repository layout (group dots become folders)."""
+    group, artifact, version = coordinate.split(":")
+    return (f"{repository or maven_repository()}/{group.replace('.', '/')}/{artifact}/"
+            f"{version}/{artifact}-{version}.jar")
+
+
+def download_jar(coordinate: str, target: Path, timeout: float = 60.0) -> Path:
+    """Download one jar to `target` (temporary name, then renamed), its SHA-1 checked against
+    the `.sha1` file next to it in the repository; SetupError naming the fix otherwise."""
+    import hashlib
+    import urllib.error
+    import urllib.request
+
+    url = artifact_url(coordinate)
+    fix = (f"check the network (or set {MAVEN_REPO_ENV} to a Maven mirror) and rerun "
+           f"`python -m mirrorspec.spark.platform.jars`; offline, copy {target.name} from a machine "
+           f"that has it into {target.parent}")
+    try:
+        with urllib.request.urlopen(url + ".sha1", timeout=timeout) as response:
+            expected = response.read(200).decode("ascii", "replace").split()[0].strip().lower()
+        digest = hashlib.sha1(usedforsecurity=False)  # the checksum Maven Central publishes
+        fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        try:
+            with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as src:
+                for chunk in iter(lambda: src.read(1 << 20), b""):
+                    digest.update(chunk)
+                    out.write(chunk)
+            if digest.hexdigest() != expected:
+                raise SetupError(f"{url}: SHA-1 {digest.hexdigest()} is not the published "
+                                 f"{expected}; the file was not kept", hint=fix)
+            os.replace(temp, target)
+        finally:
+            if os.path.exists(temp):
+                os.unlink(temp)
+    except (urllib.error.URLError, OSError, IndexError) as exc:
+        reason = getattr(exc, "reason", None) or exc
+        raise SetupError(f"could not download {coordinate} from {url}: {reason}",
+                         hint=fix) from None
+    return target
+
+
+def writable_cache(folder: Path) -> Path:
+    """`folder`, created, after checking a file can be written there (SetupError if not)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-test-"):
+            pass
+    except OSError as exc:
+        raise SetupError(f"the jar cache {folder} is not writable: {exc.strerror or exc}",
+                         hint=f"set {CACHE_ENV} to a folder you can write (or fix the "
+                              "folder's owner/permissions)") from None
+    return folder
 
 
 # --- Spark's Kafka connector -----------------------------------------------------------------
@@ -199,8 +264,7 @@ def fetch_kafka(quiet: bool = True) -> list[Path]:
     if existing:
         return existing
     mvn = _maven()
-    folder = kafka_dir()
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = writable_cache(kafka_dir())
     (folder / "settings.xml").write_text(_CENTRAL_ONLY, encoding="utf-8")
     errors = []
     for version in kafka_versions():

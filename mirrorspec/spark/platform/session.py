@@ -11,7 +11,7 @@ Three ways to get Spark, all from the same profile output (`spark: {master, remo
   must have been started with Delta Lake (checked, with a message saying how).
 
 The conf key `mirrorspec.delta.jars` (never passed to Spark) says where Delta's jars come from:
-`cache` (default: the offline cache, else Maven via spark.jars.packages), `packages` (always
+`cache` (default: the offline cache, downloaded from Maven Central when missing), `packages` (always
 spark.jars.packages) or `provided` (the platform already has Delta: add nothing; the default
 under spark-submit, whose --jars/--packages stay in charge).
 `mirrorspec.extra.jars` (also never passed to Spark) names optional jar sets of the offline cache
@@ -27,13 +27,14 @@ import contextlib
 import os
 import sys
 import tempfile
+import time
 from typing import Any, Mapping
 
 from pyspark.sql import SparkSession
 
 from mirrorspec.errors import MirrorspecError, SetupError
 from mirrorspec.plan import Plan, resolve_secrets
-from mirrorspec.spark.platform import cds, jars
+from mirrorspec.spark.platform import cds, jars, java
 
 # Defaults for a laptop; any of them can be overridden by the profile's `spark.conf`.
 DEFAULT_CONF: dict[str, str] = {
@@ -86,17 +87,22 @@ _log = logging.getLogger(__name__)
 
 
 def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | None = None,
-                  remote: str | None = None, app_name: str = "mirrorspec") -> SparkSession:
+                  remote: str | None = None, app_name: str = "mirrorspec",
+                  console: Any = None) -> SparkSession:
     """Get or create the process's SparkSession with Delta Lake configured.
 
-    Delta's jars come from the cache `make` filled (offline); without it, from Maven through
-    `spark.jars.packages` (needs the network once). With `remote` (sc://…) a Spark Connect
+    Delta's jars come from the cache `make` filled (offline); without it they are downloaded
+    into it first (jars.fetch: a SetupError saying how when that fails). With `remote` (sc://…) a Spark Connect
     session is returned instead; raises MirrorspecError when the server can't be used.
+    `console` (a mirrorspec Console) is told "starting Spark…" at once and how long it took,
+    when this call starts the JVM or connects.
     """
     submitted = _inside_spark_submit()
     # Under spark-submit, its --jars/--packages stay in charge unless the profile says otherwise.
     user_conf, jars_mode, extra_jars = _split_conf(conf, "provided" if submitted else "cache")
     if remote:
+        if console is not None:
+            console.info(f"connecting to Spark at {remote}…")
         return _connect_session(remote, user_conf, app_name)
     merged = _merged_conf(user_conf, jars_mode, extra_jars, master or "local[*]")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -106,18 +112,54 @@ def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | Non
         from pyspark import SparkContext
 
         if SparkContext._gateway is None:  # this process starts the JVM: map the archive
+            java.check_java()  # no Java / too old: a SetupError now, not a gateway error later
             cds.add_archive(merged)
     for key, value in merged.items():
         builder = builder.config(key, value)
     from pyspark import SparkContext
 
     started_here = SparkContext._active_spark_context is None
-    with _jvm_output_to_log():
-        session = builder.getOrCreate()
+    starting = not submitted and _no_jvm_yet()
+    if starting and console is not None:
+        console.info("starting Spark…")
+    began = time.monotonic()
+    try:
+        with _jvm_output_to_log():
+            session = builder.getOrCreate()
+    except Exception as exc:
+        if starting and "JAVA_GATEWAY_EXITED" in str(exc):
+            raise _jvm_start_error() from None
+        raise
     if started_here:
         _OWNED.append(session)
+    if starting and console is not None:
+        console.info(f"Spark started ({time.monotonic() - began:.1f}s)")
     session.sparkContext.setLogLevel(os.environ.get("MIRRORSPEC_SPARK_LOG_LEVEL", "ERROR"))
     return session
+
+
+def _no_jvm_yet() -> bool:
+    from pyspark import SparkContext
+
+    return SparkContext._gateway is None
+
+
+def _jvm_start_error() -> SetupError:
+    """The JVM died while starting (bad Java options, a jar it can't open, `spark.jars.packages`
+    offline): a SetupError quoting the last error line of its log."""
+    path = jvm_log_path()
+    lines: list[str] = []
+    if path:
+        with contextlib.suppress(OSError), open(path, encoding="utf-8", errors="replace") as log:
+            lines = [line.strip() for line in log.read().splitlines()[-200:] if line.strip()]
+    # the JVM's last words, without stack frames: usually the reason and its "Error:" line
+    said = [line for line in lines if not line.startswith(("at ", "..."))][-3:]
+    reason = " / ".join(said or ["no output"])[:400]
+    return SetupError(f"Spark's JVM exited while starting: {reason}",
+                      hint=f"its whole output is in {path}; `mirrorspec debug` checks Java, the "
+                           "jars and the profile's Spark settings" if path else
+                           "`mirrorspec debug` checks Java, the jars and the profile's Spark "
+                           "settings")
 
 
 def _split_conf(conf: Mapping[str, str] | None, default_mode: str
@@ -177,6 +219,7 @@ def _jvm_output_to_log():
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     saved = [os.dup(1), os.dup(2)]
+    _JVM_LOG[:] = [path]  # known before the start, so a failed start can point at it
     try:
         os.dup2(log, 1)
         os.dup2(log, 2)
@@ -186,7 +229,6 @@ def _jvm_output_to_log():
         os.dup2(saved[1], 2)
         for fd in (*saved, log):
             os.close(fd)
-    _JVM_LOG[:] = [path]
 
 
 def is_connect(spark: Any) -> bool:
@@ -279,9 +321,9 @@ def _close_remote_sessions() -> None:
 def _add_delta_jars(merged: dict[str, str], mode: str) -> None:
     if mode == "provided":
         return
-    cached = jars.cached_jars() if mode == "cache" else None
-    if cached:
-        _append(merged, "spark.jars", ",".join(str(p) for p in cached))
+    if mode == "cache":
+        # not cached yet: downloaded now (seconds), or a SetupError saying how to get them
+        _append(merged, "spark.jars", ",".join(str(p) for p in jars.fetch()))
     else:
         _append(merged, "spark.jars.packages", jars.delta_artifacts()[0])
     # Spark's Kafka connector (source.kafka) rides along when the cache has it.
@@ -395,8 +437,9 @@ def _check_reachable(remote: str, timeout: float = 10.0) -> None:
         ) from None
 
 
-def start_session(plan: Plan):
-    """The SparkSession the plan asks for (secrets in master/remote/conf resolved now)."""
+def start_session(plan: Plan, console: Any = None):
+    """The SparkSession the plan asks for (secrets in master/remote/conf resolved now);
+    `console` hears "starting Spark…" at once when the JVM is started here."""
     spec = plan.spark
     return build_session(resolve_secrets(spec.master), resolve_secrets(dict(spec.conf)),
-                         resolve_secrets(spec.remote) if spec.remote else None)
+                         resolve_secrets(spec.remote) if spec.remote else None, console=console)
