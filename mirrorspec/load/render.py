@@ -25,6 +25,7 @@ from mirrorspec.errors import MirrorspecError
 from mirrorspec.load.budget import (
     FILTERS, MAX_TEXT, METHODS, Budget, TemplateTooCostly, check_size, lipsum_size,
     percent_size, text_size, too_long)
+from mirrorspec.load.secret_names import secret_reason
 from mirrorspec.load.yaml_doc import Document
 
 _MISSING = object()
@@ -162,9 +163,11 @@ class Renderer:
     """Renders template strings with one set of vars and one environment."""
 
     def __init__(self, variables: Mapping[str, Any] | None = None,
-                 environ: Mapping[str, str] | None = None):
+                 environ: Mapping[str, str] | None = None,
+                 not_secret: Iterable[str] = ()):
         self.variables = dict(variables or {})
         self.environ = os.environ if environ is None else environ
+        self.not_secret = set(not_secret)  # the project's `env-vars-not-secret:`
         self.env = _BoundedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False,
                                        keep_trailing_newline=True)
         self.env.globals.update(var=self._var, env_var=self._env_var)
@@ -186,6 +189,15 @@ class Renderer:
                 raise _RenderError(f"env_var('{name}') is a secret and can't have a default "
                                    "(it would be written to target/)")
             return secret_placeholder(name)
+        if name not in self.not_secret:
+            reason = secret_reason(str(name), self.environ.get(name))
+            if reason:
+                raise _RenderError(
+                    f"env_var('{name}') looks like a secret ({reason}); its value would be "
+                    f"written to target/ and the docs site. Export it as {SECRET_PREFIX}{name} "
+                    f"and use env_var('{SECRET_PREFIX}{name}') (resolved only at run time, in "
+                    "spark settings and source options), or, if it is not a secret, list it "
+                    "under `env-vars-not-secret:` in mirrorspec_project.yml")
         if name in self.environ:
             return self.environ[name]
         if default is _MISSING:
