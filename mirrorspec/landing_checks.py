@@ -35,10 +35,23 @@ INVALID_MARKER_TEXT = (f"{mirroring.ROW_MARKER_COLUMN} '",
                        "' is not one of 0 (insert), 1 (update), 2 (delete), 4 (upsert)")
 
 
-def null_key_text(key_columns: Sequence[str]) -> tuple[str, str]:
-    """(prefix, suffix) of the problem of a 1/2/4 row with a NULL key, around its marker."""
-    return ("NULL in key column(s) " + ", ".join(key_columns) + " of a row with "
-            f"{mirroring.ROW_MARKER_COLUMN} ", " (only inserts may have NULL keys)")
+# The problem of a 1/2/4 row with a NULL key: these three around the NULL columns (only those,
+# comma-separated) and the marker, so the Spark expression and the Python checks spell it alike.
+NULL_KEY_TEXT = ("NULL in key column(s) ", f" of a row with {mirroring.ROW_MARKER_COLUMN} ",
+                 " (only inserts may have NULL keys)")
+
+
+def null_key_problem(null_columns: Sequence[str], marker: Any) -> str:
+    """The problem of a row with `marker` whose key columns `null_columns` are NULL."""
+    return NULL_KEY_TEXT[0] + ", ".join(null_columns) + NULL_KEY_TEXT[1] + str(marker) \
+        + NULL_KEY_TEXT[2]
+
+
+def null_key_columns(problem: str) -> str | None:
+    """The NULL key columns a null_key_problem() names, or None for another problem."""
+    if not problem.startswith(NULL_KEY_TEXT[0]) or NULL_KEY_TEXT[1] not in problem:
+        return None
+    return problem[len(NULL_KEY_TEXT[0]):problem.index(NULL_KEY_TEXT[1])]
 
 
 MALFORMED_TEXT = ("malformed delimited record (more or fewer cells than the header, "
@@ -261,6 +274,6 @@ def first_bad_row(rows: int, marker, keys: Sequence[Any], metadata: mirroring.Ta
         bad = pc.and_(is_keyed, null_key)
         if pc.any(bad).as_py():
             index = pc.index(bad, True).as_py()
-            prefix, suffix = null_key_text(metadata.key_columns)
-            problems.append((index, prefix + str(filled[index].as_py()) + suffix))
+            null = [name for name, key in zip(metadata.key_columns, keys) if not key[index].is_valid]
+            problems.append((index, null_key_problem(null, filled[index].as_py())))
     return len(filled), keyed, (min(problems) if problems else None)

@@ -465,7 +465,7 @@ def _lint_parquet(file, metadata, union, report, where, stop, strict) -> Finding
     if bad is None:
         return None
     column = marker if bad[1].startswith(checks.INVALID_MARKER_TEXT[0]) or "needs keyColumns" in \
-        bad[1] else (", ".join(metadata.key_columns) or None)
+        bad[1] else (checks.null_key_columns(bad[1]) or ", ".join(metadata.key_columns) or None)
     return stop("content/row", bad[1], row=bad[0] + 1, column=column)
 
 
@@ -579,7 +579,8 @@ def _first_bad_record(text: str, header: list[str], metadata) -> tuple[int, str,
     lower = [h.lower() for h in header]
     marker_at = next((i for i, n in enumerate(header) if checks.is_marker(n)), None)
     declared = {c.name.lower(): c for c in metadata.columns}
-    keys = [lower.index(k.lower()) for k in metadata.key_columns if k.lower() in lower]
+    key_names = [k for k in metadata.key_columns if k.lower() in lower]
+    keys = [lower.index(k.lower()) for k in key_names]
     key_set = set(keys)
     default = metadata.default_marker
     keyed_markers = {int(m) for m in mirroring.KEYED_MARKERS}
@@ -615,9 +616,10 @@ def _first_bad_record(text: str, header: list[str], metadata) -> tuple[int, str,
             if not metadata.keyed:
                 return (number, checks.KEYLESS_TEXT[0] + str(marker) + checks.KEYLESS_TEXT[1],
                         header[marker_at] if marker_at is not None else None)
-            if any(_key_null(values[k], declared.get(lower[k])) for k in keys):
-                prefix, suffix = checks.null_key_text(metadata.key_columns)
-                return number, prefix + str(marker) + suffix, ", ".join(metadata.key_columns)
+            null = [name for name, k in zip(key_names, keys)
+                    if _key_null(values[k], declared.get(lower[k]))]
+            if null:
+                return number, checks.null_key_problem(null, marker), ", ".join(null)
     return None
 
 

@@ -20,6 +20,8 @@ T_KEYED = ("int64", "string", "int32")
 FILE1 = LandingFile(sequence_name(1), KEYED, ((1, "a", 0), (2, "b", 0), (2, "b2", 0)), T_KEYED)
 FILE3 = LandingFile(sequence_name(3), KEYED, ((3, "c", 0), (2, "z", 1), (1, None, 2)), T_KEYED)
 FILE3_KEYLESS = LandingFile(sequence_name(3), KEYED, ((3, "c", 0), (3, "c", None)), T_KEYED)
+# file 3 of a table keyed on (id, v): no NULL in either key column
+FILE3_COMPOUND = LandingFile(sequence_name(3), KEYED, ((3, "c", 0), (2, "b2", 1)), T_KEYED)
 GOOD2 = LandingFile(sequence_name(2), KEYED, ((4, "d", 0), (5, "e", 4)), T_KEYED)
 
 
@@ -63,6 +65,7 @@ _missing_key = bad2((("d", 0),), columns=("v", MARKER), types=("string", "int32"
 _null_update = bad2(((4, "d", 0), (None, "x", 1)))
 _null_delete = bad2(((None, None, 2),))
 _keyless_update = bad2(((4, "d", 0), (1, "x", 1)))
+_compound_null = bad2(((4, "d", 0), (5, None, 1)))  # keyed on (id, v): only v is NULL
 CSV_NAME = sequence_name(2, "csv")
 CSV_HEAD = "id,v,__rowMarker__\r\n"
 
@@ -83,6 +86,8 @@ CASES = [
     Case("null_key_delete", _null_delete, parquet_writer(_null_delete), row=1, words=("null",)),
     Case("keyless_update", _keyless_update, parquet_writer(_keyless_update), row=2,
          words=("key",), keys=()),
+    Case("compound_key_one_null", _compound_null, parquet_writer(_compound_null), row=2,
+         words=("null in key column(s) v of",), keys=("id", "v")),
     Case("csv_extra_field", corrupt(CSV_NAME, "malformed"),
          raw_writer(CSV_NAME, (CSV_HEAD + "4,d,0\r\n5,e,x,0\r\n").encode()), csv=True),
     Case("csv_bad_number", corrupt(CSV_NAME, "malformed"),
@@ -93,6 +98,9 @@ CASES = [
          bad_metadata='{"keyColumns": ["id"], '),
     Case("bad_metadata_value", GOOD2, parquet_writer(GOOD2),
          bad_metadata='{"keyColumns": ["id"], "fileDetectionStrategy": "Sometimes"}'),
+    Case("empty_metadata", GOOD2, parquet_writer(GOOD2), bad_metadata="", words=("empty",)),
+    Case("metadata_keys_a_string", GOOD2, parquet_writer(GOOD2), bad_metadata='{"keyColumns": "id"}',
+         words=("keycolumns must be a list",)),
 ]
 GOOD_TABLES = ("good", "good_csv")
 
@@ -106,6 +114,8 @@ def table_files(case_or_name) -> tuple[LandingFile, LandingFile]:
     is_csv = getattr(case_or_name, "csv", False) or case_or_name == "good_csv"
     if getattr(case_or_name, "keys", True) == ():
         return FILE1, FILE3_KEYLESS
+    if getattr(case_or_name, "keys", ()) == ("id", "v"):
+        return FILE1, FILE3_COMPOUND
     return (csv_file(FILE1), csv_file(FILE3)) if is_csv else (FILE1, FILE3)
 
 

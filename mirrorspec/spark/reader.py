@@ -421,9 +421,11 @@ def _problem_expr(metadata: mirroring.TableMetadata) -> Column:
         for key in metadata.key_columns:
             test = col(key).isNull()
             null_key = test if null_key is None else (null_key | test)
-        prefix, suffix = checks.null_key_text(metadata.key_columns)
+        null_columns = F.concat_ws(", ", *[F.when(col(key).isNull(), F.lit(key))
+                                           for key in metadata.key_columns])
         problems.append(F.when(keyed & null_key, F.concat(
-            F.lit(prefix), F.col(MARKER).cast("string"), F.lit(suffix))))
+            F.lit(checks.NULL_KEY_TEXT[0]), null_columns, F.lit(checks.NULL_KEY_TEXT[1]),
+            F.col(MARKER).cast("string"), F.lit(checks.NULL_KEY_TEXT[2]))))
     else:
         problems.append(F.when(keyed, F.concat(
             F.lit(checks.KEYLESS_TEXT[0]), F.col(MARKER).cast("string"),
