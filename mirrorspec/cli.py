@@ -1,7 +1,8 @@
 """The `mirrorspec` command line: a click group of thin commands and one error handler.
 
 Exit codes: 0 ok, 1 user or project error (MirrorspecError, or a failed table), 2 internal error
-(the traceback goes to a log file named in the message). Commands live in `mirrorspec/commands/`,
+(the traceback goes to a log file named in the message), 64 a usage error (an unknown command or
+option, a bad option value: click's own message, nothing run). Commands live in `mirrorspec/commands/`,
 one module per area, and are registered in COMMAND_MODULES below (a module that fails to import
 fails the CLI: a renamed module must never make its commands vanish). Shared options live in
 `mirrorspec/commands/params.py`; command modules never import each other or this module.
@@ -21,6 +22,7 @@ from mirrorspec import __version__
 from mirrorspec.commands.params import get_console, global_options
 from mirrorspec.console import Console
 from mirrorspec.errors import FailedRun, MirrorspecError
+from mirrorspec.logfile import log_folder
 
 # Re-exported for command modules written before params.py; commands import them from
 # mirrorspec.commands.params and mirrorspec.errors (a later lint step forbids importing cli).
@@ -43,12 +45,27 @@ COMMAND_MODULES = (
 )
 
 
+# sysexits.h EX_USAGE: click would exit 2, the code mirrorspec keeps for internal errors.
+USAGE_ERROR = 64
+
+
 class MirrorspecGroup(click.Group):
-    """Maps errors to exit codes: 1 for MirrorspecError, 2 (with a log) for anything else."""
+    """Maps errors to exit codes: 1 for MirrorspecError, 64 for a usage error, 2 (with a log)
+    for anything else."""
+
+    def make_context(self, *args, **kwargs):
+        try:
+            return super().make_context(*args, **kwargs)
+        except click.UsageError as exc:  # the group's own options
+            exc.exit_code = USAGE_ERROR
+            raise
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
+        except click.UsageError as exc:  # a command's arguments, an unknown command
+            exc.exit_code = USAGE_ERROR
+            raise
         except MirrorspecError as exc:
             console = ctx.obj.get("console") if isinstance(ctx.obj, dict) else None
             message = exc.render() + _jvm_log_note()
@@ -78,7 +95,10 @@ def _jvm_log_note() -> str:
 
 
 def _write_traceback() -> str:
-    folder = os.environ.get("MIRRORSPEC_LOG_DIR") or tempfile.gettempdir()
+    try:
+        folder = log_folder()
+    except MirrorspecError:  # the crash log must be written somewhere
+        folder = tempfile.gettempdir()
     fd, path = tempfile.mkstemp(prefix="mirrorspec-crash-", suffix=".log", dir=folder)
     with os.fdopen(fd, "w") as handle:
         handle.write(traceback.format_exc())

@@ -51,6 +51,7 @@ RULES: dict[str, str] = {
     "content/zero-byte": "a zero-byte file",
     "content/unreadable": "a Parquet or delimited file that can't be read",
     "content/codec": "a Parquet codec the seed doesn't list (Snappy, GZIP, ZSTD)",
+    "content/time-range": "a date or timestamp outside 0001-01-01 … 9999-12-31 (Delta's range)",
     "content/header": "a delimited file's header row (FirstRowAsHeader)",
     "content/encoding": "bytes that are invalid in the declared Encoding",
     "content/duplicate-column": "a column that appears twice in a file",
@@ -444,6 +445,10 @@ def _lint_parquet(file, metadata, union, report, where, stop, strict) -> Finding
     if codecs:
         return stop("content/codec", f"compressed with {', '.join(codecs)}: unreadable here; the "
                     "seed lists Snappy, GZIP and ZSTD (re-write the file under the same name)")
+    out_of_range = checks.time_range_problem(path)
+    if out_of_range is not None:
+        return stop("content/time-range", out_of_range[2], row=out_of_range[0],
+                    column=out_of_range[1])
     marker_type = schema.field(marker).type if marker else None
     if marker is not None and not pa.types.is_integer(marker_type):
         report.findings.append(Finding("content/marker-type", "warning",

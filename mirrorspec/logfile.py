@@ -13,8 +13,26 @@ import threading
 import time
 import traceback
 
+from mirrorspec.errors import MirrorspecError
+
 _lock = threading.Lock()
 _path: str | None = None
+
+
+def log_folder() -> str:
+    """`$MIRRORSPEC_LOG_DIR` (created when missing), else the temporary folder; a one-line
+    MirrorspecError when that folder can't be created or written."""
+    folder = os.environ.get("MIRRORSPEC_LOG_DIR") or tempfile.gettempdir()
+    try:
+        os.makedirs(folder, exist_ok=True)
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise PermissionError(13, "not writable")
+    except OSError as exc:
+        raise MirrorspecError(
+            f"MIRRORSPEC_LOG_DIR={folder} can't hold log files: {exc.strerror or exc}",
+            hint="point MIRRORSPEC_LOG_DIR at a writable folder, or unset it to use "
+                 f"{tempfile.gettempdir()}") from None
+    return folder
 
 
 def log_path() -> str:
@@ -22,8 +40,7 @@ def log_path() -> str:
     global _path
     with _lock:
         if _path is None or not os.path.exists(_path):
-            folder = os.environ.get("MIRRORSPEC_LOG_DIR") or tempfile.gettempdir()
-            os.makedirs(folder, exist_ok=True)
+            folder = log_folder()
             stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
             _path = os.path.join(folder, f"mirrorspec-{stamp}-{os.getpid()}.log")
             with open(_path, "a", encoding="utf-8"):

@@ -50,6 +50,19 @@ def raw_writer(name: str, data: bytes):
     return write
 
 
+def year_200000_writer(table_dir):
+    """File 2 with a timestamp column whose second row is in year 200000 (Spark reads it;
+    Delta's range and Python's end at 9999)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    micros = int((200000 - 1970) * 365.2425 * 86400) * 1_000_000
+    table = pa.table({"id": pa.array([4, 5], pa.int64()), "v": ["d", "e"],
+                      "at": pa.array([0, micros], pa.timestamp("us")),
+                      MARKER: pa.array([0, 0], pa.int32())})
+    pq.write_table(table, os.path.join(table_dir, sequence_name(2)))
+
+
 def bad2(rows, columns=KEYED, types=T_KEYED):
     return LandingFile(sequence_name(2), columns, rows, types)
 
@@ -98,6 +111,8 @@ CASES = [
          bad_metadata='{"keyColumns": ["id"], '),
     Case("bad_metadata_value", GOOD2, parquet_writer(GOOD2),
          bad_metadata='{"keyColumns": ["id"], "fileDetectionStrategy": "Sometimes"}'),
+    Case("timestamp_year_200000", corrupt(sequence_name(2), "year 200000"), year_200000_writer,
+         row=2, words=("year 200000", "9999-12-31")),
     Case("empty_metadata", GOOD2, parquet_writer(GOOD2), bad_metadata="", words=("empty",)),
     Case("metadata_keys_a_string", GOOD2, parquet_writer(GOOD2), bad_metadata='{"keyColumns": "id"}',
          words=("keycolumns must be a list",)),

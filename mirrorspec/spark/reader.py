@@ -77,9 +77,13 @@ def _arrow_fields(spark: SparkSession, file: LandingFile):
 
     try:
         schema = pq.read_schema(fsmod.local_path(file.path))
+        out_of_range = checks.time_range_problem(fsmod.local_path(file.path))
     except Exception as exc:
         raise LandingZoneError(f"not a readable Parquet file: {exc}", file=file.path,
                                code="BadFile", hint="re-write the file under the same name") from exc
+    if out_of_range is not None:
+        row, _, problem = out_of_range
+        raise LandingZoneError(problem, file=file.path, row=row, code="BadFile")
     as_micros = tuple((f.name, f.type.unit) for f in schema
                       if (pa.types.is_timestamp(f.type) and f.type.unit == "ns")
                       or pa.types.is_time(f.type))

@@ -25,12 +25,12 @@ import atexit
 import contextlib
 import os
 import sys
-import tempfile
 from typing import Any, Mapping
 
 from pyspark.sql import SparkSession
 
 from mirrorspec.errors import MirrorspecError, SetupError
+from mirrorspec.logfile import log_folder
 from mirrorspec.spark import cds, jars
 
 # Defaults for a laptop; any of them can be overridden by the profile's `spark.conf`.
@@ -161,8 +161,7 @@ def _jvm_output_to_log():
             os.environ.get("MIRRORSPEC_SPARK_OUTPUT", "").lower() == "console":
         yield  # the JVM runs already: its output goes where it went
         return
-    folder = os.environ.get("MIRRORSPEC_LOG_DIR") or tempfile.gettempdir()
-    path = os.path.join(folder, f"mirrorspec-spark-{os.getpid()}.log")
+    path = os.path.join(log_folder(), f"mirrorspec-spark-{os.getpid()}.log")
     log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
