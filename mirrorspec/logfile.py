@@ -12,6 +12,7 @@ import tempfile
 import threading
 import time
 import traceback
+from typing import Callable
 
 from mirrorspec.errors import MirrorspecError
 
@@ -48,19 +49,27 @@ def log_path() -> str:
         return _path
 
 
-def log_exception(context: str, exc: BaseException) -> str:
-    """Append `exc`'s traceback (and the Java stack trace of a Py4J error) under a `context`
-    heading; returns the log file's path for the error message."""
+def log_exception(context: str, exc: BaseException,
+                  scrub: Callable[[str], str] | None = None) -> str:
+    """Append `exc`'s traceback (and the Java stack trace of a Py4J error, with its causes)
+    under a `context` heading, each line passed through `scrub` (credentials hidden); returns
+    the log file's path for the error message."""
     path = log_path()
     lines = [f"--- {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {context}\n"]
     lines += traceback.format_exception(type(exc), exc, exc.__traceback__)
     java = getattr(exc, "java_exception", None)
-    if java is not None:
+    causes = 0
+    while java is not None and causes < 10:
         try:
-            lines.append(str(java.toString()) + "\n")
+            lines.append(("Caused by: " if causes else "") + str(java.toString()) + "\n")
             lines += [f"    at {frame.toString()}\n" for frame in java.getStackTrace()]
+            java = java.getCause()
         except Exception as java_gone:  # noqa: BLE001 - the JVM may be gone; the Python part is logged
             lines.append(f"(no Java stack trace: {java_gone!r})\n")
+            break
+        causes += 1
+    if scrub is not None:
+        lines = [scrub(line) for line in lines]
     with _lock, open(path, "a", encoding="utf-8") as handle:
         handle.writelines(lines)
     return path

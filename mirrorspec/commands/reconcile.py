@@ -7,6 +7,7 @@ import json
 import click
 
 from mirrorspec.errors import FailedRun, MirrorspecError
+from mirrorspec.jdbc_urls import redact
 from mirrorspec.spark.state import resolve_table, table_keys
 
 
@@ -52,7 +53,7 @@ def reconcile(table, source, warehouse, key, version, timestamp, dbtable, user_s
     mirror = rec.read_mirror(spark, path, version, timestamp)
     snapshot = rec.read_source(spark, source, dbtable, user_secret, password_secret,
                                source_format)
-    name = rec.redact(source) + (f" ({dbtable})" if dbtable else "")
+    name = redact(source) + (f" ({dbtable})" if dbtable else "")
     result = rec.reconcile(spark, mirror, snapshot, keys, unique_id, name, version)
     for line in rec.render(result, shown):
         click.echo(line)
