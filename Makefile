@@ -11,8 +11,8 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'
-	$(BIN)/python -m mirrorspec.spark.jars s3
-	$(BIN)/python -m mirrorspec.spark.cds  # the JVM class-data archive (docs/performance.md)
+	$(BIN)/python -m mirrorspec.spark.platform.jars s3
+	$(BIN)/python -m mirrorspec.spark.ops.cds_training  # the JVM class-data archive (docs/performance.md)
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -31,8 +31,8 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 
 test: lint
-	@$(BIN)/python -m mirrorspec.spark.jars s3 >/dev/null  # the s3 tests' hadoop-aws (cached: no-op)
-	@$(BIN)/python -m mirrorspec.spark.cds 2>/dev/null  # the JVM class-data archive (made: no-op)
+	@$(BIN)/python -m mirrorspec.spark.platform.jars s3 >/dev/null  # the s3 tests' hadoop-aws (cached: no-op)
+	@$(BIN)/python -m mirrorspec.spark.ops.cds_training 2>/dev/null  # the JVM class-data archive (made: no-op)
 	@if ! bash scripts/ensure_chromium.sh; then \
 	  if [ -n "$${CI:-}" ]; then echo "CI needs chromium for the browser test" >&2; exit 1; fi; \
 	  export MIRRORSPEC_SKIP_BROWSER=1; fi; \

@@ -208,7 +208,7 @@ BENCH_SPARK_CONF = {
 
 def spark_session(master: str = "local[2]", driver_memory: str = "4g", app_name: str = "bench"):
     """The bench's one SparkSession (Delta configured by mirrorspec)."""
-    from mirrorspec.spark.session import build_session
+    from mirrorspec.spark.platform.session import build_session
 
     conf = dict(BENCH_SPARK_CONF, **{"spark.driver.memory": driver_memory})
     return build_session(master, conf, app_name=app_name)

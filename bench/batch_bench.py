@@ -51,7 +51,7 @@ from mirror_bench import TABLE, deltalake_merge, generate
 BARE_COUNT = """
 import sys
 from pyspark.sql import SparkSession
-from mirrorspec.spark import jars
+from mirrorspec.spark.platform import jars
 spark = (SparkSession.builder.master("local[2]").appName("bare")
          .config("spark.jars", ",".join(str(p) for p in jars.cached_jars()))
          .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
@@ -66,7 +66,7 @@ spark.stop()
 # `make` created one): how much of the difference is the start rather than the pass.
 SESSION_COUNT = """
 import sys
-from mirrorspec.spark.session import build_session
+from mirrorspec.spark.platform.session import build_session
 spark = build_session("local[2]", {}, app_name="bare")
 print(spark.read.format("delta").load(sys.argv[1]).count())
 spark.stop()
@@ -101,7 +101,7 @@ def run_process(argv: list[str]) -> dict:
 
 def engine_pass(spark, landing: Path, warehouse: Path) -> dict:
     """One warm `mirror_landing_zone` pass: wall, CPU of the process tree, peak RSS."""
-    from mirrorspec.spark.engine import MirrorOptions, mirror_landing_zone
+    from mirrorspec.spark.mirror.engine import MirrorOptions, mirror_landing_zone
 
     started = time.perf_counter()
     with CpuTime() as cpu, PeakMemory() as memory:
@@ -174,7 +174,7 @@ def warm_passes(spark, work: Path, rows: int, changes: int, passes: int) -> dict
     MERGEs of as many changes into the same table (case f)."""
     from delta.tables import DeltaTable
 
-    from mirrorspec.spark.warm import warm_snapshot
+    from mirrorspec.spark.mirror.warm import warm_snapshot
 
     name = f"warm-n{rows}-c{changes}"
     landing, warehouse = work / name / "landing", work / name / "warehouse"

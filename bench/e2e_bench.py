@@ -2,7 +2,7 @@
 
 The same feeds as bench/publish_bench.py (at --scale 1.0, 1M Qlik Replicate messages and 1M
 Arcion realtime CSV rows), published and mirrored by one `mirrorspec run` equivalent
-(`mirrorspec.spark.runner.run_plan`, tables in parallel) in one warm SparkSession. The figure is
+(`mirrorspec.spark.run.run_plan`, tables in parallel) in one warm SparkSession. The figure is
 changes/s from "feed files present" to "rows committed in Delta"; the result is checked against
 the row count the generator expects, so a fast wrong answer can't pass unseen.
 
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> dict:
         plan = compile_plan(root)
         spark = spark_session(args.master, args.driver_memory, app_name="e2e-bench")
         spark.range(1).count()  # JVM and session up before the clock starts
-        from mirrorspec.spark.runner import run_plan
+        from mirrorspec.spark.run import run_plan
 
         with PeakMemory() as memory, CpuTime() as cpu, timed() as clock:
             results = run_plan(plan, threads=args.threads, spark=spark)

@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> dict:
                      "machine": machine()}
     broker = LocalBroker(work / "broker").start()
     try:
-        from mirrorspec.spark.runner import run_plan
+        from mirrorspec.spark.run import run_plan
 
         broker.create_topic(TOPIC, PARTITIONS)
         messages = [(0, orders_metadata())] + order_messages(count, PARTITIONS)

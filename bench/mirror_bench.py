@@ -98,7 +98,7 @@ def generate(landing_table: Path, changes_dir: Path, base_rows: int, changes: in
 # --- the three contenders --------------------------------------------------------------------
 
 def engine_pass(spark, landing: Path, warehouse: Path, threads: int):
-    from mirrorspec.spark.engine import MirrorOptions, mirror_landing_zone
+    from mirrorspec.spark.mirror.engine import MirrorOptions, mirror_landing_zone
 
     result = mirror_landing_zone(spark, str(landing), str(warehouse), MirrorOptions(threads=threads))
     if result.failed:
@@ -230,7 +230,7 @@ def main(argv=None) -> int:
                                args.seed)
         out(f"generated data in {time.perf_counter() - t0:.1f} s ({work})")
 
-        from mirrorspec.spark.session import build_session
+        from mirrorspec.spark.platform.session import build_session
         spark = build_session(args.master, {"spark.driver.memory": args.driver_memory},
                               app_name="mirror-bench")
         # initial load: only file 1 is in the landing zone yet

@@ -9,7 +9,7 @@ columns, 10 files, same mix). Per feed, in one run:
 - the first `publish_table` of a warm SparkSession (JVM up, the reader's code paths cold: what
   this bench used to report alone) and a second, warm one of the same files into a fresh
   landing folder (the steady state of a long `run` or `--watch`);
-- with --jvm-path, the Qlik feed through the JVM parse (`spark/feeds/qlik_fast.py`, off by
+- with --jvm-path, the Qlik feed through the JVM parse (`spark/publish/feeds/qlik_fast.py`, off by
   default): one warm-up, then timed;
 - with --python-parser N, each feed warm N more times with and N times without its
   column-wise Arrow path (`sources/arcion_columns.py`, `sources/qlik_columns.py`), alternating,
@@ -225,8 +225,8 @@ def _publish(spark, plan, table, landing: Path, jvm: bool, columnwise: bool = Tr
     from dataclasses import replace
 
     from mirrorspec.sources import arcion, qlik
-    from mirrorspec.spark.feeds import qlik_fast
-    from mirrorspec.spark.publisher import publish_table
+    from mirrorspec.spark.publish.feeds import qlik_fast
+    from mirrorspec.spark.publish.publisher import publish_table
 
     table = replace(table, landing_path=str(landing))
     plan = replace(plan, state_path=str(landing.parent / f"{landing.name}_state"))
@@ -273,18 +273,18 @@ def chunk_cpu(feed: str, folder: Path, table) -> dict:
     from pyspark.sql.pandas.types import to_arrow_schema
 
     from mirrorspec.sources import arcion, qlik
-    from mirrorspec.spark.feeds.base import _to_arrow
+    from mirrorspec.spark.publish.feeds.base import _to_arrow
 
     first = str(sorted(folder.iterdir())[0])
     if feed == "qlik":
-        from mirrorspec.spark.feeds.qlik import _schema
+        from mirrorspec.spark.publish.feeds.qlik import _schema
 
         batch = qlik.QlikReplicateFormat().plan_tasks(table, [first], {})
         columns, tasks, module = batch.columns, batch.tasks, qlik
         schema = to_arrow_schema(_schema(columns))
     else:
         from mirrorspec.sources.base import ERROR_COLUMN, PAIR_COLUMN
-        from mirrorspec.spark.feeds.base import change_schema
+        from mirrorspec.spark.publish.feeds.base import change_schema
 
         columns, _, tasks = arcion.ArcionFormat().plan_tasks(table, [first])
         module = arcion
@@ -309,7 +309,7 @@ def chunk_cpu(feed: str, folder: Path, table) -> dict:
 
 
 BARE_START = """
-from mirrorspec.spark.session import build_session
+from mirrorspec.spark.platform.session import build_session
 spark = build_session("local[2]", {}, app_name="bare")
 spark.range(1).count()
 spark.stop()
@@ -378,7 +378,7 @@ def main(argv: list[str] | None = None) -> dict:
             # workers); the second is the steady state of a long `run` or `--watch`
             runs["first"] = _publish(spark, plan, table, landing / "first", jvm=False)
             runs["warm"] = _publish(spark, plan, table, landing / "warm", jvm=False)
-            if feed == "qlik" and args.jvm_path:  # spark/feeds/qlik_fast.py, off by default
+            if feed == "qlik" and args.jvm_path:  # spark/publish/feeds/qlik_fast.py, off by default
                 _publish(spark, plan, table, landing / "jvm_first", jvm=True)  # its JIT warm-up
                 runs["jvm_path"] = _publish(spark, plan, table, landing / "jvm", jvm=True)
             if args.python_parser:  # the column-wise paths' baseline

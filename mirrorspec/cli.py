@@ -89,7 +89,7 @@ class MirrorspecGroup(click.Group):
 
 def _jvm_log_note() -> str:
     """Where Spark's own output went, when this process started a JVM (never imports pyspark)."""
-    session = sys.modules.get("mirrorspec.spark.session")
+    session = sys.modules.get("mirrorspec.spark.platform.session")
     path = session.jvm_log_path() if session is not None else None
     return f"\n  Spark's own output (JVM log): {path}" if path else ""
 

@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from mirrorspec.compile.plan import ColumnSpec, Plan, TablePlan
+from mirrorspec.plan import ColumnSpec, Plan, TablePlan
 from mirrorspec.errors import LandingZoneError
 from mirrorspec.mirroring import (
     DELIMITED_PROPERTIES,

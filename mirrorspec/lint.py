@@ -2,7 +2,7 @@
 
 Pure Python with pyarrow (no JVM). Parquet files are read by their footers and their marker and
 key columns only. The rules that decide whether the engine stops at a file are the engine's own
-(`mirrorspec.mirroring`, `mirrorspec.landing_checks`, `mirrorspec.spark.landing`), so a table's
+(`mirrorspec.mirroring`, `mirrorspec.landing.checks`, `mirrorspec.landing.layout`), so a table's
 `stops_at` names the file (and row) where `mirrorspec mirror` would stop it.
 """
 
@@ -17,12 +17,12 @@ import re
 import textwrap
 from dataclasses import asdict, dataclass, field
 
-from mirrorspec import landing_checks as checks
+from mirrorspec.landing import checks
 from mirrorspec import mirroring
 from mirrorspec.errors import LandingZoneError
-from mirrorspec.spark import fs as fsmod
-from mirrorspec.spark import landing
-from mirrorspec.spark.progress import read_state
+from mirrorspec import files as fsmod
+from mirrorspec.landing import layout as landing
+from mirrorspec.progress.mirror import read_state
 
 # rule id → what it checks (the seed section it comes from)
 RULES: dict[str, str] = {

@@ -375,7 +375,7 @@ def parse_metadata(raw: Mapping[str, Any], file: str) -> TableMetadata:
 
 
 def _unknown_key_warning(key: Any) -> str:
-    from mirrorspec.load.validate import suggest  # the one did-you-mean helper
+    from mirrorspec.suggest import suggest
 
     return f"unknown key '{key}' ignored{suggest(key, _METADATA_KEYS.values())}"
 

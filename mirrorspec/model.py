@@ -18,7 +18,8 @@ from typing import Any, Callable, Mapping, cast
 from mirrorspec import mirroring
 from mirrorspec.errors import Location, MirrorspecError, ProjectError
 from mirrorspec.load.project import LoadedProject
-from mirrorspec.load.validate import source_option_problems, suggest
+from mirrorspec.load.validate import source_option_problems
+from mirrorspec.suggest import suggest
 from mirrorspec.load.yaml_doc import Document
 from mirrorspec.sources import LANDING_ZONE
 

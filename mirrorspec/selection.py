@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from mirrorspec.compile.plan import Plan, TablePlan, read_plan
+from mirrorspec.plan import Plan, TablePlan, read_plan
 from mirrorspec.errors import SelectionError
 
 METHODS = ("name", "id", "schema", "source", "tag", "state", "path")

@@ -5,7 +5,7 @@
 # so `make test` can skip that test (and CI fails instead).
 set -u
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-"$REPO/.venv/bin/python" -m mirrorspec.spark.jars postgres >/dev/null || exit 1
+"$REPO/.venv/bin/python" -m mirrorspec.spark.platform.jars postgres >/dev/null || exit 1
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && exit 0
 if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing Debian's postgresql for the reconcile JDBC test..." >&2

@@ -24,7 +24,7 @@ def _with_cached_s3_jars(conf: dict[str, str]) -> dict[str, str]:
     """The conf plus the optional jar sets `make` cached (on the class path only: nothing is
     copied): hadoop-aws, so the `s3` tests can read s3a://, and the PostgreSQL driver for the
     `postgres` reconcile test."""
-    from mirrorspec.spark import jars
+    from mirrorspec.spark.platform import jars
 
     cached = [name for name in ("s3", "postgres") if jars.cached_extra_jars(name)]
     return {**conf, "mirrorspec.extra.jars": ",".join(cached)} if cached else conf
@@ -33,7 +33,7 @@ def _with_cached_s3_jars(conf: dict[str, str]) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def spark():
     """The one SparkSession of the test run (local[2])."""
-    from mirrorspec.spark.session import build_session
+    from mirrorspec.spark.platform.session import build_session
 
     session = build_session("local[2]", _with_cached_s3_jars(TEST_SPARK_CONF),
                             app_name="mirrorspec-tests")

@@ -38,7 +38,7 @@ def write_changes(folder: Path, sequence: int, rows: list[tuple]) -> Path:
 def feed_plan(tmp_path: Path, source_type: str, feed: Path, columns, keys, options=None):
     """The TablePlan of a feed table `dbo.t` reading `feed`, landing and mirroring under
     `tmp_path`."""
-    from mirrorspec.compile.plan import ColumnSpec, SourceSpec, TablePlan
+    from mirrorspec.plan import ColumnSpec, SourceSpec, TablePlan
 
     return TablePlan(
         unique_id="dbo.t", name="t", schema=None, warehouse_schema="dbo",

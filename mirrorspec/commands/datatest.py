@@ -21,7 +21,7 @@ def test(threads: int, **params: Any) -> None:
     freshness) of the selected tables."""
     from mirrorspec.selection import select_with_warnings
     from mirrorspec.docsite.build import refresh_site
-    from mirrorspec.spark.datatests import execute_tests
+    from mirrorspec.spark.ops.datatests import execute_tests
 
     console = get_console()
     ctx = load_plan_context(params["project_dir"], params["target"], params["vars_text"],

@@ -18,7 +18,7 @@ from typing import Any, Iterator
 import click
 
 from mirrorspec.commands.params import get_console, project_options
-from mirrorspec.compile.plan import Plan, read_plan
+from mirrorspec.plan import Plan, read_plan
 from mirrorspec.diff import (
     BREAKING, CAUTION, PlanDiff, diff_plans, headline, iter_lines, report_json, report_markdown)
 from mirrorspec.errors import FailedRun, MirrorspecError

@@ -17,7 +17,7 @@ import click
 from mirrorspec import mirroring
 from mirrorspec.commands.params import get_console, plan_options, warehouse_option
 from mirrorspec.compile import load_plan_context
-from mirrorspec.compile.plan import Plan
+from mirrorspec.plan import Plan
 from mirrorspec.errors import MirrorspecError
 
 STATUS_COLUMNS = ("schema", "table", "status", "processed rows", "processed bytes",
@@ -91,13 +91,14 @@ KAFKA_COLUMNS = ("table", "topic", "partition", "consumed", "end", "lag", "fetch
 def kafka_offset_rows(plan: Plan) -> list[list[Any]]:
     """Per Kafka table and partition: the next offset to read, the end offset and the lag at
     the last fetch, from the publisher state (pure Python; local state folders only)."""
+    from mirrorspec.progress.publish import state_file
     from mirrorspec.sources.kafka import lag_rows
 
     rows = []
     for table in plan.tables:
         if not table.source.kafka:
             continue
-        path = Path(plan.state_path.removeprefix("file:")) / "publish" / f"{table.unique_id}.json"
+        path = Path(state_file(plan, table).removeprefix("file:"))
         if "://" in plan.state_path or not path.is_file():
             continue
         try:
@@ -126,10 +127,10 @@ def _resolve(table_name: str, params: dict[str, Any]):
 
 def _session(plan: Plan | None):
     if plan is not None:
-        from mirrorspec.spark.runner import start_session
+        from mirrorspec.spark.platform.session import start_session
 
         return start_session(plan)
-    from mirrorspec.spark.session import build_session
+    from mirrorspec.spark.platform.session import build_session
 
     return build_session()
 
@@ -165,7 +166,7 @@ def show(table: str, limit: int, where: str | None, version: int | None,
                                                        storage_options=_storage(plan))
     except DeltaRsUnsupported as exc:
         _say_fallback(console, name, exc)
-        from mirrorspec.spark.inspect import preview
+        from mirrorspec.spark.ops.inspect import preview
 
         columns, rows = preview(_session(plan), path, name, limit, where, version,
                                 as_of.isoformat() if as_of else None, order_by=keys)
@@ -184,7 +185,7 @@ def _storage(plan: Plan | None) -> dict[str, str]:
     """delta-rs storage options from the profile's Spark conf (object-store warehouses)."""
     if plan is None or "://" not in plan.warehouse:
         return {}
-    from mirrorspec.compile.plan import resolve_secrets
+    from mirrorspec.plan import resolve_secrets
     from mirrorspec.readers.storage import storage_options
 
     return storage_options(resolve_secrets(dict(plan.spark.conf)))
@@ -224,7 +225,7 @@ def history(table: str, limit: int | None, **params: Any) -> None:
         entries = delta_rs.history(path, name, limit, storage_options=_storage(plan))
     except DeltaRsUnsupported as exc:
         _say_fallback(console, name, exc)
-        from mirrorspec.spark.inspect import history as read_history
+        from mirrorspec.spark.ops.inspect import history as read_history
 
         entries = read_history(_session(plan), path, name, limit)
     rows = [[e.version, e.timestamp, e.operation, _files(e.files_applied),

@@ -12,7 +12,7 @@ import click
 
 from mirrorspec.commands.params import get_console, plan_options, selection_options
 from mirrorspec.compile import load_plan_context
-from mirrorspec.compile.plan import TablePlan
+from mirrorspec.plan import TablePlan
 from mirrorspec.errors import FailedRun
 
 
@@ -88,8 +88,8 @@ def maintain(tables: tuple[str, ...], purge: bool, optimize: bool, vacuum: bool,
         present.append(table)
     if not present:
         return
-    from mirrorspec.spark.maintain import MaintainSteps, maintain_table
-    from mirrorspec.spark.runner import start_session
+    from mirrorspec.spark.ops.maintain import MaintainSteps, maintain_table
+    from mirrorspec.spark.platform.session import start_session
 
     steps = MaintainSteps(purge, optimize, vacuum, retain_hours, allow_short_retention)
     spark = start_session(ctx.plan)
@@ -99,7 +99,7 @@ def maintain(tables: tuple[str, ...], purge: bool, optimize: bool, vacuum: bool,
             outcome = maintain_table(spark, table.unique_id, table.delta_path,
                                      table.deletion_vectors, steps)
         except Exception as exc:  # noqa: BLE001 - one table's failure doesn't stop the others
-            from mirrorspec.spark.inspect import safe_message
+            from mirrorspec.spark.ops.inspect import safe_message
 
             failed.append(table.unique_id)
             console.error(f"{table.unique_id}: {safe_message(exc).strip().splitlines()[0]}",

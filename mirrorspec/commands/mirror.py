@@ -29,14 +29,14 @@ def _watch(spark, landing_zone: str, warehouse: str, options, console, interval:
     """Pass after pass until `stop`: a failed table backs off (retried at once when its folder
     changes), each message is printed once while nothing about its table changes, and a pass
     line appears only when a pass applied files or a table's outcome changed."""
-    from mirrorspec.spark import fs as fsmod
-    from mirrorspec.spark.engine import mirror_landing_zone
-    from mirrorspec.spark.landing import folder_signature
-    from mirrorspec.spark.warm import SnapshotWarmer
+    from mirrorspec.spark.platform import hadoop_fs
+    from mirrorspec.spark.mirror.engine import mirror_landing_zone
+    from mirrorspec.landing.layout import folder_signature
+    from mirrorspec.spark.mirror.warm import SnapshotWarmer
     from mirrorspec.watch import Backoff, QuietConsole
 
     backoff, quiet = Backoff(interval), QuietConsole(console)
-    lfs = fsmod.filesystem_for(landing_zone, spark)
+    lfs = hadoop_fs.filesystem_for(landing_zone, spark)
     warmer = SnapshotWarmer()
     try:
         passes = 0
@@ -53,7 +53,7 @@ def _watch(spark, landing_zone: str, warehouse: str, options, console, interval:
             result = mirror_landing_zone(spark, landing_zone, warehouse, options, quiet,
                                          stop=stop, skip=skip)
             passes += 1
-            # the next pass finds the new versions' state ready (mirrorspec/spark/warm.py)
+            # the next pass finds the new versions' state ready (mirrorspec/spark/mirror/warm.py)
             warmer.after_pass(spark, (t.delta_path for t in result.tables if t.files_applied))
             changed = _record_outcomes(result, backoff, quiet, lfs, signatures, now)
             applied = sum(len(t.files_applied) for t in result.tables)
@@ -70,7 +70,7 @@ def _watch(spark, landing_zone: str, warehouse: str, options, console, interval:
 
 def _record_outcomes(result, backoff, quiet, lfs, signatures, now) -> bool:
     """Feed a pass's outcomes to the backoff and the quiet console; True if one changed."""
-    from mirrorspec.spark.landing import folder_signature
+    from mirrorspec.landing.layout import folder_signature
 
     outcomes = {}
     for t in result.tables:
@@ -87,7 +87,7 @@ def _record_outcomes(result, backoff, quiet, lfs, signatures, now) -> bool:
 def failure_summary(tables) -> tuple[str, str]:
     """The closing error line and its hint: "fix or re-write the named file" only when a file
     is proven bad; engine, storage and conflict failures point at the log file instead."""
-    from mirrorspec.spark.engine import NOT_FILE_CODES
+    from mirrorspec.spark.mirror.engine import NOT_FILE_CODES
 
     failed = [t for t in tables if t.status == "Failed"]
     codes = {(t.error or {}).get("errorCode") for t in failed}
@@ -137,8 +137,8 @@ def mirror(landing_zone: str, warehouse: str, watch: float | None, select: tuple
     """Mirror a landing zone into Delta tables exactly as Fabric open mirroring does."""
     console = get_console()
     spark_conf = _parse_conf(conf)
-    from mirrorspec.spark.engine import MirrorOptions, mirror_landing_zone
-    from mirrorspec.spark.session import build_session
+    from mirrorspec.spark.mirror.engine import MirrorOptions, mirror_landing_zone
+    from mirrorspec.spark.platform.session import build_session
 
     options = MirrorOptions(threads=threads, strict=strict, retention_days=retention_days,
                             select=tuple(select))

@@ -22,7 +22,7 @@ DEFAULT_THREADS = 4
 def absolute_location(_ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
     """click callback: a path option resolved to its one absolute form where it enters (URIs
     untouched), so the current folder never matters again; tuples element-wise."""
-    from mirrorspec.spark.fs import normalize  # pure Python, no pyspark
+    from mirrorspec.files import normalize  # pure Python, no pyspark
 
     if value is None:
         return None

@@ -8,7 +8,7 @@ import click
 
 from mirrorspec.errors import FailedRun, MirrorspecError
 from mirrorspec.jdbc_urls import redact
-from mirrorspec.spark.state import resolve_table, table_keys
+from mirrorspec.progress.mirror import resolve_table, table_keys
 
 
 @click.command("reconcile")
@@ -44,10 +44,10 @@ def reconcile(table, source, warehouse, key, version, timestamp, dbtable, user_s
         raise MirrorspecError("pass --version or --timestamp, not both")
     unique_id, path = resolve_table(table, warehouse)
     keys = table_keys(path, key)
-    from mirrorspec.spark import reconcile as rec
-    from mirrorspec.spark.session import build_session
+    from mirrorspec.spark.ops import reconcile as rec
+    from mirrorspec.spark.platform.session import build_session
 
-    # a jdbc: source needs its driver's jar set (fetched once: python -m mirrorspec.spark.jars)
+    # a jdbc: source needs its driver's jar set (fetched once: python -m mirrorspec.spark.platform.jars)
     conf = {"mirrorspec.extra.jars": "postgres"} if source.startswith("jdbc:postgresql:") else {}
     spark = build_session(master, conf)
     mirror = rec.read_mirror(spark, path, version, timestamp)

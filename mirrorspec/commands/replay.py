@@ -11,7 +11,7 @@ import click
 
 from mirrorspec.commands.params import get_console
 from mirrorspec.errors import FailedRun, MirrorspecError
-from mirrorspec.spark.state import resolve_table, table_keys
+from mirrorspec.progress.mirror import resolve_table, table_keys
 
 
 @click.command("replay")
@@ -31,7 +31,7 @@ from mirrorspec.spark.state import resolve_table, table_keys
 @click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
 def replay(table, warehouse, landing_path, key, scratch, shown, output, master) -> None:
     """Rebuild TABLE from the landing files it applied and reconcile it with the live table."""
-    from mirrorspec.spark import replay as rp
+    from mirrorspec.spark.ops import replay as rp
 
     console = get_console()
     unique_id, path = resolve_table(table, warehouse)
@@ -57,9 +57,9 @@ def replay(table, warehouse, landing_path, key, scratch, shown, output, master) 
     schema = parent[:-len(".schema")] if parent.endswith(".schema") else None
     name = os.path.basename(os.path.normpath(folder))
 
-    from mirrorspec.spark import reconcile as rec
-    from mirrorspec.spark.engine import MirrorOptions, mirror_landing_zone
-    from mirrorspec.spark.session import build_session
+    from mirrorspec.spark.ops import reconcile as rec
+    from mirrorspec.spark.mirror.engine import MirrorOptions, mirror_landing_zone
+    from mirrorspec.spark.platform.session import build_session
 
     work = scratch or tempfile.mkdtemp(prefix="mirrorspec-replay-")
     try:

@@ -1,7 +1,7 @@
 """`mirrorspec run`, `publish` and `build`: execute the compiled plan on Spark.
 
 The command bodies stay thin: get the plan (compile the project, or read `--plan`), hand it to
-`mirrorspec.spark.runner.run_plan`, print the summary, exit 1 when a table failed. pyspark is
+`mirrorspec.spark.run.run_plan`, print the summary, exit 1 when a table failed. pyspark is
 imported only inside the commands, never at module level.
 """
 
@@ -24,7 +24,7 @@ from mirrorspec.run_results import RunResults, safe_args
 def execute_run(console: Console, command: str, publish_only: bool, params: dict[str, Any],
                 warmer=None) -> tuple[PlanContext, RunResults]:
     """Compile or read the plan, run it, print the summary (shared by run, publish, build)."""
-    from mirrorspec.spark.runner import run_plan
+    from mirrorspec.spark.run import run_plan
 
     ctx = load_plan_context(params["project_dir"], params["target"], params["vars_text"],
                             params["profiles_dir"], params["plan_path"], console)
@@ -44,7 +44,7 @@ def execute_run(console: Console, command: str, publish_only: bool, params: dict
 
 def print_summary(console: Console, results: RunResults, target_dir: Path) -> None:
     """The end-of-run table and the one-line verdict."""
-    from mirrorspec.spark.runner import SUMMARY_COLUMNS, summary_rows
+    from mirrorspec.spark.run import SUMMARY_COLUMNS, summary_rows
 
     if results.results:
         console.table(f"{results.command} results", SUMMARY_COLUMNS, summary_rows(results),
@@ -96,11 +96,11 @@ def run(watch: float | None = None, **params: Any) -> None:
 
 def _watch(console: Console, seconds: float, params: dict[str, Any]) -> RunResults:
     """`run --watch`: passes until a signal; --full-refresh applies to the first pass only."""
-    from mirrorspec.spark.warm import SnapshotWarmer
+    from mirrorspec.spark.mirror.warm import SnapshotWarmer
 
     stop = stop_on_signals(console, "the current pass")
     passes = 0
-    # the next pass finds the new versions' state ready (mirrorspec/spark/warm.py)
+    # the next pass finds the new versions' state ready (mirrorspec/spark/mirror/warm.py)
     warmer = SnapshotWarmer()
     try:
         while True:
@@ -132,7 +132,7 @@ def publish(**params: Any) -> None:
 @run_options
 def build(**params: Any) -> None:
     """`run`, then `test` the tables that ran (tables that failed are not tested)."""
-    from mirrorspec.spark.datatests import execute_tests
+    from mirrorspec.spark.ops.datatests import execute_tests
 
     console = get_console()
     ctx, results = execute_run(console, "build", False, params)

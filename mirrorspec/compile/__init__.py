@@ -1,7 +1,7 @@
 """Compile a YAML project into `target/`: `_metadata.json` files, `_partnerEvents.json`, `plan.json`.
 
     result = compile_project("projects/parquet_orders")
-    result.plan          # mirrorspec.compile.plan.Plan
+    result.plan          # mirrorspec.plan.Plan
     result.plan_path     # <target>/plan.json
 
 `validate_project` does everything but write; `load_project` stops at the model. None of them
@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Callable
 
 from mirrorspec.errors import ProjectError
 
-if TYPE_CHECKING:  # the runner imports mirrorspec.compile.plan: keep this package light
+if TYPE_CHECKING:  # the runner imports mirrorspec.plan: keep this package light
     from mirrorspec.console import Console
-    from mirrorspec.compile.plan import Plan
+    from mirrorspec.plan import Plan
     from mirrorspec.model import Project
 
 __all__ = ["CompileResult", "PlanContext", "compile_project", "validate_project", "load_project",
@@ -123,7 +123,7 @@ def load_plan_context(project_dir: str | os.PathLike[str] = ".", target: str | N
                       console: "Console | None" = None) -> PlanContext:
     """Compile the project (or read `plan_path`) and say where its target folder is."""
     if plan_path:
-        from mirrorspec.compile.plan import read_plan
+        from mirrorspec.plan import read_plan
 
         path = Path(plan_path)
         return PlanContext(read_plan(path), path.resolve().parent)

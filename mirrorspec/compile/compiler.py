@@ -9,14 +9,12 @@ from pathlib import Path
 from typing import Any, cast
 
 from mirrorspec import mirroring
-from mirrorspec.compile.plan import (PLAN_VERSION, ColumnSpec, Plan, SourceSpec, SparkSpec,
-                                     TablePlan, TableStep)
+from mirrorspec.plan import (PLAN_VERSION, STEP_MIRROR, STEP_PUBLISH, ColumnSpec, Plan, SourceSpec,
+                             SparkSpec, TablePlan, TableStep)
 from mirrorspec.errors import Location, MirrorspecError
 from mirrorspec.model import Project, Table, is_uri, resolve_location
 
 STATE_FOLDER = "_mirrorspec"
-STEP_PUBLISH = "PublishFeed"
-STEP_MIRROR = "MirrorTable"
 
 
 def join_location(base: str, relative: str) -> str:

@@ -7,12 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mirrorspec.compile.plan import Plan
+from mirrorspec.plan import Plan
 from mirrorspec.errors import MirrorspecError
+from mirrorspec.test_results import TEST_RESULTS_FILE
 
 DOCS_DIR = "docs"
 RUN_RESULTS_FILE = "run_results.json"
-TEST_RESULTS_FILE = "test_results.json"
 
 
 def write_site(plan: Plan, target_dir: str | Path) -> tuple[Path, dict[str, Any]]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mirrorspec.compile.plan import Plan, TablePlan
+from mirrorspec.plan import Plan, TablePlan
 from mirrorspec.docsite.lineage import Edge, Node
 from mirrorspec.mirroring import dumps_json, spark_type_for, table_folder
 
@@ -282,7 +282,7 @@ def _merge_observed(columns: list[ColumnView], keys: list[str], delta: Any) -> l
 
 def _link_tests(tables: list[TableView], test_results: dict[str, Any] | None) -> None:
     """Attach each declared test's last result, and link relationships tests both ways."""
-    from mirrorspec.spark.datatests import test_name  # pure Python: the dbt-style test name
+    from mirrorspec.test_results import test_name
 
     by_name = {r.get("name"): r for r in (test_results or {}).get("results", []) or []
                if isinstance(r, dict)}

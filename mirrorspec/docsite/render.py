@@ -9,7 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from mirrorspec.compile.plan import Plan
+from mirrorspec.plan import Plan
 from mirrorspec.docsite.collect import SiteData, collect, lineage, state_of
 from mirrorspec.docsite.lineage import render_svg
 from mirrorspec.mirroring import dumps_json

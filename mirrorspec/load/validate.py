@@ -7,14 +7,15 @@ a did-you-mean suggestion for unknown keys and misspelt values.
 
 from __future__ import annotations
 
-import difflib
 import json
 from functools import lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from mirrorspec.errors import MirrorspecError
 from mirrorspec.load.yaml_doc import Document
+from mirrorspec.mirroring import DATA_TYPES, data_type_suggestions
+from mirrorspec.suggest import suggest
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator, ValidationError
@@ -115,23 +116,8 @@ def source_option_problems(source: Any, where: Locates) -> list[MirrorspecError]
     return problems
 
 
-def suggest(word: Any, choices: Iterable[Any]) -> str:
-    """' (did you mean 'x'?)' for the closest choice, or ''."""
-    choices = [str(c) for c in choices]
-    text = str(word)
-    for choice in choices:
-        if choice.lower() == text.lower() or choice.replace("_", "-") == text.replace("_", "-"):
-            return f" (did you mean '{choice}'?)"
-    close = difflib.get_close_matches(text, choices, n=1, cutoff=0.6)
-    if not close and len(text) >= 3:
-        close = [c for c in choices if c.lower().startswith(text.lower())][:1]
-    return f" (did you mean '{close[0]}'?)" if close else ""
-
-
 def _suggest_value(value: str, allowed: list[Any]) -> str:
     """Did-you-mean for an enum value; DataTypes also know other systems' names (Integer)."""
-    from mirrorspec.mirroring import DATA_TYPES, data_type_suggestions
-
     strings = [v for v in allowed if isinstance(v, str)]
     close = suggest(value, strings)
     if close or not set(DATA_TYPES) <= set(strings):

@@ -1,5 +1,5 @@
 """Reading mirrored Delta tables without a JVM (delta-rs, the `deltalake` package).
 
-`show`, `history` and the docs site read through here; Spark (`mirrorspec/spark/inspect.py`) is
+`show`, `history` and the docs site read through here; Spark (`mirrorspec/spark/ops/inspect.py`) is
 only the fallback for what delta-rs can't read (`DeltaRsUnsupported`).
 """

@@ -1,7 +1,7 @@
 """Source feed formats (pure Python), one module per format, in one explicit registry.
 
 Each format module holds the format's options, schema inference and the parser Spark workers run;
-its Spark reader lives in `mirrorspec/spark/feeds/` (registry `mirrorspec.spark.feeds.READERS`).
+its Spark reader lives in `mirrorspec/spark/publish/feeds/` (registry `mirrorspec.spark.publish.feeds.READERS`).
 `landing_zone` is not a format: it means another publisher writes the landing zone.
 """
 

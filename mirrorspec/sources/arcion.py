@@ -29,7 +29,7 @@ from typing import Any, Sequence
 from mirrorspec.errors import SourceError
 from mirrorspec.sources.base import (OP_INSERT, ChangeColumns, InferredSchema, iter_json_documents,
                                      read_task_bytes, reload_op, value_converter)
-from mirrorspec.sources.qlik import _decode, _read_bytes, loads_line
+from mirrorspec.sources.qlik_messages import decode, loads_line, read_bytes
 
 TYPE_NAME = "arcion"
 CHUNK_BYTES = 16 * 1024 * 1024
@@ -141,12 +141,12 @@ def scan_file(path: str, known: Sequence[str], options: dict,
               chunk_bytes: int | None = None) -> FileScan:
     """Header, layout, first cursor timestamp and chunks of one feed file (driver side)."""
     chunk_bytes = chunk_bytes or CHUNK_BYTES
-    raw = _read_bytes(path)
+    raw = read_bytes(path)
     compressed = path.endswith(".gz") or raw[:2] == b"\x1f\x8b"
     kind = _file_kind(path, raw[:64])
     if kind == "json":
         return _scan_json(path, raw, compressed)
-    text_head = _decode(raw[: 1 << 20], path) if len(raw) > 1 << 20 else _decode(raw, path)
+    text_head = decode(raw[: 1 << 20], path) if len(raw) > 1 << 20 else decode(raw, path)
     reader = csv.reader(io.StringIO(text_head, newline=""), delimiter=options["delimiter"])
     first = _next_row(reader, path)
     if first is None:
@@ -233,7 +233,7 @@ def _scan_json(path: str, raw: bytes, compressed: bool) -> FileScan:
             mode = "documents"
     first_doc, timestamp = None, None
     if mode == "documents":
-        for _, doc in iter_json_documents(_decode(raw, path), path):
+        for _, doc in iter_json_documents(decode(raw, path), path):
             first_doc = doc
             break
     elif head:
@@ -285,8 +285,8 @@ class _Parser:
         task = self.task
         raw = read_task_bytes(task)
         if task["compressed"]:
-            raw = _read_bytes(task["file"], raw)
-        text = _decode(raw, self.path, task["first_line"])
+            raw = read_bytes(task["file"], raw)
+        text = decode(raw, self.path, task["first_line"])
         if task["kind"] == "csv":
             if task["ctx"].get("columnwise"):
                 from mirrorspec.sources.arcion_columns import parse_csv_chunk

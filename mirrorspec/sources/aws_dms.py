@@ -18,7 +18,7 @@ timestamp (`20231029-113401000.csv`), as CSV (default) or Parquet.
 DMS cannot express a primary-key change in S3 files (an update carries only the new image), so
 a key change shows up as an update of a new key; see docs/sources/aws_dms.md.
 
-This module is the pure parser; the Spark reader is `mirrorspec.spark.feeds.aws_dms`.
+This module is the pure parser; the Spark reader is `mirrorspec.spark.publish.feeds.aws_dms`.
 """
 
 from __future__ import annotations

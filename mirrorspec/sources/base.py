@@ -12,7 +12,7 @@ A reader turns feed files into a Spark DataFrame of canonical changes with these
 
 Readers split a key change into a delete of the old key followed by an insert of the new one.
 `mirrorspec/sources/` holds the pure side of each format (options, schema inference, the parser
-Spark workers run); it never imports pyspark. The Spark readers live in `mirrorspec/spark/feeds/`.
+Spark workers run); it never imports pyspark. The Spark readers live in `mirrorspec/spark/publish/feeds/`.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ class SourceFormat(Protocol):
 
 
 class SourceReader(SourceFormat, Protocol):
-    """A format's Spark reader, registered in `mirrorspec.spark.feeds.READERS`."""
+    """A format's Spark reader, registered in `mirrorspec.spark.publish.feeds.READERS`."""
 
     def read(self, spark: Any, table: Any, files: Sequence[str], state: dict[str, Any]) -> ReadResult:
         """Read `files` (already filtered to the new ones) into canonical changes.
@@ -177,7 +177,7 @@ def is_feed_path(relative: str) -> bool:
 def list_feed_files(path: str) -> list[str]:
     """The local feed files under `path` (a folder, searched recursively, a file or a glob),
     sorted. Names starting with `_` or `.` (temporary and hidden files) are skipped.
-    (`mirrorspec.spark.fs.list_feed_files` lists URIs too.)
+    (`mirrorspec.files.list_feed_files` lists URIs too.)
     """
     import glob
     import os

@@ -18,7 +18,7 @@ Options (`source.options`): `key_columns`, `decimal_handling` (double | string),
 `table` (keep only events whose `source.table` — or `schema.table` — matches).
 
 This module is the pure parser (compile infers schemas with it; Spark workers run it); the Spark
-reader is `mirrorspec.spark.feeds.debezium`.
+reader is `mirrorspec.spark.publish.feeds.debezium`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """`source.kafka`: the configuration, offset ranges and staged message files (pure Python).
 
-A Kafka table's publish has two steps (mirrorspec/spark/kafka_source.py runs them):
+A Kafka table's publish has two steps (mirrorspec/spark/publish/kafka.py runs them):
 1. fetch: the messages between the recorded offsets and the topics' end offsets are written as
    staging files under `<state_path>/kafka/<unique_id>/`, one per topic-partition and run, named
    by topic, partition and first offset, one message per line (Debezium: `key<TAB>value`, as

@@ -1,7 +1,7 @@
 """Qlik Replicate line-per-message chunks parsed column by column with Arrow (the Python worker's
 fast path).
 
-`qlik._parse_into` stays the definition of the format. This path reads a chunk with
+`qlik_messages.parse_into` stays the definition of the format. This path reads a chunk with
 `pyarrow.json` and an explicit schema: the message's parts, and each table column with the JSON
 kind its values have (string, number or boolean; the kinds of the chunk's first messages, and a
 column that turns out to hold another kind is read again with that kind). The rows are then
@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from mirrorspec.sources import qlik
+from mirrorspec.sources import qlik_messages as qlik
 from mirrorspec.sources.arrow_columns import DECIMAL, INTEGER, all_match, all_of, any_of
 from mirrorspec.sources.base import (ERROR_COLUMN, OP_COLUMN, OP_DELETE, OP_INSERT, OP_UPDATE,
                                      ORDER_COLUMN, PAIR_COLUMN, PRESENT_COLUMN, SOURCE_FILE_COLUMN,
@@ -629,7 +629,7 @@ class _Chunk:
              pa.repeat(pa.scalar(0, pa.int32()), n)], names=["seq", "file", "line", "sub"])
         txn = self._child(headers, "transactionId").take(rows)
         txn = pc.if_else(pc.equal(txn, ""), pa.scalar(None, pa.string()), txn)
-        last = self._each(self._child(headers, "transactionLastEvent").take(rows), qlik._as_bool,
+        last = self._each(self._child(headers, "transactionLastEvent").take(rows), qlik.as_bool,
                           pa.bool_())
         out = {name: values.get(name, pa.nulls(n, self.out_type(name))) for name in self.names}
         out.update({OP_COLUMN: change.get(OP_COLUMN, pa.array([], pa.int32())),
@@ -650,7 +650,7 @@ class _Chunk:
             texts[position] = text
         task = dict(self.task, data="\n".join(texts).encode(), compressed=False,
                     ctx=dict(self.ctx, columnwise=False))
-        lists = qlik.parse_task(task)
+        lists = qlik.parse_rows(task)
         if any(e is not None for e in lists[ERROR_COLUMN]):
             raise _NotProved  # the row parser reports it, reading the whole chunk
         slow = {}

@@ -124,11 +124,11 @@ def standalone_cluster(tmp_path_factory):
 @pytest.fixture(scope="module")
 def connect_server(tmp_path_factory):
     """A Spark Connect server with Delta Lake on 127.0.0.1; yields its sc:// URL."""
-    from mirrorspec.spark import jars
+    from mirrorspec.spark.platform import jars
 
     delta = jars.cached_jars()
     if not delta:
-        pytest.fail("Delta jars are not cached; run `python -m mirrorspec.spark.jars` first")
+        pytest.fail("Delta jars are not cached; run `python -m mirrorspec.spark.platform.jars` first")
     daemon, url = sp.start_connect_server(tmp_path_factory.mktemp("connect"), delta)
     try:
         yield url

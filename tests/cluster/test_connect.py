@@ -53,7 +53,7 @@ def test_connect_session_takes_runtime_conf_and_names_what_it_cannot_do(connect_
     facts = run_client(f"""
         import json
         from mirrorspec.errors import MirrorspecError
-        from mirrorspec.spark.session import build_session, is_connect, new_session, require_classic
+        from mirrorspec.spark.platform.session import build_session, is_connect, new_session, require_classic
         url = {connect_server!r}
         out = {{}}
         spark = build_session(remote=url, conf={{"spark.sql.shuffle.partitions": "3"}})
@@ -135,9 +135,9 @@ def test_a_staged_merge_source_works_over_connect(connect_server, tmp_path):
     facts = run_client(f"""
         import json, os
         from pyspark.sql import functions as F
-        from mirrorspec.spark import fold, staged_source
-        from mirrorspec.spark import fs as fsmod
-        from mirrorspec.spark.session import build_session, session_conf
+        from mirrorspec.spark.mirror import fold, staged_source
+        from mirrorspec import files as fsmod
+        from mirrorspec.spark.platform.session import build_session, session_conf
         spark = build_session(remote={connect_server!r}, conf={{}})
         table = {str(tmp_path / "t")!r}
         spark.range(100).withColumn("v", F.lit("old")).write.format("delta").save(table)

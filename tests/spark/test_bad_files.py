@@ -21,7 +21,7 @@ from reference_model import (
 
 from mirrorspec.lint import lint_landing_zone
 
-engine = pytest.importorskip("mirrorspec.spark.engine")
+engine = pytest.importorskip("mirrorspec.spark.mirror.engine")
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ from reference_model import (
     MARKER, LandingFile, ModelTable, as_multiset, csv_schema_definition, landing_data_files,
     processed_files, read_delta, sequence_name, write_csv, write_metadata, write_parquet)
 
-engine = pytest.importorskip("mirrorspec.spark.engine")
+engine = pytest.importorskip("mirrorspec.spark.mirror.engine")
 
 pytestmark = pytest.mark.slow
 

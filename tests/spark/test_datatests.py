@@ -9,9 +9,9 @@ import pytest
 from project_files import write_changes
 
 from mirrorspec import mirroring
-from mirrorspec.compile.plan import PLAN_VERSION, Plan, SourceSpec, SparkSpec, TablePlan, TableStep
-from mirrorspec.spark.datatests import expected_row_count, run_data_tests
-from mirrorspec.spark.runner import run_plan
+from mirrorspec.plan import PLAN_VERSION, Plan, SourceSpec, SparkSpec, TablePlan, TableStep
+from mirrorspec.spark.ops.datatests import expected_row_count, run_data_tests
+from mirrorspec.spark.run import run_plan
 
 
 def landing_table(root: Path, wh: Path, name: str, keys, tests) -> TablePlan:

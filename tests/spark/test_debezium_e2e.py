@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from mirrorspec.compile.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
+from mirrorspec.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
 from mirrorspec.mirroring import ROW_MARKER_COLUMN, parse_sequence
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "debezium"
@@ -34,8 +34,8 @@ def make_plan(tmp_path: Path, feed: Path) -> tuple[TablePlan, Plan]:
 
 
 def publish_and_mirror(spark, table, plan):
-    from mirrorspec.spark.engine import MirrorOptions, MirrorTarget, mirror_tables
-    from mirrorspec.spark.publisher import publish_table
+    from mirrorspec.spark.mirror.engine import MirrorOptions, MirrorTarget, mirror_tables
+    from mirrorspec.spark.publish.publisher import publish_table
 
     published = publish_table(spark, table, plan)
     assert published.status == "Published", published.error

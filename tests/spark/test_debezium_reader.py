@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from project_files import feed_plan
 
-from mirrorspec.compile.plan import TablePlan
+from mirrorspec.plan import TablePlan
 from mirrorspec.errors import SourceError
-from mirrorspec.spark.feeds import get_reader
+from mirrorspec.spark.publish.feeds import get_reader
 from mirrorspec.sources.base import CHANGE_COLUMNS
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "debezium"

@@ -18,7 +18,7 @@ from mirrorspec.mirroring import mirror_id
 from reference_model import (
     MARKER, LandingFile, ModelTable, as_multiset, sequence_name, write_metadata, write_parquet)
 
-engine = pytest.importorskip("mirrorspec.spark.engine")
+engine = pytest.importorskip("mirrorspec.spark.mirror.engine")
 deltalake = pytest.importorskip("deltalake")
 
 COLS = ("id", "v", MARKER)

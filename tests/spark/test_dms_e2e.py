@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from mirrorspec.compile.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
+from mirrorspec.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
 from mirrorspec.mirroring import ROW_MARKER_COLUMN, parse_sequence
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "aws_dms"
@@ -16,8 +16,8 @@ COLUMNS = [("id", "Int32"), ("last_name", "String"), ("first_name", "String"),
 
 
 def test_full_load_and_cdc_files_mirror_in_commit_order(spark, tmp_path):
-    from mirrorspec.spark.engine import MirrorOptions, MirrorTarget, mirror_tables
-    from mirrorspec.spark.publisher import publish_table
+    from mirrorspec.spark.mirror.engine import MirrorOptions, MirrorTarget, mirror_tables
+    from mirrorspec.spark.publish.publisher import publish_table
 
     feed = tmp_path / "dms" / "hr" / "employee"
     shutil.copytree(FIXTURES / "csv", feed)

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from project_files import feed_plan
 
-from mirrorspec.compile.plan import TablePlan
+from mirrorspec.plan import TablePlan
 from mirrorspec.errors import SourceError
-from mirrorspec.spark.feeds import get_reader
+from mirrorspec.spark.publish.feeds import get_reader
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "aws_dms"
 EMPLOYEES = [("id", "Int32"), ("last_name", "String"), ("first_name", "String"),

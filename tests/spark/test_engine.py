@@ -16,7 +16,7 @@ import pytest
 from reference_model import ModelTable
 
 from mirrorspec.mirroring import sequence_file_name
-from mirrorspec.spark import engine
+from mirrorspec.spark.mirror import engine
 from mirrorspec.status import read_status
 
 M = "__rowMarker__"

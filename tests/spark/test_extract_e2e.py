@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from mirrorspec.compile.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
+from mirrorspec.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
 from mirrorspec.mirroring import ROW_MARKER_COLUMN
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "extract"
@@ -16,9 +16,10 @@ COLUMNS = [("id", "Int64"), ("name", "String"), ("city", "String"), ("balance", 
 
 
 def test_snapshots_land_only_their_change_sets(spark, tmp_path):
-    from mirrorspec.spark.engine import MirrorOptions, MirrorTarget, mirror_tables
-    from mirrorspec.spark.fs import Files
-    from mirrorspec.spark.publisher import load_state, publish_table
+    from mirrorspec.spark.mirror.engine import MirrorOptions, MirrorTarget, mirror_tables
+    from mirrorspec.spark.platform.hadoop_fs import files_for
+    from mirrorspec.progress.publish import load_state
+    from mirrorspec.spark.publish.publisher import publish_table
 
     feed = tmp_path / "exports"
     feed.mkdir()
@@ -48,7 +49,7 @@ def test_snapshots_land_only_their_change_sets(spark, tmp_path):
     shutil.copy(FIXTURES / "csv" / "customers_2024-01-01.csv", feed)
     assert run() == [(1, 0), (2, 0), (3, 0)]
     assert mirrored() == [(1, "Oslo", 10.5), (2, "Rome", 20.0), (3, "Nice", None)]
-    state = load_state(Files(spark), plan, table)
+    state = load_state(files_for(spark), plan, table)
     assert state["reader"]["snapshot"] == [str(feed / "customers_2024-01-01.csv")]
 
     # two new extracts in one run: each is compared with the one before it

@@ -128,9 +128,9 @@ def test_encoding_check_streams_through_hadoop(spark, tmp_path, monkeypatch):
     """Remote (Hadoop) files are checked in chunks too, never read whole into memory."""
     from mirrorspec import mirroring
     from mirrorspec.errors import LandingZoneError
-    from mirrorspec import landing_checks as checks
-    from mirrorspec.spark.fs import HadoopFS
-    from mirrorspec.spark.landing import LandingFile
+    from mirrorspec.landing import checks
+    from mirrorspec.spark.platform.hadoop_fs import HadoopFS
+    from mirrorspec.landing.layout import LandingFile
 
     path = tmp_path / "00000000000000000001.csv"
     path.write_bytes(b"id,name\n" + b"1,ok\n" * 1000 + b"2,\xe9t\xe9\n")

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from mirrorspec.errors import InspectError
-from mirrorspec.spark.inspect import history, history_entry, preview
+from mirrorspec.spark.ops.inspect import history, history_entry, preview
 
 
 @pytest.fixture(scope="module")

@@ -23,8 +23,8 @@ from qlik_messages import (CUSTOMER_FEED, customer_messages, order_messages,  # 
 
 from mirrorspec import faults  # noqa: E402
 from mirrorspec.compile import compile_project  # noqa: E402
-from mirrorspec.spark.publisher import state_file  # noqa: E402
-from mirrorspec.spark.runner import run_plan  # noqa: E402
+from mirrorspec.progress.publish import state_file  # noqa: E402
+from mirrorspec.spark.run import run_plan  # noqa: E402
 from project_files import write  # noqa: E402
 
 pytestmark = pytest.mark.kafka
@@ -163,12 +163,12 @@ def test_a_crash_at_each_publish_step_then_a_rerun_publishes_the_same_bytes(
     def crash(name, table=None):
         if name == point and table == "dbo.crashed":
             raise Crash(name)
-    monkeypatch.setattr("mirrorspec.spark.kafka_source.crash_point", crash)
-    monkeypatch.setattr("mirrorspec.spark.publisher.crash_point", crash)
+    monkeypatch.setattr("mirrorspec.spark.publish.kafka.crash_point", crash)
+    monkeypatch.setattr("mirrorspec.spark.publish.publisher.crash_point", crash)
     with pytest.raises(Crash):
         run_plan(plan, spark=spark, select=["dbo.crashed"], publish_only=True, threads=1)
-    monkeypatch.setattr("mirrorspec.spark.kafka_source.crash_point", faults.crash_point)
-    monkeypatch.setattr("mirrorspec.spark.publisher.crash_point", faults.crash_point)
+    monkeypatch.setattr("mirrorspec.spark.publish.kafka.crash_point", faults.crash_point)
+    monkeypatch.setattr("mirrorspec.spark.publish.publisher.crash_point", faults.crash_point)
     again = run(spark, plan, select=["dbo.crashed"], publish_only=True)
     assert again["dbo.crashed"].status == "success", again["dbo.crashed"].error
     assert landing_bytes(plan, "dbo.crashed") == landing_bytes(plan, "dbo.reference")
@@ -225,10 +225,10 @@ def test_broker_down_fails_only_its_tables_and_a_restart_mid_run_loses_nothing(
     def crash(name, table=None):
         if name == "after_offsets_recorded":
             raise Crash(name)
-    monkeypatch.setattr("mirrorspec.spark.kafka_source.crash_point", crash)
+    monkeypatch.setattr("mirrorspec.spark.publish.kafka.crash_point", crash)
     with pytest.raises(Crash):  # offsets recorded, nothing published yet: then the broker restarts
         run_plan(plan, spark=spark, select=["dbo.orders"], threads=1)
-    monkeypatch.setattr("mirrorspec.spark.kafka_source.crash_point", faults.crash_point)
+    monkeypatch.setattr("mirrorspec.spark.publish.kafka.crash_point", faults.crash_point)
     broker.stop()
     try:
         down = run(spark, plan)

@@ -20,7 +20,7 @@ import zstandard
 from landing_cases import assert_lint_agrees
 from mirrorspec.lint import lint_landing_zone
 from mirrorspec.mirroring import sequence_file_name
-from mirrorspec.spark import engine
+from mirrorspec.spark.mirror import engine
 
 M = "__rowMarker__"
 

@@ -26,8 +26,8 @@ from reference_model import (
     processed_files, read_delta, sequence_name, write_csv, write_metadata, write_parquet,
     as_multiset)
 
-engine = pytest.importorskip("mirrorspec.spark.engine")
-staged_source = pytest.importorskip("mirrorspec.spark.staged_source")
+engine = pytest.importorskip("mirrorspec.spark.mirror.engine")
+staged_source = pytest.importorskip("mirrorspec.spark.mirror.staged_source")
 
 EXTRA_COLUMNS = ("c1", "c2")
 TYPES = {"id": "int64", "region": "string", "v": "int64", "c1": "string", "c2": "string",

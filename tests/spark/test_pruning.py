@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 from pyspark.sql import types as T
 
 from mirrorspec.mirroring import sequence_file_name
-from mirrorspec.spark import engine, fold, pruning
-from mirrorspec.spark.landing import LandingFile
+from mirrorspec.spark.mirror import engine, fold, pruning
+from mirrorspec.landing.layout import LandingFile
 
 M = "__rowMarker__"
 LONG_ID = [T.StructField("id", T.LongType())]

@@ -14,7 +14,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from mirrorspec.compile.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
+from mirrorspec.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
+from mirrorspec.progress.publish import state_file
 from mirrorspec.lint import lint_landing_zone
 from mirrorspec.mirroring import ROW_MARKER_COLUMN, parse_sequence
 
@@ -35,13 +36,13 @@ def make(tmp_path: Path, source_type: str, feed: Path, name="t", columns=(), key
 
 
 def publish(spark, tbl, plan):
-    from mirrorspec.spark.publisher import publish_table
+    from mirrorspec.spark.publish.publisher import publish_table
 
     return publish_table(spark, tbl, plan)
 
 
 def mirror(spark, tbl, plan):
-    from mirrorspec.spark.engine import MirrorOptions, MirrorTarget, mirror_tables
+    from mirrorspec.spark.mirror.engine import MirrorOptions, MirrorTarget, mirror_tables
 
     result = mirror_tables(spark, [MirrorTarget(tbl.unique_id, tbl.schema, tbl.name,
                                                 tbl.landing_path, tbl.delta_path)],
@@ -195,7 +196,7 @@ def test_bad_file_fails_the_table_and_publishes_nothing(spark, tmp_path):
 
 
 def test_crash_before_and_after_rename(spark, tmp_path, monkeypatch):
-    import mirrorspec.spark.publisher as publisher
+    import mirrorspec.spark.publish.publisher as publisher
 
     class Crash(Exception):
         pass
@@ -231,7 +232,7 @@ def test_crash_before_and_after_rename(spark, tmp_path, monkeypatch):
     assert landed.read_bytes() == first_bytes
     assert [r["ID"] for r in pq.read_table(Path(tbl.landing_path) / "00000000000000000002.parquet")
             .to_pylist()] == [9]
-    state = json.loads(Path(publisher.state_file(plan, tbl)).read_text())
+    state = json.loads(Path(state_file(plan, tbl)).read_text())
     assert state["files"] == {str(feed / "001.json"): 1, str(feed / "002.json"): 2}
     assert state["pending"] is None
 
@@ -289,7 +290,7 @@ def test_arcion_columnwise_chunks_reach_spark_as_the_python_parser_s(spark, tmp_
     # every type the column-wise path converts itself or hands to Python, a key change (two
     # rows, a pair), a partial update and a delete, through map_tasks into Spark rows
     from mirrorspec.sources import arcion
-    from mirrorspec.spark.feeds.arcion import ArcionReader
+    from mirrorspec.spark.publish.feeds.arcion import ArcionReader
 
     columns = [("id", "Int64"), ("name", "String"), ("price", "Double"), ("weight", "Single"),
                ("qty", "Int16"), ("at", "DateTime"), ("day", "IDate"), ("flag", "Boolean"),
@@ -329,7 +330,7 @@ def test_qlik_columnwise_chunks_reach_spark_as_the_python_parser_s(spark, tmp_pa
     # key change (the row parser's two rows, a pair), a delete and an unfinished transaction,
     # through map_tasks into Spark rows
     from mirrorspec.sources import qlik
-    from mirrorspec.spark.feeds.qlik import QlikReplicateReader
+    from mirrorspec.spark.publish.feeds.qlik import QlikReplicateReader
 
     columns = [("id", "Int64"), ("name", "String"), ("price", "Double"), ("weight", "Single"),
                ("qty", "Int16"), ("n32", "Int32"), ("at", "DateTime"), ("day", "IDate"),
@@ -444,7 +445,7 @@ def test_metadata_only_batch_lands_nothing_and_is_remembered(spark, tmp_path):
 @pytest.mark.parametrize("profile", [None, "true"])
 def test_publish_cache_setting_is_scoped_and_a_profile_value_wins(spark, tmp_path, monkeypatch,
                                                                    profile):
-    from mirrorspec.spark import publisher
+    from mirrorspec.spark.publish import publisher
 
     key = "spark.sql.inMemoryColumnarStorage.compressed"
     seen = []

@@ -1,8 +1,8 @@
-"""Partial-row completion and truncate expansion (mirrorspec.spark.completion) on DataFrames."""
+"""Partial-row completion and truncate expansion (mirrorspec.spark.publish.completion) on DataFrames."""
 
 from __future__ import annotations
 
-from mirrorspec.spark.completion import (complete_changes, expand_truncates, sort_columns,
+from mirrorspec.spark.publish.completion import (complete_changes, expand_truncates, sort_columns,
                                          with_tie)
 
 SCHEMA = ("k int, a string, b string, _op int, _order bigint, _present array<string>, "

@@ -1,4 +1,4 @@
-"""The Qlik reader's JVM path (`spark/feeds/qlik_fast.py`) against the Python parser.
+"""The Qlik reader's JVM path (`spark/publish/feeds/qlik_fast.py`) against the Python parser.
 
 Generated feeds (updates with masks, deletes with and without beforeData, absent and NULL
 columns, unicode, every DataType the fast path takes, envelopes and bare messages, an unfinished
@@ -18,8 +18,8 @@ from types import SimpleNamespace
 import pytest
 
 from mirrorspec.errors import SourceError
-from mirrorspec.spark.feeds import qlik_fast
-from mirrorspec.spark.feeds.qlik import QlikReplicateReader
+from mirrorspec.spark.publish.feeds import qlik_fast
+from mirrorspec.spark.publish.feeds.qlik import QlikReplicateReader
 
 COLUMNS = [("ID", "Int64"), ("V", "String"), ("N", "Int32"), ("S", "Int16"), ("D", "Double"),
            ("F", "Single"), ("B", "Boolean"), ("T", "DateTime"), ("DAY", "IDate")]
@@ -194,7 +194,7 @@ BAD_LINES = {
 
 def test_bad_lines_are_never_taken_by_the_jvm_path(spark, tmp_path):
     """Every line the Python parser rejects is a row the fast path does not vouch for."""
-    from mirrorspec.spark.feeds.qlik import _schema
+    from mirrorspec.spark.publish.feeds.qlik import _schema
 
     good = '{"data": {"ID": 1, "V": "a"}, "headers": {"operation": "INSERT"}}'
     files = []
@@ -250,8 +250,8 @@ def test_landing_files_are_the_same_bytes(spark, tmp_path, monkeypatch):
     """`publish_table` with the JVM path writes the very landing file the Python parser does."""
     from dataclasses import replace
 
-    from mirrorspec.compile.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
-    from mirrorspec.spark.publisher import publish_table
+    from mirrorspec.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
+    from mirrorspec.spark.publish.publisher import publish_table
 
     rng = random.Random(3)
     feed = tmp_path / "feed"
@@ -264,7 +264,7 @@ def test_landing_files_are_the_same_bytes(spark, tmp_path, monkeypatch):
                       metadata={"keyColumns": ["ID"]}, key_columns=["ID"],
                       columns=[ColumnSpec(n, t) for n, t in COLUMNS],
                       source=SourceSpec("qlik_replicate", str(feed), {}))
-    from mirrorspec.spark.feeds import qlik as qlik_reader
+    from mirrorspec.spark.publish.feeds import qlik as qlik_reader
 
     taken: list[str] = []
     parse = qlik_reader._parse

@@ -16,8 +16,10 @@ from click.testing import CliRunner
 
 from mirrorspec.cli import cli
 from mirrorspec.mirroring import mirror_id, sequence_file_name
-from mirrorspec.spark import engine, inspect, progress
-from mirrorspec.spark import fs as fsmod
+from mirrorspec.spark.mirror import engine
+from mirrorspec.spark.ops import inspect
+from mirrorspec.progress import mirror as progress
+from mirrorspec import files as fsmod
 from mirrorspec.status import read_status
 
 from test_engine import M, delta_rows, parquet, table_dir

@@ -12,8 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from mirrorspec import mirroring
-from mirrorspec.compile.plan import PLAN_VERSION, Plan, SourceSpec, SparkSpec, TablePlan, TableStep
-from mirrorspec.spark.runner import run_plan
+from mirrorspec.plan import PLAN_VERSION, Plan, SourceSpec, SparkSpec, TablePlan, TableStep
+from mirrorspec.spark.run import run_plan
 
 
 def landing_table(root: Path, wh: Path, schema: str | None, name: str, keys=("id",), **extra):
@@ -214,7 +214,7 @@ def test_nothing_selected_runs_nothing(spark, zone):
 
 
 def feed_table(root: Path, wh: Path, feed: Path) -> TablePlan:
-    from mirrorspec.compile.plan import ColumnSpec
+    from mirrorspec.plan import ColumnSpec
 
     return TablePlan(unique_id="dbo.extract", name="extract", schema=None,
                      warehouse_schema="dbo", landing_path=str(root / "extract"),
@@ -259,7 +259,7 @@ def test_feed_table_is_published_then_mirrored_and_full_refresh_republishes(spar
 
 
 def test_a_table_with_nothing_landed_is_not_started_and_build_skips_its_tests(spark, tmp_path):
-    from mirrorspec.spark.datatests import run_data_tests
+    from mirrorspec.spark.ops.datatests import run_data_tests
 
     root, wh = tmp_path / "landing", tmp_path / "warehouse"
     empty = landing_table(root, wh, "sales", "empty",

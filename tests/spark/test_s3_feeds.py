@@ -28,10 +28,10 @@ ARCION = REPO / "projects" / "arcion"
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory):
     """One S3-API server for the module."""
-    from mirrorspec.spark import jars
+    from mirrorspec.spark.platform import jars
 
     if not jars.cached_extra_jars("s3"):
-        pytest.fail("the s3 jars are not cached: run `python -m mirrorspec.spark.jars s3` "
+        pytest.fail("the s3 jars are not cached: run `python -m mirrorspec.spark.platform.jars s3` "
                     "(`make test` does) before the s3 tests")
     server = S3Server(tmp_path_factory.mktemp("moto"))
     yield server
@@ -55,7 +55,7 @@ def bucket(s3: S3Server, name: str) -> str:
 
 
 def test_filesystem_layer_lists_reads_and_moves_on_s3a(s3_spark, s3):
-    from mirrorspec.spark import fs
+    from mirrorspec.spark.platform import hadoop_fs as fs
 
     b = bucket(s3, "layer")
     client = s3.client()
@@ -72,7 +72,7 @@ def test_filesystem_layer_lists_reads_and_moves_on_s3a(s3_spark, s3):
     assert fs.list_feed_files(f"{root}/feed/sub/b.csv", s3_spark) == [f"{root}/feed/sub/b.csv"]
     assert fs.list_feed_files(f"{root}/missing", s3_spark) == []
 
-    files = fs.Files(s3_spark)
+    files = fs.files_for(s3_spark)
     state = f"{root}/state/publish/t.json"
     assert files.read_text(state) is None
     files.write_text(state, '{"version": 1}\n')
@@ -86,7 +86,7 @@ def test_filesystem_layer_lists_reads_and_moves_on_s3a(s3_spark, s3):
 
 
 def _plan(root: Path, source_type: str, feed: str, columns, keys=()):
-    from mirrorspec.compile.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
+    from mirrorspec.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
 
     table = TablePlan(unique_id="dbo.t", name="t", schema=None, warehouse_schema="dbo",
                       landing_path=str(root / "lz" / "t"), delta_path=str(root / "wh" / "dbo" / "t"),
@@ -109,10 +109,10 @@ def test_a_feed_on_s3_lands_the_same_file_as_the_same_feed_on_disk(s3_spark, s3,
 
     import pyarrow.parquet as pq
 
-    from mirrorspec.sources import infer_schema, qlik
-    from mirrorspec.spark.publisher import publish_table
+    from mirrorspec.sources import infer_schema, qlik_messages
+    from mirrorspec.spark.publish.publisher import publish_table
 
-    monkeypatch.setattr(qlik, "CHUNK_BYTES", 300)  # several byte ranges per file
+    monkeypatch.setattr(qlik_messages, "CHUNK_BYTES", 300)  # several byte ranges per file
     local = tmp_path / "feed"
     shutil.copytree(REPO / "tests" / "fixtures" / fixture, local)
     last = sorted(local.iterdir())[-1]  # one gzip file: shipped whole, unpacked by the worker

@@ -15,7 +15,7 @@ from reference_model import (
     MARKER, LandingFile, ModelTable, as_multiset, landing_data_files, read_delta, sequence_name,
     write_csv, write_metadata, write_parquet)
 
-engine = pytest.importorskip("mirrorspec.spark.engine")
+engine = pytest.importorskip("mirrorspec.spark.mirror.engine")
 
 EMP = ("EmployeeID", "EmployeeLocation", MARKER)
 EMP_TYPES = ("string", "string", "int32")

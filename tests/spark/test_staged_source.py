@@ -16,9 +16,9 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from mirrorspec.mirroring import sequence_file_name
-from mirrorspec.spark import engine, staged_source
-from mirrorspec.spark import fs as fsmod
-from mirrorspec.spark.session import session_conf
+from mirrorspec.spark.mirror import engine, staged_source
+from mirrorspec import files as fsmod
+from mirrorspec.spark.platform.session import session_conf
 
 M = "__rowMarker__"
 

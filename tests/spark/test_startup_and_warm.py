@@ -17,13 +17,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import REPO_ROOT
-from mirrorspec.spark import cds
-from mirrorspec.spark.engine import MirrorOptions, mirror_landing_zone
-from mirrorspec.spark.session import driver_conf
-from mirrorspec.spark.warm import SnapshotWarmer, warm_snapshot
+from mirrorspec.spark.platform import cds
+from mirrorspec.spark.mirror.engine import MirrorOptions, mirror_landing_zone
+from mirrorspec.spark.platform.session import driver_conf
+from mirrorspec.spark.mirror.warm import SnapshotWarmer, warm_snapshot
 
 COUNT = """
-from mirrorspec.spark.session import build_session
+from mirrorspec.spark.platform.session import build_session
 spark = build_session("local[1]", {}, app_name="cds-check")
 conf = spark.sparkContext.getConf().get("spark.driver.extraJavaOptions", "")
 print("rows", spark.range(7).count(), "archive" if "SharedArchiveFile" in conf else "none")
@@ -34,7 +34,7 @@ def test_the_jvm_maps_the_archive_make_created():
     archive = cds.archive_path(driver_conf({}))
     if archive is None or not archive.is_file():
         if os.environ.get("CI"):
-            pytest.fail(f"make should have created {archive} (python -m mirrorspec.spark.cds)")
+            pytest.fail(f"make should have created {archive} (python -m mirrorspec.spark.ops.cds_training)")
         pytest.skip("no class-data archive here (make creates it)")
     env = dict(os.environ, MIRRORSPEC_CDS="require", PYTHONPATH=str(REPO_ROOT),
                MIRRORSPEC_SPARK_OUTPUT="console")

@@ -13,7 +13,7 @@ import pytest
 
 from reference_model import LandingFile, sequence_name, write_metadata, write_parquet
 
-engine = pytest.importorskip("mirrorspec.spark.engine")
+engine = pytest.importorskip("mirrorspec.spark.mirror.engine")
 deltalake = pytest.importorskip("deltalake")
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "readers.md"
@@ -103,7 +103,7 @@ def test_switching_an_existing_table_off_sets_the_property(spark, tables, tmp_pa
 
 def test_maintain_purges_deletion_vectors_so_every_reader_accepts_the_table(spark, tables,
                                                                           tmp_path):
-    from mirrorspec.spark.maintain import MaintainSteps, maintain_table
+    from mirrorspec.spark.ops.maintain import MaintainSteps, maintain_table
 
     path = str(tmp_path / "on")
     shutil.copytree(tables["on"], path)

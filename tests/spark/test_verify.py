@@ -14,10 +14,10 @@ import pytest
 from click.testing import CliRunner
 
 from mirrorspec.cli import cli
-from mirrorspec.spark import engine
-from mirrorspec.spark import reconcile as rec
-from mirrorspec.spark.fs import LocalFS
-from mirrorspec.spark.progress import read_state
+from mirrorspec.spark.mirror import engine
+from mirrorspec.spark.ops import reconcile as rec
+from mirrorspec.files import LocalFS
+from mirrorspec.progress.mirror import read_state
 
 M = "__rowMarker__"
 T0 = dt.datetime(2025, 6, 17, 14, 30, 0)

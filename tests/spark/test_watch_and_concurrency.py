@@ -185,7 +185,7 @@ def kill(process: subprocess.Popen) -> None:
 # this file after the gated listing; GATE_WAIT_AFTER_LIST: then wait for this file.
 GATED_CLI = """
 import os, sys, time
-from mirrorspec.spark import landing
+from mirrorspec.landing import layout as landing
 _list_folder, _before, _after = landing.list_folder, set(), set()
 
 def _wait(path):

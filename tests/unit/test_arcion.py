@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mirrorspec.compile.plan import ColumnSpec, SourceSpec, TablePlan
+from mirrorspec.plan import ColumnSpec, SourceSpec, TablePlan
 from mirrorspec.errors import SourceError
 from mirrorspec.sources import get_format, infer_schema
 from mirrorspec.sources import arcion

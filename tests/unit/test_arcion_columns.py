@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mirrorspec.compile.plan import ColumnSpec, SourceSpec, TablePlan
+from mirrorspec.plan import ColumnSpec, SourceSpec, TablePlan
 from mirrorspec.errors import SourceError
 from mirrorspec.sources import arcion
 from mirrorspec.sources.arrow_columns import as_lists

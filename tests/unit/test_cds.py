@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mirrorspec.spark import cds
+from mirrorspec.spark.platform import cds
 
 
 @pytest.fixture()
@@ -83,7 +83,7 @@ def test_archives_of_removed_installs_and_older_training_are_forgotten(cache, tm
                          ("driver-older.jsa", f"{kept_jars}\ntraining 1\n")):
         (folder / name).write_bytes(b"archive")
         (folder / f"{name}.source").write_text(source)
-    cds._forget_stale_archives(folder)
+    cds.forget_stale_archives(folder)
     assert sorted(p.name for p in folder.iterdir()) == ["driver-kept.jsa",
                                                          "driver-kept.jsa.source"]
 

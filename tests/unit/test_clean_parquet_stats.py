@@ -9,8 +9,8 @@ import pytest
 from pyspark.sql import types as T
 
 from mirrorspec import mirroring
-from mirrorspec.spark.landing import LandingFile
-from mirrorspec.spark.reader import FileSchema, clean_parquet_stats
+from mirrorspec.landing.layout import LandingFile
+from mirrorspec.spark.mirror.batch import FileSchema, clean_parquet_stats
 
 KEYED = mirroring.TableMetadata(key_columns=("Id",))
 KEYLESS = mirroring.TableMetadata()

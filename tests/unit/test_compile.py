@@ -11,7 +11,7 @@ import pytest
 from mirrorspec import mirroring
 from mirrorspec.compile import compile_project, validate_project
 from mirrorspec.compile.compiler import plan_text
-from mirrorspec.compile.plan import read_plan, resolve_secrets, secret_placeholder
+from mirrorspec.plan import read_plan, resolve_secrets, secret_placeholder
 from mirrorspec.errors import MirrorspecError, ProjectError
 from project_files import write
 

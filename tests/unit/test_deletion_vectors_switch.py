@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mirrorspec.compile import validate_project
-from mirrorspec.compile.plan import plan_from_dict
+from mirrorspec.plan import plan_from_dict
 from mirrorspec.errors import ProjectError
 from project_files import write
 

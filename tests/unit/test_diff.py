@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from mirrorspec.compile.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
+from mirrorspec.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
 from mirrorspec.diff import (
     ADDED, BREAKING, CAUTION, DIFF_VERSION, MARKDOWN_MARKER, MODIFIED, REMOVED, RULES, SAFE,
     UNCHANGED, diff_plans, diff_tables, iter_lines, report_json, report_markdown)

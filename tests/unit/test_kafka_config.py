@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mirrorspec.compile import compile_project
-from mirrorspec.compile.plan import SourceSpec, resolve_secrets
+from mirrorspec.plan import SourceSpec, resolve_secrets
 from mirrorspec.diff import diff_tables
 from mirrorspec.errors import ProjectError
 from mirrorspec.sources.kafka import (KafkaSource, config_problems, lag_rows, located_offset,

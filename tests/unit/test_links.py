@@ -7,8 +7,8 @@ import os
 import pytest
 
 from mirrorspec.errors import LandingZoneError
-from mirrorspec.spark import fs
-from mirrorspec.spark.runner import LandingFiles
+from mirrorspec import files as fs
+from mirrorspec.landing.processed import LandingFiles
 
 
 def test_outside_root_follows_links_anywhere_on_the_path(tmp_path):

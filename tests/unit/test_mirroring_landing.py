@@ -1,4 +1,4 @@
-"""Pure tests of the landing-zone layout rules the engine applies (mirrorspec.spark.landing)."""
+"""Pure tests of the landing-zone layout rules the engine applies (mirrorspec.landing.layout)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 
 from mirrorspec import mirroring as m
 from mirrorspec.errors import LandingZoneError
-from mirrorspec.spark import landing
-from mirrorspec.spark.fs import LocalFS
+from mirrorspec.landing import layout as landing
+from mirrorspec.files import LocalFS
 
 
 def touch(path, content=b"x", mtime=None):

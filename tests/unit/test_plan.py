@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from mirrorspec.compile.plan import (
+from mirrorspec.plan import (
     PLAN_VERSION, ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan, TableStep, plan_from_dict,
     read_plan, resolve_secrets, secret_placeholder)
 from mirrorspec.errors import PlanError

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from mirrorspec.compile.plan import ColumnSpec, SourceSpec, TablePlan
+from mirrorspec.plan import ColumnSpec, SourceSpec, TablePlan
 from mirrorspec.errors import SourceError
-from mirrorspec.sources import get_format, infer_schema, qlik
-from mirrorspec.sources.qlik import QlikReplicateFormat, classify, data_type_for, mask_ordinals
+from mirrorspec.sources import get_format, infer_schema, qlik, qlik_messages
+from mirrorspec.sources.qlik import QlikReplicateFormat
+from mirrorspec.sources.qlik_messages import classify, data_type_for, mask_ordinals
 from mirrorspec.sources.arrow_columns import as_lists
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "qlik"
@@ -245,9 +246,8 @@ def test_refresh_becomes_upsert_once_earlier_batches_were_published(tmp_path):
 
 
 def test_big_files_are_split_into_chunks_with_correct_lines(tmp_path, monkeypatch):
-    import mirrorspec.sources.qlik as qlik
 
-    monkeypatch.setattr(qlik, "CHUNK_BYTES", 300)
+    monkeypatch.setattr(qlik_messages, "CHUNK_BYTES", 300)
     docs = [md(COLS)] + [msg("INSERT", {"ID": i, "A": "a", "B": "b", "C": "c"}, seq=f"{i:05d}")
                          for i in range(1, 40)]
     f = write_lines(tmp_path / "f.json", docs)

@@ -16,9 +16,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from mirrorspec.compile.plan import ColumnSpec, SourceSpec, TablePlan
+from mirrorspec.plan import ColumnSpec, SourceSpec, TablePlan
 from mirrorspec.errors import SourceError
 from mirrorspec.sources import qlik
+from mirrorspec.sources import qlik_messages
 from mirrorspec.sources.arrow_columns import as_lists
 
 pa = pytest.importorskip("pyarrow")
@@ -465,7 +466,7 @@ def test_a_chunk_starting_mid_file_on_a_byte_order_mark_is_left_to_the_row_parse
     lines = [json.dumps(md()), GOOD]
     path = tmp_path / "f.json"
     path.write_bytes(("\n".join(lines) + "\n").encode() + b"\xef\xbb\xbf\n" + GOOD.encode() + b"\n")
-    monkeypatch.setattr(qlik, "CHUNK_BYTES", len(lines[0]) + 1 + len(lines[1]))
+    monkeypatch.setattr(qlik_messages, "CHUNK_BYTES", len(lines[0]) + 1 + len(lines[1]))
     python, columnwise, arrow = both(table(tmp_path), [path], monkeypatch)
     assert not arrow and same(python, columnwise)
     assert [(r["_source_line"], r["_error"][:14]) for r in columnwise if r["_error"]] == \
@@ -547,7 +548,7 @@ def test_arrow_reads_json_numbers_as_orjson_does(text):
 
     line = ('{"d": %s}' % text).encode()
     try:
-        expected = qlik.loads_line(line)["d"]
+        expected = qlik_messages.loads_line(line)["d"]
     except ValueError:
         return
     schema = pa.schema([("d", pa.float64())])

@@ -1,6 +1,6 @@
 """The runner's pure parts: _metadata.json deployment, progress events, the summary rows.
 
-(mirrorspec.spark.runner imports pyspark only inside the functions that run Spark.)
+(mirrorspec.spark.run imports pyspark only inside the functions that run Spark.)
 """
 
 from __future__ import annotations
@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 
 from mirrorspec import mirroring
-from mirrorspec.compile.plan import SourceSpec, TablePlan, TableStep
+from mirrorspec.plan import SourceSpec, TablePlan, TableStep
 from mirrorspec.console import Console
 from mirrorspec.errors import LandingZoneError
 from mirrorspec.run_results import RunResults, TableRunResult
-from mirrorspec.spark.runner import RunProgress, deploy_metadata, summary_rows
+from mirrorspec.landing.deploy import deploy_metadata
+from mirrorspec.spark.run import RunProgress, summary_rows
 
 
 def table(tmp_path: Path, keys=("id",), feed=False) -> TablePlan:
@@ -128,17 +129,17 @@ def test_engine_warnings_reach_run_results(tmp_path, monkeypatch):
     import sys
     import types
 
-    from mirrorspec.spark import runner
+    from mirrorspec.spark import run as runner
 
     outcome = types.SimpleNamespace(status="Replicating", files_applied=[], rows_inserted=0,
                                     rows_updated=0, rows_deleted=0, delta_version=1,
                                     awaiting=None, error=None,
                                     warnings=["lz/t/2.parquet: not a 20-digit sequence name"])
-    fake = types.ModuleType("mirrorspec.spark.engine")
+    fake = types.ModuleType("mirrorspec.spark.mirror.engine")
     fake.MirrorOptions = lambda **kw: kw
     fake.MirrorTarget = lambda *a: a
     fake.mirror_tables = lambda *a, **kw: types.SimpleNamespace(tables=[outcome])
-    monkeypatch.setitem(sys.modules, "mirrorspec.spark.engine", fake)
+    monkeypatch.setitem(sys.modules, "mirrorspec.spark.mirror.engine", fake)
     job = runner._TableJob(table(tmp_path), TableRunResult("sales.orders"))
     plan = types.SimpleNamespace(warehouse=str(tmp_path / "wh"), landing_zone=str(tmp_path))
     runner._mirror(None, plan, job, Console(stream=io.StringIO()), "MirrorTable")
@@ -153,8 +154,8 @@ def test_engine_warnings_reach_run_results(tmp_path, monkeypatch):
 def test_secret_source_options_are_resolved_only_when_the_feed_is_read(tmp_path, monkeypatch):
     from dataclasses import replace
 
-    from mirrorspec.compile.plan import secret_placeholder
-    from mirrorspec.spark import publisher
+    from mirrorspec.plan import secret_placeholder
+    from mirrorspec.spark.publish import publisher
 
     seen = []
 

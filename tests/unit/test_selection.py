@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mirrorspec.compile.plan import PLAN_VERSION, Plan, SourceSpec, SparkSpec, TablePlan, TableStep
+from mirrorspec.plan import PLAN_VERSION, Plan, SourceSpec, SparkSpec, TablePlan, TableStep
 from mirrorspec.console import Console
 from mirrorspec.errors import SelectionError
 from mirrorspec.selection import (parse_selector, resolve_table, select_tables, select_with_warnings,

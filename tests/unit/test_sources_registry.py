@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from mirrorspec import sources
-from mirrorspec.spark import feeds
+from mirrorspec.spark.publish import feeds
 
 SCHEMA = Path(sources.__file__).resolve().parents[1] / "schemas" / "tables.schema.json"
 
@@ -43,7 +43,7 @@ def test_each_format_loads_without_pyspark():
             "from mirrorspec import sources\n"
             "for name in sources.REGISTRY:\n"
             "    assert sources.get_format(name).type_name == name\n"
-            "import mirrorspec.spark.feeds\n"
+            "import mirrorspec.spark.publish.feeds\n"
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j', 'delta'))\n"
             "assert not bad, bad\n")
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -53,5 +53,5 @@ def test_each_reader_is_registered_under_its_format_class():
     for name, target in feeds.READERS.items():
         module, cls = target.split(":")
         fmt_module, fmt_cls = sources.REGISTRY[name].split(":")
-        assert module == fmt_module.replace("mirrorspec.sources.", "mirrorspec.spark.feeds.")
+        assert module == fmt_module.replace("mirrorspec.sources.", "mirrorspec.spark.publish.feeds.")
         assert cls.endswith("Reader") and fmt_cls.endswith("Format")

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from mirrorspec import landing_checks as checks
+from mirrorspec.landing import checks
 from mirrorspec.readers.delta import _python_values
 
 YEAR_200000_MICROS = int((200000 - 1970) * 365.2425 * 86400) * 1_000_000

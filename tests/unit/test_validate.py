@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mirrorspec.load.validate import _fast_check, _validator, suggest, validate_document
+from mirrorspec.load.validate import _fast_check, _validator, validate_document
+from mirrorspec.suggest import suggest
 from mirrorspec.load.yaml_doc import parse_document
 
 VALID_TABLES = """\

@@ -1,0 +1,119 @@
+"""Preparing a table's landing folder before a run: `_metadata.json` (and the one rule that
+keyColumns can't change under a folder), `_partnerEvents.json`, and `--full-refresh`.
+
+JVM-free: the runner calls it with a `LandingFiles` that reaches URIs through Spark; the unit
+tests and the compiler's landing-zone check call it on local folders.
+"""
+
+from __future__ import annotations
+
+from mirrorspec import mirroring
+from mirrorspec.console import Console
+from mirrorspec.errors import LandingZoneError
+from mirrorspec.landing.processed import LandingFiles
+from mirrorspec.plan import Plan, TablePlan
+from mirrorspec.progress.publish import staging_folder, state_file
+
+
+def write_partner_events(plan: Plan, lf: LandingFiles, console: Console) -> None:
+    """Write `_partnerEvents.json` at the landing zone's root when the plan has one and it differs."""
+    if not plan.partner_events:
+        return
+    path = lf.join(plan.landing_zone, mirroring.PARTNER_EVENTS_FILE)
+    text = mirroring.dumps_json(plan.partner_events)
+    if lf.read_text(path) != text:
+        lf.write_text(path, text)
+        console.info(f"wrote {path}", path=path)
+
+
+def deploy_metadata(table: TablePlan, lf: LandingFiles | None = None,
+                    console: Console | None = None) -> bool:
+    """Write the table's `_metadata.json` when absent (or, for a folder we publish, when it
+    differs from the project's); True when written.
+
+    A present file whose keyColumns differ from the plan's is an error: Fabric does not allow
+    keyColumns to change once set, so the folder has to be recreated. (A file without keys in
+    a folder that never held data is simply replaced.)
+    """
+    lf = lf or LandingFiles()
+    path = lf.join(table.landing_path, mirroring.METADATA_FILE)
+    existing = lf.read_text(path)
+    wanted = list(table.key_columns or table.metadata.get("keyColumns") or [])
+    present = None if existing is None else mirroring.parse_metadata_text(existing, path)
+    metadata = table.metadata
+    if not wanted and table.source.kafka and present is not None and present.key_columns:
+        # keys a Kafka feed's own metadata gave at run time (compile never reads topics)
+        wanted = list(present.key_columns)
+        metadata = {"keyColumns": wanted, **table.metadata}
+    if present is None or (list(present.key_columns) != wanted and not present.key_columns
+                           and not lf.has_data(table.landing_path)):
+        lf.write_text(path, mirroring.dumps_json(metadata))
+        if console is not None:
+            console.info(f"{table.unique_id}: wrote {path}", table=table.unique_id, path=path)
+        return True
+    if list(present.key_columns) != wanted:
+        how = (f"`mirrorspec run --full-refresh --select {table.unique_id}` recreates it from the "
+               "source" if table.publishes else
+               "delete the folder and have its publisher write it again with the new keys")
+        raise LandingZoneError(
+            f"keyColumns {list(present.key_columns)} in the landing zone differ from the "
+            f"project's {wanted}; keyColumns can't change once set: recreate the table folder",
+            file=path, code="KeyColumnsChanged", hint=how)
+    if present == mirroring.parse_metadata(metadata, path):
+        return False
+    if table.publishes:
+        # We publish this folder, so the project is the truth for every other property
+        # (isUpsertDefaultRowMarker, SchemaDefinition, delimited properties, …).
+        lf.write_text(path, mirroring.dumps_json(metadata))
+        if console is not None:
+            console.info(f"{table.unique_id}: updated {path}", table=table.unique_id, path=path)
+        return True
+    if console is not None:
+        console.warning(f"{table.unique_id}: {path} differs from the project's _metadata.json "
+                        "(another publisher owns this folder; left as it is)",
+                        table=table.unique_id, path=path)
+    return False
+
+
+def full_refresh(plan: Plan, table: TablePlan, lf: LandingFiles, console: Console) -> None:
+    """Drop the Delta table; for a feed also its landing folder and publisher state, so the
+    feed is published again from its first file.
+
+    A landing_zone table keeps its folder (another publisher owns it): the files in
+    `_ProcessedFiles/` move back in place and the engine applies every file still there from the
+    start. Files purged after the retention are gone: a 20-digit sequence that no longer starts
+    at 1 can't be rebuilt, so the table fails and its Delta table is left as it is; under
+    LastUpdateTimeFileDetection nobody can tell what was purged, so it is warned about.
+    """
+    if table.publishes:
+        lf.delete(table.delta_path)
+        lf.delete(table.landing_path)
+        lf.delete(state_file(plan, table))
+        if table.source.kafka:  # messages fetched but not published yet start over too
+            lf.delete(staging_folder(plan, table))
+        console.info(f"{table.unique_id}: full refresh: dropped the Delta table, the landing "
+                     "folder and the publisher state", table=table.unique_id)
+        return
+    metadata_path = lf.join(table.landing_path, mirroring.METADATA_FILE)
+    text = lf.read_text(metadata_path)
+    metadata = (mirroring.parse_metadata_text(text, metadata_path) if text is not None
+                else mirroring.parse_metadata(table.metadata, metadata_path))
+    processed = lf.join(table.landing_path, mirroring.PROCESSED_FOLDER)
+    names = lf.data_files(table.landing_path) + lf.data_files(processed)
+    sequences = [n for n in map(mirroring.parse_sequence, names) if n is not None]
+    if not metadata.last_update_time_detection and sequences and min(sequences) > 1:
+        raise LandingZoneError(
+            f"can't rebuild {table.unique_id} from its landing folder: it starts at file "
+            f"{min(sequences):020d}, the earlier files were purged from "
+            f"{mirroring.PROCESSED_FOLDER}; the Delta table was left as it is",
+            file=table.landing_path, code="FullRefreshImpossible",
+            hint="have the publisher recreate the folder with a full load (initial data first)")
+    lf.delete(table.delta_path)
+    restored = lf.restore_processed(table.landing_path)
+    console.info(f"{table.unique_id}: full refresh: dropped the Delta table; {restored} processed "
+                 "file(s) put back to be applied again", table=table.unique_id, restored=restored)
+    if metadata.last_update_time_detection:
+        console.warning(
+            f"{table.unique_id}: rebuilt from the files still in the landing folder; files "
+            f"purged from {mirroring.PROCESSED_FOLDER} after the retention are not in it",
+            table=table.unique_id)

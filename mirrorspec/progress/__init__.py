@@ -1,0 +1,4 @@
+"""How far each pipeline got, JVM-free: `mirror` (the engine's exactly-once record in the Delta
+log — txn, userMetadata and state copies — and which landing files each commit applied) and
+`publish` (the publisher's state file and Kafka staging folder). Written by `mirrorspec.spark`,
+read by lint, status, show/history, data tests, reconcile and replay."""

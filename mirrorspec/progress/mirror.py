@@ -1,0 +1,257 @@
+"""A mirrored table's exactly-once progress, read so that it outlives Delta's log cleanup.
+
+Each mirrorspec commit carries the progress twice over: the Delta `txn` action (appId
+`mirrorspec:<schema>.<table>`, version = last file number or batch counter), which Delta keeps in
+every checkpoint, and `userMetadata` (file names, folder token, counters), which lives only in
+the commit's JSON file. Delta deletes JSON commits older than `delta.logRetentionDuration` once a
+checkpoint covers them, and OPTIMIZE, VACUUM or a data fix add commits after ours. So after each
+commit the engine also writes the userMetadata state to `<table>/_mirrorspec/state/<txn>.json`
+(VACUUM never touches folders starting with `_`), and reading the progress is:
+
+1. the newest JSON commit carrying mirrorspec userMetadata (no cleanup reached it yet), else
+2. the state copy whose txn version is the snapshot's `txn` for our appId (read from the latest
+   checkpoint and the JSON commits after it, as the Delta protocol describes: no Spark job).
+
+A snapshot txn without its state copy (a crash between commit and copy, then cleanup) is refused
+rather than guessed: applying a batch twice is the one thing never allowed.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+from dataclasses import dataclass, field
+
+from mirrorspec.errors import LandingZoneError, MirrorspecError
+from mirrorspec import files as fsmod
+
+STATE_KEY = "mirrorspec"
+STATE_FORMAT = 1
+STATE_FOLDER = "_mirrorspec/state"
+KEEP_STATE_COPIES = 500  # older copies are pruned; `history` explains this many batches
+_LOG_FILE = re.compile(r"^\d{20}\.json$")
+# classic, multi-part (.0000000001.0000000003) and V2 (.<uuid>) checkpoint files
+_CHECKPOINT = re.compile(
+    r"^(\d{20})\.checkpoint(\.\d{10}\.\d{10}|\.[0-9a-fA-F-]{36})?\.(parquet|json)$")
+_STATE_FILE = re.compile(r"^(\d{20})\.json$")
+
+
+@dataclass
+class TableState:
+    """What the Delta table says about the table's progress."""
+
+    exists: bool = False
+    meta: dict = field(default_factory=dict)   # userMetadata[STATE_KEY] of our latest commit
+    version: int | None = None                 # Delta version of that commit
+    metrics: dict = field(default_factory=dict)  # its operationMetrics
+    operation: str | None = None
+    timestamp: int | None = None                # its commit time (ms since the epoch)
+    from_copy: bool = False                     # read from the state copy (JSON cleaned up)
+
+
+def txn_version_of(meta: dict) -> int:
+    """The txn version a mirrorspec commit with userMetadata `meta` carried."""
+    if meta.get("mode") == "time":
+        return int(meta.get("batch") or 0)
+    return int(meta.get("sequence") or 0)
+
+
+def read_state(filesystem, delta_path: str, app_id: str | None = None) -> TableState:
+    """The table's latest mirrorspec progress (see the module docstring). Raises
+    LandingZoneError `StateLost` when the snapshot's txn has neither its JSON commit nor its
+    state copy."""
+    log = fsmod.join(delta_path, "_delta_log")
+    entries = filesystem.list(log)
+    commits = sorted((e for e in entries if _LOG_FILE.match(e.name)), key=lambda e: e.name,
+                     reverse=True)
+    state = TableState(exists=bool(commits) or any(".checkpoint" in e.name for e in entries))
+    if not state.exists:
+        return state
+    for version, meta, info in engine_commits(filesystem, delta_path):
+        state.meta = meta
+        state.version = version
+        state.metrics = info.get("operationMetrics") or {}
+        state.operation = info.get("operation")
+        state.timestamp = info.get("timestamp")
+        return state
+    if app_id is None:
+        return state
+    txn = snapshot_txn(filesystem, log, entries, app_id)
+    if txn is None:
+        return state  # never mirrored by us (or only by a version before the txn)
+    copy = read_state_copy(filesystem, delta_path, txn)
+    if copy is None:
+        raise LandingZoneError(
+            f"the Delta log says {app_id} applied up to {txn}, but the commit that says which "
+            f"files that was has been cleaned up and its copy in {STATE_FOLDER} is missing",
+            file=delta_path, code="StateLost",
+            hint="nothing was applied; recreate the table folder (or run --full-refresh) to "
+                 "rebuild the table, since applying files again could double rows")
+    state.meta = copy["meta"]
+    state.version = copy.get("version")
+    state.metrics = copy.get("metrics") or {}
+    state.operation = copy.get("operation")
+    state.timestamp = copy.get("timestamp")
+    state.from_copy = True
+    return state
+
+
+def engine_commits(filesystem, delta_path: str, newest_first: bool = True):
+    """(version, engine state, commitInfo) of each commit of a Delta table that the engine made
+    (its `userMetadata[STATE_KEY]`) whose JSON file is still in `_delta_log` (no Spark job)."""
+    log = fsmod.join(delta_path, "_delta_log")
+    commits = sorted((e for e in filesystem.list(log) if _LOG_FILE.match(e.name)),
+                     key=lambda e: e.name, reverse=newest_first)
+    for entry in commits:
+        try:
+            text = filesystem.read_bytes(entry.path).decode("utf-8")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            if '"commitInfo"' not in line:
+                continue
+            info = json.loads(line).get("commitInfo") or {}
+            try:
+                user = json.loads(info.get("userMetadata") or "null")
+            except ValueError:
+                user = None
+            if isinstance(user, dict) and isinstance(user.get(STATE_KEY), dict):
+                yield int(entry.name.split(".")[0]), user[STATE_KEY], info
+
+
+def log_versions(filesystem, delta_path: str) -> list[int]:
+    """The versions of the commit files in a Delta table's `_delta_log`, oldest first."""
+    log = fsmod.join(delta_path, "_delta_log")
+    return sorted(int(e.name.split(".")[0]) for e in filesystem.list(log)
+                  if _LOG_FILE.match(e.name))
+
+
+# --- the snapshot's txn, as the Delta protocol describes -------------------------------------
+
+def snapshot_txn(filesystem, log: str, entries, app_id: str) -> int | None:
+    """The version of `app_id`'s `txn` action in the table's latest snapshot: from the newest
+    complete checkpoint, then every JSON commit after it."""
+    checkpoints: dict[int, list] = {}
+    for entry in entries:
+        match = _CHECKPOINT.match(entry.name)
+        if match:
+            checkpoints.setdefault(int(match.group(1)), []).append(entry)
+    txn = None
+    start = -1
+    for version in sorted(checkpoints, reverse=True):
+        try:
+            found = [_txn_in_checkpoint(filesystem, e, app_id) for e in checkpoints[version]]
+        except Exception:  # noqa: BLE001 - a partial/corrupt checkpoint: use an older one
+            continue
+        known = [v for v in found if v is not None]
+        txn, start = (max(known) if known else None), version
+        break
+    for entry in sorted((e for e in entries if _LOG_FILE.match(e.name)), key=lambda e: e.name):
+        if int(entry.name.split(".")[0]) <= start:
+            continue
+        for line in filesystem.read_bytes(entry.path).decode("utf-8").splitlines():
+            if '"txn"' not in line:
+                continue
+            action = json.loads(line).get("txn")
+            if isinstance(action, dict) and action.get("appId") == app_id:
+                txn = int(action["version"])
+    return txn
+
+
+def _txn_in_checkpoint(filesystem, entry, app_id: str) -> int | None:
+    if entry.name.endswith(".json"):  # a V2 checkpoint written as JSON
+        data = filesystem.read_bytes(entry.path)
+        rows = [json.loads(line).get("txn") for line in data.decode("utf-8").splitlines()
+                if '"txn"' in line]
+    else:
+        import pyarrow.parquet as pq
+
+        # a local checkpoint is read column-wise in place (only `txn`); a remote one whole
+        source = (fsmod.local_path(entry.path) if isinstance(filesystem, fsmod.LocalFS)
+                  else io.BytesIO(filesystem.read_bytes(entry.path)))
+        parquet = pq.ParquetFile(source)
+        if "txn" not in parquet.schema_arrow.names:
+            return None
+        rows = parquet.read(columns=["txn"]).column("txn").to_pylist()
+    versions = [int(r["version"]) for r in rows if r and r.get("appId") == app_id]
+    return max(versions) if versions else None
+
+
+# --- the state copies -----------------------------------------------------------------------
+
+def state_copy_path(delta_path: str, txn: int) -> str:
+    return fsmod.join(delta_path, STATE_FOLDER, f"{txn:020d}.json")
+
+
+def read_state_copy(filesystem, delta_path: str, txn: int) -> dict | None:
+    """The state copy of txn version `txn`, or None."""
+    path = state_copy_path(delta_path, txn)
+    if not filesystem.exists(path):
+        return None
+    try:
+        copy = json.loads(filesystem.read_bytes(path).decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return copy if isinstance(copy, dict) and isinstance(copy.get("meta"), dict) else None
+
+
+def write_state_copy(filesystem, delta_path: str, state: TableState) -> None:
+    """Keep `state` (a committed mirrorspec commit) where log cleanup can't drop it, and prune
+    copies beyond the newest KEEP_STATE_COPIES."""
+    txn = txn_version_of(state.meta)
+    copy = {"format": STATE_FORMAT, "txn": txn, "version": state.version,
+            "operation": state.operation, "metrics": state.metrics,
+            "timestamp": state.timestamp, "meta": state.meta}
+    filesystem.write_text(state_copy_path(delta_path, txn),
+                          json.dumps(copy, separators=(",", ":"), sort_keys=True))
+    folder = fsmod.join(delta_path, STATE_FOLDER)
+    names = sorted(e.name for e in filesystem.list(folder) if _STATE_FILE.match(e.name))
+    for name in names[:-KEEP_STATE_COPIES]:
+        filesystem.delete(fsmod.join(folder, name))
+
+
+def state_copies(filesystem, delta_path: str) -> list[dict]:
+    """Every kept state copy, oldest first (for `history` once the log is cleaned up)."""
+    folder = fsmod.join(delta_path, STATE_FOLDER)
+    copies = []
+    for entry in sorted(filesystem.list(folder), key=lambda e: e.name):
+        if _STATE_FILE.match(entry.name):
+            copy = read_state_copy(filesystem, delta_path, int(entry.name[:20]))
+            if copy is not None:
+                copies.append(copy)
+    return copies
+
+
+# --- finding a mirrored table (reconcile, replay) -----------------------------------------------
+
+def resolve_table(table: str, warehouse: str | None) -> tuple[str, str]:
+    """(unique id, Delta path) of TABLE: a Delta folder, or schema.table / table (dbo) in the
+    warehouse."""
+    if os.path.isdir(os.path.join(table, "_delta_log")):
+        path = os.path.abspath(table)
+        parts = path.rstrip(os.sep).split(os.sep)
+        return f"{parts[-2]}.{parts[-1]}", path
+    if not warehouse:
+        raise MirrorspecError(f"{table} is not a Delta table folder; pass --warehouse to find "
+                              "schema.table in a warehouse")
+    schema, _, name = table.rpartition(".")
+    schema = schema or "dbo"
+    path = os.path.join(warehouse, schema, name)
+    if not os.path.isdir(os.path.join(path, "_delta_log")):
+        raise MirrorspecError(f"no mirrored table {schema}.{name} in {warehouse}",
+                              hint="run `mirrorspec mirror` first, or check the name")
+    return f"{schema}.{name}", os.path.abspath(path)
+
+
+def table_keys(path: str, key: str | None) -> list[str]:
+    """--key, else the keyColumns the engine recorded when it last committed the table (an
+    empty list for a keyless table: rows are then compared as a multiset)."""
+    if key:
+        return [k.strip() for k in key.split(",") if k.strip()]
+    keys = read_state(fsmod.LocalFS(), path).meta.get("keys")
+    if keys is None:
+        raise MirrorspecError("the table's key columns are not recorded (it was mirrored by an "
+                              "older version)", hint="pass --key col1,col2")
+    return list(keys)

@@ -1,0 +1,827 @@
+"""The mirroring engine: apply a landing zone to Delta tables, exactly once, as Fabric does.
+
+Per table and run: list the folder, pick the pending files (sequence or modification time), read
+them in one DataFrame, stop at the first bad file, fold the good ones into ONE Delta commit (a
+MERGE, or an append for insert-only batches) that also carries the progress (`txn` action plus
+`userMetadata`), then move the processed files to `_ProcessedFiles/` (the last one stays).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import logging
+import re
+import threading
+import time
+import uuid
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from mirrorspec import mirroring
+from mirrorspec.console import Console, NullConsole
+from mirrorspec.errors import LandingZoneError
+from mirrorspec.faults import crash_point
+from mirrorspec.logfile import log_exception
+from mirrorspec.spark.mirror import decompressed, fold, pruning, batch as reader, staged_source
+from mirrorspec.landing import layout as landing
+from mirrorspec import files as fsmod
+from mirrorspec.spark.platform import hadoop_fs
+from mirrorspec.progress.mirror import (STATE_FORMAT, STATE_KEY, TableState,
+                                       read_state, state_copy_path, write_state_copy)
+from mirrorspec.progress.mirror import txn_version_of as progress_txn
+from mirrorspec.spark.platform.session import is_connect, new_session, session_conf
+
+_log = logging.getLogger(__name__)
+
+# Error codes of failures no landing file is proven to cause (docs/operations.md): the message
+# says so and names the log file; `BadFile` and the other file codes mean the file is bad.
+NOT_FILE_CODES = ("EngineError", "WarehouseError", "StorageError", "ConcurrentWriter")
+NOT_THE_FILE = "not a problem with the landing files (nothing of this batch was applied)"
+
+_CONFLICT_WORDS = ("Concurrent", "ProtocolChanged", "MetadataChanged", "DeltaConcurrent")
+_ATTEMPTS = 4
+# Characters Delta refuses in column names unless the table maps columns by name.
+_DELTA_NAME_CHARS = re.compile(r"[ ,;{}()\n\t=]")
+_COLUMN_MAPPING_DEFAULT = "spark.databricks.delta.properties.defaults.columnMapping.mode"
+_DELETION_VECTORS_DEFAULT = "spark.databricks.delta.properties.defaults.enableDeletionVectors"
+DELETION_VECTORS_PROPERTY = "delta.enableDeletionVectors"
+
+
+@dataclass(frozen=True)
+class MirrorOptions:
+    """How a pass runs."""
+
+    threads: int = 2                 # tables processed concurrently
+    strict: bool = False             # report a __rowMarker__ that isn't the last column
+    retention_days: float = mirroring.PROCESSED_RETENTION_DAYS  # _ProcessedFiles purge
+    select: tuple[str, ...] = ()     # unique ids / globs like "sales.*" / names; empty = all
+    move_processed: bool = True
+
+
+@dataclass(frozen=True)
+class MirrorTarget:
+    """A landing-zone table and the Delta table it is mirrored into."""
+
+    unique_id: str          # "<warehouse schema>.<table>"
+    schema: str | None      # landing schema folder name without ".schema", None at root
+    name: str
+    landing_path: str       # the table's landing folder (path or URI)
+    delta_path: str         # WAREHOUSE/<schema or dbo>/<table>
+    deletion_vectors: bool | None = None  # the plan's switch; None: the session's default
+
+
+@dataclass
+class TableOutcome:
+    """What a pass did to one table."""
+
+    unique_id: str
+    schema: str | None
+    name: str
+    status: str = "Replicating"   # Replicating, NotStarted, Failed, Dropped, Waiting
+    files_applied: list[str] = field(default_factory=list)
+    rows_inserted: int = 0
+    rows_updated: int = 0
+    rows_deleted: int = 0
+    processed_rows: int = 0       # cumulative across runs
+    processed_bytes: int = 0      # cumulative
+    error: dict | None = None     # {"errorCode", "message", "file", "row"}
+    awaiting: str | None = None   # gap: the 20-digit name awaited
+    delta_version: int | None = None
+    seconds: float = 0.0
+    landing_path: str = ""        # the table's landing folder
+    delta_path: str = ""          # the Delta table's folder
+    warnings: list[str] = field(default_factory=list)  # what was ignored, once each
+
+
+@dataclass
+class MirrorResult:
+    """Outcomes of a pass, one per table."""
+
+    tables: list[TableOutcome]
+
+    @property
+    def failed(self) -> bool:
+        return any(t.status == "Failed" for t in self.tables)
+
+
+# --- discovery --------------------------------------------------------------------------------
+
+def discover_targets(landing_zone: str, warehouse: str, spark=None) -> list[MirrorTarget]:
+    """The tables of a landing zone, each with the Delta path it is mirrored into."""
+    landing_zone, warehouse = fsmod.normalize(landing_zone), fsmod.normalize(warehouse)
+    filesystem = hadoop_fs.filesystem_for(landing_zone, spark)
+    return [_target(t.schema, t.name, t.path, warehouse)
+            for t in landing.discover(filesystem, landing_zone)]
+
+
+def _target(schema: str | None, name: str, landing_path: str, warehouse: str) -> MirrorTarget:
+    wschema = mirroring.warehouse_schema(schema)
+    return MirrorTarget(f"{wschema}.{name}", schema, name, landing_path,
+                        fsmod.join(warehouse, wschema, name))
+
+
+def _absolute(target: MirrorTarget) -> MirrorTarget:
+    """The target with both paths in their one absolute form (see `fs.normalize`)."""
+    return replace(target, landing_path=fsmod.normalize(target.landing_path),
+                   delta_path=fsmod.normalize(target.delta_path))
+
+
+def selected(target: MirrorTarget, patterns: tuple[str, ...]) -> bool:
+    """Whether a table matches `--select` (unique ids, names or globs; empty selects all)."""
+    if not patterns:
+        return True
+    names = [target.unique_id.lower(), target.name.lower()]
+    if target.schema:
+        names.append(f"{target.schema}.{target.name}".lower())
+    return any(fnmatch.fnmatchcase(n, p.lower()) for p in patterns for n in names)
+
+
+_SHOWN: "weakref.WeakKeyDictionary[Console, set[str]]" = weakref.WeakKeyDictionary()
+_SHOWN_LOCK = threading.Lock()
+
+
+def warn_once(console: Console, message: str, **fields) -> None:
+    """Show a warning about the landing zone once per console (a --watch run shows it once,
+    not every pass)."""
+    with _SHOWN_LOCK:
+        shown = _SHOWN.setdefault(console, set())
+        if message in shown:
+            return
+        shown.add(message)
+    console.warning(message, **fields)
+
+
+# --- one table ----------------------------------------------------------------------------------
+
+class _Conflict(Exception):
+    """Another writer committed first: re-read the table's state and try again."""
+
+
+class _UnreadableFile(Exception):
+    """The commit failed reading one of the batch's files (a codec Spark lacks, a corrupt
+    page the row checks didn't touch): `bad` names it; the files before it can be applied."""
+
+    def __init__(self, bad: tuple):
+        super().__init__(bad[2])
+        self.bad = bad
+
+
+class _TableRun:
+    """One table in one pass."""
+
+    def __init__(self, spark, target: MirrorTarget, options: MirrorOptions, console: Console,
+                 landing_zone: str | None):
+        self.spark = spark
+        self.target = target
+        self.options = options
+        self.console = console
+        if landing_zone is None:  # the folder's parent (and the schema folder's parent)
+            depth = 2 if target.schema else 1
+            landing_zone = target.landing_path.rstrip("/").rsplit("/", depth)[0]
+        self.landing_zone = fsmod.normalize(landing_zone)
+        self.lfs = hadoop_fs.filesystem_for(target.landing_path, spark)
+        self.wfs = hadoop_fs.filesystem_for(target.delta_path, spark)
+        self.outcome = TableOutcome(target.unique_id, target.schema, target.name,
+                                    landing_path=target.landing_path,
+                                    delta_path=target.delta_path)
+        self.app_id = mirroring.mirror_id(target.schema, target.name)
+
+    # -- entry point
+    def run(self) -> TableOutcome:
+        started = time.monotonic()
+        try:
+            self._run()
+        except LandingZoneError as exc:
+            self._fail(exc.code, exc.message + (f" ({exc.hint})" if exc.hint else ""),
+                       exc.file, exc.row)
+        except Exception as exc:  # noqa: BLE001 - one table's failure never stops another
+            self._fail_not_the_file(exc)
+        self.outcome.seconds = time.monotonic() - started
+        return self.outcome
+
+    def _warn(self, warnings) -> None:
+        """Show each warning once per table and pass, and keep it for tables.json."""
+        for warning in warnings:
+            if warning not in self.outcome.warnings:
+                self.outcome.warnings.append(warning)
+                warn_once(self.console, warning, table=self.target.unique_id)
+
+    def _fail(self, code: str, message: str, file: str | None, row: int | None) -> None:
+        self.outcome.status = "Failed"
+        where = (f"{file}" + (f": row {row}" if row else "") + ": ") if file else ""
+        self.outcome.error = {"errorCode": code, "message": where + message, "file": file,
+                              "row": row}
+        self.console.error(f"{self.target.unique_id}: {where}{message}",
+                           table=self.target.unique_id, file=file, row=row, code=code)
+
+    def _fail_not_the_file(self, exc: BaseException) -> None:
+        """A failure no landing file is proven to cause: its own code, the log file named, and
+        the traceback kept there rather than on screen."""
+        code = error_code_of(exc, self.target.delta_path)
+        log = log_exception(f"{self.target.unique_id}: {code}", exc)
+        what = {"WarehouseError": "I/O error on the warehouse",
+                "StorageError": "I/O error"}.get(code, "Spark/Delta error")
+        self._fail(code, f"{what}: {_short(exc)}; {NOT_THE_FILE}; details in {log}", None, None)
+
+    def _refuse_links_outside(self) -> None:
+        """Nothing is read, moved, written or deleted outside the landing zone and warehouse
+        roots through a symlink: the table folder, its entries (`_metadata.json`, data files,
+        `_ProcessedFiles`) and the Delta folder must all resolve inside them."""
+        target = self.target
+        warehouse = target.delta_path.rstrip("/").rsplit("/", 2)[0]
+        checks = [(target.landing_path, self.landing_zone, "landing zone"),
+                  (target.delta_path, warehouse, "warehouse")]
+        if not fsmod.is_remote(target.landing_path) and \
+                fsmod.outside_root(target.landing_path, self.landing_zone) is None:
+            checks += [(e.path, self.landing_zone, "landing zone")
+                       for e in self.lfs.list(target.landing_path)]
+        for path, root, what in checks:
+            real = fsmod.outside_root(path, root)
+            if real is not None:
+                raise LandingZoneError(
+                    f"a symlink leads to {real}, outside the {what} {root}; mirrorspec never "
+                    "reads, moves, writes or deletes through such a link", file=path,
+                    code="LinkOutsideRoot",
+                    hint="replace the link with the folder or file itself; other tables go on")
+
+    def _run(self) -> None:
+        self._refuse_links_outside()
+        metadata = landing.read_metadata(self.lfs, self.target.landing_path)
+        self._warn(metadata.warnings)
+        if not metadata.present:
+            self._warn([f"{self.target.landing_path}: no _metadata.json; the table is "
+                        "insert-only and keyless"])
+        for attempt in range(_ATTEMPTS):
+            try:
+                self._attempt(metadata)
+                return
+            except _Conflict as exc:
+                if attempt == _ATTEMPTS - 1:
+                    raise LandingZoneError(
+                        f"gave up after {_ATTEMPTS} conflicting commits by another writer "
+                        f"({exc}); {NOT_THE_FILE}", code="ConcurrentWriter",
+                        hint="run again; nothing was applied twice") from exc
+                self.console.info(f"{self.target.unique_id}: another writer committed first; "
+                                  "re-reading the table", table=self.target.unique_id)
+
+    # -- one try: read state, pick files, commit, move
+    def _attempt(self, metadata: mirroring.TableMetadata) -> None:
+        target = self.target
+        state = read_state(self.wfs, target.delta_path, self.app_id)
+        if state.meta and not state.from_copy and not self.wfs.exists(
+                state_copy_path(target.delta_path, progress_txn(state.meta))):
+            write_state_copy(self.wfs, target.delta_path, state)  # a crash came before it
+        listing = landing.list_folder(self.lfs, target.landing_path, metadata)
+        crash_point("after_listing", target.unique_id)
+        state = self._handle_recreated(state, listing, metadata)
+        folder_id = listing.folder_id or self._write_folder_id()
+        meta = state.meta
+        self.outcome.processed_rows = int(meta.get("processed_rows", 0))
+        self.outcome.processed_bytes = int(meta.get("processed_bytes", 0))
+        self.outcome.delta_version = state.version
+        if metadata.last_update_time_detection:
+            done = set(meta.get("files", [])) | set(meta.get("carry", []))
+            pending = landing.pending_by_time(listing, done)
+            last_applied = meta["files"][-1] if meta.get("files") else None
+        else:
+            pending = landing.pending_by_sequence(listing, int(meta.get("sequence") or 0))
+            last_applied = (pending.applied_present[-1].name if pending.applied_present
+                            else None)
+        self.outcome.awaiting = pending.awaiting
+        self._warn(listing.warnings)  # after picking: that adds the names outside the sequence
+        if not pending.files:
+            self._move([f for f in pending.applied_present if f.name != last_applied])
+            self._finish_status(None, pending)
+            if not state.exists and self.outcome.status == "Replicating":
+                self.outcome.status = "NotStarted"  # Fabric's word: nothing has landed yet
+            return
+        self.console.info(f"{target.unique_id}: {len(pending.files)} file(s) pending",
+                          table=target.unique_id, files=len(pending.files))
+        schemas, union, bad = self._check_files(pending.files, metadata, state)
+        self._unless_moved_away(bad, pending.files)
+        applied: list[landing.LandingFile] = []
+        if schemas:
+            with decompressed.readable(self.lfs, self.wfs, target.delta_path, schemas):
+                bad, applied = self._apply(schemas, union, bad, metadata, state, meta, folder_id,
+                                           pending)
+        to_move = list(pending.applied_present) + applied
+        keep = applied[-1].name if applied else last_applied
+        self._move([f for f in to_move if f.name != keep])
+        self._finish_status(bad, pending, pending.files)
+
+    def _apply(self, schemas, union, bad, metadata, state, meta, folder_id, pending):
+        """Validate the files' rows and commit those before the first bad one: (bad, applied)."""
+        # Not persisted: caching the change set for the validation job measured slower than
+        # reading the files twice (docs/performance.md).
+        changes = reader.read_changes(self._session(), schemas, union, metadata)
+        stats, data_bad = self._validate(changes, schemas, metadata)
+        self._unless_moved_away(data_bad, pending.files)
+        if data_bad is not None:
+            bad = data_bad
+        cutoff = bad[0] if bad else len(schemas)
+        applied = [s.file for s in schemas[:cutoff]]
+        try:
+            if applied:
+                self._commit(changes, cutoff, applied, stats, union, metadata, state, meta,
+                             folder_id, pending)
+        except _UnreadableFile as exc:  # found only when the commit read it: stop there
+            bad, applied = exc.bad, applied[:exc.bad[0]]
+            if applied:
+                self._commit(changes, exc.bad[0], applied, stats, union, metadata, state,
+                             meta, folder_id, pending)
+        return bad, applied
+
+    def _unless_moved_away(self, bad, files) -> None:
+        """A pending file that vanished since the listing was moved by another `mirror` process
+        that applied it: re-read the table instead of failing it."""
+        if bad is not None and not self.lfs.exists(files[bad[0]].path):
+            raise _Conflict(f"{files[bad[0]].name} was moved away by another process")
+
+    def _finish_status(self, bad, pending: landing.Pending, files=None) -> None:
+        self._purge()
+        if bad is not None:
+            order, row, message, code = bad
+            self._fail(code, message, files[order].path, row)
+        elif pending.awaiting:
+            self.outcome.status = "Waiting"
+            self.console.warning(f"{self.target.unique_id}: waiting for {pending.awaiting} "
+                                 "(a gap in the file sequence blocks later files)",
+                                 table=self.target.unique_id, awaiting=pending.awaiting)
+        else:
+            self.outcome.status = "Replicating"
+
+    # -- table identity
+    def _handle_recreated(self, state: TableState, listing: landing.FolderListing,
+                          metadata: mirroring.TableMetadata) -> TableState:
+        if not state.exists or not state.meta:
+            return state
+        recorded = state.meta.get("folder_id")
+        reason = None
+        if recorded and listing.folder_id != recorded:
+            reason = "the table folder was recreated (its identity changed)"
+        elif not metadata.last_update_time_detection and state.meta.get("sequence"):
+            sequences = [f.sequence for f in listing.files if f.sequence is not None]
+            if sequences and max(sequences) < int(state.meta["sequence"]):
+                reason = "its file sequence restarted below what was applied"
+        if reason is None:
+            return state
+        self.console.warning(f"{self.target.unique_id}: {reason}; dropping the Delta table and "
+                             "rebuilding it from the folder's files", table=self.target.unique_id)
+        self.wfs.delete(self.target.delta_path)
+        _forget_delta_logs(self.spark)
+        return TableState()
+
+    def _write_folder_id(self) -> str:
+        path = fsmod.join(self.target.landing_path, landing.FOLDER_ID_FILE)
+        token = uuid.uuid4().hex
+        if self.lfs.create_exclusive(path, token + "\n"):
+            return token
+        return self.lfs.read_bytes(path).decode().strip()  # another process created it first
+
+    # -- files → schemas, stopping at the first bad one
+    def _check_files(self, files, metadata, state: TableState):
+        union: list[T.StructField] = []
+        self._table_columns: set[str] = set()
+        if state.exists:
+            union = list(self._session().read.format("delta").load(
+                self.target.delta_path).schema.fields)
+            self._table_columns = {f.name.lower() for f in union}
+        schemas: list[reader.FileSchema] = []
+        for order, file in enumerate(files):
+            if file.size == 0:
+                return schemas, union, (order, None, "zero-byte file (a file must hold at least "
+                                        "its Parquet footer or header row); re-write it under "
+                                        "the same name", "BadFile")
+            try:
+                schema = reader.file_schema(self._session(), self.lfs, file, metadata)
+            except LandingZoneError as exc:
+                return schemas, union, (order, exc.row, exc.message, exc.code)
+            trial = list(union)
+            reason = reader.check_schema(schema, trial, metadata.key_columns, self.options.strict)
+            if reason:
+                code = "ColumnTypeChanged" if "changed type" in reason else "BadFile"
+                return schemas, union, (order, None, reason, code)
+            union = trial
+            schemas.append(schema)
+        union = [T.StructField(f.name, T.StringType(), True) if isinstance(f.dataType, T.NullType)
+                 else f for f in union]
+        return schemas, union, None
+
+    # -- rows per file, the first bad row of each file, keyed-row counts: one Spark job, unless
+    # pyarrow proves local Parquet files clean from their marker and key columns alone
+    def _validate(self, changes, schemas, metadata):
+        proven = reader.clean_parquet_stats(schemas, metadata)
+        if proven is not None:
+            return proven, None
+        keyed = sorted(int(m) for m in mirroring.KEYED_MARKERS)
+        try:
+            rows = changes.groupBy(reader.FILE_ORDER).agg(
+                F.count(F.lit(1)).alias("rows"),
+                F.min(reader.ROW_ORDER).alias("first"),
+                F.min(F.when(F.col(reader.PROBLEM).isNotNull(),
+                             F.struct(F.col(reader.ROW_ORDER).alias("row"),
+                                      F.col(reader.PROBLEM).alias("problem")))).alias("bad"),
+                F.sum(F.when(F.col(reader.MARKER).isin(keyed), 1).otherwise(0)).alias("keyed"),
+            ).collect()
+        except Exception:
+            self._unless_batch_moved_away([s.file for s in schemas])
+            bad = self._unreadable_file(changes, [s.file for s in schemas])
+            if bad is None:
+                raise
+            return {}, bad
+        stats = {int(r[reader.FILE_ORDER]): r for r in rows}
+        for order in range(len(schemas)):
+            row = stats.get(order)
+            if row is not None and row["bad"] is not None:
+                number = int(row["bad"]["row"]) - int(row["first"]) + 1
+                code = "BadRowMarker" if "__rowMarker__ '" in row["bad"]["problem"] else "BadFile"
+                return stats, (order, number, row["bad"]["problem"], code)
+        return stats, None
+
+    def _unreadable_file(self, changes, files) -> tuple | None:
+        """The first of the batch's `files` Spark fails to read in full on its own (every
+        column, so no data page is skipped), as a `BadFile` with that read's own error; None
+        when each reads fine, so the failure was not the files' (a file gone meanwhile was
+        moved by another process: re-read the table)."""
+        every_column = F.xxhash64(*[reader.col(c) for c in changes.columns])
+        for order in range(len(files)):
+            try:
+                # max, not sum: a sum of 64-bit hashes overflows under ANSI mode (Spark 4's
+                # default), which made every good file look unreadable
+                (changes.filter(F.col(reader.FILE_ORDER) == order)
+                 .agg(F.max(every_column)).collect())
+            except Exception as exc:  # noqa: BLE001 - any read error marks this file as the bad one
+                self._unless_batch_moved_away(files)
+                return (order, None, f"unreadable file: {_short(exc)}", "BadFile")
+        return None
+
+    def _unless_batch_moved_away(self, files) -> None:
+        """Raise `_Conflict` when one of `files` is gone: another `mirror` process applied and
+        moved it since this one listed the folder, so the failure says nothing about it."""
+        for file in files:
+            if not self.lfs.exists(file.path):
+                raise _Conflict(f"{file.name} was moved away by another process")
+
+    # -- the one commit
+    def _commit(self, changes, cutoff, applied, stats, union, metadata, state, meta, folder_id,
+                pending) -> None:
+        target = self.target
+        columns = [f.name for f in union]
+        keys = list(metadata.key_columns)
+        rows_read = sum(int(stats[o]["rows"]) for o in range(cutoff) if o in stats)
+        keyed_rows = sum(int(stats[o]["keyed"] or 0) for o in range(cutoff) if o in stats)
+        size = sum(f.size for f in applied)
+        if metadata.last_update_time_detection:
+            txn_version = int(meta.get("batch", 0)) + 1
+        else:
+            txn_version = int(applied[-1].sequence)
+        attempt = uuid.uuid4().hex
+        new_meta = {
+            "format": STATE_FORMAT,
+            "table": target.unique_id,
+            "mode": "time" if metadata.last_update_time_detection else "sequence",
+            "files": [f.name for f in applied],
+            "carry": [f.name for f in pending.applied_present],
+            "sequence": applied[-1].sequence,
+            "keys": list(metadata.key_columns),
+            "batch": int(meta.get("batch", 0)) + 1,
+            "watermark": [applied[-1].mtime, applied[-1].name],
+            "folder_id": folder_id,
+            "landing_zone": self.landing_zone,
+            "landing_path": fsmod.normalize(target.landing_path),
+            "rows": rows_read,
+            "bytes": size,
+            "processed_rows": int(meta.get("processed_rows", 0)) + rows_read,
+            "processed_bytes": int(meta.get("processed_bytes", 0)) + size,
+            "attempt": attempt,
+        }
+        user_metadata = json.dumps({STATE_KEY: new_meta}, separators=(",", ":"))
+        session = self._session()
+        batch = changes.filter(F.col(reader.FILE_ORDER) < cutoff).drop(reader.PROBLEM)
+        new_columns = [f for f in union if f.name.lower() not in self._table_columns]
+        self.console.info(f"{target.unique_id}: applying {len(applied)} file(s), "
+                          f"{rows_read} change row(s)", table=target.unique_id,
+                          files=len(applied), rows=rows_read)
+        try:
+            if any(_DELTA_NAME_CHARS.search(f.name) for f in new_columns):
+                self._keep_column_names(session, state.exists)
+            if target.deletion_vectors is not None:
+                self._switch_deletion_vectors(session, state.exists, target.deletion_vectors)
+            if state.exists and keyed_rows and new_columns:
+                added = ", ".join(f"{fold._q(f.name)} {f.dataType.simpleString()}"
+                                  for f in new_columns)
+                session.sql(f"ALTER TABLE delta.{fold._q(target.delta_path)} "
+                            f"ADD COLUMNS ({added})")
+            crash_point("before_commit", target.unique_id)
+            if not keyed_rows or not state.exists:
+                if keyed_rows:
+                    data = fold.rows_for_empty_table(fold.fold_changes(batch, columns, keys),
+                                                     columns)
+                else:
+                    data = batch.select(*[reader.col(c) for c in columns])
+                if not state.exists:
+                    # rows that went through the fold were shuffled by key hash: never in order
+                    in_order = not keyed_rows and pruning.in_key_order(
+                        applied, metadata.key_columns, union)
+                    data = pruning.initial_layout(data, metadata.key_columns, size, in_order)
+                (data.write.format("delta").mode("append")
+                 .option("txnAppId", self.app_id).option("txnVersion", txn_version)
+                 .option("userMetadata", user_metadata)
+                 .option("mergeSchema", "true")
+                 .save(target.delta_path))
+            else:
+                conf = {"spark.databricks.delta.write.txnAppId": self.app_id,
+                        "spark.databricks.delta.write.txnVersion": str(txn_version),
+                        "spark.databricks.delta.commitInfo.userMetadata": user_metadata}
+                bounds = pruning.key_range(applied, metadata.key_columns, union)
+                source = fold.fold_changes(batch, columns, keys)
+                staged = staged_source.stage(session, self.wfs, target.delta_path, source,
+                                             f"{txn_version:020d}-{attempt}")
+                if staged is not None:
+                    conf.update(staged.conf)
+                    source = staged.frame
+                try:
+                    with session_conf(session, conf):
+                        fold.run_merge(session, target.delta_path, source, columns, keys,
+                                       prune=bounds.condition() if bounds else None)
+                finally:
+                    staged_source.remove(self.wfs, staged)
+                staged_source.remove_stale(self.wfs, target.delta_path)
+        except Exception as exc:
+            self._unless_batch_moved_away(applied)
+            if any(word in f"{type(exc).__name__} {exc}" for word in _CONFLICT_WORDS):
+                raise _Conflict(_short(exc)) from None
+            bad = self._unreadable_file(batch, applied)
+            if bad is not None:
+                raise _UnreadableFile(bad) from None
+            raise
+        crash_point("after_commit", target.unique_id)
+        after = read_state(self.wfs, target.delta_path, self.app_id)
+        if after.meta.get("attempt") != attempt:
+            raise _Conflict(f"txn version {txn_version} of {self.app_id} was committed by "
+                            "another writer")
+        write_state_copy(self.wfs, target.delta_path, after)
+        metrics = after.metrics
+        if after.operation == "MERGE":
+            self.outcome.rows_inserted = int(metrics.get("numTargetRowsInserted", 0))
+            self.outcome.rows_updated = int(metrics.get("numTargetRowsUpdated", 0))
+            self.outcome.rows_deleted = int(metrics.get("numTargetRowsDeleted", 0))
+        else:
+            self.outcome.rows_inserted = int(metrics.get("numOutputRows", 0))
+        self.outcome.files_applied = [f.name for f in applied]
+        self.outcome.delta_version = after.version
+        self.outcome.processed_rows = new_meta["processed_rows"]
+        self.outcome.processed_bytes = new_meta["processed_bytes"]
+        self.console.info(
+            f"{target.unique_id}: committed version {after.version}: "
+            f"+{self.outcome.rows_inserted} inserted, {self.outcome.rows_updated} updated, "
+            f"{self.outcome.rows_deleted} deleted", table=target.unique_id,
+            version=after.version)
+
+    def _keep_column_names(self, session, exists: bool) -> None:
+        """Column names with a space or one of `,;{}()=` (which producers of SQL Server tables
+        write) are stored through Delta's column mapping, switched on for this table only."""
+        if not exists:
+            session.conf.set(_COLUMN_MAPPING_DEFAULT, "name")
+            return
+        table = f"delta.{fold._q(self.target.delta_path)}"
+        mode = session.sql(f"SHOW TBLPROPERTIES {table} ('delta.columnMapping.mode')").first()
+        if mode is None or str(mode["value"]).lower() != "name":
+            session.sql(f"ALTER TABLE {table} SET TBLPROPERTIES "
+                        "('delta.columnMapping.mode' = 'name')")
+
+    def _switch_deletion_vectors(self, session, exists: bool, enabled: bool) -> None:
+        """The table's `deletion_vectors:` switch: the session default when this commit creates
+        the table, else the table property when it differs (existing vectors stay until
+        `mirrorspec maintain` purges them)."""
+        value = "true" if enabled else "false"
+        if not exists:
+            session.conf.set(_DELETION_VECTORS_DEFAULT, value)
+            return
+        set_deletion_vectors(session, self.target.delta_path, enabled)
+
+    # -- files after the commit
+    def _move(self, files) -> None:
+        if not self.options.move_processed or not files:
+            return
+        processed = fsmod.join(self.target.landing_path, mirroring.PROCESSED_FOLDER)
+        # Recorded before the moves: the purge deletes only names the engine moved itself.
+        self.lfs.append_lines(self._ledger(), [f.name for f in files])
+        for index, file in enumerate(files):
+            try:
+                self.lfs.rename(file.path, fsmod.join(processed, file.name))
+            except OSError:
+                if self.lfs.exists(file.path):
+                    raise
+                continue  # another process moved it already
+            if index == 0:
+                crash_point("during_moves", self.target.unique_id)
+
+    def _ledger(self) -> str:
+        return fsmod.join(self.target.landing_path, mirroring.PROCESSED_LEDGER_FILE)
+
+    def _purge(self) -> None:
+        """Delete from `_ProcessedFiles` the files past the retention that the engine moved
+        there itself (names in its ledger); never another entry, never through a link."""
+        if not self.options.move_processed or not self.lfs.exists(self._ledger()):
+            return
+        recorded = {n for n in self.lfs.read_text(self._ledger()).splitlines() if n}
+        processed = fsmod.join(self.target.landing_path, mirroring.PROCESSED_FOLDER)
+        limit = time.time() - self.options.retention_days * 86400
+        present = set()
+        for entry in self.lfs.list(processed):
+            if entry.name not in recorded or not self.lfs.is_plain_file(entry.path):
+                continue
+            if entry.mtime < limit:
+                self.lfs.delete(entry.path)
+            else:
+                present.add(entry.name)
+        pending = {f.name for f in self.lfs.list(self.target.landing_path)}
+        keep = recorded & (present | pending)  # a name moved back (full refresh) stays known
+        if keep != recorded:
+            self.lfs.write_text(self._ledger(), "".join(f"{n}\n" for n in sorted(keep)))
+
+    def _session(self):
+        if not hasattr(self, "_own_session"):
+            # Each table gets its own session: the txn/userMetadata confs of one table's commit
+            # must never leak into another's running concurrently.
+            self._own_session = new_session(self.spark)
+            # Delimited files may declare any Java charset (windows-1252, …); Spark 4 only
+            # accepts a short list unless this is on.
+            self._own_session.conf.set("spark.sql.legacy.javaCharsets", "true")
+            # Producers (pandas/pyarrow) write TIMESTAMP(NANOS); reader.py converts the longs.
+            self._own_session.conf.set("spark.sql.legacy.parquet.nanosAsLong", "true")
+        _activate(self._own_session)
+        return self._own_session
+
+
+def set_deletion_vectors(session, delta_path: str, enabled: bool) -> bool:
+    """Set `delta.enableDeletionVectors` on an existing table when it differs; True if it did."""
+    table = f"delta.{fold._q(delta_path)}"
+    value = "true" if enabled else "false"
+    row = session.sql(f"SHOW TBLPROPERTIES {table} ('{DELETION_VECTORS_PROPERTY}')").first()
+    if row is not None and str(row["value"]).lower() == value:
+        return False
+    session.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('{DELETION_VECTORS_PROPERTY}' = '{value}')")
+    return True
+
+
+def _forget_delta_logs(spark) -> None:
+    """Drop Delta's cached logs after deleting a table folder, so a table re-created at the same
+    path isn't read through a stale snapshot."""
+    if is_connect(spark):
+        return  # the server's JVM owns the cache; a Connect client can't reach it
+    # Private API: Delta has no public call that drops its DeltaLog cache (DeltaTable has none,
+    # and spark.catalog.clearCache() leaves it alone).
+    try:
+        spark._jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()
+    except Exception as exc:  # noqa: BLE001 - py4j raises several types; a stale read is the cost
+        _log.warning("could not clear Delta's log cache (%s): a table re-created at the same "
+                     "path may be read through its old log", exc)
+
+
+def _activate(session) -> None:
+    """Make `session` the active one of this thread's JVM side (Delta reads conf from it)."""
+    if is_connect(session):
+        return  # no JVM here; Connect sessions are separate anyway
+    # Private API: PySpark can read the JVM's active session but has no public call that sets it
+    # for the current thread (SparkSession.builder.getOrCreate() would return the default one).
+    try:
+        session._jvm.org.apache.spark.sql.SparkSession.setActiveSession(session._jsparkSession)
+    except Exception as exc:  # noqa: BLE001 - py4j raises several types
+        _log.warning("could not make the mirror session active on the JVM side (%s): Delta may "
+                     "read the default session's conf", exc)
+
+
+def error_code_of(exc: BaseException, warehouse_path: str) -> str:
+    """The error code of a failure that is not a landing file's: `WarehouseError` for an I/O
+    error on a path under `warehouse_path`, `StorageError` for another I/O error, else
+    `EngineError` (Spark or Delta failed)."""
+    if isinstance(exc, OSError):
+        name = fsmod.normalize(str(exc.filename)) if exc.filename else ""
+        return "WarehouseError" if name.startswith(fsmod.normalize(warehouse_path)) \
+            else "StorageError"
+    return "EngineError"
+
+
+def _short(exc: BaseException) -> str:
+    java = getattr(exc, "java_exception", None)
+    if java is not None:  # Py4JJavaError: the Java message says what went wrong
+        try:
+            cause = java
+            while cause.getCause() is not None:
+                cause = cause.getCause()
+            exc = RuntimeError(str(cause.toString()))
+        except Exception:  # noqa: BLE001, S110 - a dead gateway: the Python message is kept
+            pass
+    text = str(exc).strip().splitlines()
+    first = text[0] if text else type(exc).__name__
+    return first[:500]
+
+
+# --- passes -------------------------------------------------------------------------------------
+
+def mirror_tables(spark, targets: list[MirrorTarget], warehouse: str,
+                  options: MirrorOptions = MirrorOptions(), console: Console | None = None,
+                  landing_zone: str | None = None,
+                  stop: threading.Event | None = None, skip=None) -> MirrorResult:
+    """Mirror `targets` concurrently (`options.threads`); one table's failure never stops
+    another. Tables not started when `stop` is set are left for the next pass, and so are
+    those `skip(target)` is true for (`--watch` backing off a failed table)."""
+    console = console or NullConsole()
+    chosen = [_absolute(t) for t in targets if selected(t, options.select)]
+    if skip is not None:
+        chosen = [t for t in chosen if not skip(t)]
+
+    def work(target: MirrorTarget) -> TableOutcome | None:
+        if stop is not None and stop.is_set():
+            return None
+        return _TableRun(spark, target, options, console, landing_zone).run()
+
+    if options.threads <= 1 or len(chosen) <= 1:
+        outcomes = [work(t) for t in chosen]
+    else:
+        with ThreadPoolExecutor(max_workers=options.threads,
+                                thread_name_prefix="mirror") as pool:
+            outcomes = list(pool.map(work, chosen))
+    return MirrorResult([o for o in outcomes if o is not None])
+
+
+def drop_deleted_tables(spark, landing_zone: str, warehouse: str, present: set[str],
+                        options: MirrorOptions, console: Console) -> list[TableOutcome]:
+    """Drop the Delta tables this landing zone mirrored whose folder is gone."""
+    warehouse = fsmod.normalize(warehouse)
+    wfs = hadoop_fs.filesystem_for(warehouse, spark)
+    root = fsmod.normalize(landing_zone)
+    outcomes = []
+    for schema_entry in wfs.list(warehouse):
+        if not schema_entry.is_dir or schema_entry.name.startswith(("_", ".")):
+            continue
+        for table_entry in wfs.list(schema_entry.path):
+            if not table_entry.is_dir:
+                continue
+            unique_id = f"{schema_entry.name}.{table_entry.name}"
+            if unique_id in present:
+                continue
+            schema = None if schema_entry.name == mirroring.DEFAULT_SCHEMA else schema_entry.name
+            target = MirrorTarget(unique_id, schema, table_entry.name, "", table_entry.path)
+            if not selected(target, options.select):
+                continue
+            try:
+                state = read_state(wfs, table_entry.path,
+                                   mirroring.mirror_id(schema, table_entry.name))
+            except LandingZoneError:
+                continue  # its progress is unreadable: never drop what we can't prove is ours
+            if not state.exists or state.meta.get("landing_zone") != root:
+                continue  # not mirrored from this landing zone: never ours to drop
+            wfs.delete(table_entry.path)
+            _forget_delta_logs(spark)
+            outcome = TableOutcome(unique_id, schema, table_entry.name, status="Dropped")
+            console.warning(f"{unique_id}: its landing folder was deleted; Delta table dropped",
+                            table=unique_id)
+            outcomes.append(outcome)
+    return outcomes
+
+
+def mirror_landing_zone(spark, landing_zone: str, warehouse: str,
+                        options: MirrorOptions = MirrorOptions(), console: Console | None = None,
+                        stop: threading.Event | None = None, skip=None) -> MirrorResult:
+    """One pass: discover tables, drop those whose folder was deleted, mirror the rest, write
+    WAREHOUSE/replicator.json and WAREHOUSE/tables.json."""
+    from mirrorspec.status import write_status
+
+    console = console or NullConsole()
+    landing_zone, warehouse = fsmod.normalize(landing_zone), fsmod.normalize(warehouse)
+    lfs = hadoop_fs.filesystem_for(landing_zone, spark)
+    if not lfs.is_dir(landing_zone):
+        raise LandingZoneError("the landing zone folder does not exist", file=landing_zone,
+                               code="LandingZoneNotFound",
+                               hint="check --landing-zone; nothing was dropped or applied")
+    try:
+        events = landing.read_partner_events(lfs, landing_zone)
+        if events:
+            source = (events.get("sourceInfo") or {}) if isinstance(events.get("sourceInfo"),
+                                                                    dict) else {}
+            console.info(f"partner: {events.get('partnerName')}, source: "
+                         f"{source.get('sourceType')} {source.get('sourceVersion') or ''}".rstrip(),
+                         partner=events.get("partnerName"), source=source.get("sourceType"))
+    except LandingZoneError as exc:
+        console.warning(exc.render())
+    targets = discover_targets(landing_zone, warehouse, spark)
+    for warning in landing.hidden_folders(lfs, landing_zone):
+        warn_once(console, warning)
+    console.info(f"{len(targets)} table(s) in {landing_zone}", tables=len(targets))
+    dropped = drop_deleted_tables(spark, landing_zone, warehouse,
+                                  {t.unique_id for t in targets}, options, console)
+    result = mirror_tables(spark, targets, warehouse, options, console,
+                           landing_zone=landing_zone, stop=stop, skip=skip)
+    result.tables = dropped + result.tables
+    wfs = hadoop_fs.filesystem_for(warehouse, spark)
+    wfs.mkdirs(warehouse)
+    write_status(warehouse, result.tables, files=wfs)
+    return result

@@ -1,0 +1,371 @@
+"""The SparkSession: local[*] by default, master/remote and conf from the plan or flags.
+
+Three ways to get Spark, all from the same profile output (`spark: {master, remote, conf}`):
+
+- classic, in-process driver: `master` is `local[*]`, `spark://host:port`, `yarn`, `k8s://…`;
+  Delta's jars are added from the offline cache (`spark.jars`), which Spark ships to executors.
+- inside a driver someone else started (spark-submit, a Fabric/Databricks/EMR job, a notebook):
+  the running session is reused (Spark's getOrCreate) and spark-submit's master is kept.
+- Spark Connect: `remote: sc://host:port`; the server owns the JVM, its jars and static conf, so
+  only runtime conf (`spark.sql.*`, Delta session defaults) can be set from here, and the server
+  must have been started with Delta Lake (checked, with a message saying how).
+
+The conf key `mirrorspec.delta.jars` (never passed to Spark) says where Delta's jars come from:
+`cache` (default: the offline cache, else Maven via spark.jars.packages), `packages` (always
+spark.jars.packages) or `provided` (the platform already has Delta: add nothing; the default
+under spark-submit, whose --jars/--packages stay in charge).
+`mirrorspec.extra.jars` (also never passed to Spark) names optional jar sets of the offline cache
+to add, comma-separated (`s3`: hadoop-aws and its AWS SDK bundle); a set not cached is an error
+that says how to fetch it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import sys
+from typing import Any, Mapping
+
+from pyspark.sql import SparkSession
+
+from mirrorspec.errors import MirrorspecError, SetupError
+from mirrorspec.logfile import log_folder
+from mirrorspec.plan import Plan, resolve_secrets
+from mirrorspec.spark.platform import cds, jars
+
+# Defaults for a laptop; any of them can be overridden by the profile's `spark.conf`.
+DEFAULT_CONF: dict[str, str] = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+    "spark.databricks.delta.properties.defaults.enableDeletionVectors": "true",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "8",
+    "spark.sql.adaptive.enabled": "true",
+    "spark.driver.memory": "4g",
+    "spark.sql.sources.parallelPartitionDiscovery.threshold": "1000000",
+    # Delta's VACUUM lists a table's files in this many tasks (Spark's default 10,000): on a
+    # laptop that is 20-40 s of empty tasks per VACUUM (`maintain`); 8 takes 2.8-4.6 s. A
+    # cluster vacuuming tables of many files can raise it in the profile.
+    "spark.sql.sources.parallelPartitionDiscovery.parallelism": "8",
+    # Delta rebuilds a table's state from its log with this many tasks (default 50): for the
+    # small commits of a mirror pass, many tiny tasks cost more than the data (8 → 2 took
+    # ~0.3 s off a warm 1k-change pass, performance.md); a log of many files wants more.
+    "spark.databricks.delta.snapshotPartitions": "2",
+    # MERGE materialises its source (the folded batch); on disk only by default. Memory first
+    # (spilling to disk when it doesn't fit) measured 6% faster at 1M changes (performance.md).
+    "spark.databricks.delta.merge.materializeSource.rddStorageLevel": "MEMORY_AND_DISK",
+}
+
+DELTA_JARS_KEY = "mirrorspec.delta.jars"
+DELTA_JARS_MODES = ("cache", "packages", "provided")
+EXTRA_JARS_KEY = "mirrorspec.extra.jars"
+DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
+
+# Runtime settings a Connect client may set on its server session (the rest of DEFAULT_CONF is
+# the server's business: heap, UI, jars and SQL extensions are fixed when the server starts).
+_CONNECT_DEFAULTS = (
+    "spark.databricks.delta.properties.defaults.enableDeletionVectors",
+    "spark.sql.session.timeZone",
+    "spark.sql.shuffle.partitions",
+    "spark.sql.adaptive.enabled",
+    "spark.databricks.delta.merge.materializeSource.rddStorageLevel",
+)
+
+# The conf each remote session was built with, by session id, so new_session() can repeat it.
+_REMOTE_SESSIONS: dict[str, tuple[str, dict[str, str]]] = {}
+# Connect sessions to close before the interpreter tears down: a gRPC channel closed from a
+# finalizer during shutdown can hang the process for minutes.
+_OPEN_REMOTE: list[Any] = []
+
+
+def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | None = None,
+                  remote: str | None = None, app_name: str = "mirrorspec") -> SparkSession:
+    """Get or create the process's SparkSession with Delta Lake configured.
+
+    Delta's jars come from the cache `make` filled (offline); without it, from Maven through
+    `spark.jars.packages` (needs the network once). With `remote` (sc://…) a Spark Connect
+    session is returned instead; raises MirrorspecError when the server can't be used.
+    """
+    submitted = _inside_spark_submit()
+    # Under spark-submit, its --jars/--packages stay in charge unless the profile says otherwise.
+    user_conf, jars_mode, extra_jars = _split_conf(conf, "provided" if submitted else "cache")
+    if remote:
+        return _connect_session(remote, user_conf, app_name)
+    merged = _merged_conf(user_conf, jars_mode, extra_jars, master or "local[*]")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName(app_name)
+    if not submitted:
+        builder = builder.master(master or "local[*]")
+        from pyspark import SparkContext
+
+        if SparkContext._gateway is None:  # this process starts the JVM: map the archive
+            cds.add_archive(merged)
+    for key, value in merged.items():
+        builder = builder.config(key, value)
+    with _jvm_output_to_log():
+        session = builder.getOrCreate()
+    session.sparkContext.setLogLevel(os.environ.get("MIRRORSPEC_SPARK_LOG_LEVEL", "ERROR"))
+    return session
+
+
+def _split_conf(conf: Mapping[str, str] | None, default_mode: str
+                ) -> tuple[dict[str, str], str, list[str]]:
+    """Spark's conf apart from mirrorspec's own keys: (conf, Delta jars mode, extra jar sets)."""
+    user_conf = {k: str(v) for k, v in (conf or {}).items()}
+    jars_mode = user_conf.pop(DELTA_JARS_KEY, default_mode).strip().lower()
+    if jars_mode not in DELTA_JARS_MODES:
+        raise MirrorspecError(
+            f"spark.conf {DELTA_JARS_KEY}: {jars_mode!r} is not one of {', '.join(DELTA_JARS_MODES)}",
+            hint="cache: mirrorspec's offline jars; packages: fetch from Maven; "
+                 "provided: the Spark platform already has Delta Lake")
+    extra_jars = [n.strip() for n in user_conf.pop(EXTRA_JARS_KEY, "").split(",") if n.strip()]
+    return user_conf, jars_mode, extra_jars
+
+
+def _merged_conf(user_conf: dict[str, str], jars_mode: str, extra_jars: list[str],
+                 master: str) -> dict[str, str]:
+    merged = dict(DEFAULT_CONF)
+    merged.update(user_conf)
+    _add_delta_jars(merged, jars_mode)
+    for name in extra_jars:
+        _add_extra_jars(merged, name, master)
+    return merged
+
+
+def driver_conf(conf: Mapping[str, str] | None = None, master: str = "local[*]") -> dict[str, str]:
+    """The conf `build_session(master, conf)` starts a local driver JVM with (jars included)."""
+    return _merged_conf(*_split_conf(conf, "cache"), master)
+
+
+_JVM_LOG: list[str] = []  # the file this process's JVM writes its stdout/stderr to
+
+
+def jvm_log_path() -> str | None:
+    """Where the JVM this process started writes its own output (None: no JVM started here)."""
+    return _JVM_LOG[0] if _JVM_LOG else None
+
+
+@contextlib.contextmanager
+def _jvm_output_to_log():
+    """Start the JVM (pyspark's spark-submit child inherits this process's stdout and stderr)
+    with both pointing at a log file, so its start-up notices, log4j lines and Java stack traces
+    never reach the user; mirrorspec's own output is restored right after.
+
+    MIRRORSPEC_LOG_DIR (default: the temp folder) holds `mirrorspec-spark-<pid>.log`;
+    MIRRORSPEC_SPARK_OUTPUT=console leaves the JVM on the terminal."""
+    from pyspark import SparkContext
+
+    if SparkContext._gateway is not None or \
+            os.environ.get("MIRRORSPEC_SPARK_OUTPUT", "").lower() == "console":
+        yield  # the JVM runs already: its output goes where it went
+        return
+    path = os.path.join(log_folder(), f"mirrorspec-spark-{os.getpid()}.log")
+    log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, log):
+            os.close(fd)
+    _JVM_LOG[:] = [path]
+
+
+def is_connect(spark: Any) -> bool:
+    """True for a Spark Connect session (no JVM in this process)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def require_classic(spark: Any, what: str) -> None:
+    """Raise a clear MirrorspecError when `what` needs the JVM but `spark` is a Connect session."""
+    if is_connect(spark):
+        raise MirrorspecError(
+            f"{what} needs direct access to the Spark driver's JVM, which Spark Connect "
+            "(spark.remote: sc://…) does not give",
+            hint="use a profile output with spark.master (local[*], spark://…, yarn) for this, "
+                 "or run mirrorspec on the cluster's driver")
+
+
+def new_session(spark: Any) -> Any:
+    """An isolated session (own SQL conf, temp views) on the same Spark: classic or Connect."""
+    if not is_connect(spark):
+        return spark.newSession()
+    url, conf = _REMOTE_SESSIONS.get(spark.session_id, (None, {}))
+    if url is None:
+        raise MirrorspecError("this Spark Connect session was not built by mirrorspec, so a "
+                              "second session on the same server can't be opened")
+    session = _remote_create(url)
+    _apply_runtime_conf(session, conf)
+    _REMOTE_SESSIONS[session.session_id] = (url, conf)
+    return session
+
+
+@contextlib.contextmanager
+def session_conf(session: Any, conf: Mapping[str, str]):
+    """Run a block with `conf` set on `session`, then put back what each key was before (a value
+    the profile set stays the profile's)."""
+    before = {key: session.conf.get(key, None) for key in conf}
+    for key, value in conf.items():
+        session.conf.set(key, value)
+    try:
+        yield session
+    finally:
+        for key, value in before.items():
+            if value is None:
+                session.conf.unset(key)
+            else:
+                session.conf.set(key, value)
+
+
+def _remote_create(url: str, app_name: str | None = None) -> Any:
+    builder = SparkSession.builder.remote(url)
+    if app_name:
+        builder = builder.appName(app_name)
+    session = builder.create()
+    if not _OPEN_REMOTE:
+        atexit.register(_close_remote_sessions)
+    _OPEN_REMOTE.append(session)
+    return session
+
+
+def _close_remote_sessions() -> None:
+    while _OPEN_REMOTE:
+        session = _OPEN_REMOTE.pop()
+        try:
+            session.stop()
+        except Exception:  # noqa: BLE001, S110 - the server may be gone already; nothing to release
+            pass
+
+
+def _add_delta_jars(merged: dict[str, str], mode: str) -> None:
+    if mode == "provided":
+        return
+    cached = jars.cached_jars() if mode == "cache" else None
+    if cached:
+        _append(merged, "spark.jars", ",".join(str(p) for p in cached))
+    else:
+        _append(merged, "spark.jars.packages", jars.delta_artifacts()[0])
+    # Spark's Kafka connector (source.kafka) rides along when the cache has it.
+    kafka = jars.cached_kafka_jars() if mode == "cache" else None
+    if kafka:
+        _append(merged, "spark.jars", ",".join(str(p) for p in kafka))
+
+
+def _add_extra_jars(merged: dict[str, str], name: str, master: str) -> None:
+    try:
+        cached = jars.cached_extra_jars(name)
+    except SetupError as exc:
+        raise MirrorspecError(f"spark.conf {EXTRA_JARS_KEY}: {exc.message}") from None
+    if not cached:
+        raise MirrorspecError(f"spark.conf {EXTRA_JARS_KEY}: the {name!r} jars are not cached",
+                              hint=f"fetch them once: python -m mirrorspec.spark.platform.jars {name}")
+    paths = [str(p) for p in cached]
+    if master.startswith("local"):
+        # one JVM: on the class path from the start, so the (large) jars are not copied around
+        existing = merged.get("spark.driver.extraClassPath")
+        merged["spark.driver.extraClassPath"] = os.pathsep.join(([existing] if existing else [])
+                                                                + paths)
+    else:
+        _append(merged, "spark.jars", ",".join(paths))
+
+
+def _append(conf: dict[str, str], key: str, value: str) -> None:
+    existing = conf.get(key)
+    conf[key] = f"{existing},{value}" if existing else value
+
+
+def _inside_spark_submit() -> bool:
+    """True when spark-submit (or a managed job) started this Python: its master is kept."""
+    return bool(os.environ.get("PYSPARK_GATEWAY_PORT")) and SparkSession.getActiveSession() is None
+
+
+def _apply_runtime_conf(session: Any, conf: Mapping[str, str]) -> None:
+    """Set each key on a running session; a key only settable at start-up is a clear error."""
+    for key, value in conf.items():
+        try:
+            session.conf.set(key, value)
+        except Exception as exc:
+            text = str(exc)
+            if "CANNOT_MODIFY" not in text and "Cannot modify" not in text:
+                raise
+            where = ("the Spark Connect server" if is_connect(session)
+                     else "the Spark driver that was already running")
+            raise MirrorspecError(
+                f"spark.conf {key} can only be set when Spark starts, and {where} has started "
+                "without it",
+                hint="set it where that Spark is started (spark-submit --conf, the server's "
+                     "command line, the cluster's configuration) and remove it from the profile"
+            ) from None
+
+
+def _connect_session(remote: str, conf: dict[str, str], app_name: str) -> Any:
+    """A Spark Connect session on `remote`, checked for Delta Lake."""
+    try:
+        import pyspark.sql.connect.session  # noqa: F401 - fails without the Connect extras
+    except ImportError as exc:
+        raise MirrorspecError(
+            f"spark.remote {remote} needs pyspark's Spark Connect client, which is not "
+            f"installed ({exc.name or exc})",
+            hint="pip install 'pyspark[connect]' (grpcio, grpcio-status, "
+                 "googleapis-common-protos, zstandard) into mirrorspec's environment") from None
+    runtime = {k: DEFAULT_CONF[k] for k in _CONNECT_DEFAULTS}
+    runtime.update(conf)
+    _check_reachable(remote)
+    try:
+        session = _remote_create(remote, app_name)
+        extensions = session.conf.get("spark.sql.extensions", "") or ""
+    except MirrorspecError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - gRPC/connection errors come in many types
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise MirrorspecError(
+            f"cannot reach the Spark Connect server at {remote}: {first}",
+            hint="start the server (see docs/deploy.md) or fix spark.remote in profiles.yml"
+        ) from None
+    if DELTA_EXTENSION not in extensions:
+        raise MirrorspecError(
+            f"the Spark Connect server at {remote} was started without Delta Lake "
+            f"(spark.sql.extensions is {extensions or 'unset'!r})",
+            hint="start it with --jars/--packages io.delta:" + jars.delta_artifacts()[0].split(":", 1)[1]
+                 + f" --conf spark.sql.extensions={DELTA_EXTENSION} --conf "
+                 "spark.sql.catalog.spark_catalog=org.apache.spark.sql.delta.catalog.DeltaCatalog"
+                 " (docs/deploy.md)")
+    _apply_runtime_conf(session, runtime)
+    _REMOTE_SESSIONS[session.session_id] = (remote, runtime)
+    return session
+
+
+def _check_reachable(remote: str, timeout: float = 10.0) -> None:
+    """Fail fast when nothing listens at sc://host:port (the gRPC client would retry for minutes)."""
+    import socket
+    from urllib.parse import urlparse
+
+    if not remote.startswith("sc://"):
+        raise MirrorspecError(f"spark.remote {remote!r} is not a Spark Connect URL",
+                              hint="write it as sc://host:port (port 15002 by default)")
+    parsed = urlparse("http://" + remote[len("sc://"):].split("/", 1)[0])
+    host, port = parsed.hostname or "localhost", parsed.port or 15002
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as exc:
+        raise MirrorspecError(
+            f"cannot reach the Spark Connect server at {remote}: {host}:{port}: "
+            f"{exc.strerror or exc}",
+            hint="start the server (see docs/deploy.md) or fix spark.remote in profiles.yml"
+        ) from None
+
+
+def start_session(plan: Plan):
+    """The SparkSession the plan asks for (secrets in master/remote/conf resolved now)."""
+    spec = plan.spark
+    return build_session(resolve_secrets(spec.master), resolve_secrets(dict(spec.conf)),
+                         resolve_secrets(spec.remote) if spec.remote else None)

@@ -1,0 +1,25 @@
+"""Spark readers of the source feed formats, one module per format, in one explicit registry.
+
+A reader subclasses its pure format (`mirrorspec.sources.<format>`) and adds `read`, which turns
+feed files into a DataFrame of canonical changes (see `mirrorspec.sources.base`).
+"""
+
+from __future__ import annotations
+
+from mirrorspec.sources import load_registered
+from mirrorspec.sources.base import SourceReader
+
+# type name → "module:ClassName" (the same keys as mirrorspec.sources.REGISTRY; a test checks).
+READERS: dict[str, str] = {
+    "qlik_replicate": "mirrorspec.spark.publish.feeds.qlik:QlikReplicateReader",
+    "arcion": "mirrorspec.spark.publish.feeds.arcion:ArcionReader",
+    "debezium": "mirrorspec.spark.publish.feeds.debezium:DebeziumReader",
+    "aws_dms": "mirrorspec.spark.publish.feeds.aws_dms:AwsDmsReader",
+    "csv": "mirrorspec.spark.publish.feeds.extract:CsvExtractReader",
+    "parquet": "mirrorspec.spark.publish.feeds.extract:ParquetExtractReader",
+}
+
+
+def get_reader(source_type: str) -> SourceReader:
+    """The Spark reader registered for `source_type` (KeyError if none)."""
+    return load_registered(READERS, source_type)

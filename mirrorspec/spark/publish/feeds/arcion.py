@@ -1,0 +1,36 @@
+"""Spark reader of Arcion CSV/JSON files (the parser is `mirrorspec.sources.arcion`)."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from pyspark.sql import functions as F
+
+from mirrorspec.errors import SourceError
+from mirrorspec.sources.arcion import ArcionFormat, parse_task
+from mirrorspec.sources.base import ERROR_COLUMN, PAIR_COLUMN, ReadResult
+from mirrorspec.spark.publish.feeds.base import change_schema, map_tasks
+
+
+class ArcionReader(ArcionFormat):
+    """`source.type: arcion`."""
+
+    def read(self, spark: Any, table: Any, files: Sequence[str], state: dict[str, Any]) -> ReadResult:
+        """Parse `files` into canonical changes."""
+        columns, keys, tasks = self.plan_tasks(table, files, state)
+        schema = change_schema(columns, [("file", "int"), ("line", "bigint"), ("sub", "int")],
+                               [(PAIR_COLUMN, "string"), (ERROR_COLUMN, "string")])
+        if not tasks:
+            parsed = spark.createDataFrame([], schema)
+        else:
+            parsed = map_tasks(spark, tasks, parse_task, schema).persist()
+        error = (parsed.where(F.col(ERROR_COLUMN).isNotNull())
+                 .orderBy("_source_file", "_source_line").limit(1).collect())
+        if error:
+            parsed.unpersist()
+            row = error[0]
+            message, _, hint = row[ERROR_COLUMN].partition("\n  hint: ")
+            raise SourceError(message, file=row["_source_file"], line=row["_source_line"],
+                              hint=hint or None)
+        return ReadResult(changes=parsed.drop(ERROR_COLUMN), files=tuple(sorted(files)),
+                          info={"cached": [parsed], "persisted": True, "key_columns": keys})

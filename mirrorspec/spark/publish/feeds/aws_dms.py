@@ -1,0 +1,119 @@
+"""Spark reader of AWS DMS S3 target files (the CSV parser is `mirrorspec.sources.aws_dms`)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Sequence
+
+from pyspark.sql import functions as F
+
+from mirrorspec.errors import SourceError
+from mirrorspec.mirroring import spark_type_for
+from mirrorspec.sources.aws_dms import (DMS_ORDER_FIELDS, OP_CODES, OP_COLUMN_NAME, AwsDmsFormat,
+                                        DmsOptions, file_format, parse_csv, parse_options)
+from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE, ReadResult
+from mirrorspec.sources.debezium import TableShape, table_shape
+from mirrorspec.spark.publish.feeds.base import read_text_changes
+
+
+class AwsDmsReader(AwsDmsFormat):
+    """`aws_dms`: AWS DMS S3 target CSV and Parquet files."""
+
+    def read(self, spark: Any, table: Any, files: Sequence[str], state: dict[str, Any]
+             ) -> ReadResult:
+        """Canonical changes of `files`; raises SourceError naming file and row on bad input."""
+        opts = parse_options(table.source.options)
+        shape = table_shape(table, opts.key_columns)
+        csv_files = [f for f in files if file_format(f, opts) == "csv"]
+        parquet_files = [f for f in files if file_format(f, opts) == "parquet"]
+
+        def parse(text: str, file: str):
+            return parse_csv(text, file, shape, opts)
+
+        frames, info = [], {}
+        if csv_files or not parquet_files:
+            frame, info = read_text_changes(spark, csv_files, shape, parse, DMS_ORDER_FIELDS)
+            frames.append(frame)
+        if parquet_files:
+            frames.append(read_parquet_changes(spark, parquet_files, shape, opts))
+            info = {"cached": info.get("cached", [])}  # the union itself is not persisted
+        changes = frames[0]
+        for frame in frames[1:]:
+            changes = changes.unionByName(frame)
+        if shape.key_columns and not table.key_columns:
+            info["key_columns"] = list(shape.key_columns)
+        return ReadResult(changes=changes, files=tuple(files), info=info)
+
+
+def read_parquet_changes(spark: Any, files: Sequence[str], shape: TableShape, options: DmsOptions):
+    """Canonical changes of DMS Parquet files (columns matched by name, case-insensitively)."""
+
+
+    raw = spark.read.option("mergeSchema", "true").parquet(*files)
+    by_lower = {name.lower(): name for name in raw.columns}
+    op_name = by_lower.get(OP_COLUMN_NAME.lower())
+    op_text = F.upper(F.trim(F.col(op_name))) if op_name else F.lit(None).cast("string")
+    ts_name = by_lower.get(options.timestamp_column.lower()) if options.timestamp_column else None
+    if options.timestamp_column and ts_name is None:
+        raise SourceError(f"no Parquet file has the timestamp column "
+                          f"{options.timestamp_column!r}", file=files[0],
+                          hint="set timestamp_column to DMS's TimestampColumnName, or remove it")
+    # A column a file lacks (added to the source table later) reads as NULL.
+    selected = raw.select(
+        *[(F.col(by_lower[name.lower()]) if name.lower() in by_lower else F.lit(None))
+          .cast(spark_type_for(data_type)).alias(name) for name, data_type in shape.columns],
+        op_text.alias("_op_text"),
+        (F.col(ts_name).cast("string") if ts_name else F.lit(None).cast("string")).alias("_ts"),
+        _file_name_column(files).alias("_source_file"),
+        (F.col("_metadata.row_index") + 1).cast("bigint").alias("_source_line"))
+    _check_parquet_ops(selected, shape)
+    op = (F.when(F.col("_op_text") == "U", OP_UPDATE).when(F.col("_op_text") == "D", OP_DELETE)
+          .otherwise(OP_INSERT))
+    phase = F.when(_is_load(F.col("_source_file")), 0).otherwise(1)
+    return selected.select(
+        *shape.names,
+        op.cast("int").alias("_op"),
+        F.struct(phase.alias("phase"), F.when(phase == 1, F.col("_ts")).alias("ts"),
+                 F.col("_source_file").alias("file"), F.col("_source_line").alias("line")
+                 ).alias("_order"),
+        F.lit(None).cast("array<string>").alias("_present"),
+        "_source_file", "_source_line")
+
+
+def _check_parquet_ops(selected, shape: TableShape) -> None:
+    """Raise SourceError for the first row with an unknown Op, or a U/D on a keyless table."""
+
+    op = F.col("_op_text")
+    bad = op.isNotNull() & (op != "") & ~op.isin(*OP_CODES)
+    if not shape.key_columns:
+        bad = bad | op.isin("U", "D")
+    first = (selected.where(bad).select("_source_file", "_source_line", "_op_text")
+             .orderBy("_source_file", "_source_line").limit(1).collect())
+    if not first:
+        return
+    row = first[0]
+    if row["_op_text"] in OP_CODES:
+        raise SourceError("update/delete row for a table without key columns",
+                          file=row["_source_file"], line=row["_source_line"],
+                          hint="declare key_columns for the table")
+    raise SourceError(f"unknown DMS operation {row['_op_text']!r} in the Op column",
+                      file=row["_source_file"], line=row["_source_line"],
+                      hint="expected I, U or D")
+
+
+def _file_name_column(files: Sequence[str]):
+    """The caller's spelling of each row's file (Spark reports `file:` URIs), as a Column."""
+
+    names = []
+    for file in files:
+        local = os.path.abspath(file) if "://" not in file else file
+        names += [F.lit(local), F.lit(file)]
+    uri = F.col("_metadata.file_path")
+    plain = F.url_decode(F.regexp_replace(uri, "^file:(//)?", ""))
+    return F.coalesce(F.create_map(*names)[plain], uri)
+
+
+def _is_load(file_name):
+
+    base = F.regexp_extract(file_name, r"([^/]*)$", 1)
+    return F.upper(base).startswith("LOAD")

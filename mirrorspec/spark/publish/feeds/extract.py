@@ -1,0 +1,290 @@
+"""Spark readers of plain extracts (`csv`, `parquet`): the change set between snapshots.
+
+Options, snapshot grouping and schema inference are the pure format in
+`mirrorspec.sources.extract`; this module reads the snapshots with Spark and diffs them.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Sequence
+
+from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructField, StructType, _parse_datatype_string
+
+from mirrorspec.errors import SourceError
+from mirrorspec.mirroring import spark_type_for
+from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE, ReadResult
+from mirrorspec.sources.extract import (STATE_SNAPSHOT, CsvExtractFormat, ExtractOptions,
+                                        ParquetExtractFormat, Snapshot, _exists, feed_root,
+                                        group_snapshots, parse_options, previous_snapshot)
+from mirrorspec.spark.publish.completion import read_mirrored
+
+# --- reading one snapshot -------------------------------------------------------------
+
+def _columns(table: Any) -> list[tuple[str, str]]:
+    columns = [(c.name, c.type or "String") for c in table.columns]
+    if not columns:
+        raise SourceError(f"table {table.unique_id} has no columns",
+                          hint="declare the columns in the YAML")
+    return columns
+
+
+def _keys(table: Any, opts: ExtractOptions, kind: str) -> list[str]:
+    keys = list(table.key_columns or opts.key_columns)
+    if not keys:
+        raise SourceError(f"table {table.unique_id}: a {kind} extract needs key columns to tell "
+                          f"updates and deletes apart",
+                          hint="declare key_columns for the table")
+    return keys
+
+
+def _match_columns(available: Sequence[str], columns: Sequence[tuple[str, str]], file: str,
+                   what: str) -> dict[str, str]:
+    """Table column → the snapshot's column of that name (case-insensitive); all required."""
+    by_lower = {name.lower(): name for name in available}
+    missing = [name for name, _ in columns if name.lower() not in by_lower]
+    if missing:
+        raise SourceError(f"the extract's {what} lacks column(s) {', '.join(missing)}",
+                          file=file,
+                          hint="an extract is a full snapshot: it must carry every column of "
+                               "the table (or fix the column names in the YAML)")
+    return {name: by_lower[name.lower()] for name, _ in columns}
+
+
+def _typed(raw_col, data_type: str, opts: ExtractOptions):
+    """A string Column parsed as `data_type` (NULL where it doesn't parse)."""
+
+
+    if data_type == "ByteArray":
+        return F.try_to_binary(raw_col, F.lit(opts.binary_encoding))
+    if data_type in ("DateTime", "ITime") and opts.timestamp_format:
+        return F.try_to_timestamp(raw_col, F.lit(opts.timestamp_format))
+    if data_type == "IDate" and opts.date_format:
+        return F.try_to_timestamp(raw_col, F.lit(opts.date_format)).cast("date")
+    return raw_col.try_cast(spark_type_for(data_type))
+
+
+def _check_values(df, typed: dict[str, Any], raw: dict[str, Any], file: str) -> None:
+    """Raise SourceError for the first value that doesn't parse as its column's type."""
+
+    checks = [F.when(raw[name].isNotNull() & typed[name].isNull(), F.lit(name))
+              for name in typed]
+    if not checks:
+        return
+    bad = df.select(F.coalesce(*checks).alias("_bad"), *[raw[n].alias(n) for n in raw]) \
+        .where(F.col("_bad").isNotNull()).limit(1).collect()
+    if bad:
+        name = bad[0]["_bad"]
+        raise SourceError(f"column {name!r}: cannot read {bad[0][name]!r} as its type",
+                          file=file, hint="fix the value or the column's type in the YAML")
+
+class CsvExtractReader(CsvExtractFormat):
+    """`csv`: each new CSV extract (file or folder) is a full snapshot of the table."""
+
+    def read(self, spark: Any, table: Any, files: Sequence[str], state: dict[str, Any]
+             ) -> ReadResult:
+        """The change set of each new snapshot against the one before it."""
+        return read_snapshots(self, spark, table, files, state)
+
+    def read_snapshot(self, spark: Any, snapshot: Snapshot, columns, opts: ExtractOptions):
+        """The snapshot's rows, typed as the table's columns."""
+
+        reader = (spark.read.option("sep", opts.delimiter).option("quote", opts.quote)
+                  .option("escape", opts.escape).option("encoding", opts.encoding)
+                  .option("nullValue", opts.null_value).option("multiLine", "true")
+                  .option("mode", "PERMISSIVE"))
+        files = list(snapshot.files)
+        if opts.header:
+            names = reader.option("header", "true").csv(files[:1]).columns
+            mapping = _match_columns(names, columns, snapshot.files[0], "header")
+        else:
+            names = [name for name, _ in columns]
+            mapping = {name: name for name in names}
+        schema = StructType([StructField(n, StringType()) for n in names]
+                            + [StructField("_corrupt_record", StringType())])
+        raw = (reader.option("header", str(opts.header).lower())
+               .option("columnNameOfCorruptRecord", "_corrupt_record")
+               .schema(schema).csv(files)
+               .withColumn("_file", F.col("_metadata.file_path")))
+        # (a data column is selected too: Spark refuses queries of the corrupt column alone)
+        corrupt = raw.where(F.col("_corrupt_record").isNotNull()).select(
+            "_file", "_corrupt_record", F.col(f"`{names[0]}`")).limit(1).collect()
+        if corrupt:
+            record = corrupt[0]["_corrupt_record"]
+            raise SourceError(f"malformed CSV record (expected {len(names)} fields): "
+                              f"{record[:200]!r}", file=_plain_name(corrupt[0]["_file"], files),
+                              hint="check the delimiter, quote and header options")
+        strings = {name: F.col(f"`{mapping[name]}`") for name, _ in columns}
+        typed = {name: _typed(strings[name], data_type, opts) for name, data_type in columns}
+        _check_values(raw, typed, strings, snapshot.name)
+        return raw.select(*[typed[name].alias(name) for name, _ in columns])
+
+class ParquetExtractReader(ParquetExtractFormat):
+    """`parquet`: each new Parquet extract (file or folder of part files) is a full snapshot."""
+
+    def read(self, spark: Any, table: Any, files: Sequence[str], state: dict[str, Any]
+             ) -> ReadResult:
+        """The change set of each new snapshot against the one before it."""
+        return read_snapshots(self, spark, table, files, state)
+
+    def read_snapshot(self, spark: Any, snapshot: Snapshot, columns, opts: ExtractOptions):
+        """The snapshot's rows, typed as the table's columns."""
+
+        raw = spark.read.option("mergeSchema", "true").parquet(*snapshot.files)
+        mapping = _match_columns(raw.columns, columns, snapshot.name, "schema")
+        selected = {name: raw[f"`{mapping[name]}`"] for name, _ in columns}
+        typed = {}
+        for name, data_type in columns:
+            source_type = dict(raw.dtypes)[mapping[name]]
+            target = spark_type_for(data_type)
+            typed[name] = selected[name] if source_type == target else \
+                selected[name].try_cast(target)
+        _check_values(raw, typed, selected, snapshot.name)
+        return raw.select(*[typed[name].alias(name) for name, _ in columns])
+
+def _plain_name(uri: str, files: Sequence[str]) -> str:
+    from urllib.parse import unquote
+
+    plain = unquote(uri[5:] if uri.startswith("file:") else uri)
+    plain = "/" + plain.lstrip("/") if uri.startswith("file:") else plain
+    for file in files:
+        if os.path.abspath(file) == plain or file == uri:
+            return file
+    return plain
+
+# --- the change set -----------------------------------------------------------------------------
+
+def read_snapshots(reader: Any, spark: Any, table: Any, files: Sequence[str],
+                   state: dict[str, Any]) -> ReadResult:
+    """Diff each new snapshot against its predecessor; remember the last one in the state."""
+
+    kind = reader.type_name
+    opts = parse_options(table.source.options, kind)
+    columns = _columns(table)
+    keys = _keys(table, opts, kind)
+    names = [name for name, _ in columns]
+    missing = [k for k in keys if k not in names]
+    if missing:
+        raise SourceError(f"table {table.unique_id}: key column(s) {', '.join(missing)} are "
+                          f"not columns")
+    snapshots = group_snapshots(files, feed_root(table.source.path or ""), opts.snapshot_order)
+    previous, origin = _previous(spark, reader, table, state, columns, opts)
+    frames = []
+    for index, snapshot in enumerate(snapshots):
+        current = reader.read_snapshot(spark, snapshot, columns, opts)
+        _check_keys(current, keys, snapshot, opts)
+        frames.append(diff_snapshots(previous, current, names, keys)
+                      .withColumn("_order", F.struct(F.lit(index).alias("snapshot"),
+                                                     F.lit(snapshot.name).alias("name")))
+                      .withColumn("_source_file", F.lit(snapshot.name))
+                      .withColumn("_source_line", F.lit(0).cast("bigint")))
+        previous = current
+    if frames:
+        changes = frames[0]
+        for frame in frames[1:]:
+            changes = changes.unionByName(frame)
+        new_state = {STATE_SNAPSHOT: list(snapshots[-1].files)}
+    else:
+        changes = _empty_changes(spark, columns)
+        new_state = dict((state or {}).get("reader") or {})
+    info = {"state": new_state, "previous_snapshot": origin,
+            "snapshots": [s.name for s in snapshots]}
+    if not table.key_columns:
+        info["key_columns"] = keys
+    return ReadResult(changes=changes.select(*names, "_op", "_order", "_present", "_source_file",
+                                             "_source_line"),
+                      files=tuple(files), info=info)
+
+
+def _previous(spark: Any, reader: Any, table: Any, state: dict[str, Any], columns, opts):
+    """(previous snapshot rows, where they came from)."""
+    remembered = previous_snapshot(state)
+    if remembered and all(_exists(f) for f in remembered):
+        snapshot = Snapshot(remembered[0] if len(remembered) == 1
+                            else os.path.dirname(remembered[0]), remembered)
+        try:
+            return (reader.read_snapshot(spark, snapshot, columns, opts),
+                    f"extract {snapshot.name}")
+        except SourceError:
+            pass  # e.g. the YAML gained a column the old extract lacks: the mirrored table knows
+
+    mirrored = read_mirrored(spark, table.delta_path)
+    if mirrored is not None:
+
+
+        present = set(mirrored.columns)
+        rows = mirrored.select(*[(F.col(f"`{name}`") if name in present else F.lit(None))
+                                 .cast(spark_type_for(data_type)).alias(name)
+                                 for name, data_type in columns])
+        return rows, f"mirrored table {table.delta_path}"
+    return _empty_rows(spark, columns), "nothing (first snapshot)"
+
+
+def _check_keys(current, keys: Sequence[str], snapshot: Snapshot, opts: ExtractOptions) -> None:
+    """Reject a snapshot with a NULL key, a duplicated key, or no rows (unless allowed)."""
+
+    null_key = F.lit(False)
+    for key in keys:
+        null_key = null_key | F.col(f"`{key}`").isNull()
+    counts = current.agg(F.count(F.lit(1)).alias("rows"),
+                         F.sum(F.when(null_key, 1).otherwise(0)).alias("null_keys")).first()
+    if counts["null_keys"]:
+        raise SourceError(f"{counts['null_keys']} row(s) have a NULL key ({', '.join(keys)})",
+                          file=snapshot.name, hint="every row of an extract needs a key value")
+    if not counts["rows"]:
+        if opts.allow_empty:
+            return
+        raise SourceError("the extract has no rows: publishing it would delete every row",
+                          file=snapshot.name,
+                          hint="set allow_empty: true in source.options if that is intended")
+    dup = current.groupBy(*keys).count().where(F.col("count") > 1).limit(1).collect()
+    if dup:
+        shown = ", ".join(f"{k}={dup[0][k]!r}" for k in keys)
+        raise SourceError(f"key {shown} appears {dup[0]['count']} times in the snapshot",
+                          file=snapshot.name, hint="an extract must hold one row per key")
+
+
+def diff_snapshots(previous, current, names: Sequence[str], keys: Sequence[str]):
+    """Changes turning `previous` into `current`: 0 new keys, 1 changed rows, 2 missing keys.
+
+    Returns the table's columns plus `_op` and `_present` (null: full rows)."""
+
+    values = [n for n in names if n not in keys]
+    old = previous.select(*[F.col(f"`{n}`").alias(f"o_{i}") for i, n in enumerate(names)],
+                          F.lit(True).alias("_in_old"))
+    new = current.select(*[F.col(f"`{n}`").alias(f"n_{i}") for i, n in enumerate(names)],
+                         F.lit(True).alias("_in_new"))
+    index = {n: i for i, n in enumerate(names)}
+    on = [old[f"o_{index[k]}"] == new[f"n_{index[k]}"] for k in keys]
+    joined = old.join(new, on, "full_outer")
+    changed = F.lit(False)
+    for name in values:
+        i = index[name]
+        changed = changed | ~F.col(f"o_{i}").eqNullSafe(F.col(f"n_{i}"))
+    op = (F.when(F.col("_in_old").isNull(), F.lit(OP_INSERT))
+          .when(F.col("_in_new").isNull(), F.lit(OP_DELETE))
+          .when(changed, F.lit(OP_UPDATE)))
+    picked = [F.when(F.col("_in_new").isNull(), F.col(f"o_{i}")).otherwise(F.col(f"n_{i}"))
+              .alias(n) for n, i in index.items()]
+    return (joined.select(*picked, op.alias("_op"))
+            .where(F.col("_op").isNotNull())
+            .withColumn("_op", F.col("_op").cast("int"))
+            .withColumn("_present", F.lit(None).cast("array<string>")))
+
+
+def _empty_rows(spark: Any, columns):
+
+
+    return spark.createDataFrame([], StructType([
+        StructField(name, _parse_datatype_string(spark_type_for(t))) for name, t in columns]))
+
+
+def _empty_changes(spark: Any, columns):
+
+    return (_empty_rows(spark, columns)
+            .withColumn("_op", F.lit(0))
+            .withColumn("_order", F.struct(F.lit(0).alias("snapshot"), F.lit("").alias("name")))
+            .withColumn("_present", F.lit(None).cast("array<string>"))
+            .withColumn("_source_file", F.lit(""))
+            .withColumn("_source_line", F.lit(0).cast("bigint")))

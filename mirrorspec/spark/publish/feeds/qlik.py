@@ -1,0 +1,106 @@
+"""Spark reader of Qlik Replicate JSON messages (the parser is `mirrorspec.sources.qlik`)."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from pyspark.sql import functions as F
+
+from mirrorspec.errors import SourceError
+from mirrorspec.sources.base import ERROR_COLUMN, PAIR_COLUMN, InferredColumn, ReadResult
+from mirrorspec.sources.qlik import QlikReplicateFormat, parse_task
+from mirrorspec.sources.qlik_messages import OUTPUT_EXTRA
+from mirrorspec.spark.publish.feeds.base import change_schema, map_tasks
+from mirrorspec.spark.publish.feeds import qlik_fast
+from mirrorspec.spark.publish.feeds.qlik_fast import MD_COLUMN, SURE_COLUMN, fast_files, parse_lines
+
+
+class QlikReplicateReader(QlikReplicateFormat):
+    """`source.type: qlik_replicate`."""
+
+    def read(self, spark: Any, table: Any, files: Sequence[str], state: dict[str, Any]) -> ReadResult:
+        """Parse `files` into canonical changes, holding back unfinished transactions."""
+        batch = self.plan_tasks(table, files, state)
+        columns, keys, structures, tasks = batch.columns, batch.keys, batch.structures, batch.tasks
+        schema = _schema(columns)
+        cached: list = []
+        jvm_parsed: list[str] = []
+        parsed = _parse(spark, tasks, schema, cached, jvm_parsed)
+        # one pass: errors, and the last event that ends a transaction (in change order)
+        summary = parsed.agg(
+            F.count(F.col(ERROR_COLUMN)).alias("errors"),
+            F.max(F.when(F.col("_txn_last"), F.col("_order"))).alias("last_end")).first()
+        if summary["errors"]:
+            row = (parsed.where(F.col(ERROR_COLUMN).isNotNull())
+                   .orderBy("_source_file", "_source_line").limit(1).collect()[0])
+            for frame in cached:
+                frame.unpersist()
+            message, _, hint = row[ERROR_COLUMN].partition("\n  hint: ")
+            raise SourceError(message, file=row["_source_file"], line=row["_source_line"],
+                              hint=hint or None)
+        # the unfinished tail: transaction events after the last transactionLastEvent=true
+        # (Replicate emits committed transactions whole and in commit order)
+        tail = F.col("_txn").isNotNull() & F.col("_txn_last").isNotNull()
+        if summary["last_end"] is not None:
+            end = F.struct(*[F.lit(v) for v in summary["last_end"]]).cast(
+                parsed.schema["_order"].dataType)
+            tail = tail & (F.col("_order") > end)
+        cutoff = parsed.where(tail).agg(F.min("_order")).first()[0]
+        changes = parsed
+        held: list[str] = []
+        new_state = {"structures": [s.to_dict() for s in structures]}
+        if cutoff is not None:
+            bound = F.struct(*[F.lit(v) for v in cutoff]).cast(parsed.schema["_order"].dataType)
+            held = sorted(r[0] for r in parsed.where(F.col("_order") >= bound)
+                          .select("_source_file").distinct().collect())
+            changes = parsed.where(F.col("_order") < bound)
+            new_state["cutoff"] = list(cutoff)
+        changes = changes.drop(*OUTPUT_EXTRA)
+        consumed = tuple(f for f in sorted(files) if f not in held)
+        return ReadResult(changes=changes, files=consumed, held_back=tuple(held),
+                          info={"state": new_state, "key_columns": keys, "cached": cached,
+                                "persisted": True, "jvm_parsed": jvm_parsed,
+                                "columns": [InferredColumn(c, t) for c, t in columns]})
+
+
+def _parse(spark: Any, tasks: list[dict], schema, cached: list, jvm_parsed: list):
+    """All changes of the batch's tasks, persisted (the frames to unpersist go to `cached`, the
+    files the JVM parsed to `jvm_parsed`):
+    files `fast_files` allows through the JVM path, unless a row of theirs is not provably
+    parsed as the Python parser would; the rest, and those, through the Python parser."""
+    if not tasks:
+        return spark.createDataFrame([], schema)
+    parsed = None
+    slow = tasks
+    fast = fast_files(tasks) if qlik_fast.ENABLED else []
+    if fast:
+        lines = parse_lines(spark, fast, tasks[0]["ctx"], schema)
+        if lines is not None:
+            lines = lines.persist()
+            cached.append(lines)
+            unsure = {r[0] for r in lines.where(~F.col(SURE_COLUMN))
+                      .select("_source_file").distinct().collect()}
+            if None in unsure:
+                unsure = set(fast)
+            taken = [f for f in fast if f not in unsure]
+            jvm_parsed.extend(taken)
+            if not taken:
+                cached.remove(lines)
+                lines.unpersist()
+            else:
+                parsed = (lines.where(F.col("_source_file").isin(taken) & ~F.col(MD_COLUMN))
+                          .drop(SURE_COLUMN, MD_COLUMN))
+            taken_files = set(taken)
+            slow = [t for t in tasks if t["file"] not in taken_files]
+    if slow:
+        python = map_tasks(spark, slow, parse_task, schema).persist()
+        cached.append(python)
+        parsed = python if parsed is None else parsed.unionByName(python)
+    return parsed
+
+
+def _schema(columns: list[tuple[str, str]]):
+    return change_schema(columns, [("seq", "string"), ("file", "string"), ("line", "bigint"),
+                                   ("sub", "int")],
+                         [(PAIR_COLUMN, "string"), ("_txn", "string"), ("_txn_last", "boolean"),
+                          (ERROR_COLUMN, "string")])

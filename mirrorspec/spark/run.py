@@ -1,0 +1,317 @@
+"""`mirrorspec run`: execute a compiled plan — publish feeds into the landing zone, mirror it.
+
+Per selected table, in a thread pool (`threads`): a feed table (steps hold PublishFeed) first
+mirrors what is already pending in its landing folder (the publisher completes partial rows from
+the mirrored table, so it must be current), then publishes the new feed files, then mirrors them;
+a landing_zone table is mirrored. One table's failure never stops another. The engine
+(`mirrorspec.spark.mirror.engine`) and the publisher (`mirrorspec.spark.publish.publisher`) do the work; this
+module orders it, reports progress, and writes `target/run_results.json` and the monitoring JSON.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from mirrorspec.plan import Plan, TablePlan
+from mirrorspec.console import Console, NullConsole
+from mirrorspec.errors import MirrorspecError
+from mirrorspec.run_results import RunResults, StepTiming, TableRunResult, utc_now
+from mirrorspec.selection import select_with_warnings
+from mirrorspec.landing import deploy
+from mirrorspec.landing.processed import LandingFiles
+from mirrorspec.spark.platform import hadoop_fs
+from mirrorspec.spark.platform.session import start_session
+
+
+
+@dataclass
+class _TableJob:
+    table: TablePlan
+    result: TableRunResult
+    outcome: Any = None  # the engine's last TableOutcome, for the monitoring JSON
+    started: float = field(default_factory=time.monotonic)
+
+
+def run_plan(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = (), threads: int = 4,
+             full_refresh: bool = False, publish_only: bool = False, state_path=None,
+             console: Console | None = None, spark=None, target_dir=None,
+             args: dict[str, Any] | None = None, command: str = "run",
+             warmer=None) -> RunResults:
+    """Publish and mirror the selected tables of `plan`; see the module docstring.
+
+    `warmer` (a `warm.SnapshotWarmer`, `run --watch`) gets the tables that committed, so their
+    next snapshot is built while the next pass waits.
+
+    Writes `<target_dir>/run_results.json` when `target_dir` is given, and the monitoring JSON
+    (WAREHOUSE/replicator.json, tables.json) for the mirrored tables. Never raises for a table
+    failure: check `RunResults.failed`.
+    """
+    console = console or NullConsole()
+    started = time.monotonic()
+    results = RunResults(command=command, args=dict(args or {}))
+    tables = select_with_warnings(plan, select, exclude, state_path=state_path, console=console)
+    jobs = [_TableJob(t, TableRunResult(t.unique_id)) for t in tables]
+    if jobs:
+        spark = spark or start_session(plan)
+        files = LandingFiles(hadoop_fs.remote_resolver(spark))
+        deploy.write_partner_events(plan, files, console)
+        for job in jobs:
+            _prepare(plan, job, files, full_refresh, console)
+        progress = RunProgress(console, len(jobs))
+        with progress:
+            with ThreadPoolExecutor(max_workers=max(1, threads),
+                                    thread_name_prefix="mirrorspec-table") as pool:
+                futures = [pool.submit(_run_table, spark, plan, job, files, publish_only,
+                                       console, progress) for job in jobs]
+                for future in futures:
+                    future.result()
+        if not publish_only:
+            _write_status(plan, jobs, files)
+        if warmer is not None:
+            warmer.after_pass(spark, [job.outcome.delta_path for job in jobs
+                                      if job.outcome is not None and job.outcome.files_applied])
+    results.results = [job.result for job in jobs]
+    results.elapsed_time = time.monotonic() - started
+    if target_dir is not None:
+        results.write(target_dir)
+    return results
+
+
+def _write_status(plan: Plan, jobs: list[_TableJob], files: LandingFiles) -> None:
+    """The monitoring JSON: the engine's outcomes, and `Failed` for a table that failed before
+    or outside the engine (its `_metadata.json`, its publish), keeping its cumulative metrics."""
+    from mirrorspec.status import read_status, write_status
+
+    filesystem = files.fs(plan.warehouse)
+    previous = {(e.get("sourceSchemaName"), e.get("sourceTableName")): e
+                for e in read_status(plan.warehouse, filesystem).get("tables", [])}
+    outcomes: list[Any] = []
+    for job in jobs:
+        outcome = job.outcome
+        if job.result.failed and (outcome is None or outcome.status != "Failed"):
+            table = job.table
+            metrics = (previous.get((table.warehouse_schema, table.name)) or {}).get("metrics")
+            metrics = metrics or {}
+            outcome = {"schema": table.warehouse_schema, "name": table.name, "status": "Failed",
+                       "processed_rows": metrics.get("processedRows", 0),
+                       "processed_bytes": metrics.get("processedBytes", 0),
+                       "seconds": job.result.execution_time,
+                       "error": {"errorCode": job.result.error_code or "RunFailed",
+                                 "message": job.result.error}}
+        if outcome is not None:
+            outcomes.append(outcome)
+    if outcomes:
+        write_status(plan.warehouse, outcomes, files=filesystem)
+
+
+# --- preparing the landing zone ----------------------------------------------------------------
+
+def _prepare(plan: Plan, job: _TableJob, files: LandingFiles, full_refresh: bool,
+             console: Console) -> None:
+    """Full refresh (when asked), then the table's `_metadata.json`; failures mark the table."""
+    try:
+        if full_refresh:
+            deploy.full_refresh(plan, job.table, files, console)
+        deploy.deploy_metadata(job.table, files, console)
+    except MirrorspecError as exc:
+        job.result.fail(exc.render(), getattr(exc, "code", None))
+    except OSError as exc:
+        job.result.fail(f"{job.table.unique_id}: {exc}", "IOError")
+
+
+# --- one table -----------------------------------------------------------------------------------
+
+def _run_table(spark, plan: Plan, job: _TableJob, files: LandingFiles, publish_only: bool,
+               console: Console, progress: "RunProgress") -> None:
+    table, result = job.table, job.result
+    if result.failed:  # preparing it failed
+        progress.finished(result)
+        return
+    progress.started(table.unique_id)
+    job.started = time.monotonic()
+    try:
+        feed = table.publishes
+        mirror = table.mirrors and not publish_only
+        if feed and mirror and files.data_files(table.landing_path):
+            _mirror(spark, plan, job, console, "mirror (catch up)")
+        if feed and not result.failed:
+            _publish(spark, plan, job, console)
+        if mirror and not result.failed:
+            _mirror(spark, plan, job, console, "mirror")
+    except MirrorspecError as exc:
+        result.fail(exc.render(), getattr(exc, "code", None))
+    except Exception as exc:  # noqa: BLE001 - one table's crash must not stop the others
+        result.fail(f"{type(exc).__name__}: {exc}", "InternalError")
+    result.execution_time = time.monotonic() - job.started
+    progress.finished(result)
+
+
+def _timed(job: _TableJob, name: str):
+    class _Timer:
+        def __enter__(self):
+            self.t0, self.at = time.monotonic(), utc_now()
+            return self
+
+        def __exit__(self, *exc):
+            job.result.timing.append(StepTiming(name, self.at, utc_now(),
+                                                time.monotonic() - self.t0))
+            return False
+    return _Timer()
+
+
+def _publish(spark, plan: Plan, job: _TableJob, console: Console) -> None:
+    from mirrorspec.spark.publish.publisher import publish_table
+
+    with _timed(job, "publish"):
+        published = publish_table(spark, job.table, plan, console)
+    result = job.result
+    result.files_published.extend(published.files_written)
+    result.rows_published += int(published.rows or 0)
+    result.held_back.extend(published.held_back or [])
+    if published.status == "Failed":
+        error = published.error or {}
+        result.fail(_error_text(error) or "publishing failed", error.get("errorCode"))
+
+
+def _mirror(spark, plan: Plan, job: _TableJob, console: Console, step: str) -> None:
+    from mirrorspec.spark.mirror.engine import MirrorOptions, mirror_tables
+
+    table, result = job.table, job.result
+    with _timed(job, step):
+        mirrored = mirror_tables(spark, [mirror_target(table)], plan.warehouse,
+                                 MirrorOptions(threads=1), console,
+                                 landing_zone=plan.landing_zone)
+    outcome = mirrored.tables[0]
+    job.outcome = outcome
+    result.mirror_status = outcome.status
+    result.files_applied.extend(outcome.files_applied)
+    result.rows_inserted += int(outcome.rows_inserted or 0)
+    result.rows_updated += int(outcome.rows_updated or 0)
+    result.rows_deleted += int(outcome.rows_deleted or 0)
+    result.delta_version = outcome.delta_version
+    result.awaiting = outcome.awaiting
+    result.warnings.extend(w for w in outcome.warnings if w not in result.warnings)
+    if outcome.status == "Failed":
+        error = outcome.error or {}
+        result.fail(_error_text(error) or "mirroring failed", error.get("errorCode"))
+    elif outcome.status == "Waiting" and result.status == "success":
+        result.status = "waiting"
+    elif outcome.status == "NotStarted" and result.status == "success":
+        result.status = "not_started"
+
+
+def mirror_target(table: TablePlan):
+    """The engine's MirrorTarget for a planned table."""
+    from mirrorspec.spark.mirror.engine import MirrorTarget
+
+    return MirrorTarget(table.unique_id, table.schema, table.name, table.landing_path,
+                        table.delta_path, table.deletion_vectors)
+
+
+def _error_text(error: dict) -> str:
+    message = str(error.get("message") or "")
+    file = error.get("file")
+    if file and str(file) not in message:
+        where = f"{file}" + (f", row {error['row']}" if error.get("row") is not None else "")
+        message = f"{where}: {message}" if message else where
+    return message
+
+
+# --- progress ------------------------------------------------------------------------------------
+
+class RunProgress:
+    """Tables done / running / failed and rows/s: a rich progress bar for people, events for JSON.
+
+    One line per finished table in both modes (dbt style), so logs keep the story.
+    """
+
+    def __init__(self, console: Console, total: int):
+        self.console = console
+        self.total = total
+        self.done = 0
+        self.failed = 0
+        self.running: set[str] = set()
+        self.rows = 0
+        self.t0 = time.monotonic()
+        self.lock = threading.Lock()
+        self._progress = None
+        self._task = None
+        self._progress = console.progress()
+
+    def __enter__(self):
+        if self._progress is not None:
+            self._progress.start()
+            self._task = self._progress.add_task(self._description(), total=self.total)
+        return self
+
+    def __exit__(self, *exc):
+        if self._progress is not None:
+            self._progress.stop()
+        return False
+
+    def rows_per_second(self) -> float:
+        elapsed = time.monotonic() - self.t0
+        return self.rows / elapsed if elapsed > 0 else 0.0
+
+    def _description(self) -> str:
+        return (f"{self.done} done, {len(self.running)} running, {self.failed} failed, "
+                f"{self.rows_per_second():,.0f} rows/s")
+
+    def _refresh(self) -> None:
+        if self._progress is not None:
+            self._progress.update(self._task, completed=self.done, description=self._description())
+
+    def started(self, unique_id: str) -> None:
+        with self.lock:
+            self.running.add(unique_id)
+            self._refresh()
+        if self.console.log_format == "json":
+            self.console.event("table_started", f"START {unique_id}", table=unique_id,
+                               running=len(self.running), done=self.done, failed=self.failed,
+                               total=self.total)
+
+    def finished(self, result: TableRunResult) -> None:
+        with self.lock:
+            self.running.discard(result.unique_id)
+            self.done += 1
+            self.failed += int(result.failed)
+            self.rows += result.rows_changed + result.rows_published
+            index = self.done
+            rate = self.rows_per_second()
+            self._refresh()
+        label = {"success": "OK", "error": "ERROR", "waiting": "WAITING",
+                 "not_started": "NOT STARTED", "skipped": "SKIP"
+                 }.get(result.status, result.status.upper())
+        text = (f"{index} of {self.total} {label} {result.unique_id}: "
+                f"{len(result.files_published)} file(s) published, "
+                f"{len(result.files_applied)} applied, +{result.rows_inserted} "
+                f"~{result.rows_updated} -{result.rows_deleted} rows "
+                f"in {result.execution_time:.1f}s")
+        if result.status == "waiting" and result.awaiting:
+            text += f" (awaiting {result.awaiting})"
+        if result.error:
+            text += f"\n    {result.error}"
+        kind = {"error": "error", "waiting": "warning", "not_started": "info"
+                }.get(result.status, "success")
+        self.console.event(kind if self.console.log_format == "text" else "table_finished", text,
+                           table=result.unique_id, status=result.status, done=self.done,
+                           running=len(self.running), failed=self.failed, total=self.total,
+                           rows_per_second=round(rate, 1), error=result.error)
+
+
+def summary_rows(results: RunResults) -> list[list[Any]]:
+    """Rows of the end-of-run summary table."""
+    rows = []
+    for r in results.results:
+        rows.append([r.unique_id, r.status, r.mirror_status or "", len(r.files_published),
+                     len(r.files_applied), r.rows_inserted, r.rows_updated, r.rows_deleted,
+                     f"{r.execution_time:.1f}s"])
+    return rows
+
+
+SUMMARY_COLUMNS = ("table", "status", "mirror status", "published", "applied", "inserted",
+                   "updated", "deleted", "time")
