@@ -1,4 +1,7 @@
-"""mirrorspec: declarative Fabric open-mirroring pipelines on Spark and Delta Lake."""
+"""mirrorspec: declarative Fabric open-mirroring pipelines on Spark and Delta Lake.
+
+The package is built in floors (docs/architecture.md, held by `make lint`): each module imports
+only the floors below it; only `commands` cross the JVM line into `spark`."""
 
 from importlib.metadata import PackageNotFoundError, version
 

@@ -1,10 +1,10 @@
 """The `mirrorspec` command line: a click group of thin commands and one error handler.
 
 Exit codes: 0 ok, 1 user or project error (MirrorspecError, or a failed table), 2 internal error
-(the traceback goes to a log file named in the message), 64 a usage error (an unknown command or
-option, a bad option value: click's own message, nothing run). Commands live in `mirrorspec/commands/`,
-one module per area, and are registered in COMMAND_MODULES below (a module that fails to import
-fails the CLI: a renamed module must never make its commands vanish). Shared options live in
+(the traceback goes to a log file named in the message) or a usage error (click's own code for an
+unknown command or option or a bad value; nothing ran), 3 `status --stale-after` (stale).
+Commands live in `mirrorspec/commands/`, one module per area, and are registered in
+COMMAND_MODULES below (a module that fails to import fails the CLI: a renamed module must never make its commands vanish). Shared options live in
 `mirrorspec/commands/params.py`; command modules never import each other or this module.
 """
 
@@ -19,8 +19,8 @@ import traceback
 import click
 
 from mirrorspec import __version__
-from mirrorspec.commands.params import get_console, global_options
-from mirrorspec.console import Console
+from mirrorspec.commands.params import LOG_FORMAT_ENV, get_console, global_options
+from mirrorspec.console import Console, color_disabled, emit_usage_error
 from mirrorspec.errors import FailedRun, MirrorspecError
 from mirrorspec.logfile import log_folder
 
@@ -31,9 +31,9 @@ __all__ = ["cli", "main", "register", "COMMAND_MODULES", "MirrorspecGroup", "Fai
 
 # Explicit registry: module → the click commands it exports (`COMMANDS` list in the module).
 COMMAND_MODULES = (
-    "mirrorspec.commands.project",   # init, validate, compile
+    "mirrorspec.commands.project",   # init, validate, compile, ls, clean
     "mirrorspec.commands.mirror",    # mirror
-    "mirrorspec.commands.run",       # run, publish, build
+    "mirrorspec.commands.run",       # run, publish, build, retry
     "mirrorspec.commands.inspect",   # status, show, history
     "mirrorspec.commands.diff",      # diff
     "mirrorspec.commands.datatest",  # test
@@ -45,51 +45,105 @@ COMMAND_MODULES = (
 )
 
 
-# sysexits.h EX_USAGE: click would exit 2, the code mirrorspec keeps for internal errors.
-USAGE_ERROR = 64
+_SESSION_MODULE = "mirrorspec.spark.platform.session"
 
 
 class MirrorspecGroup(click.Group):
-    """Maps errors to exit codes: 1 for MirrorspecError, 64 for a usage error, 2 (with a log)
-    for anything else."""
-
-    def make_context(self, *args, **kwargs):
-        try:
-            return super().make_context(*args, **kwargs)
-        except click.UsageError as exc:  # the group's own options
-            exc.exit_code = USAGE_ERROR
-            raise
+    """Maps errors to exit codes: 1 for MirrorspecError, 2 (with a log) for anything else."""
 
     def invoke(self, ctx: click.Context):
         try:
-            return super().invoke(ctx)
-        except click.UsageError as exc:  # a command's arguments, an unknown command
-            exc.exit_code = USAGE_ERROR
-            raise
+            return self._invoke_and_stop_spark(ctx)
         except MirrorspecError as exc:
             console = ctx.obj.get("console") if isinstance(ctx.obj, dict) else None
             message = exc.render() + _jvm_log_note()
             if console is not None and console.log_format == "json":
                 console.error(message, error_type=type(exc).__name__)
             else:
-                click.echo(click.style("Error: ", fg="red", bold=True) + message, err=True)
-            ctx.exit(1)
-        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+                click.echo(_red("Error: ", console) + message, err=True)
+            ctx.exit(exc.exit_code)
+        except click.ClickException as exc:
+            raise _json_if_asked(exc, ctx) from None
+        except (click.exceptions.Exit, click.exceptions.Abort):
             raise
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
             ctx.exit(130)
         except Exception:  # noqa: BLE001 - the one place unexpected errors are turned into exit 2
             log = _write_traceback()
-            click.echo(click.style("Internal error: ", fg="red", bold=True)
+            click.echo(_red("Internal error: ", ctx.obj.get("console") if isinstance(ctx.obj, dict)
+                            else None)
                        + f"{sys.exc_info()[1]!r}\n  the traceback is in {log}; "
                        "please report it with that file." + _jvm_log_note(), err=True)
             ctx.exit(2)
 
+    def _invoke_and_stop_spark(self, ctx: click.Context):
+        # A session the command started ends with it (success, error or Ctrl-C), so a cluster's
+        # master lists the application as finished when the command returns. The module is
+        # looked up, never imported: commands that start no JVM stay JVM-free.
+        session = sys.modules.get(_SESSION_MODULE)
+        mark = session.sessions_started() if session is not None else 0
+        try:
+            return super().invoke(ctx)
+        finally:
+            session = sys.modules.get(_SESSION_MODULE)
+            if session is not None:
+                session.stop_sessions(since=mark)
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        """Usage errors of the root options (e.g. `--log-format xml`) as JSON when asked."""
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.ClickException as exc:
+            raise _json_if_asked(exc, None, args) from None
+
+
+def _red(text: str, console: Console | None) -> str:
+    """`text` in bold red, unless --no-color or NO_COLOR."""
+    no_color = console.no_color if console is not None else color_disabled()
+    return text if no_color else click.style(text, fg="red", bold=True)
+
+
+def _wants_json(ctx: click.Context | None, args: list[str] | None = None) -> bool:
+    console = ctx.obj.get("console") if ctx is not None and isinstance(ctx.obj, dict) else None
+    if console is not None and console.log_format == "json":
+        return True
+    argv = list(args if args is not None else sys.argv[1:])
+    for index, arg in enumerate(argv):
+        if arg == "--log-format=json" or (arg == "--log-format" and argv[index + 1:index + 2]
+                                          == ["json"]):
+            return True
+    return os.environ.get(LOG_FORMAT_ENV) == "json"
+
+
+class _JsonUsageError(click.ClickException):
+    """A click usage error shown as one JSON error event."""
+
+    def __init__(self, original: click.ClickException, invocation_id: str | None):
+        super().__init__(original.format_message())
+        self.exit_code = original.exit_code
+        self.original = original
+        self.invocation_id = invocation_id
+
+    def show(self, file=None) -> None:
+        message = self.original.format_message()
+        usage = getattr(self.original, "ctx", None)
+        if isinstance(self.original, click.UsageError) and usage is not None:
+            message += f" ({usage.get_usage().strip()})"
+        emit_usage_error(message, self.exit_code, self.invocation_id)
+
+
+def _json_if_asked(exc: click.ClickException, ctx: click.Context | None,
+                   args: list[str] | None = None) -> click.ClickException:
+    if isinstance(exc, _JsonUsageError) or not _wants_json(ctx, args):
+        return exc
+    console = ctx.obj.get("console") if ctx is not None and isinstance(ctx.obj, dict) else None
+    return _JsonUsageError(exc, console.invocation_id if console is not None else None)
+
 
 def _jvm_log_note() -> str:
     """Where Spark's own output went, when this process started a JVM (never imports pyspark)."""
-    session = sys.modules.get("mirrorspec.spark.platform.session")
+    session = sys.modules.get(_SESSION_MODULE)
     path = session.jvm_log_path() if session is not None else None
     return f"\n  Spark's own output (JVM log): {path}" if path else ""
 
@@ -108,10 +162,10 @@ def _write_traceback() -> str:
 @click.group(cls=MirrorspecGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="mirrorspec")
 @click.pass_context
-def cli(ctx: click.Context, log_format: str, quiet: bool) -> None:
+def cli(ctx: click.Context, log_format: str, quiet: bool, no_color: bool) -> None:
     """mirrorspec: declarative Fabric open-mirroring pipelines on Spark and Delta Lake."""
     ctx.ensure_object(dict)
-    ctx.obj["console"] = Console(log_format=log_format, quiet=quiet)
+    ctx.obj["console"] = Console(log_format=log_format, quiet=quiet, no_color=no_color)
 
 
 cli.params.extend(global_options(root=True))

@@ -7,30 +7,67 @@ The core never prints; commands get the console from the click context
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
-from typing import Any, Iterable, Sequence
+import uuid
+from datetime import date, datetime, time as clock_time, timezone
+from decimal import Decimal
+from typing import Any, Callable, Iterable, Sequence
+
+FORMATS = ("text", "json", "csv")
+NULL_TEXT = "NULL"  # how `show` prints a NULL for people ('' stays empty)
+_LEVELS = {"error": "error", "warning": "warning", "debug": "debug"}
+
+
+def color_disabled(no_color: bool = False) -> bool:
+    """True with --no-color or a non-empty NO_COLOR (https://no-color.org)."""
+    return no_color or bool(os.environ.get("NO_COLOR"))
+
+
+def event_level(kind: str) -> str:
+    """The log level of an event kind: error, warning, debug or info."""
+    return _LEVELS.get(kind, "info")
+
+
+def iso_now() -> str:
+    """Now, ISO 8601 UTC with milliseconds and a `Z`."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class Console:
-    """Human output (rich, colours when a terminal) or `--log-format json` (one object per event)."""
+    """Human output (rich, colours when a terminal) or `--log-format json` (one object per event).
 
-    def __init__(self, log_format: str = "text", quiet: bool = False, stream=None):
+    JSON events carry `time` (ISO 8601 UTC), `level`, `event`, `message`, the console's
+    `invocation_id` (the same as in the run's run_results.json) and the event's fields."""
+
+    def __init__(self, log_format: str = "text", quiet: bool = False, stream=None,
+                 no_color: bool = False, invocation_id: str | None = None):
         self.log_format = log_format
         self.quiet = quiet
         self.stream = stream or sys.stdout
+        self.no_color = color_disabled(no_color)
+        self.invocation_id = invocation_id or str(uuid.uuid4())
         self._rich = None
         if log_format == "text":
             from rich.console import Console as RichConsole
-            self._rich = RichConsole(file=self.stream, highlight=False, soft_wrap=True)
+            self._rich = RichConsole(file=self.stream, highlight=False, soft_wrap=True,
+                                     no_color=self.no_color or None)
+
+    def record(self, kind: str, message: str, **fields: Any) -> dict[str, Any]:
+        """The JSON object of one event."""
+        record: dict[str, Any] = {"time": iso_now(), "ts": round(time.time(), 3),
+                                  "level": event_level(kind), "event": kind, "message": message,
+                                  "invocation_id": self.invocation_id}
+        record.update(fields)
+        return record
 
     # --- events ------------------------------------------------------------------------------
     def event(self, kind: str, message: str, **fields: Any) -> None:
         """One event: printed as a line, or as a JSON object with `fields`."""
         if self.log_format == "json":
-            record = {"ts": round(time.time(), 3), "event": kind, "message": message}
-            record.update(fields)
-            self.stream.write(json.dumps(record, default=str) + "\n")
+            self.stream.write(json.dumps(self.record(kind, message, **fields),
+                                         default=json_value) + "\n")
             self.stream.flush()
             return
         if self.quiet and kind not in ("error", "warning", "result"):
@@ -55,15 +92,18 @@ class Console:
         self.event("result", message, **fields)
 
     def table(self, title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]],
-              kind: str = "table") -> None:
-        """A table for people; with JSON logging, one event holding the rows as objects.
+              kind: str = "table", null: str = "") -> None:
+        """A table for people; with JSON logging, one event holding the rows as objects with
+        typed values (numbers, booleans, null, ISO times).
 
         In a terminal it fits the width (long cells wrap; columns that can't fit are left out,
-        and a line says which); otherwise (a pipe, a log file) plain aligned rows, never cut."""
-        rows = [["" if v is None else str(v) for v in r] for r in rows]
+        and a line says which); otherwise (a pipe, a log file) plain aligned rows, never cut.
+        `null` is how a None cell reads for people (`NULL` for data, blank for reports)."""
         if self.log_format == "json":
-            self.event(kind, title or "", rows=[dict(zip(columns, r)) for r in rows])
+            self.event(kind, title or "", rows=[{str(c): json_value(v) for c, v in zip(columns, r)}
+                                                for r in rows])
             return
+        rows = [[text_value(v, null) for v in r] for r in rows]
         if not self._is_terminal():
             self.raw(plain_table(title, [str(c) for c in columns], rows))
             return
@@ -89,6 +129,20 @@ class Console:
             return bool(isatty and isatty())
         except (OSError, ValueError):
             return False
+
+    def data(self, title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]],
+             output: str = "text", kind: str = "rows", **meta: Any) -> None:
+        """Rows of data in `output` format: `text` (a table, NULL shown as NULL), `json` (one
+        document: `meta`, the columns and typed row objects) or `csv` (a header, NULL as an
+        empty field and '' as `""`)."""
+        if output == "json":
+            doc = {**meta, "columns": list(columns),
+                   "rows": [{str(c): json_value(v) for c, v in zip(columns, r)} for r in rows]}
+            self.raw(json.dumps(doc, ensure_ascii=False, default=json_value))
+        elif output == "csv":
+            self.raw(csv_text(columns, rows))
+        else:
+            self.table(title, columns, rows, kind=kind, null=NULL_TEXT)
 
     def styled_lines(self, lines: Iterable[tuple[str | None, str]]) -> None:
         """Result lines, each with a rich style (or None): coloured for people, plain in JSON."""
@@ -116,6 +170,92 @@ class Console:
             self._rich.print(f"[{style}]{escape(message)}[/{style}]" if style else escape(message))
         else:
             self.stream.write(message + "\n")
+
+
+def json_value(value: Any) -> Any:
+    """A value as JSON keeps it: numbers, booleans and null as such; times ISO 8601; a Decimal
+    a number when a float holds it exactly, else its text; bytes as hex; the rest as text."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) \
+            else str(value)
+    if isinstance(value, Decimal):
+        if value.is_finite() and Decimal(repr(float(value))) == value:
+            return float(value) if value != value.to_integral_value() else int(value)
+        return str(value)
+    if isinstance(value, (datetime, date, clock_time)):
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).hex()
+    if isinstance(value, dict):
+        return {str(k): json_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_value(v) for v in value]
+    return str(value)
+
+
+def text_value(value: Any, null: str = "") -> str:
+    """A cell for people: `null` for None, booleans as true/false, bytes as hex."""
+    if value is None:
+        return null
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).hex()
+    if isinstance(value, datetime):
+        return value.isoformat(sep=" ")
+    return str(value)
+
+
+def _csv_cell(value: Any) -> str:
+    if value is None:
+        return ""
+    text = text_value(value)
+    if text == "" or any(ch in text for ch in ',"\r\n') or text != text.strip():
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def csv_text(columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """RFC 4180 CSV: NULL an empty field, '' a quoted empty string (`""`)."""
+    lines = [",".join(_csv_cell(str(c)) for c in columns)]
+    lines.extend(",".join(_csv_cell(v) for v in row) for row in rows)
+    return "\r\n".join(lines) + "\r\n"
+
+
+def emit_usage_error(message: str, exit_code: int, invocation_id: str | None = None,
+                     stream=None) -> None:
+    """A click usage error as one JSON error event (under --log-format json)."""
+    console = Console(log_format="json", stream=stream or sys.stdout, invocation_id=invocation_id)
+    console.error(message, error_type="UsageError", exit_code=exit_code)
+
+
+class CallbackConsole(Console):
+    """Hands every event to `callback` as its JSON object (`record`) instead of printing: the
+    Python API's progress and logs (`mirrorspec.api`). Tables become events with typed rows."""
+
+    def __init__(self, callback: "Callable[[dict[str, Any]], None] | None",
+                 invocation_id: str | None = None):
+        super().__init__(log_format="json", quiet=False, stream=_Sink(),
+                         invocation_id=invocation_id)
+        self.callback = callback
+
+    def event(self, kind: str, message: str, **fields: Any) -> None:
+        callback = self.callback
+        if callback is None:
+            return
+        try:
+            callback(json_value(self.record(kind, message, **fields)))
+        except Exception as exc:  # noqa: BLE001 - a broken callback must not fail the tables
+            import warnings
+
+            self.callback = None  # said once; the work goes on without events
+            warnings.warn(f"mirrorspec: the on_event callback raised {exc!r}; no more events "
+                          "are sent to it", RuntimeWarning, stacklevel=2)
+
+    def raw(self, text: str) -> None:
+        self.event("output", text)
 
 
 MIN_CELL = 14  # a cell up to this long (a status, a count, a time) is never wrapped

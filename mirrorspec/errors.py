@@ -90,6 +90,10 @@ class SourceError(MirrorspecError):
         super().__init__(message, loc, hint)
 
 
+class UsageError(MirrorspecError):
+    """A command-line flag or an API argument is invalid (said before any work starts)."""
+
+
 class SelectionError(MirrorspecError):
     """A selector can't be understood (unknown method, missing --state, …)."""
 
@@ -104,6 +108,12 @@ class DataTestError(MirrorspecError):
 
 class FailedRun(MirrorspecError):
     """Raised by a command whose work finished but where some table failed (exit 1)."""
+
+
+class StaleMirror(FailedRun):
+    """`status --stale-after`: nothing failed, but a table or the replicator is stale (exit 3)."""
+
+    exit_code = 3
 
 
 class SetupError(MirrorspecError):

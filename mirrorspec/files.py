@@ -17,7 +17,7 @@ import shutil
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import BinaryIO, Callable, Iterable
 from urllib.parse import unquote, urlparse
 
 # stores whose written object appears whole (or not at all) when the upload completes
@@ -83,7 +83,7 @@ class FileSystem:
     """The filesystem protocol: `LocalFS` here, `HadoopFS` (spark.platform.hadoop_fs) for URIs.
     Subclasses implement the primitives; the readers below derive from them."""
 
-    def open_stream(self, path: str):
+    def open_stream(self, path: str) -> BinaryIO:
         """The file opened for reading bytes in chunks (a context manager)."""
         raise NotImplementedError
 
@@ -116,7 +116,7 @@ class FileSystem:
         """A regular file, not a link (local) — what the engine may move or delete."""
         raise NotImplementedError
 
-    def append_lines(self, path: str, lines) -> None:
+    def append_lines(self, path: str, lines: Iterable[str]) -> None:
         raise NotImplementedError
 
     def feed_files(self, path: str, keep: Callable[[str], bool]) -> builtins.list[str]:
@@ -180,7 +180,7 @@ class LocalFS(FileSystem):
         with open(local_path(path), "rb") as handle:
             return handle.read() if limit is None else handle.read(limit)
 
-    def open_stream(self, path: str):
+    def open_stream(self, path: str) -> BinaryIO:
         """The file opened for reading bytes in chunks (a context manager)."""
         return open(local_path(path), "rb")
 
@@ -244,7 +244,7 @@ class LocalFS(FileSystem):
         """A regular file that is not a symlink."""
         return os.path.isfile(local_path(path)) and not os.path.islink(local_path(path))
 
-    def append_lines(self, path: str, lines) -> None:
+    def append_lines(self, path: str, lines: Iterable[str]) -> None:
         """Append lines (small appends are atomic on local filesystems)."""
         with open(local_path(path), "a", encoding="utf-8") as handle:
             handle.write("".join(f"{line}\n" for line in lines))

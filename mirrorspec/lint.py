@@ -22,7 +22,7 @@ from mirrorspec import mirroring
 from mirrorspec.errors import LandingZoneError
 from mirrorspec import files as fsmod
 from mirrorspec.landing import layout as landing
-from mirrorspec.progress.mirror import read_state
+from mirrorspec.progress.mirror import read_state, snapshot_schema
 
 # rule id → what it checks (the seed section it comes from)
 RULES: dict[str, str] = {
@@ -37,6 +37,7 @@ RULES: dict[str, str] = {
     "metadata/unknown-key": "a _metadata.json key the seed doesn't define",
     "metadata/ignored-property": "a FileFormatTypeProperties entry the seed doesn't define",
     "metadata/key-changed": "keyColumns can't be changed once added",
+    "warehouse/state-lost": "the Delta log's txn has neither its commit nor its state copy",
     "metadata/key-missing": "a key column missing from a data file",
     "metadata/extension": "FileFormat/FileExtension contradict the files' names",
     "metadata/dialect": "a delimited-text property contradicts the file's bytes",
@@ -56,6 +57,8 @@ RULES: dict[str, str] = {
     "content/encoding": "bytes that are invalid in the declared Encoding",
     "content/duplicate-column": "a column that appears twice in a file",
     "content/type-change": "a column's type changes between files (Change column type)",
+    "content/null-type": "a Parquet column of the Null logical type (Fabric reads it as an "
+                         "integer: SchemaMergeFailure)",
     "content/marker-position": "__rowMarker__ must be the final column",
     "content/marker-type": "__rowMarker__ should be an integer column",
     "content/row": "a bad row: __rowMarker__ value, NULL key in a 1/2/4 row, an update in a "
@@ -242,7 +245,14 @@ def _lint_table(fs, root, path, report: TableReport, rel, warehouse, strict, sch
     state = None
     if warehouse:
         delta = os.path.join(warehouse, mirroring.warehouse_schema(schema), name)
-        state = read_state(fs, delta)
+        try:
+            state = read_state(fs, delta, mirroring.mirror_id(schema, name))
+        except LandingZoneError as exc:  # StateLost: the engine stops the table there too
+            finding = Finding("warehouse/state-lost", "error", exc.message, table=table,
+                              file=rel(delta), stops=True)
+            add(finding)
+            report.stops_at = report.stops_at or finding
+            return
         keys = state.meta.get("keys")
         if keys is not None and [k.lower() for k in keys] != [
                 k.lower() for k in metadata.key_columns]:
@@ -364,15 +374,9 @@ def _order_files(listing, metadata, processed, state, report: TableReport, rel):
 
 
 def _delta_columns(fs, state, warehouse, schema, name) -> list[_Column]:
-    """The mirrored Delta table's columns (from its newest `metaData` log entry)."""
-    log = os.path.join(warehouse, mirroring.warehouse_schema(schema), name, "_delta_log")
-    for entry in sorted((e for e in fs.list(log) if e.name.endswith(".json")),
-                        key=lambda e: e.name, reverse=True):
-        for line in fs.read_bytes(entry.path).decode("utf-8").splitlines():
-            if '"metaData"' in line:
-                doc = json.loads(json.loads(line)["metaData"]["schemaString"])
-                return [_Column(f["name"], _delta_type(f["type"])) for f in doc["fields"]]
-    return []
+    """The mirrored Delta table's columns (its snapshot's `metaData`, after log cleanup too)."""
+    doc = snapshot_schema(fs, os.path.join(warehouse, mirroring.warehouse_schema(schema), name))
+    return [_Column(f["name"], _delta_type(f["type"])) for f in (doc or {}).get("fields", [])]
 
 
 _DELTA_TYPES = {"long": "bigint", "integer": "int", "short": "smallint", "byte": "tinyint"}
@@ -414,6 +418,7 @@ def _schema_stop(columns, marker_last, metadata, union, stop, strict) -> Finding
         return None
     rule = ("metadata/key-missing" if "missing from the file" in reason else
             "content/type-change" if "changed type" in reason else
+            "content/null-type" if mirroring.NULL_TYPE_TEXT in reason else
             "content/marker-position" if mirroring.ROW_MARKER_COLUMN in reason else
             "content/duplicate-column")
     return stop(rule, reason)

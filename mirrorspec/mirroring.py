@@ -120,8 +120,18 @@ def mirror_id(schema: str | None, table: str) -> str:
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
-def unsafe_name_reason(name: str) -> str | None:
-    """Why `name` can't be a table, schema or column name in the landing zone, or None."""
+# A column may start with one '_' (MongoDB's `_id`, which its Fabric connector declares as
+# keyColumns and the service mirrors). Reserved: '__' (the row marker `__rowMarker__`, and the
+# engine's working columns) and the canonical change columns of mirrorspec's publisher
+# (`mirrorspec.sources.base`; a test keeps the two lists equal).
+RESERVED_COLUMN_PREFIX = "__"
+RESERVED_COLUMNS = frozenset({"_op", "_order", "_present", "_source_file", "_source_line",
+                              "_pair", "_error", "_parse_error", "_tie", "_rank"})
+
+
+def unsafe_name_reason(name: str, column: bool = False) -> str | None:
+    """Why `name` can't be a table, schema (or, with `column`, column) name in the landing zone,
+    or None. Table and schema names are folders, so no leading '_'; column names may have one."""
     if name == "":
         return "is empty"
     if name == ROW_MARKER_COLUMN:
@@ -132,7 +142,12 @@ def unsafe_name_reason(name: str) -> str | None:
         return "is '.' (the folder itself)"
     if ".." in name:
         return "contains '..'"
-    if name.startswith("_"):
+    if column and name.startswith(RESERVED_COLUMN_PREFIX):
+        return (f"starts with '{RESERVED_COLUMN_PREFIX}' (reserved for the row marker and the "
+                "engine's working columns)")
+    if column and name.lower() in RESERVED_COLUMNS:
+        return "is reserved for mirrorspec's change columns (_op, _order, _present, …)"
+    if name.startswith("_") and not column:
         return "starts with '_' (the landing zone treats such names as non-data)"
     if name.startswith("."):
         return "starts with '.' (the landing zone treats such names as hidden; never mirrored)"
@@ -144,6 +159,25 @@ def unsafe_name_reason(name: str) -> str | None:
 
 
 # --- data types -------------------------------------------------------------------------------
+
+# Parquet columns of the Null logical type (what pandas/pyarrow write for an all-null column,
+# typically a delete file's non-key columns) stop the table in the real service: it reads such
+# a column as its physical INT32 and failed a table whose column was a string with
+# `SchemaMergeFailure` ("incoming type integer, existing type string"), at that file (evidence:
+# docs/semantics.md, "Null-typed Parquet columns"). The engine and lint stop at such a file too.
+NULL_TYPE_CODE = "SchemaMergeFailure"
+NULL_TYPE_TEXT = "has the Parquet Null logical type"
+
+
+def null_type_reason(column: str) -> str:
+    """Why a landing file whose Parquet column `column` is of the Null logical type stops its
+    table, and the fix."""
+    return (f"column {column!r} {NULL_TYPE_TEXT} (an all-null column as pandas/pyarrow write "
+            "it); Fabric reads it as an integer and stops the table with SchemaMergeFailure "
+            "(\"incoming type integer, existing type string\"). Write the column with its real "
+            f"type (cast it, e.g. pyarrow.array([None]*n, pyarrow.string()) or "
+            f"df[{column!r}].astype('string')), or drop it from delete rows (they need only "
+            "the key columns); then re-write the file under the same name")
 
 # The SchemaDefinition DataTypes the seed lists, with the Spark SQL type each is read as.
 # The seed describes ITime as "a full date and time value", so it is read as a timestamp.

@@ -276,7 +276,7 @@ def unsafe_name(what: str, name: str) -> str | None:
     """'column 'a/b' contains a path separator', or None for a safe name."""
     if name == mirroring.ROW_MARKER_COLUMN:
         return f"{what} '{name}' is reserved for the row marker"
-    reason = mirroring.unsafe_name_reason(name)
+    reason = mirroring.unsafe_name_reason(name, column="column" in what)
     return f"{what} '{name}' {reason}" if reason else None
 
 

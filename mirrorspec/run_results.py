@@ -5,7 +5,7 @@ values: `--vars` values are left out, only their names are kept), `elapsed_time`
 per selected table. Statuses: `success`, `error` (the table failed; the run exits 1), `waiting`
 (a gap: the engine awaits a landing file; not a failure), `not_started` (nothing has landed
 yet, so there is no Delta table; not a failure), `skipped` (not run because an earlier step of
-the same table failed).
+the same table failed, or `--fail-fast` after another table failed; `skip_reason` says which).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mirrorspec import __version__
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.errors import FailedRun, MirrorspecError
 from mirrorspec.mirroring import dumps_json
 
 RUN_RESULTS_FILE = "run_results.json"
@@ -54,6 +54,7 @@ class TableRunResult:
     files_published: list[str] = field(default_factory=list)
     rows_published: int = 0
     held_back: list[str] = field(default_factory=list)
+    messages_skipped: dict[str, int] = field(default_factory=dict)  # feed messages changing no row
     files_applied: list[str] = field(default_factory=list)
     rows_inserted: int = 0
     rows_updated: int = 0
@@ -63,6 +64,7 @@ class TableRunResult:
     warnings: list[str] = field(default_factory=list)  # files and keys the engine ignored
     error: str | None = None
     error_code: str | None = None
+    skip_reason: str | None = None  # why a `skipped` table did not run (e.g. --fail-fast)
 
     @property
     def failed(self) -> bool:
@@ -95,6 +97,14 @@ class RunResults:
     def failed(self) -> bool:
         """True when any table failed."""
         return any(r.failed for r in self.results)
+
+    def raise_if_failed(self) -> "RunResults":
+        """FailedRun (a MirrorspecError) naming the failed tables; else self."""
+        failed = [r.unique_id for r in self.results if r.failed]
+        if failed:
+            raise FailedRun(f"{len(failed)} table(s) failed: {', '.join(failed)}",
+                            hint="see each table's error in run_results.json")
+        return self
 
     def counts(self) -> dict[str, int]:
         """How many tables ended in each status."""

@@ -9,7 +9,11 @@ A selector is one of:
 - `state:modified` / `state:new` with a previous `target/` (`--state PATH`): a table is modified
   when its compiled plan entry differs from the one in PATH/plan.json (where the project or target
   sits on disk is not a difference), new when PATH has no such table; `state:modified` includes new
-  tables, as in dbt.
+  tables, as in dbt;
+- `result:<status>` with the last invocation's `run_results.json` / `test_results.json` (in the
+  `--state PATH` folder, else the project's target folder): the tables whose run ended in that
+  status (`error`, `skipped`, `success`, `waiting`, `not_started`) or that have a data test in it
+  (`fail`, `warn`, `pass`, `error`, `skipped`), as dbt's `result:` selectors.
 
 Several selectors (separate arguments, or separated by spaces or commas) are a union; `--exclude`
 removes what its selectors match. An unknown method is an error; selecting nothing is a warning.
@@ -26,8 +30,10 @@ from typing import Any, Callable, Iterable, Sequence
 from mirrorspec.plan import Plan, TablePlan, read_plan
 from mirrorspec.errors import SelectionError
 
-METHODS = ("name", "id", "schema", "source", "tag", "state", "path")
+METHODS = ("name", "id", "schema", "source", "tag", "state", "path", "result")
 STATE_VALUES = ("modified", "new")
+RESULT_VALUES = ("error", "fail", "skipped", "success", "waiting", "not_started", "warn", "pass")
+RESULT_FILES = ("run_results.json", "test_results.json")
 
 
 @dataclass(frozen=True)
@@ -70,7 +76,10 @@ def parse_selector(text: str) -> Selector:
             raise SelectionError(
                 f"unknown state selector {text!r}",
                 hint="use state:modified or state:new (with --state PATH)")
-        return Selector(method, value)
+        if method == "result" and value.lower() not in RESULT_VALUES:
+            raise SelectionError(f"unknown result selector {text!r}",
+                                 hint=f"use result:{', result:'.join(RESULT_VALUES)}")
+        return Selector(method, value.lower() if method == "result" else value)
     return Selector(None, text)
 
 
@@ -128,7 +137,45 @@ class _StateIndex:
         return comparable_entry(table, self.plan) != comparable_entry(old, self.state_plan)
 
 
-def _matcher(selector: Selector, state: _StateIndex | None) -> Callable[[TablePlan], bool]:
+class _ResultIndex:
+    """unique_id → the statuses its last run and its data tests ended in (read on first use)."""
+
+    def __init__(self, folder: Path | None):
+        self.folder = folder
+        self._statuses: dict[str, set[str]] | None = None
+
+    def statuses(self, unique_id: str) -> set[str]:
+        if self._statuses is None:
+            self._statuses = self._load()
+        return self._statuses.get(unique_id.lower(), set())
+
+    def _load(self) -> dict[str, set[str]]:
+        import json
+
+        found = [self.folder / name for name in RESULT_FILES
+                 if self.folder is not None and (self.folder / name).is_file()]
+        if not found:
+            where = f" in {self.folder}" if self.folder is not None else ""
+            raise SelectionError(f"result: selectors need a previous run_results.json or "
+                                 f"test_results.json{where}",
+                                 hint="run `mirrorspec run` or `mirrorspec test` first, or "
+                                      "point --state at a target/ folder that has them")
+        out: dict[str, set[str]] = {}
+        for path in found:
+            try:
+                doc = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise SelectionError(f"{path}: not readable as JSON ({exc})",
+                                     hint="run again to rewrite it") from None
+            for entry in doc.get("results") or []:
+                table = entry.get("unique_id") or entry.get("table")
+                if table and entry.get("status"):
+                    out.setdefault(str(table).lower(), set()).add(str(entry["status"]))
+        return out
+
+
+def _matcher(selector: Selector, state: _StateIndex | None,
+             results: _ResultIndex | None = None) -> Callable[[TablePlan], bool]:
     value = selector.value
     method = selector.method
     if method is None:
@@ -153,6 +200,9 @@ def _matcher(selector: Selector, state: _StateIndex | None) -> Callable[[TablePl
         if value.lower() == "new":
             return state.is_new
         return state.is_modified
+    if method == "result":
+        index = results or _ResultIndex(None)
+        return lambda t: value in index.statuses(t.unique_id)
     raise SelectionError(f"unknown selector method {method!r}")  # parse_selector prevents this
 
 
@@ -171,20 +221,26 @@ class Selection:
 def select_tables(plan: Plan, select: Sequence[str] | str | None = (),
                   exclude: Sequence[str] | str | None = (),
                   state_path: str | os.PathLike[str] | None = None,
-                  state_plan: Plan | None = None) -> Selection:
-    """Tables of `plan` chosen by `select` (all when empty) minus those matching `exclude`."""
+                  state_plan: Plan | None = None,
+                  results_dir: str | os.PathLike[str] | None = None) -> Selection:
+    """Tables of `plan` chosen by `select` (all when empty) minus those matching `exclude`.
+
+    `result:` selectors read the results in `state_path` (a folder, or the folder of its
+    plan.json), else in `results_dir` (the project's target folder)."""
     select_items = [parse_selector(s) for s in split_selectors(select)]
     exclude_items = [parse_selector(s) for s in split_selectors(exclude)]
     state = None
-    if state_plan is None and state_path is not None:
+    uses_state = any(s.method == "state" for s in select_items + exclude_items)
+    if state_plan is None and state_path is not None and uses_state:
         state_plan = load_state_plan(state_path)
     if state_plan is not None:
         state = _StateIndex(plan, state_plan)
+    results = _ResultIndex(_results_folder(state_path, results_dir))
     unmatched: list[str] = []
     if select_items:
         chosen: set[str] = set()
         for selector in select_items:
-            match = _matcher(selector, state)
+            match = _matcher(selector, state, results)
             hits = {t.unique_id for t in plan.tables if match(t)}
             if not hits:
                 unmatched.append(str(selector))
@@ -192,7 +248,7 @@ def select_tables(plan: Plan, select: Sequence[str] | str | None = (),
     else:
         chosen = {t.unique_id for t in plan.tables}
     for selector in exclude_items:
-        match = _matcher(selector, state)
+        match = _matcher(selector, state, results)
         hits = {t.unique_id for t in plan.tables if match(t)}
         if not hits:
             unmatched.append(str(selector))
@@ -200,11 +256,21 @@ def select_tables(plan: Plan, select: Sequence[str] | str | None = (),
     return Selection([t for t in plan.tables if t.unique_id in chosen], unmatched)
 
 
+def _results_folder(state_path: str | os.PathLike[str] | None,
+                    results_dir: str | os.PathLike[str] | None) -> Path | None:
+    if state_path is not None:
+        path = Path(state_path)
+        return path if path.is_dir() else path.parent
+    return Path(results_dir) if results_dir is not None else None
+
+
 def select_with_warnings(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = (),
                          state_path: str | os.PathLike[str] | None = None,
-                         console: Any = None) -> list[TablePlan]:
+                         console: Any = None,
+                         results_dir: str | os.PathLike[str] | None = None) -> list[TablePlan]:
     """select_tables, warning through `console` about selectors that matched nothing."""
-    selection = select_tables(plan, select, exclude, state_path=state_path)
+    selection = select_tables(plan, select, exclude, state_path=state_path,
+                              results_dir=results_dir)
     if console is not None:
         for selector in selection.unmatched:
             console.warning(f"selector '{selector}' matched no table", selector=selector)

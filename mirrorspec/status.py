@@ -13,6 +13,8 @@ import socket
 from datetime import datetime, timezone
 from typing import Any, Iterable
 
+from mirrorspec.files import LocalFS, join
+
 REPLICATOR_FILE = "replicator.json"
 TABLES_FILE = "tables.json"
 
@@ -53,25 +55,6 @@ def table_entry(outcome: Any, synced_at: str | None = None) -> dict[str, Any]:
     return entry
 
 
-class _LocalFiles:
-    """The default file access of write_status/read_status: plain local files."""
-
-    def read_text(self, path: str) -> str:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-
-    def write_text(self, path: str, text: str) -> None:
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        temp = f"{path}.{os.getpid()}.tmp"
-        with open(temp, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temp, path)
-
-
-def _join(warehouse: str, name: str) -> str:
-    return warehouse.rstrip("/") + "/" + name
-
-
 def _read_json(files: Any, path: str) -> dict:
     try:
         data = json.loads(files.read_text(path))
@@ -93,9 +76,9 @@ def write_status(warehouse: str, outcomes: Iterable[Any], status: str | None = N
     with read_text/write_text (the engine passes its filesystem for URI warehouses); plain local
     files by default. Returns `{"replicator": …, "tables": …}`.
     """
-    files = files or _LocalFiles()
+    files = files or LocalFS()
     now = _now_iso()
-    previous = _read_json(files, _join(warehouse, TABLES_FILE)).get("tables") or []
+    previous = _read_json(files, join(warehouse, TABLES_FILE)).get("tables") or []
     merged: dict[tuple[str, str], dict] = {}
     for entry in previous:
         if isinstance(entry, dict):
@@ -114,18 +97,18 @@ def write_status(warehouse: str, outcomes: Iterable[Any], status: str | None = N
         "process": {"pid": os.getpid(), "host": socket.gethostname()},
     }
     tables_doc = {"tables": tables}
-    files.write_text(_join(warehouse, TABLES_FILE),
+    files.write_text(join(warehouse, TABLES_FILE),
                      json.dumps(tables_doc, indent=2, ensure_ascii=False) + "\n")
-    files.write_text(_join(warehouse, REPLICATOR_FILE),
+    files.write_text(join(warehouse, REPLICATOR_FILE),
                      json.dumps(replicator, indent=2, ensure_ascii=False) + "\n")
     return {"replicator": replicator, "tables": tables_doc}
 
 
 def read_status(warehouse: str, files: Any = None) -> dict:
     """`{"replicator": {...}, "tables": [...]}` from a warehouse; empty parts when never written."""
-    files = files or _LocalFiles()
-    replicator = live_replicator(_read_json(files, _join(warehouse, REPLICATOR_FILE)))
-    tables = _read_json(files, _join(warehouse, TABLES_FILE)).get("tables") or []
+    files = files or LocalFS()
+    replicator = live_replicator(_read_json(files, join(warehouse, REPLICATOR_FILE)))
+    tables = _read_json(files, join(warehouse, TABLES_FILE)).get("tables") or []
     return {"replicator": replicator, "tables": [t for t in tables if isinstance(t, dict)]}
 
 

@@ -58,6 +58,14 @@ class TestResults:
     def failed(self) -> bool:
         return self.failures > 0
 
+    def raise_if_failed(self) -> "TestResults":
+        """FailedRun (a MirrorspecError) when a test FAILed or ERRORed; else self."""
+        if self.failed:
+            from mirrorspec.errors import FailedRun
+
+            raise FailedRun(self.verdict(), hint="see each test in test_results.json")
+        return self
+
     def verdict(self) -> str:
         """'2 data test(s) failed, 1 errored': FAIL (rows broke the rule) and ERROR (the test
         could not run) are told apart."""

@@ -79,6 +79,8 @@ _null_update = bad2(((4, "d", 0), (None, "x", 1)))
 _null_delete = bad2(((None, None, 2),))
 _keyless_update = bad2(((4, "d", 0), (1, "x", 1)))
 _compound_null = bad2(((4, "d", 0), (5, None, 1)))  # keyed on (id, v): only v is NULL
+# a delete file as pandas writes it: the all-null `v` is INT32 with the Null logical type
+_null_type = bad2(((1, None, 2),), types=("int64", "null", "int32"))
 CSV_NAME = sequence_name(2, "csv")
 CSV_HEAD = "id,v,__rowMarker__\r\n"
 
@@ -97,6 +99,8 @@ CASES = [
     Case("missing_key", _missing_key, parquet_writer(_missing_key), words=("id",)),
     Case("null_key_update", _null_update, parquet_writer(_null_update), row=2, words=("null",)),
     Case("null_key_delete", _null_delete, parquet_writer(_null_delete), row=1, words=("null",)),
+    Case("null_type", _null_type, parquet_writer(_null_type),
+         words=("'v'", "null logical type", "schemamergefailure", "cast")),
     Case("keyless_update", _keyless_update, parquet_writer(_keyless_update), row=2,
          words=("key",), keys=()),
     Case("compound_key_one_null", _compound_null, parquet_writer(_compound_null), row=2,

@@ -257,7 +257,7 @@ def fold_batch(key_columns: Sequence[str], existing: list[dict], changes: list[t
 # --- writing model files into a landing zone -------------------------------------------------
 
 _ARROW_TYPES = {"int64": "int64", "int32": "int32", "string": "string", "double": "float64",
-                "bool": "bool_"}
+                "bool": "bool_", "null": "null"}  # null: the Parquet Null logical type
 _SCHEMA_TYPES = {"int64": "Int64", "int32": "Int32", "string": "String", "double": "Double",
                  "bool": "Boolean"}
 

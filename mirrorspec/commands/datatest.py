@@ -27,7 +27,8 @@ def test(threads: int, **params: Any) -> None:
     ctx = load_plan_context(params["project_dir"], params["target"], params["vars_text"],
                             params["profiles_dir"], params["plan_path"], console)
     tables = select_with_warnings(ctx.plan, params["select"], params["exclude"],
-                                  state_path=params["state_path"], console=console)
+                                  state_path=params["state_path"], console=console,
+                                  results_dir=ctx.target_dir)
     results = execute_tests(console, ctx, [t.unique_id for t in tables], threads=threads)
     refresh_site(console, ctx.plan, ctx.target_dir)
     if results.failed:

@@ -15,10 +15,10 @@ from typing import Any
 import click
 
 from mirrorspec import mirroring
-from mirrorspec.commands.params import get_console, plan_options, warehouse_option
+from mirrorspec.commands.params import get_console, output_format, plan_options, warehouse_option
 from mirrorspec.compile import load_plan_context
 from mirrorspec.plan import Plan
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.errors import FailedRun, MirrorspecError, StaleMirror
 
 STATUS_COLUMNS = ("schema", "table", "status", "processed rows", "processed bytes",
                   "last sync (UTC)", "latency (s)", "error")
@@ -59,10 +59,17 @@ def status_rows(doc: dict[str, Any]) -> list[list[Any]]:
 @plan_options
 @warehouse_option
 @click.option("--json", "as_json", is_flag=True, help="Print the monitoring JSON itself.")
-def status(as_json: bool, **params: Any) -> None:
-    """The monitoring JSON (replicator.json, tables.json) as a table."""
+@click.option("--stale-after", default=None, metavar="DURATION",
+              help="Also exit 3 when a table's last sync or the replicator's last update is "
+                   "older than DURATION (90s, 15m, 2h, 1d).")
+def status(as_json: bool, stale_after: str | None, **params: Any) -> None:
+    """The monitoring JSON (replicator.json, tables.json) as a table.
+
+    Exit codes: 0 healthy, 1 a table is Failed (or an error), 3 stale (--stale-after)."""
+    from mirrorspec.health import assess, parse_duration
     from mirrorspec.status import read_status
 
+    bound = parse_duration(stale_after) if stale_after is not None else None
     console = get_console()
     plan = _plan_or_none(params)
     warehouse = _warehouse(params, plan)
@@ -70,8 +77,10 @@ def status(as_json: bool, **params: Any) -> None:
     if not doc or (not doc.get("tables") and not doc.get("replicator")):
         raise MirrorspecError(f"no monitoring JSON in {warehouse}",
                               hint="run `mirrorspec run` (or `mirrorspec mirror`) first")
+    health = assess(doc, bound)
     if as_json:
         console.raw(json.dumps(doc, indent=2, ensure_ascii=False, default=str))
+        _raise_if_unhealthy(health)
         return
     replicator = doc.get("replicator") or {}
     if replicator:
@@ -79,36 +88,26 @@ def status(as_json: bool, **params: Any) -> None:
         console.result(f"replicator: {overall} (last updated "
                        f"{replicator.get('lastUpdated', '?')})", status=overall)
     console.table(f"tables in {warehouse}", STATUS_COLUMNS, status_rows(doc), kind="status")
+    from mirrorspec.progress.publish import kafka_offset_rows
+
     offsets = kafka_offset_rows(plan) if plan is not None else []
     if offsets:
         console.table("Kafka offsets (end offset and lag as of each table's last fetch)",
                       KAFKA_COLUMNS, offsets, kind="kafka_offsets")
+    _raise_if_unhealthy(health)
+
+
+def _raise_if_unhealthy(health) -> None:
+    if health.failed:
+        raise FailedRun(health.verdict(), hint="see the error column; fix and run again")
+    if health.stale:
+        raise StaleMirror(health.verdict(),
+                          hint="is the replicator (run --watch / mirror --watch) running?")
 
 
 KAFKA_COLUMNS = ("table", "topic", "partition", "consumed", "end", "lag", "fetched (UTC)")
 
 
-def kafka_offset_rows(plan: Plan) -> list[list[Any]]:
-    """Per Kafka table and partition: the next offset to read, the end offset and the lag at
-    the last fetch, from the publisher state (pure Python; local state folders only)."""
-    from mirrorspec.progress.publish import state_file
-    from mirrorspec.sources.kafka import lag_rows
-
-    rows = []
-    for table in plan.tables:
-        if not table.source.kafka:
-            continue
-        path = Path(state_file(plan, table).removeprefix("file:"))
-        if "://" in plan.state_path or not path.is_file():
-            continue
-        try:
-            kafka = json.loads(path.read_text(encoding="utf-8")).get("kafka") or {}
-        except (OSError, ValueError):
-            continue
-        for row in lag_rows(kafka):
-            rows.append([table.unique_id, row["topic"], row["partition"], row["consumed"],
-                         row["end"], row["lag"], kafka.get("fetched_at", "")])
-    return rows
 
 
 def _resolve(table_name: str, params: dict[str, Any]):
@@ -146,8 +145,9 @@ def _session(plan: Plan | None):
               help="Time travel: the table as of this Delta version.")
 @click.option("--timestamp", default=None,
               help="Time travel: the table as of this time, e.g. 2026-01-31T12:00:00.")
+@output_format
 def show(table: str, limit: int, where: str | None, version: int | None,
-         timestamp: str | None, **params: Any) -> None:
+         timestamp: str | None, output: str, **params: Any) -> None:
     """Preview rows of a mirrored table (with Delta time travel)."""
     from mirrorspec.readers.delta import parse_timestamp
 
@@ -178,7 +178,8 @@ def show(table: str, limit: int, where: str | None, version: int | None,
                                               if read_version is not None else "")
     else:
         as_of_text = ""
-    console.table(f"{name}{as_of_text} ({len(rows)} row(s) shown)", columns, rows, kind="rows")
+    console.data(f"{name}{as_of_text} ({len(rows)} row(s) shown)", columns, rows, output,
+                 kind="rows", table=name, version=read_version)
 
 
 def _storage(plan: Plan | None) -> dict[str, str]:
@@ -213,7 +214,8 @@ def _say_fallback(console, name: str, exc: Exception) -> None:
 @warehouse_option
 @click.option("--limit", "-n", type=click.IntRange(min=1), default=None,
               help="Only the latest N commits.")
-def history(table: str, limit: int | None, **params: Any) -> None:
+@output_format
+def history(table: str, limit: int | None, output: str, **params: Any) -> None:
     """The Delta history of a table: per commit, the landing files applied and rows changed."""
     console = get_console()
     name, path, plan, _keys = _resolve(table, params)
@@ -228,14 +230,23 @@ def history(table: str, limit: int | None, **params: Any) -> None:
         from mirrorspec.spark.ops.inspect import history as read_history
 
         entries = read_history(_session(plan), path, name, limit)
-    rows = [[e.version, e.timestamp, e.operation, _files(e.files_applied),
-             _n(e.rows_inserted), _n(e.rows_updated), _n(e.rows_deleted)] for e in entries]
-    console.table(f"history of {name}", ("version", "timestamp", "operation", "landing files",
-                                         "inserted", "updated", "deleted"), rows, kind="history")
+    # programs get every applied file; people an abbreviated list
+    for_people = output == "text" and console.log_format == "text"
+    rows = [[e.version, e.timestamp, e.operation,
+             _files(e.files_applied) if for_people else _names(e.files_applied),
+             e.rows_inserted, e.rows_updated, e.rows_deleted] for e in entries]
+    columns = ("version", "timestamp", "operation", "landing files", "inserted", "updated",
+               "deleted")
+    if output == "csv":
+        rows = [r[:3] + [" ".join(r[3])] + r[4:] for r in rows]
+    if output == "text":
+        console.table(f"history of {name}", columns, rows, kind="history")
+    else:
+        console.data(f"history of {name}", columns, rows, output, kind="history", table=name)
 
 
-def _n(value: int | None) -> str:
-    return "" if value is None else str(value)
+def _names(files: list[str]) -> list[str]:
+    return [f.rsplit("/", 1)[-1] for f in files]
 
 
 def _files(files: list[str]) -> str:

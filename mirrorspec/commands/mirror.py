@@ -8,24 +8,15 @@ import time
 
 import click
 
-from mirrorspec.commands.params import absolute_location, get_console
-from mirrorspec.errors import FailedRun, MirrorspecError
+from mirrorspec.commands.params import (absolute_location, get_console, metrics_port,
+                                        optional_plan, parse_conf, plan_options, spark_conf,
+                                        spark_master, start_spark)
+from mirrorspec.errors import FailedRun, ProjectError
 from mirrorspec.mirroring import PROCESSED_RETENTION_DAYS
 
 
-def _parse_conf(pairs: tuple[str, ...]) -> dict[str, str]:
-    conf = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise MirrorspecError(f"--conf {pair!r} is not key=value",
-                                  hint="e.g. --conf spark.sql.shuffle.partitions=4")
-        conf[key.strip()] = value
-    return conf
-
-
 def _watch(spark, landing_zone: str, warehouse: str, options, console, interval: float,
-           stop: threading.Event):
+           stop: threading.Event, port: int | None = None):
     """Pass after pass until `stop`: a failed table backs off (retried at once when its folder
     changes), each message is printed once while nothing about its table changes, and a pass
     line appears only when a pass applied files or a table's outcome changed."""
@@ -33,9 +24,11 @@ def _watch(spark, landing_zone: str, warehouse: str, options, console, interval:
     from mirrorspec.spark.mirror.engine import mirror_landing_zone
     from mirrorspec.landing.layout import folder_signature
     from mirrorspec.spark.mirror.warm import SnapshotWarmer
+    from mirrorspec.metrics import WatchMetrics
     from mirrorspec.watch import Backoff, QuietConsole
 
     backoff, quiet = Backoff(interval), QuietConsole(console)
+    metrics = WatchMetrics(port, console) if port is not None else None
     lfs = hadoop_fs.filesystem_for(landing_zone, spark)
     warmer = SnapshotWarmer()
     try:
@@ -53,6 +46,11 @@ def _watch(spark, landing_zone: str, warehouse: str, options, console, interval:
             result = mirror_landing_zone(spark, landing_zone, warehouse, options, quiet,
                                          stop=stop, skip=skip)
             passes += 1
+            if metrics is not None:
+                for t in result.tables:
+                    metrics.observe(t.unique_id, t.status, len(t.files_applied), t.rows_inserted,
+                                    t.rows_updated, t.rows_deleted, t.landing_path)
+                metrics.end_pass(time.monotonic() - now)
             # the next pass finds the new versions' state ready (mirrorspec/spark/mirror/warm.py)
             warmer.after_pass(spark, (t.delta_path for t in result.tables if t.files_applied))
             changed = _record_outcomes(result, backoff, quiet, lfs, signatures, now)
@@ -66,6 +64,8 @@ def _watch(spark, landing_zone: str, warehouse: str, options, console, interval:
                 return result
     finally:
         warmer.close()
+        if metrics is not None:
+            metrics.close()
 
 
 def _record_outcomes(result, backoff, quiet, lfs, signatures, now) -> bool:
@@ -114,35 +114,58 @@ def _summary(console, result) -> None:
 
 
 @click.command("mirror")
-@click.option("--landing-zone", required=True, callback=absolute_location,
-              help="The landing zone folder (path or URI).")
-@click.option("--warehouse", required=True, callback=absolute_location,
-              help="Where the Delta tables live: WAREHOUSE/<schema>/<table>.")
-@click.option("--watch", type=float, default=None, metavar="SECONDS",
+@click.option("--landing-zone", default=None, callback=absolute_location,
+              help="The landing zone folder (path or URI; default: the project's).")
+@click.option("--warehouse", default=None, callback=absolute_location,
+              help="Where the Delta tables live: WAREHOUSE/<schema>/<table> (default: the "
+                   "project's).")
+@click.option("--watch", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
               help="Keep polling every SECONDS until interrupted (Ctrl-C / SIGTERM).")
 @click.option("--select", "-s", multiple=True,
               help="Tables to mirror: schema.table, a name or a glob such as 'sales.*'.")
 @click.option("--threads", type=click.IntRange(1, 256), default=2, show_default=True,
               help="Tables processed concurrently.")
-@click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
-@click.option("--conf", "conf", multiple=True, metavar="KEY=VALUE", help="Spark conf.")
+@plan_options
+@spark_master
+@spark_conf
+@metrics_port
 @click.option("--strict", is_flag=True,
               help="Fail a file whose __rowMarker__ is not its last column.")
-@click.option("--retention-days", type=float, default=PROCESSED_RETENTION_DAYS,
+@click.option("--retention-days", type=click.FloatRange(min=0), default=PROCESSED_RETENTION_DAYS,
               show_default=True,
               help="Days processed files stay in _ProcessedFiles.")
-def mirror(landing_zone: str, warehouse: str, watch: float | None, select: tuple[str, ...],
-           threads: int, master: str, conf: tuple[str, ...], strict: bool,
-           retention_days: float) -> None:
-    """Mirror a landing zone into Delta tables exactly as Fabric open mirroring does."""
+def mirror(landing_zone: str | None, warehouse: str | None, watch: float | None,
+           select: tuple[str, ...], threads: int, master: str | None, conf: tuple[str, ...],
+           strict: bool, retention_days: float, metrics_port: int | None = None,
+           **params) -> None:
+    """Mirror a landing zone into Delta tables exactly as Fabric open mirroring does.
+
+    --landing-zone and --warehouse, or a project (--project-dir, --target: its landing zone,
+    warehouse and Spark settings; given options win). The landing zone is checked before
+    Spark starts."""
+    from mirrorspec.metrics import check_metrics_option
+    from mirrorspec.preflight import require_landing_zone
+
+    check_metrics_option(metrics_port, watch)
     console = get_console()
-    spark_conf = _parse_conf(conf)
+    extra_conf = parse_conf(conf)
+    try:
+        plan = optional_plan(params, needed=not (landing_zone and warehouse))
+    except ProjectError as exc:
+        if landing_zone and warehouse:
+            raise
+        raise ProjectError(exc.message, exc.location,
+                           hint="give --landing-zone and --warehouse, or a project "
+                                "(--project-dir) whose profile names them",
+                           problems=exc.problems) from None
+    landing_zone = landing_zone or plan.landing_zone
+    warehouse = warehouse or plan.warehouse
+    require_landing_zone(landing_zone)
     from mirrorspec.spark.mirror.engine import MirrorOptions, mirror_landing_zone
-    from mirrorspec.spark.platform.session import build_session
 
     options = MirrorOptions(threads=threads, strict=strict, retention_days=retention_days,
                             select=tuple(select))
-    spark = build_session(master, spark_conf)
+    spark = start_spark(plan, master, extra_conf)
     stop = threading.Event()
     if watch is not None:
         def request_stop(signum, _frame):
@@ -153,7 +176,8 @@ def mirror(landing_zone: str, warehouse: str, watch: float | None, select: tuple
     if watch is None:
         result = mirror_landing_zone(spark, landing_zone, warehouse, options, console)
     else:
-        result = _watch(spark, landing_zone, warehouse, options, console, watch, stop)
+        result = _watch(spark, landing_zone, warehouse, options, console, watch, stop,
+                        metrics_port)
     _summary(console, result)
     if result.failed:
         raise FailedRun(*failure_summary(result.tables))

@@ -47,18 +47,87 @@ plan_path = click.option("--plan", "plan_path", default=None, type=click.Path(di
                          help="Use this compiled target/plan.json instead of compiling.")
 select = click.option("--select", "-s", multiple=True,
                       help="Tables to take: names, schema.*, globs, source:TYPE, tag:TAG, "
-                           "state:modified (repeatable; space or comma separated).")
+                           "state:modified, result:error|fail|skipped (repeatable; space or "
+                           "comma separated).")
 exclude = click.option("--exclude", multiple=True, help="Tables to leave out (same syntax).")
 state_path = click.option("--state", "state_path", default=None, type=click.Path(exists=True),
                           callback=absolute_location,
-                          help="A previous target/ folder, for state:modified.")
+                          help="A previous target/ folder, for state:modified and result:.")
 threads = click.option("--threads", type=click.IntRange(min=1), default=DEFAULT_THREADS,
                        show_default=True, help="Tables processed concurrently.")
 full_refresh = click.option("--full-refresh", is_flag=True,
                             help="Rebuild the selected tables from their sources.")
+fail_fast = click.option("--fail-fast", "-x", is_flag=True,
+                         help="Stop at the first failed table: tables not started yet are "
+                              "skipped (those running finish).")
+output_format = click.option(
+    "--format", "output", type=click.Choice(["text", "json", "csv"]), default="text",
+    show_default=True, help="text for people; json (typed values, null) or csv (NULL an empty "
+                            "field, '' as \"\") for programs.")
 warehouse_option = click.option(
     "--warehouse", default=None, type=click.Path(file_okay=False), callback=absolute_location,
     help="Read this warehouse directly instead of compiling the project.")
+
+
+spark_conf = click.option("--conf", "conf", multiple=True, metavar="KEY=VALUE",
+                          help="Spark conf, over the profile's (repeatable).")
+spark_master = click.option("--master", default=None,
+                            help="Spark master URL (default: the profile's, else local[*]).")
+
+
+metrics_port = click.option(
+    "--metrics-port", type=click.IntRange(0, 65535), default=None, metavar="PORT",
+    help="With --watch: serve Prometheus metrics on http://127.0.0.1:PORT/metrics "
+         "(pip install 'mirrorspec[metrics]'; 0 picks a free port).")
+
+
+def parse_conf(pairs: tuple[str, ...]) -> dict[str, str]:
+    """--conf KEY=VALUE pairs as a dict (a UsageError names a malformed one)."""
+    from mirrorspec.errors import UsageError
+
+    conf = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--conf {pair!r} is not key=value",
+                             hint="e.g. --conf spark.sql.shuffle.partitions=4")
+        conf[key.strip()] = value
+    return conf
+
+
+def _given(name: str) -> bool:
+    """True when option `name` was set on the command line or from its environment variable."""
+    ctx = click.get_current_context(silent=True)
+    source = ctx.get_parameter_source(name) if ctx is not None else None
+    return source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT")
+
+
+def optional_plan(params: dict[str, Any], needed: bool):
+    """The project's plan when the command runs in a project: --plan, --project-dir, --target,
+    --vars or --profiles-dir given, or `needed` (a location the project supplies was left out).
+    None otherwise: the command works from its own options."""
+    if not needed and not any(_given(n) for n in ("plan_path", "project_dir", "target",
+                                                  "vars_text", "profiles_dir")):
+        return None
+    from mirrorspec.compile import load_plan_context
+
+    return load_plan_context(params["project_dir"], params["target"], params["vars_text"],
+                             params["profiles_dir"], params["plan_path"]).plan
+
+
+def start_spark(plan: Any, master: str | None, conf: dict[str, str]):
+    """A SparkSession: the profile's master, remote and conf (secrets resolved) when `plan` is
+    given, with --master and --conf over them; else --master (local[*]) and --conf."""
+    from mirrorspec.spark.platform.session import build_session
+
+    if plan is None:
+        return build_session(master or "local[*]", conf)
+    from mirrorspec.plan import resolve_secrets
+
+    spec = plan.spark
+    remote = resolve_secrets(spec.remote) if spec.remote and not master else None
+    return build_session(master or resolve_secrets(spec.master),
+                         {**resolve_secrets(dict(spec.conf)), **conf}, remote)
 
 
 def _stack(*decorators: Callable) -> Callable[[Callable], Callable]:
@@ -75,8 +144,8 @@ plan_options = _stack(project_dir, profiles_dir, target, vars_text, plan_path)
 """The project options and --plan (a compiled plan.json instead of a compile)."""
 selection_options = _stack(select, exclude, state_path)
 """--select, --exclude, --state."""
-run_options = _stack(threads, full_refresh)
-"""--threads, --full-refresh."""
+run_options = _stack(threads, full_refresh, fail_fast)
+"""--threads, --full-refresh, --fail-fast."""
 
 
 # --- global flags and the console -----------------------------------------------------------
@@ -89,12 +158,15 @@ def _set_console(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     current = get_console(ctx)
     log_format = value if param.name == "log_format" else current.log_format
     quiet = True if param.name == "quiet" else current.quiet
-    root.obj["console"] = Console(log_format=log_format, quiet=quiet)
+    no_color = True if param.name == "no_color" else current.no_color
+    root.obj["console"] = Console(log_format=log_format, quiet=quiet, no_color=no_color,
+                                  invocation_id=current.invocation_id)
     return value
 
 
 def global_options(root: bool) -> list[click.Option]:
-    """--log-format and --quiet: on the root group (with the env var) or on a subcommand."""
+    """--log-format, --quiet and --no-color: on the root group (with the env var) or on a
+    subcommand."""
     return [
         click.Option(["--log-format"], type=click.Choice(["text", "json"]),
                      default="text" if root else None,
@@ -103,6 +175,9 @@ def global_options(root: bool) -> list[click.Option]:
                      help="text for people, json: one object per event."),
         click.Option(["--quiet", "-q"], is_flag=True, expose_value=root,
                      callback=None if root else _set_console, help="Only errors and results."),
+        click.Option(["--no-color"], is_flag=True, expose_value=root,
+                     callback=None if root else _set_console,
+                     help="No colours (also when NO_COLOR is set)."),
     ]
 
 

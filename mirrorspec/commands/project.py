@@ -1,14 +1,18 @@
-"""`mirrorspec init`, `validate` and `compile`: the commands that never start Spark."""
+"""`mirrorspec init`, `validate`, `compile`, `ls` and `clean`: the commands that never start
+Spark."""
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 from typing import Any
 
 import click
 
-from mirrorspec.commands.params import get_console, project_options
+from mirrorspec.commands.params import get_console, plan_options, project_options, selection_options
 from mirrorspec.console import Console
+from mirrorspec.errors import MirrorspecError
 
 
 def _show(path: Any) -> str:
@@ -80,4 +84,86 @@ def compile(project_dir: str, target: str | None, vars_text: str | None,
                    tables=len(plan.tables), plan=str(result.plan_path))
 
 
-COMMANDS = [init, validate, compile]
+LS_KEYS = ("unique_id", "name", "schema", "warehouse_schema", "source", "tags", "key_columns",
+           "landing_path", "delta_path", "yaml_file")
+
+
+@click.command("ls")
+@plan_options
+@selection_options
+@click.option("--output", "output", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="text: one unique id a line; json: one object a line.")
+def ls(output: str, **params: Any) -> None:
+    """List the selected tables (the same selection `run` would take); writes nothing."""
+    from mirrorspec.selection import select_with_warnings
+
+    console = get_console()
+    plan, target_dir = _plan_without_writing(params)
+    tables = select_with_warnings(plan, params["select"], params["exclude"],
+                                  state_path=params["state_path"], console=console,
+                                  results_dir=target_dir)
+    for table in tables:
+        if output == "json":
+            entry = {"unique_id": table.unique_id, "name": table.name, "schema": table.schema,
+                     "warehouse_schema": table.warehouse_schema, "source": table.source.type,
+                     "tags": list(table.tags), "key_columns": list(table.key_columns),
+                     "landing_path": table.landing_path, "delta_path": table.delta_path,
+                     "yaml_file": table.yaml_file}
+            console.raw(json.dumps(entry, ensure_ascii=False))
+        else:
+            console.raw(table.unique_id)
+
+
+def _plan_without_writing(params: dict[str, Any]):
+    """(plan, target folder): from --plan, or the project validated without writing."""
+    if params.get("plan_path"):
+        from mirrorspec.compile import load_plan_context
+
+        ctx = load_plan_context(plan_path=params["plan_path"])
+        return ctx.plan, ctx.target_dir
+    from mirrorspec.compile import validate_project
+
+    result = validate_project(params["project_dir"], target=params["target"],
+                              vars=params["vars_text"], profiles_dir=params["profiles_dir"],
+                              check_landing=False)
+    return result.plan, Path(result.target_dir)
+
+
+@click.command("clean")
+@project_options
+def clean(project_dir: str, target: str | None, vars_text: str | None,
+          profiles_dir: str | None) -> None:
+    """Delete the project's target folder (plan.json, results, docs site). Never the landing
+    zone, the warehouse or the publisher state: a target folder holding one is refused."""
+    import shutil
+
+    from mirrorspec.compile import validate_project
+
+    console = get_console()
+    result = validate_project(project_dir, target=target, vars=vars_text,
+                              profiles_dir=profiles_dir, check_landing=False)
+    folder = Path(result.target_dir).resolve()
+    project = Path(project_dir).resolve()
+    plan = result.plan
+    if folder == project or folder in project.parents:
+        raise MirrorspecError(f"target-path {folder} holds the project itself; not deleted",
+                              hint="point target-path at a folder of its own")
+    for what, where in (("landing zone", plan.landing_zone), ("warehouse", plan.warehouse),
+                        ("publisher state", plan.state_path)):
+        local = where.removeprefix("file:")
+        if "://" not in local and _inside(Path(local), folder):
+            raise MirrorspecError(f"the {what} {where} is inside the target folder {folder}; "
+                                  "not deleted", hint="move it out of target-path (profiles.yml)")
+    if not folder.exists():
+        console.result(f"Nothing to clean: {_show(folder)} does not exist", path=str(folder))
+        return
+    shutil.rmtree(folder)
+    console.result(f"Deleted {_show(folder)}", path=str(folder))
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    path = path.resolve()
+    return path == folder or folder in path.parents
+
+
+COMMANDS = [init, validate, compile, ls, clean]

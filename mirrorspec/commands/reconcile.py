@@ -3,12 +3,35 @@
 from __future__ import annotations
 
 import json
+import os
 
 import click
 
-from mirrorspec.errors import FailedRun, MirrorspecError
+from mirrorspec.commands.params import (optional_plan, parse_conf, plan_options, spark_conf,
+                                        spark_master, start_spark)
+from mirrorspec.errors import FailedRun, MirrorspecError, UsageError
 from mirrorspec.jdbc_urls import redact
 from mirrorspec.progress.mirror import resolve_table, table_keys
+
+
+def resolve_in_project(table: str, warehouse: str | None, plan) -> tuple[str, str]:
+    """(unique id, Delta path) of TABLE: through the project's plan when there is one (a name
+    or unique id), else a Delta folder or schema.table in --warehouse."""
+    if plan is not None and not warehouse:
+        from mirrorspec.selection import resolve_table as plan_table
+
+        found = plan_table(plan, table)
+        if "://" in found.delta_path:
+            return found.unique_id, found.delta_path
+        return resolve_table(found.unique_id, plan.warehouse)
+    return resolve_table(table, warehouse)
+
+
+def check_output(output: str | None) -> None:
+    """--output's folder must exist: said before Spark starts, not after the comparison."""
+    folder = os.path.dirname(os.path.abspath(output)) if output else None
+    if folder and not os.path.isdir(folder):
+        raise UsageError(f"--output {output}: the folder {folder} does not exist")
 
 
 @click.command("reconcile")
@@ -36,20 +59,38 @@ from mirrorspec.progress.mirror import resolve_table, table_keys
               help="Write every difference to this JSON file.")
 @click.option("--strict-columns", is_flag=True,
               help="Columns present on one side only fail too.")
-@click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
+@plan_options
+@spark_master
+@spark_conf
 def reconcile(table, source, warehouse, key, version, timestamp, dbtable, user_secret,
-              password_secret, source_format, shown, output, strict_columns, master) -> None:
-    """Compare the mirrored TABLE with SOURCE by key; exit 1 on any difference."""
+              password_secret, source_format, shown, output, strict_columns, master, conf,
+              **params) -> None:
+    """Compare the mirrored TABLE with SOURCE by key; exit 1 on any difference.
+
+    TABLE is a name in the project (--project-dir, --target; Spark gets the profile's settings),
+    schema.table in --warehouse, or a Delta folder."""
     if version is not None and timestamp is not None:
         raise MirrorspecError("pass --version or --timestamp, not both")
-    unique_id, path = resolve_table(table, warehouse)
+    if version is not None and version < 0:
+        raise UsageError(f"--version {version}: give a Delta version (0 or more)")
+    if shown < 0:
+        raise UsageError(f"--show {shown}: give 0 or more")
+    extra_conf = parse_conf(conf)
+    check_output(output)
+    local = source[len("file:"):] if source.startswith("file:") else source
+    if not source.startswith("jdbc:") and "://" not in source and not os.path.exists(local):
+        raise UsageError(f"--against {source}: the source snapshot does not exist",
+                         hint="pass a Delta/Parquet/CSV path or a jdbc: URL")
+    in_project = not warehouse and not os.path.isdir(os.path.join(table, "_delta_log"))
+    plan = optional_plan(params, needed=in_project)
+    unique_id, path = resolve_in_project(table, warehouse, plan)
     keys = table_keys(path, key)
     from mirrorspec.spark.ops import reconcile as rec
-    from mirrorspec.spark.platform.session import build_session
 
     # a jdbc: source needs its driver's jar set (fetched once: python -m mirrorspec.spark.platform.jars)
-    conf = {"mirrorspec.extra.jars": "postgres"} if source.startswith("jdbc:postgresql:") else {}
-    spark = build_session(master, conf)
+    if source.startswith("jdbc:postgresql:"):
+        extra_conf.setdefault("mirrorspec.extra.jars", "postgres")
+    spark = start_spark(plan, master, extra_conf)
     mirror = rec.read_mirror(spark, path, version, timestamp)
     snapshot = rec.read_source(spark, source, dbtable, user_secret, password_secret,
                                source_format)

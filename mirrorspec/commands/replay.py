@@ -9,8 +9,9 @@ import tempfile
 
 import click
 
-from mirrorspec.commands.params import get_console
-from mirrorspec.errors import FailedRun, MirrorspecError
+from mirrorspec.commands.params import (get_console, optional_plan, parse_conf, plan_options,
+                                        spark_conf, spark_master, start_spark)
+from mirrorspec.errors import FailedRun, MirrorspecError, UsageError
 from mirrorspec.progress.mirror import resolve_table, table_keys
 
 
@@ -28,24 +29,51 @@ from mirrorspec.progress.mirror import resolve_table, table_keys
               help="How many differing keys of each kind to print.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
               help="Write every difference to this JSON file.")
-@click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
-def replay(table, warehouse, landing_path, key, scratch, shown, output, master) -> None:
-    """Rebuild TABLE from the landing files it applied and reconcile it with the live table."""
+@plan_options
+@spark_master
+@spark_conf
+def replay(table, warehouse, landing_path, key, scratch, shown, output, master, conf,
+           **params) -> None:
+    """Rebuild TABLE from the landing files it applied and reconcile it with the live table.
+
+    TABLE is a name in the project (--project-dir, --target), schema.table in --warehouse, or
+    a Delta folder. Everything is checked before Spark starts."""
     from mirrorspec.spark.ops import replay as rp
 
     console = get_console()
-    unique_id, path = resolve_table(table, warehouse)
-    history = rp.read_history(path)
-    folder = landing_path or history.landing_path
+    extra_conf = parse_conf(conf)
+    if shown < 0:
+        raise UsageError(f"--show {shown}: give 0 or more")
+    folder_of_output = os.path.dirname(os.path.abspath(output)) if output else None
+    if folder_of_output and not os.path.isdir(folder_of_output):
+        raise UsageError(f"--output {output}: the folder {folder_of_output} does not exist")
+    if scratch and os.path.isdir(scratch) and os.listdir(scratch):
+        raise MirrorspecError(f"--scratch {scratch} is not empty")
+    plan = optional_plan(params, needed=not warehouse and not os.path.isdir(
+        os.path.join(table, "_delta_log")))
+    if plan is not None and not warehouse:
+        from mirrorspec.selection import resolve_table as plan_table
+
+        planned = plan_table(plan, table)
+        unique_id, path = resolve_table(planned.unique_id, plan.warehouse)
+        plan_landing: str | None = planned.landing_path
+    else:
+        unique_id, path = resolve_table(table, warehouse)
+        plan_landing = None
+    history = rp.read_history(path, landing_path)
+    if not landing_path and plan_landing and not (history.landing_path
+                                                  and os.path.isdir(history.landing_path)):
+        history = rp.read_history(path, plan_landing)  # where the project says they are now
+    folder = history.landing_path
     if not folder or not os.path.isdir(folder):
         raise MirrorspecError(f"{unique_id}: its landing folder {folder} is not there",
                               hint="pass --landing-path with where the table's files are now")
-    found, missing = rp.find_files(folder, history.files)
+    found, missing = history.paths, history.missing
     if missing:
         shown_names = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more"
                                                 if len(missing) > 5 else "")
         raise MirrorspecError(
-            f"{unique_id}: history incomplete: {len(missing)} of {len(history.files)} applied "
+            f"{unique_id}: history incomplete: {len(missing)} of {len(found) + len(missing)} applied "
             f"file(s) are gone (purged from {folder}/_ProcessedFiles): {shown_names}",
             hint="replay needs every applied file; raise mirror --retention-days to keep them")
     pending = rp.pending_files(folder, history.files)
@@ -59,7 +87,6 @@ def replay(table, warehouse, landing_path, key, scratch, shown, output, master) 
 
     from mirrorspec.spark.ops import reconcile as rec
     from mirrorspec.spark.mirror.engine import MirrorOptions, mirror_landing_zone
-    from mirrorspec.spark.platform.session import build_session
 
     work = scratch or tempfile.mkdtemp(prefix="mirrorspec-replay-")
     try:
@@ -69,7 +96,7 @@ def replay(table, warehouse, landing_path, key, scratch, shown, output, master) 
                 raise MirrorspecError(f"--scratch {scratch} is not empty")
         landing = rp.stage(folder, found, work, schema, name, history.mode)
         rebuilt_warehouse = os.path.join(work, "warehouse")
-        spark = build_session(master, {})
+        spark = start_spark(plan, master, extra_conf)
         console.info(f"{unique_id}: replaying {len(found)} file(s) into {rebuilt_warehouse}")
         run = mirror_landing_zone(spark, landing, rebuilt_warehouse,
                                   MirrorOptions(threads=1, move_processed=False), console)

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from mirrorspec.commands.params import (get_console, plan_options, run_options,
+from mirrorspec.commands.params import (get_console, metrics_port, plan_options, run_options,
                                         selection_options, stop_on_signals)
 from mirrorspec.compile import PlanContext, load_plan_context
 from mirrorspec.console import Console
@@ -32,12 +32,13 @@ def execute_run(console: Console, command: str, publish_only: bool, params: dict
                      vars=parse_vars(params["vars_text"]) or None, plan=params["plan_path"],
                      select=params["select"], exclude=params["exclude"],
                      state=params["state_path"], threads=params["threads"],
-                     full_refresh=params.get("full_refresh", False))
+                     full_refresh=params.get("full_refresh", False),
+                     fail_fast=params.get("fail_fast", False))
     results = run_plan(ctx.plan, select=params["select"], exclude=params["exclude"],
                        threads=params["threads"], full_refresh=params.get("full_refresh", False),
                        publish_only=publish_only, state_path=params["state_path"],
                        console=console, target_dir=ctx.target_dir, args=args, command=command,
-                       warmer=warmer)
+                       warmer=warmer, fail_fast=params.get("fail_fast", False))
     print_summary(console, results, ctx.target_dir)
     return ctx, results
 
@@ -83,28 +84,47 @@ def _raise_if_failed(results: RunResults) -> None:
 @click.option("--watch", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
               help="Keep going: a pass (publish + mirror) every SECONDS on one warm Spark "
                    "session, until Ctrl-C or SIGTERM.")
-def run(watch: float | None = None, **params: Any) -> None:
+@metrics_port
+def run(watch: float | None = None, metrics_port: int | None = None, **params: Any) -> None:
     """Publish the feeds and mirror the landing zone into Delta tables."""
+    from mirrorspec.metrics import check_metrics_option
+
+    check_metrics_option(metrics_port, watch)
     console = get_console()
     if watch is None:
         ctx, results = execute_run(console, "run", False, params)
         _refresh_site(console, ctx)
     else:
-        results = _watch(console, watch, params)
+        results = _watch(console, watch, params, metrics_port)
     _raise_if_failed(results)
 
 
-def _watch(console: Console, seconds: float, params: dict[str, Any]) -> RunResults:
+def _watch(console: Console, seconds: float, params: dict[str, Any],
+           port: int | None = None) -> RunResults:
     """`run --watch`: passes until a signal; --full-refresh applies to the first pass only."""
+    import time
+
+    from mirrorspec.metrics import WatchMetrics, run_status
+    from mirrorspec.progress.publish import kafka_offset_rows
     from mirrorspec.spark.mirror.warm import SnapshotWarmer
 
     stop = stop_on_signals(console, "the current pass")
     passes = 0
     # the next pass finds the new versions' state ready (mirrorspec/spark/mirror/warm.py)
     warmer = SnapshotWarmer()
+    metrics = WatchMetrics(port, console) if port is not None else None
     try:
         while True:
-            _ctx, results = execute_run(console, "run", False, params, warmer=warmer)
+            started = time.monotonic()
+            ctx, results = execute_run(console, "run", False, params, warmer=warmer)
+            if metrics is not None:
+                folders = {t.unique_id: t.landing_path for t in ctx.plan.tables}
+                for r in results.results:
+                    metrics.observe(r.unique_id, run_status(r), len(r.files_applied),
+                                    r.rows_inserted, r.rows_updated, r.rows_deleted,
+                                    folders.get(r.unique_id))
+                metrics.observe_kafka(kafka_offset_rows(ctx.plan))
+                metrics.end_pass(time.monotonic() - started)
             params = {**params, "full_refresh": False}
             passes += 1
             console.info(f"pass {passes} done; next in {seconds:g}s", passes=passes)
@@ -112,6 +132,8 @@ def _watch(console: Console, seconds: float, params: dict[str, Any]) -> RunResul
                 return results
     finally:
         warmer.close()
+        if metrics is not None:
+            metrics.close()
 
 
 @click.command("publish")
@@ -150,4 +172,34 @@ def build(**params: Any) -> None:
         raise FailedRun("; ".join(problems), hint="see the errors above")
 
 
-COMMANDS = [run, publish, build]
+@click.command("retry")
+@plan_options
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="Tables processed concurrently (default: as the last run).")
+def retry(threads: int | None, **params: Any) -> None:
+    """Run again the tables that ended ERROR or SKIPPED in the last run_results.json, with
+    the options of that run (`run`, `publish` or `build`)."""
+    from mirrorspec.retry import retry_selection
+
+    console = get_console()
+    ctx = load_plan_context(params["project_dir"], params["target"], params["vars_text"],
+                            params["profiles_dir"], params["plan_path"])
+    last = retry_selection(ctx.target_dir)
+    if not last.select:
+        console.result("Nothing to retry: no table ended ERROR or SKIPPED in the last "
+                       f"`{last.command}`", retried=0)
+        return
+    console.info(f"retrying `{last.command}` for {len(last.select)} table(s): "
+                 + ", ".join(s.removeprefix("id:") for s in last.select))
+    params = {**params, "select": last.select, "exclude": (), "state_path": None,
+              "threads": threads or last.threads, "full_refresh": last.full_refresh,
+              "fail_fast": last.fail_fast}
+    if last.command == "build":
+        build.callback(**params)
+        return
+    ctx, results = execute_run(console, last.command, last.command == "publish", params)
+    _refresh_site(console, ctx)
+    _raise_if_failed(results)
+
+
+COMMANDS = [run, publish, build, retry]

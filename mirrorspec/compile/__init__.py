@@ -5,7 +5,8 @@
     result.plan_path     # <target>/plan.json
 
 `validate_project` does everything but write; `load_project` stops at the model. None of them
-imports pyspark.
+imports pyspark. Imported by commands, `diff`, `selection`, `docsite`, `lint` and `spark`; imports
+`model`, `landing`, `load` and below.
 """
 
 from __future__ import annotations
@@ -118,7 +119,7 @@ class PlanContext:
 
 
 def load_plan_context(project_dir: str | os.PathLike[str] = ".", target: str | None = None,
-                      vars_text: str | None = None, profiles_dir: str | os.PathLike[str] | None = None,
+                      vars_text: str | Mapping[str, Any] | None = None, profiles_dir: str | os.PathLike[str] | None = None,
                       plan_path: str | os.PathLike[str] | None = None,
                       console: "Console | None" = None) -> PlanContext:
     """Compile the project (or read `plan_path`) and say where its target folder is."""

@@ -204,6 +204,8 @@ def extend_columns(fields: list, union: list, key_columns: Sequence[str], strict
         if lower in seen:
             return f"column {field.name!r} appears twice"
         seen.add(lower)
+        if is_null(type_of(field)):  # only Parquet columns of the Null logical type are
+            return mirroring.null_type_reason(field.name)
         if lower not in known:
             union.append(field)
             known[lower] = len(union) - 1

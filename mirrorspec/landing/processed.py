@@ -1,10 +1,16 @@
-"""A table folder's data files and its `_ProcessedFiles/`: what was applied and what is pending."""
+"""A table folder's data files and its `_ProcessedFiles/`: what the runner moves back on
+`--full-refresh`, and which files the engine applied (`applied_files`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any
+
 from mirrorspec import mirroring
 from mirrorspec.errors import LandingZoneError
-from mirrorspec.files import Files, outside_root
+from mirrorspec.files import Entry, Files, FileSystem, join, outside_root
+from mirrorspec.landing.layout import LandingFile, time_order_key
+from mirrorspec.progress.mirror import engine_commits, log_versions, state_copies, txn_version_of
 
 
 class LandingFiles(Files):
@@ -38,3 +44,80 @@ class LandingFiles(Files):
             filesystem.rename(entry.path, self.join(folder, entry.name), mtime=entry.mtime)
             moved += 1
         return moved
+
+
+@dataclass
+class AppliedFiles:
+    """The landing files the engine applied to a Delta table, in the order it applied them."""
+
+    files: list[LandingFile] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # applied, but no longer in the landing zone
+    mode: str = "sequence"  # or "time" (LastUpdateTimeFileDetection)
+    from_log: bool = True  # False: rebuilt from the latest progress (older commits cleaned up)
+    meta: dict[str, Any] = field(default_factory=dict)  # the latest engine record
+
+
+def applied_files(landing_fs: FileSystem, warehouse_fs: FileSystem, delta_path: str,
+                  landing_path: str, metadata: mirroring.TableMetadata | None = None) -> AppliedFiles:
+    """Which landing files the engine's commits applied, oldest first, found in the table
+    folder or its `_ProcessedFiles/`: the one reader that data tests, replay and history share.
+
+    With the whole Delta log, each commit's recorded `files`. Once Delta's log cleanup has
+    removed the first commits, the latest progress record (a JSON commit, or the state copy
+    every mirror commit writes) still says how far the engine got: every 20-digit file up to
+    its sequence, or every file up to its (mtime, name) watermark under
+    LastUpdateTimeFileDetection (with the files in `_ProcessedFiles/` first, in the order the
+    engine moved them) — files are applied in that order and never skipped.
+    """
+    where: dict[str, Entry] = {}
+    for folder in (join(landing_path, mirroring.PROCESSED_FOLDER), landing_path):
+        for entry in landing_fs.list(folder):
+            if not entry.is_dir and entry.name not in where:
+                where[entry.name] = entry
+    extension = metadata.file_extension if metadata is not None else None
+
+    def landing_file(entry: Entry) -> LandingFile:
+        return LandingFile(entry.name, entry.path, entry.size, entry.mtime,
+                           mirroring.data_file_format(entry.name, extension) or "parquet",
+                           mirroring.parse_sequence(entry.name))
+
+    commits = list(engine_commits(warehouse_fs, delta_path, newest_first=False))
+    versions = log_versions(warehouse_fs, delta_path)
+    result = AppliedFiles()
+    if versions and versions[0] == 0:
+        for _, meta, _ in commits:
+            result.meta = meta
+            for name in meta.get("files") or []:
+                found = where.get(str(name))
+                if found is None:
+                    result.missing.append(str(name))
+                else:
+                    result.files.append(landing_file(found))
+        result.mode = result.meta.get("mode", "sequence")
+        return result
+    copies = state_copies(warehouse_fs, delta_path)
+    latest = [meta for _, meta, _ in commits] + [c["meta"] for c in copies]
+    if not latest:
+        return result
+    meta = max(latest, key=txn_version_of)
+    result.meta, result.from_log = meta, False
+    result.mode = meta.get("mode", "sequence")
+    data = [landing_file(e) for e in where.values()
+            if mirroring.data_file_format(e.name, extension) is not None]
+    if result.mode == "time":
+        # Every file in _ProcessedFiles/ was applied, and moved there right after its batch's
+        # commit, in the order applied (the move stamps the time); the files still in the folder
+        # were applied up to the watermark.
+        moved = {e.name for e in landing_fs.list(join(landing_path, mirroring.PROCESSED_FOLDER))
+                 if not e.is_dir}
+        mark = tuple(meta.get("watermark") or (0, ""))
+        watermark = (float(mark[0]), str(mark[1]))
+        result.files = (sorted((f for f in data if f.name in moved), key=time_order_key)
+                        + sorted((f for f in data if f.name not in moved
+                                  and time_order_key(f) <= watermark), key=time_order_key))
+        return result
+    last = int(meta.get("sequence") or 0)
+    numbered = {f.sequence: f for f in data if f.sequence is not None and 0 < f.sequence <= last}
+    result.files = [numbered[s] for s in sorted(numbered)]
+    result.missing = [f"{s:020d}.*" for s in range(1, last + 1) if s not in numbered]
+    return result

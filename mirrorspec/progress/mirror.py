@@ -23,9 +23,11 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping
 
 from mirrorspec.errors import LandingZoneError, MirrorspecError
 from mirrorspec import files as fsmod
+from mirrorspec.files import Entry, FileSystem
 
 STATE_KEY = "mirrorspec"
 STATE_FORMAT = 1
@@ -43,22 +45,22 @@ class TableState:
     """What the Delta table says about the table's progress."""
 
     exists: bool = False
-    meta: dict = field(default_factory=dict)   # userMetadata[STATE_KEY] of our latest commit
+    meta: dict[str, Any] = field(default_factory=dict)   # userMetadata[STATE_KEY] of our latest commit
     version: int | None = None                 # Delta version of that commit
-    metrics: dict = field(default_factory=dict)  # its operationMetrics
+    metrics: dict[str, Any] = field(default_factory=dict)  # its operationMetrics
     operation: str | None = None
     timestamp: int | None = None                # its commit time (ms since the epoch)
     from_copy: bool = False                     # read from the state copy (JSON cleaned up)
 
 
-def txn_version_of(meta: dict) -> int:
+def txn_version_of(meta: Mapping[str, Any]) -> int:
     """The txn version a mirrorspec commit with userMetadata `meta` carried."""
     if meta.get("mode") == "time":
         return int(meta.get("batch") or 0)
     return int(meta.get("sequence") or 0)
 
 
-def read_state(filesystem, delta_path: str, app_id: str | None = None) -> TableState:
+def read_state(filesystem: FileSystem, delta_path: str, app_id: str | None = None) -> TableState:
     """The table's latest mirrorspec progress (see the module docstring). Raises
     LandingZoneError `StateLost` when the snapshot's txn has neither its JSON commit nor its
     state copy."""
@@ -98,7 +100,8 @@ def read_state(filesystem, delta_path: str, app_id: str | None = None) -> TableS
     return state
 
 
-def engine_commits(filesystem, delta_path: str, newest_first: bool = True):
+def engine_commits(filesystem: FileSystem, delta_path: str,
+                   newest_first: bool = True) -> Iterator[tuple[int, dict[str, Any], dict[str, Any]]]:
     """(version, engine state, commitInfo) of each commit of a Delta table that the engine made
     (its `userMetadata[STATE_KEY]`) whose JSON file is still in `_delta_log` (no Spark job)."""
     log = fsmod.join(delta_path, "_delta_log")
@@ -121,7 +124,7 @@ def engine_commits(filesystem, delta_path: str, newest_first: bool = True):
                 yield int(entry.name.split(".")[0]), user[STATE_KEY], info
 
 
-def log_versions(filesystem, delta_path: str) -> list[int]:
+def log_versions(filesystem: FileSystem, delta_path: str) -> list[int]:
     """The versions of the commit files in a Delta table's `_delta_log`, oldest first."""
     log = fsmod.join(delta_path, "_delta_log")
     return sorted(int(e.name.split(".")[0]) for e in filesystem.list(log)
@@ -130,10 +133,10 @@ def log_versions(filesystem, delta_path: str) -> list[int]:
 
 # --- the snapshot's txn, as the Delta protocol describes -------------------------------------
 
-def snapshot_txn(filesystem, log: str, entries, app_id: str) -> int | None:
+def snapshot_txn(filesystem: FileSystem, log: str, entries: list[Entry], app_id: str) -> int | None:
     """The version of `app_id`'s `txn` action in the table's latest snapshot: from the newest
     complete checkpoint, then every JSON commit after it."""
-    checkpoints: dict[int, list] = {}
+    checkpoints: dict[int, list[Entry]] = {}
     for entry in entries:
         match = _CHECKPOINT.match(entry.name)
         if match:
@@ -160,7 +163,7 @@ def snapshot_txn(filesystem, log: str, entries, app_id: str) -> int | None:
     return txn
 
 
-def _txn_in_checkpoint(filesystem, entry, app_id: str) -> int | None:
+def _txn_in_checkpoint(filesystem: FileSystem, entry: Entry, app_id: str) -> int | None:
     if entry.name.endswith(".json"):  # a V2 checkpoint written as JSON
         data = filesystem.read_bytes(entry.path)
         rows = [json.loads(line).get("txn") for line in data.decode("utf-8").splitlines()
@@ -179,13 +182,67 @@ def _txn_in_checkpoint(filesystem, entry, app_id: str) -> int | None:
     return max(versions) if versions else None
 
 
+def snapshot_schema(filesystem: FileSystem, delta_path: str) -> dict[str, Any] | None:
+    """The table's schema (the parsed `schemaString` of its latest `metaData` action) as the Delta
+    protocol defines the snapshot: the newest JSON commit that has one, else the newest complete
+    checkpoint — so it stays right after log cleanup. None when there is no table."""
+    log = fsmod.join(delta_path, "_delta_log")
+    entries = filesystem.list(log)
+    checkpoints: dict[int, list[Entry]] = {}
+    for entry in entries:
+        match = _CHECKPOINT.match(entry.name)
+        if match:
+            checkpoints.setdefault(int(match.group(1)), []).append(entry)
+    start = max(checkpoints) if checkpoints else -1
+    for entry in sorted((e for e in entries if _LOG_FILE.match(e.name)), key=lambda e: e.name,
+                        reverse=True):
+        if int(entry.name.split(".")[0]) <= start:
+            break
+        for line in filesystem.read_bytes(entry.path).decode("utf-8").splitlines():
+            if '"metaData"' in line:
+                return _schema_of(json.loads(line)["metaData"])
+    for version in sorted(checkpoints, reverse=True):
+        for entry in checkpoints[version]:
+            try:
+                schema = _schema_in_checkpoint(filesystem, entry)
+            except Exception:  # noqa: BLE001 - a partial/corrupt checkpoint: try an older one
+                continue
+            if schema is not None:
+                return schema
+    return None
+
+
+def _schema_in_checkpoint(filesystem: FileSystem, entry: Entry) -> dict[str, Any] | None:
+    if entry.name.endswith(".json"):
+        for line in filesystem.read_bytes(entry.path).decode("utf-8").splitlines():
+            if '"metaData"' in line:
+                return _schema_of(json.loads(line)["metaData"])
+        return None
+    import pyarrow.parquet as pq
+
+    source = (fsmod.local_path(entry.path) if isinstance(filesystem, fsmod.LocalFS)
+              else io.BytesIO(filesystem.read_bytes(entry.path)))
+    parquet = pq.ParquetFile(source)
+    if "metaData" not in parquet.schema_arrow.names:
+        return None
+    for row in parquet.read(columns=["metaData"]).column("metaData").to_pylist():
+        if row and row.get("schemaString"):
+            return _schema_of(row)
+    return None
+
+
+def _schema_of(metadata: dict[str, Any]) -> dict[str, Any]:
+    schema = json.loads(metadata["schemaString"])
+    return schema if isinstance(schema, dict) else {}
+
+
 # --- the state copies -----------------------------------------------------------------------
 
 def state_copy_path(delta_path: str, txn: int) -> str:
     return fsmod.join(delta_path, STATE_FOLDER, f"{txn:020d}.json")
 
 
-def read_state_copy(filesystem, delta_path: str, txn: int) -> dict | None:
+def read_state_copy(filesystem: FileSystem, delta_path: str, txn: int) -> dict[str, Any] | None:
     """The state copy of txn version `txn`, or None."""
     path = state_copy_path(delta_path, txn)
     if not filesystem.exists(path):
@@ -194,10 +251,12 @@ def read_state_copy(filesystem, delta_path: str, txn: int) -> dict | None:
         copy = json.loads(filesystem.read_bytes(path).decode("utf-8"))
     except (OSError, ValueError):
         return None
-    return copy if isinstance(copy, dict) and isinstance(copy.get("meta"), dict) else None
+    if isinstance(copy, dict) and isinstance(copy.get("meta"), dict):
+        return copy
+    return None
 
 
-def write_state_copy(filesystem, delta_path: str, state: TableState) -> None:
+def write_state_copy(filesystem: FileSystem, delta_path: str, state: TableState) -> None:
     """Keep `state` (a committed mirrorspec commit) where log cleanup can't drop it, and prune
     copies beyond the newest KEEP_STATE_COPIES."""
     txn = txn_version_of(state.meta)
@@ -212,7 +271,7 @@ def write_state_copy(filesystem, delta_path: str, state: TableState) -> None:
         filesystem.delete(fsmod.join(folder, name))
 
 
-def state_copies(filesystem, delta_path: str) -> list[dict]:
+def state_copies(filesystem: FileSystem, delta_path: str) -> list[dict[str, Any]]:
     """Every kept state copy, oldest first (for `history` once the log is cleaned up)."""
     folder = fsmod.join(delta_path, STATE_FOLDER)
     copies = []

@@ -54,3 +54,27 @@ def save_state(fs: Files, plan: Plan, table: TablePlan, state: dict[str, Any]) -
 def staging_folder(plan: Plan, table: TablePlan) -> str:
     """Where `table`'s fetched messages wait to be published."""
     return "/".join([plan.state_path.rstrip("/"), STAGING_FOLDER, table.unique_id])
+
+
+def kafka_offset_rows(plan: Plan) -> list[list[Any]]:
+    """Per Kafka table and partition: the next offset to read, the end offset and the lag at
+    the last fetch, from the publisher state (pure Python; local state folders only)."""
+    from pathlib import Path
+
+    from mirrorspec.sources.kafka import lag_rows
+
+    rows = []
+    for table in plan.tables:
+        if not table.source.kafka:
+            continue
+        path = Path(state_file(plan, table).removeprefix("file:"))
+        if "://" in plan.state_path or not path.is_file():
+            continue
+        try:
+            kafka = json.loads(path.read_text(encoding="utf-8")).get("kafka") or {}
+        except (OSError, ValueError):
+            continue
+        for row in lag_rows(kafka):
+            rows.append([table.unique_id, row["topic"], row["partition"], row["consumed"],
+                         row["end"], row["lag"], kafka.get("fetched_at", "")])
+    return rows

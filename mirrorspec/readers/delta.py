@@ -118,6 +118,17 @@ def preview(path: str, name: str | None = None, limit: int = 20, where: str | No
             ) -> tuple[list[str], list[list[Any]], int]:
     """Columns, up to `limit` rows (sorted by `order_by` where those columns exist) and the
     version read, of the Delta table at `path`, optionally as of `version` or `timestamp`."""
+    data, read_version = preview_arrow(path, name, limit, where, version, timestamp, order_by,
+                                       storage_options)
+    rows = [list(row) for row in zip(*(_python_values(column) for column in data.columns))]
+    return list(data.column_names), rows, read_version
+
+
+def preview_arrow(path: str, name: str | None = None, limit: int | None = 20,
+                  where: str | None = None, version: int | None = None,
+                  timestamp: datetime | None = None, order_by: Sequence[str] = (),
+                  storage_options: dict | None = None) -> tuple[Any, int]:
+    """`preview` as a pyarrow.Table (all rows when `limit` is None) and the version read."""
     import pyarrow as pa
     from deltalake import QueryBuilder
     from deltalake.exceptions import DeltaError
@@ -137,7 +148,8 @@ def preview(path: str, name: str | None = None, limit: int = 20, where: str | No
     order = [present[c.lower()] for c in order_by if c.lower() in present]
     if order:
         sql += " ORDER BY " + ", ".join(f"{quote_identifier(c)} ASC NULLS FIRST" for c in order)
-    sql += f" LIMIT {max(0, int(limit))}"
+    if limit is not None:
+        sql += f" LIMIT {max(0, int(limit))}"
     try:
         reader = QueryBuilder().register("t", table).execute(sql)
         data = pa.RecordBatchReader.from_stream(reader).read_all()
@@ -149,8 +161,7 @@ def preview(path: str, name: str | None = None, limit: int = 20, where: str | No
                                hint=f"the columns are: {known}") from None
         what = "evaluate --where" if where else "read the table"
         raise DeltaRsUnsupported(f"could not {what}: {_first_line(exc)}") from None
-    rows = [list(row) for row in zip(*(_python_values(column) for column in data.columns))]
-    return list(data.column_names), rows, table.version()
+    return data, table.version()
 
 
 def _python_values(column) -> list:

@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from mirrorspec.progress.mirror import STATE_KEY
+
 # Keys under which the engine's commit userMetadata lists the landing files a commit applied.
 _FILE_KEYS = ("files", "files_applied", "applied_files", "appliedFiles", "filesApplied")
 _WRITES = ("WRITE", "CREATE TABLE AS SELECT", "REPLACE TABLE AS SELECT",
@@ -39,7 +41,7 @@ def history_entry(version: int, timestamp: Any, operation: str, metrics: dict[st
             meta = user_metadata
     files: list[str] = []
     if isinstance(meta, dict):
-        state = meta.get("mirrorspec")  # the engine keeps its commit state under this key
+        state = meta.get(STATE_KEY)
         source = state if isinstance(state, dict) else meta
         for key in _FILE_KEYS:
             value = source.get(key)

@@ -3,6 +3,8 @@
 Each format module holds the format's options, schema inference and the parser Spark workers run;
 its Spark reader lives in `mirrorspec/spark/publish/feeds/` (registry `mirrorspec.spark.publish.feeds.READERS`).
 `landing_zone` is not a format: it means another publisher writes the landing zone.
+On the compile path (compile infers schemas with it): imported by `model` and above, and by the
+Spark readers; imports only `plan`, `files`, `mirroring` and the ground floor.
 """
 
 from __future__ import annotations

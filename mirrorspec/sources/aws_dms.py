@@ -15,6 +15,13 @@ timestamp (`20231029-113401000.csv`), as CSV (default) or Parquet.
 - `CsvNoSupValue` (option `no_sup_value`) marks LOB columns DMS did not supply in an update: such
   a column is absent (`_present`) and completed from the mirrored row, never the placeholder.
 
+With `PreserveTransactions` and `CdcPath`, DMS writes the CDC rows of *all* tables in transaction
+order into `CDC_TXN-<timestamp>.csv` files under the CdcPath folder (CSV only, no header), each
+row `Op,table_name,schema_name,<columns…>`. A table takes the rows of its source table
+(option `table`: `table_name` or `schema_name.table_name`; default: the YAML table name); full-load
+files and per-table CDC files (`<schema>/<table>/…`) of other tables are skipped when the option
+is set, so `source.path` may be the endpoint's bucket folder holding both.
+
 DMS cannot express a primary-key change in S3 files (an update carries only the new image), so
 a key change shows up as an update of a new key; see docs/sources/aws_dms.md.
 
@@ -26,7 +33,7 @@ from __future__ import annotations
 import csv
 import io
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
 from mirrorspec.errors import SourceError
@@ -51,6 +58,7 @@ class DmsOptions:
     no_sup_value: str | None = None  # CsvNoSupValue (with UseCsvNoSupValue)
     binary_encoding: str = "hex"
     key_columns: tuple[str, ...] = ()
+    source_table: str | None = None  # `table` or `schema.table` (transaction files)
 
 
 def parse_options(options: dict[str, Any] | None) -> DmsOptions:
@@ -71,7 +79,48 @@ def parse_options(options: dict[str, Any] | None) -> DmsOptions:
         no_sup_value=str(no_sup) if no_sup not in (None, "") else None,
         binary_encoding=str(options.get("binary_encoding", "hex")),
         key_columns=(keys,) if isinstance(keys, str) else tuple(str(k) for k in keys),
+        source_table=str(options["table"]) if options.get("table") else None,
     )
+
+
+def with_default_source_table(options: DmsOptions, table_name: str) -> DmsOptions:
+    """`options` whose transaction-file rows default to the mirrored table's own name."""
+    if options.source_table:
+        return options
+    return replace(options, source_table=table_name)
+
+
+TRANSACTION_PREFIX = "CDC_TXN-"
+
+
+def is_transaction_file(path: str) -> bool:
+    """DMS names PreserveTransactions files CDC_TXN-<timestamp>.csv."""
+    return os.path.basename(path).upper().startswith(TRANSACTION_PREFIX)
+
+
+def _split_source_table(name: str) -> tuple[str | None, str]:
+    schema, dot, table = name.rpartition(".")
+    return (schema or None) if dot else None, table
+
+
+def matches_source_table(table_name: str, schema_name: str | None, wanted: str) -> bool:
+    """True when a row's (table_name, schema_name) is `wanted` (`table` or `schema.table`),
+    compared case-insensitively."""
+    schema, table = _split_source_table(wanted)
+    if table_name.lower() != table.lower():
+        return False
+    return schema is None or (schema_name or "").lower() == schema.lower()
+
+
+def belongs_to_table(path: str, options: DmsOptions) -> bool:
+    """Whether a feed file can hold rows of the table: transaction files always (their rows
+    are routed), other files only under `<schema>/<table>/` (date partition folders may follow)
+    when `source_table` was given."""
+    if is_transaction_file(path) or not options.source_table:
+        return True
+    folders = os.path.normpath(os.path.dirname(path)).replace("\\", "/").split("/")
+    return any(matches_source_table(folders[i], folders[i - 1] if i else None,
+                                    options.source_table) for i in range(len(folders)))
 
 
 def is_full_load_file(path: str) -> bool:
@@ -81,6 +130,8 @@ def is_full_load_file(path: str) -> bool:
 
 def file_format(path: str, options: DmsOptions) -> str:
     """'parquet' or 'csv' for a DMS file."""
+    if is_transaction_file(path):
+        return "csv"  # DMS writes transaction files as CSV whatever DataFormat says
     if options.format:
         return options.format
     name = path.lower()
@@ -145,7 +196,9 @@ def parse_csv(text: str, file: str, shape: TableShape, options: DmsOptions) -> I
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=options.delimiter,
                         quotechar=options.quote or None, quoting=quoting, strict=True)
     phase = 0 if is_full_load_file(file) else 1
-    layouts = None if options.header else _headerless_layouts(shape, options)
+    transactions = is_transaction_file(file)
+    wanted = options.source_table or ""
+    layouts = None if options.header and not transactions else _headerless_layouts(shape, options)
     layout: _Layout | None = None
     null, no_sup = options.null_value, options.no_sup_value
     previous_end = 0
@@ -161,11 +214,28 @@ def parse_csv(text: str, file: str, shape: TableShape, options: DmsOptions) -> I
         previous_end = reader.line_num
         if not fields or fields == [""]:
             continue
-        if options.header and layout is None:
+        if transactions:
+            if len(fields) < 3:
+                raise SourceError(f"transaction row has {len(fields)} fields; expected "
+                                  "Op,table_name,schema_name and the columns", file=file,
+                                  line=line, hint="CDC_TXN- files are PreserveTransactions "
+                                                  "files; rename other files")
+            if not matches_source_table(fields[1], fields[2], wanted):
+                continue  # another table's row
+            fields = [fields[0], *fields[3:]]
+        elif options.header and layout is None:
             layout = _header_layout(fields, shape, options, file, line)
             continue
         if layouts is not None:
             layout = layouts.get(len(fields))
+            if transactions and (layout is None or layout.op_index is None):
+                raise SourceError(
+                    f"transaction row of {wanted} has "
+                    f"{len(fields) + 2} fields; expected {max(layouts) + 2} (Op, table_name, "
+                    f"schema_name, then the table's {len(shape.columns)} columns"
+                    f"{' and the timestamp column' if options.timestamp_column else ''})",
+                    file=file, line=line,
+                    hint="the YAML columns must list every column DMS writes, in order")
             if layout is None:
                 counts = " or ".join(str(n) for n in sorted(layouts))
                 raise SourceError(

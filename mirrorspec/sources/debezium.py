@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from mirrorspec.errors import SourceError
+from mirrorspec.sources import extended_json
 from mirrorspec.sources.base import (
     OP_DELETE,
     OP_INSERT,
@@ -47,6 +48,7 @@ from mirrorspec.sources.base import (
 )
 
 TYPE_NAME = "debezium"
+MONGO_ID = "_id"
 PLACEHOLDER = "__debezium_unavailable_value"
 
 # --- options ----------------------------------------------------------------------------------
@@ -109,8 +111,47 @@ def _unwrap(value: Any) -> tuple[Any, dict[str, Any] | None]:
     return value, None
 
 
-def to_event(line: int, raw: Any, file: str, unwrapped: bool = False) -> Event | None:
-    """The event of one JSON value, or None for a tombstone. Raises SourceError if it isn't one.
+@dataclass(frozen=True)
+class Control:
+    """A message of a Debezium topic that changes no row: `kind` is one of CONTROL_KINDS."""
+
+    line: int
+    kind: str
+
+
+SCHEMA_CHANGE = "schema_change"
+HEARTBEAT = "heartbeat"
+TRANSACTION = "transaction"
+CONTROL_KINDS = (SCHEMA_CHANGE, HEARTBEAT, TRANSACTION)
+_HEARTBEAT_SCHEMA = "io.debezium.connector.common.Heartbeat"
+_TRANSACTION_SCHEMA = "io.debezium.connector.common.TransactionMetadataValue"
+_SCHEMA_CHANGE_SCHEMA = ".SchemaChangeValue"
+
+
+def control_kind(payload: Any, schema: dict[str, Any] | None) -> str | None:
+    """Which message without `op` this is: a schema change (`ddl`/`tableChanges`, the schema
+    change topic and schema history), a heartbeat (`{"ts_ms": …}`, schema
+    io.debezium.connector.common.Heartbeat) or a transaction boundary (`status` BEGIN/END); or
+    None for anything else. Shapes from Debezium's connector documentation (tests/fixtures/
+    debezium/README.md)."""
+    name = str((schema or {}).get("name") or "")
+    if not isinstance(payload, dict):
+        return None
+    if name.endswith(_SCHEMA_CHANGE_SCHEMA) or "tableChanges" in payload or (
+            "ddl" in payload and {"databaseName", "source"} & set(payload)):
+        return SCHEMA_CHANGE
+    if name.endswith(_HEARTBEAT_SCHEMA) or set(payload) == {"ts_ms"}:
+        return HEARTBEAT
+    if name.endswith(_TRANSACTION_SCHEMA) or (
+            payload.get("status") in ("BEGIN", "END") and "id" in payload
+            and {"event_count", "data_collections"} & set(payload)):
+        return TRANSACTION
+    return None
+
+
+def to_event(line: int, raw: Any, file: str, unwrapped: bool = False) -> Event | Control | None:
+    """The event of one JSON value, a Control for a message that changes no row (schema change,
+    heartbeat, transaction boundary), or None for a tombstone. Raises SourceError otherwise.
 
     ExtractNewRecordState ("unwrapped") rows are recognised by their `__`-prefixed fields
     (`add.fields`, `delete.handling.mode=rewrite`), or taken as such with `unwrapped`."""
@@ -123,7 +164,14 @@ def to_event(line: int, raw: Any, file: str, unwrapped: bool = False) -> Event |
         return None  # tombstone: Kafka's compaction marker after a delete
     if isinstance(payload, dict) and "op" not in payload and (
             unwrapped or any(str(k).startswith(UNWRAPPED_PREFIX) for k in payload)):
+        kind = control_kind(payload, schema)
+        if kind is not None:
+            return Control(line, kind)
         payload, schema = unwrapped_envelope(payload, schema)
+    if isinstance(payload, dict) and "op" not in payload:
+        kind = control_kind(payload, schema)
+        if kind is not None:
+            return Control(line, kind)
     if not isinstance(payload, dict) or "op" not in payload:
         fields = ", ".join(list(payload)[:8]) if isinstance(payload, dict) else type(payload).__name__
         raise SourceError(f"not a Debezium change event (no 'op' field; found {fields})",
@@ -269,9 +317,14 @@ _TIME_NS = {"io.debezium.time.NanoTime"}
 _TIME_STR = {"io.debezium.time.ZonedTime", "io.debezium.time.IsoTime"}
 _DECIMAL = "org.apache.kafka.connect.data.Decimal"
 _VAR_DECIMAL = "io.debezium.data.VariableScaleDecimal"
+_WKB = {"io.debezium.data.geometry.Geometry", "io.debezium.data.geometry.Geography"}
+# Kafka Connect schema types as the JsonConverter writes them (`float`, `double`), as Connect
+# names them (`float32`, `float64`), and Avro's primitive names (`int`, `long`) for schemas
+# converted from Avro. struct/array/map (and anything else) are kept as JSON text.
 _PLAIN = {"int8": "Int16", "int16": "Int16", "int32": "Int32", "int64": "Int64",
-          "float32": "Single", "float64": "Double", "boolean": "Boolean", "string": "String",
-          "bytes": "ByteArray"}
+          "int": "Int32", "long": "Int64",
+          "float": "Single", "float32": "Single", "double": "Double", "float64": "Double",
+          "boolean": "Boolean", "string": "String", "bytes": "ByteArray"}
 
 
 def data_type_for(field: dict[str, Any], decimal_handling: str = "double") -> str:
@@ -285,7 +338,12 @@ def data_type_for(field: dict[str, Any], decimal_handling: str = "double") -> st
         return "String"
     if name in (_DECIMAL, _VAR_DECIMAL):
         return "Double" if decimal_handling == "double" else "String"
-    return _PLAIN.get(field.get("type") or "", "String")  # struct/array/map → JSON text
+    if name in _WKB:
+        return "ByteArray"  # the geometry's OGC Well-Known Binary (`wkb`); srid is dropped
+    kind = field.get("type")
+    if isinstance(kind, list):  # an Avro union such as ["null", "double"]
+        kind = next((k for k in kind if isinstance(k, str) and k != "null"), None)
+    return _PLAIN.get(kind if isinstance(kind, str) else "", "String")
 
 
 @dataclass(frozen=True)
@@ -394,13 +452,28 @@ def decode(value: Any, kind: _Kind) -> Any:
         return _TimeOfDay(int(value))
     if name in _TIME_NS:
         return _TimeOfDay(int(value) // 1000)
+    if name in (_DECIMAL, _VAR_DECIMAL) and isinstance(value, (int, float)) \
+            and not isinstance(value, bool):
+        return decimal.Decimal(str(value))  # the JsonConverter's decimal.format=NUMERIC
     if name == _DECIMAL and kind.type == "bytes":
         return decimal.Decimal(_unscaled(value)).scaleb(-(kind.scale or 0))
     if name == _VAR_DECIMAL and isinstance(value, dict):
-        return decimal.Decimal(_unscaled(value["value"])).scaleb(-int(value.get("scale") or 0))
+        return _variable_decimal(value)
+    if name in _WKB and isinstance(value, dict) and "wkb" in value:
+        return _bytes(value["wkb"])
     if kind.type == "bytes":
         return _bytes(value)
     return value
+
+
+def _variable_decimal(value: dict[str, Any]) -> decimal.Decimal:
+    return decimal.Decimal(_unscaled(value["value"])).scaleb(-int(value.get("scale") or 0))
+
+
+def _is_variable_decimal(value: Any) -> bool:
+    """A schemaless VariableScaleDecimal: `{"scale": 2, "value": "<base64>"}`."""
+    return (isinstance(value, dict) and len(value) == 2 and "scale" in value
+            and isinstance(value.get("value"), str))
 
 
 _INT_RANGES = {"Int16": 1 << 15, "Int32": 1 << 31, "Int64": 1 << 63}
@@ -432,6 +505,8 @@ def _to_int(value: Any) -> int:
 def _to_text(value: Any) -> str:
     if isinstance(value, str):
         return value
+    if isinstance(value, dt.datetime):  # a MongoDB $date
+        return value.isoformat(timespec="milliseconds").replace("+00:00", "Z")
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, _Timestamp):
@@ -480,6 +555,8 @@ def coerce(value: Any, data_type: str, int_time_unit: str = "ms",
         if isinstance(value, float) and value in (0, 1):  # Debezium JSON may spell 1 as 1.0
             return bool(value)
         return to_boolean(value)
+    if isinstance(value, dt.datetime):  # a MongoDB $date
+        value = _Timestamp(_micros(value))
     if data_type in ("DateTime", "ITime"):
         if isinstance(value, _Timestamp):
             return int(value)
@@ -529,6 +606,8 @@ def _converter(kind: _Kind, data_type: str, time_unit: str) -> Callable[[Any], A
         if plain and fast is not None and type(value) is fast:
             if limit is None or -limit <= value < limit:
                 return value
+        if plain and data_type != "String" and _is_variable_decimal(value):
+            value = _variable_decimal(value)
         return coerce(value if plain else decode(value, kind), data_type, time_unit)
 
     return convert
@@ -588,6 +667,9 @@ def _order_of(envelope: dict[str, Any]) -> tuple:
     if source.get("change_lsn") is not None or source.get("commit_lsn") is not None:
         position = f"{source.get('commit_lsn') or ''}|{source.get('change_lsn') or ''}"
         return None, position, int(source.get("event_serial_no") or 0), None, None
+    if source.get("ord") is not None and source.get("ts_ms") is not None:
+        # MongoDB: the oplog/change-stream time (seconds, as ms) and the order within it
+        return None, None, int(source["ts_ms"]), int(source["ord"]), None
     ts = source.get("ts_ms", envelope.get("ts_ms"))
     return None, None, None, None, int(ts) if ts is not None else None
 
@@ -631,10 +713,7 @@ class EventParser:
     def _image(self, image: Any, event: Event, what: str, partial: bool) -> tuple[list, list | None]:
         """(values in table order, present names or None) of a `before`/`after` image."""
         if isinstance(image, str):  # MongoDB connectors send the document as JSON text
-            try:
-                image = json.loads(image)
-            except json.JSONDecodeError:
-                pass
+            image = self._document(image, event, what)
         if not isinstance(image, dict):
             raise SourceError(f"'{what}' is not an object", file=self.file, line=event.line)
         converters = self._converters(event.value_schema)
@@ -652,6 +731,8 @@ class EventParser:
                 present.append(name)
                 continue
             raw = image[name]
+            if type(raw) is dict and raw and str(next(iter(raw))).startswith("$"):
+                raw = self._extended(raw, event, what)  # an Extended-JSON wrapper
             if raw is None:
                 values.append(None)
                 present.append(name)
@@ -670,14 +751,40 @@ class EventParser:
             present.append(name)
         return values, (present if absent else None)
 
+    def _document(self, text: str, event: Event, what: str) -> Any:
+        """A MongoDB document sent as Extended-JSON text, decoded."""
+        try:
+            return extended_json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SourceError(f"'{what}' is not a JSON document: {exc.msg}", file=self.file,
+                              line=event.line) from None
+        except extended_json.ExtendedJsonError as exc:
+            raise SourceError(f"'{what}': {exc}", file=self.file, line=event.line) from None
+
+    def _extended(self, value: Any, event: Event, what: str) -> Any:
+        try:
+            return extended_json.decode(value)
+        except extended_json.ExtendedJsonError as exc:
+            raise SourceError(f"'{what}': {exc}", file=self.file, line=event.line) from None
+
     def _key(self, values: list) -> tuple:
         names = self.shape.names
         return tuple(values[names.index(k)] for k in self.shape.key_columns)
 
     def _key_image(self, event: Event) -> dict[str, Any] | None:
+        """The row key from the Kafka key, or a MongoDB event's `filter` (1.x oplog mode).
+        The MongoDB connector's key is `{"id": "<the _id as Extended JSON>"}`."""
         key = event.key
         if isinstance(key, dict) and all(k in key for k in self.shape.key_columns):
             return key
+        keys = self.shape.key_columns
+        if keys == (MONGO_ID,) and isinstance(key, dict) and isinstance(key.get("id"), str):
+            return {MONGO_ID: self._document(key["id"], event, "key")}
+        filter_text = event.envelope.get("filter")
+        if isinstance(filter_text, str):
+            found = self._document(filter_text, event, "filter")
+            if isinstance(found, dict) and all(k in found for k in keys):
+                return found
         return None
 
     def rows(self, event: Event) -> list[Row]:
@@ -702,6 +809,10 @@ class EventParser:
             return [row(OP_INSERT, values, present, 0)]
         if op == "u":
             self._need_keys(event, "update")
+            if envelope.get("after") is None and (
+                    "updateDescription" in envelope or "patch" in envelope):
+                values, present = self._mongo_update(event)
+                return [row(OP_UPDATE, values, present, 0)]
             values, present = self._image(envelope.get("after"), event, "after", True)
             before = envelope.get("before")
             if isinstance(before, dict) and all(k in before for k in self.shape.key_columns):
@@ -718,7 +829,9 @@ class EventParser:
                 raise SourceError("delete event without a 'before' image (or Kafka key)",
                                   file=self.file, line=event.line,
                                   hint="configure the source table's replica identity so "
-                                       "deletes carry the key")
+                                       "deletes carry the key; for MongoDB keep the Kafka "
+                                       "record key in the feed ({key, value} records or "
+                                       "print.key=true)")
             values, _ = self._image(before, event, "before", True)
             return [row(OP_DELETE, values, None, 0)]
         if op == "t":
@@ -731,6 +844,69 @@ class EventParser:
         raise SourceError(f"unknown Debezium operation {op!r}", file=self.file, line=event.line,
                           hint="expected one of r, c, u, d, t")
 
+    def _mongo_update(self, event: Event) -> tuple[list, list | None]:
+        """A MongoDB update without the full document: the key (pre-image `before`, Kafka key
+        or `filter`) plus `updateDescription` (updatedFields set, removedFields NULL) or the 1.x
+        `patch` (`$set`/`$unset`, `$v: 2` `diff`, or a whole replacement document)."""
+        envelope = event.envelope
+        before = envelope.get("before")
+        if isinstance(before, str):
+            before = self._document(before, event, "before")
+        key = before if isinstance(before, dict) else self._key_image(event)
+        if key is None or not all(k in key for k in self.shape.key_columns):
+            raise SourceError("MongoDB update without the document's key (no 'before', Kafka "
+                              "key or 'filter')", file=self.file, line=event.line,
+                              hint="keep the Kafka record key in the feed (print.key=true or "
+                                   "the {key, value} form)")
+        description = envelope.get("updateDescription")
+        if isinstance(description, dict):
+            updated = description.get("updatedFields")
+            sets = self._document(updated, event, "updatedFields") if isinstance(
+                updated, str) else dict(updated or {})
+            unsets = list(description.get("removedFields") or ())
+        else:
+            patch = envelope.get("patch")
+            try:
+                parsed = json.loads(patch) if isinstance(patch, str) else patch
+            except json.JSONDecodeError as exc:
+                raise SourceError(f"'patch' is not a JSON document: {exc.msg}", file=self.file,
+                                  line=event.line) from None
+            if not isinstance(parsed, dict):
+                raise SourceError("'patch' is not a JSON document", file=self.file,
+                                  line=event.line)
+            if not any(str(k).startswith("$") for k in parsed):  # a replacement document
+                document = {k: self._extended(v, event, "patch") for k, v in parsed.items()}
+                document.update({k: key[k] for k in self.shape.key_columns})
+                return self._image(document, event, "patch", False)
+            sets, unsets = self._patch_operators(parsed, event)
+        fields = dict(sets)
+        fields.update({name: None for name in unsets})
+        columns = set(self.shape.names)
+        for name in fields:
+            if name not in columns and "." in name and name.split(".", 1)[0] in columns:
+                raise SourceError(f"MongoDB update of the nested field {name!r}: the new value "
+                                  f"of column {name.split('.', 1)[0]!r} is not in the event",
+                                  file=self.file, line=event.line,
+                                  hint="set the connector's capture.mode to "
+                                       "change_streams_update_full so updates carry the "
+                                       "whole document")
+        image = {name: key[name] for name in self.shape.key_columns}
+        image.update({k: v for k, v in fields.items() if k not in image})
+        return self._image(image, event, "updateDescription", True)
+
+    def _patch_operators(self, patch: dict[str, Any], event: Event
+                         ) -> tuple[dict[str, Any], list[str]]:
+        diff = patch.get("diff")
+        if isinstance(diff, dict):  # oplog $v: 2
+            nested = [k[1:] for k in diff if k.startswith("s") and k not in ("u", "i", "d")]
+            sets = {**(diff.get("u") or {}), **(diff.get("i") or {})}
+            sets.update({f"{name}.": None for name in nested})  # nested diffs: refused below
+            unsets = list(diff.get("d") or ())
+        else:
+            sets = dict(patch.get("$set") or {})
+            unsets = list(patch.get("$unset") or ())
+        return {k: self._extended(v, event, "patch") for k, v in sets.items()}, unsets
+
     def _need_keys(self, event: Event, what: str) -> None:
         if not self.shape.key_columns:
             raise SourceError(f"{what} event for a table without key columns", file=self.file,
@@ -738,12 +914,17 @@ class EventParser:
                               hint="declare key_columns for the table (or in source.options)")
 
 
-def parse_text(text: str, file: str, shape: TableShape, options: DebeziumOptions) -> Iterator[Row]:
-    """Canonical rows of one Debezium feed file (pure Python)."""
+def parse_text(text: str, file: str, shape: TableShape, options: DebeziumOptions,
+               skipped: dict[str, int] | None = None) -> Iterator[Row]:
+    """Canonical rows of one Debezium feed file (pure Python). Messages that change no row
+    (schema changes, heartbeats, transaction boundaries) are counted by kind into `skipped`."""
     parser = EventParser(shape, options, file)
     for line, raw in iter_records(text, file):
         event = to_event(line, raw, file, options.unwrapped)
-        if event is not None:
+        if isinstance(event, Control):
+            if skipped is not None:
+                skipped[event.kind] = skipped.get(event.kind, 0) + 1
+        elif event is not None:
             yield from parser.rows(event)
 
 
@@ -765,7 +946,18 @@ def infer_from_events(events: Iterable[tuple[str, Event]], options: DebeziumOpti
     columns: tuple[InferredColumn, ...] = ()
     origin = ""
     keys = options.key_columns
+    documents: dict[str, str] = {}  # MongoDB: the union of the documents' fields, first seen first
     for file, event in events:
+        document = _mongo_document(event)
+        if document is not None and not columns:
+            for name, value in document.items():
+                if value is not None and documents.get(name) in (None, "Null"):
+                    documents[name] = extended_json.data_type_of(value)
+                documents.setdefault(name, "Null")
+            origin = origin or f"{file}:{event.line}"
+            if not keys and MONGO_ID in document:
+                keys = (MONGO_ID,)
+            continue
         if not columns:
             fields = row_fields(event.value_schema)
             if fields:
@@ -775,15 +967,41 @@ def infer_from_events(events: Iterable[tuple[str, Event]], options: DebeziumOpti
                     for f in fields if f.get("field"))
                 origin = f"{file}:{event.line}"
         if not keys:
-            if event.key_schema and event.key_schema.get("fields"):
+            if _is_mongo(event):
+                keys = (MONGO_ID,)  # the connector's Kafka key is {"id": <the _id>}
+            elif event.key_schema and event.key_schema.get("fields"):
                 keys = tuple(f["field"] for f in event.key_schema["fields"] if f.get("field"))
             elif isinstance(event.key, dict) and event.key:
                 keys = tuple(event.key)
         if columns and keys:
             break
+    if documents and not columns:
+        columns = tuple(InferredColumn(name, "String" if kind == "Null" else kind,
+                                       name != MONGO_ID) for name, kind in documents.items())
     if not columns and not keys:
         return None
     return InferredSchema(columns=columns, key_columns=tuple(keys), origin=origin)
+
+
+def _is_mongo(event: Event) -> bool:
+    envelope = event.envelope
+    source = envelope.get("source") or {}
+    return (source.get("connector") == "mongodb" or "updateDescription" in envelope
+            or "patch" in envelope or isinstance(envelope.get("after"), str)
+            or isinstance(envelope.get("before"), str))
+
+
+def _mongo_document(event: Event) -> dict[str, Any] | None:
+    """The decoded `after` (else `before`) of a MongoDB event (Extended-JSON text), or None."""
+    envelope = event.envelope
+    for image in (envelope.get("after"), envelope.get("before")):
+        if isinstance(image, str):
+            try:
+                document = extended_json.loads(image)
+            except ValueError:  # JSONDecodeError and ExtendedJsonError; the parser names it
+                return None
+            return document if isinstance(document, dict) else None
+    return None
 
 
 def _local_events(path: str, limit: int = 10_000, unwrapped: bool = False
@@ -796,7 +1014,7 @@ def _local_events(path: str, limit: int = 10_000, unwrapped: bool = False
             raise SourceError(f"cannot read feed file: {exc}", file=file) from None
         for line, raw in iter_records(text, file):
             event = to_event(line, raw, file, unwrapped)
-            if event is not None:
+            if isinstance(event, Event):
                 yield file, event
             seen += 1
             if seen >= limit:

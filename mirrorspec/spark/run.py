@@ -40,11 +40,12 @@ def run_plan(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = ()
              full_refresh: bool = False, publish_only: bool = False, state_path=None,
              console: Console | None = None, spark=None, target_dir=None,
              args: dict[str, Any] | None = None, command: str = "run",
-             warmer=None) -> RunResults:
+             warmer=None, fail_fast: bool = False) -> RunResults:
     """Publish and mirror the selected tables of `plan`; see the module docstring.
 
     `warmer` (a `warm.SnapshotWarmer`, `run --watch`) gets the tables that committed, so their
-    next snapshot is built while the next pass waits.
+    next snapshot is built while the next pass waits. `fail_fast`: once a table fails, the
+    tables not started yet end `skipped` (those running finish).
 
     Writes `<target_dir>/run_results.json` when `target_dir` is given, and the monitoring JSON
     (WAREHOUSE/replicator.json, tables.json) for the mirrored tables. Never raises for a table
@@ -52,9 +53,12 @@ def run_plan(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = ()
     """
     console = console or NullConsole()
     started = time.monotonic()
-    results = RunResults(command=command, args=dict(args or {}))
-    tables = select_with_warnings(plan, select, exclude, state_path=state_path, console=console)
+    results = RunResults(command=command, args=dict(args or {}),
+                         invocation_id=console.invocation_id)  # as in the JSON log events
+    tables = select_with_warnings(plan, select, exclude, state_path=state_path, console=console,
+                                  results_dir=target_dir)
     jobs = [_TableJob(t, TableRunResult(t.unique_id)) for t in tables]
+    stop = threading.Event() if fail_fast else None
     if jobs:
         spark = spark or start_session(plan)
         files = LandingFiles(hadoop_fs.remote_resolver(spark))
@@ -66,7 +70,7 @@ def run_plan(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = ()
             with ThreadPoolExecutor(max_workers=max(1, threads),
                                     thread_name_prefix="mirrorspec-table") as pool:
                 futures = [pool.submit(_run_table, spark, plan, job, files, publish_only,
-                                       console, progress) for job in jobs]
+                                       console, progress, stop) for job in jobs]
                 for future in futures:
                     future.result()
         if not publish_only:
@@ -126,9 +130,13 @@ def _prepare(plan: Plan, job: _TableJob, files: LandingFiles, full_refresh: bool
 # --- one table -----------------------------------------------------------------------------------
 
 def _run_table(spark, plan: Plan, job: _TableJob, files: LandingFiles, publish_only: bool,
-               console: Console, progress: "RunProgress") -> None:
+               console: Console, progress: "RunProgress",
+               stop: threading.Event | None = None) -> None:
     table, result = job.table, job.result
-    if result.failed:  # preparing it failed
+    if stop is not None and stop.is_set() and not result.failed:
+        result.status, result.skip_reason = "skipped", "--fail-fast: an earlier table failed"
+    if result.failed or result.status == "skipped":  # preparing it failed, or --fail-fast
+        _stop_if_failed(result, stop)
         progress.finished(result)
         return
     progress.started(table.unique_id)
@@ -147,7 +155,13 @@ def _run_table(spark, plan: Plan, job: _TableJob, files: LandingFiles, publish_o
     except Exception as exc:  # noqa: BLE001 - one table's crash must not stop the others
         result.fail(f"{type(exc).__name__}: {exc}", "InternalError")
     result.execution_time = time.monotonic() - job.started
+    _stop_if_failed(result, stop)
     progress.finished(result)
+
+
+def _stop_if_failed(result: TableRunResult, stop: threading.Event | None) -> None:
+    if stop is not None and result.failed:
+        stop.set()
 
 
 def _timed(job: _TableJob, name: str):
@@ -172,6 +186,8 @@ def _publish(spark, plan: Plan, job: _TableJob, console: Console) -> None:
     result.files_published.extend(published.files_written)
     result.rows_published += int(published.rows or 0)
     result.held_back.extend(published.held_back or [])
+    for kind, count in (published.skipped or {}).items():
+        result.messages_skipped[kind] = result.messages_skipped.get(kind, 0) + count
     if published.status == "Failed":
         error = published.error or {}
         result.fail(_error_text(error) or "publishing failed", error.get("errorCode"))
@@ -187,6 +203,11 @@ def _mirror(spark, plan: Plan, job: _TableJob, console: Console, step: str) -> N
                                  landing_zone=plan.landing_zone)
     outcome = mirrored.tables[0]
     job.outcome = outcome
+    apply_outcome(result, outcome)
+
+
+def apply_outcome(result: TableRunResult, outcome: Any) -> None:
+    """Add an engine TableOutcome to the table's run result (status, files, rows, error)."""
     result.mirror_status = outcome.status
     result.files_applied.extend(outcome.files_applied)
     result.rows_inserted += int(outcome.rows_inserted or 0)
@@ -293,6 +314,8 @@ class RunProgress:
                 f"in {result.execution_time:.1f}s")
         if result.status == "waiting" and result.awaiting:
             text += f" (awaiting {result.awaiting})"
+        if result.skip_reason:
+            text += f" ({result.skip_reason})"
         if result.error:
             text += f"\n    {result.error}"
         kind = {"error": "error", "waiting": "warning", "not_started": "info"

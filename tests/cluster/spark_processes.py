@@ -143,6 +143,16 @@ class StandaloneCluster:
         with urllib.request.urlopen(f"http://127.0.0.1:{self.web_port}/json/", timeout=2) as r:
             return json.load(r).get("completedapps", [])
 
+    def wait_completed(self, count: int, bound: float = 60.0) -> list[dict]:
+        """The completed applications once there are at least `count` (the master records an
+        application when its driver stops the context); fails after `bound` seconds."""
+        deadline = time.monotonic() + bound
+        while True:
+            apps = self.completed_apps()
+            if len(apps) >= count or time.monotonic() > deadline:
+                return apps
+            time.sleep(0.2)
+
     def stop(self) -> None:
         for daemon in reversed(self.daemons):  # workers first, then the master
             daemon.stop()

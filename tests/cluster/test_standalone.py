@@ -32,7 +32,7 @@ def test_run_on_standalone_cluster_equals_local_run(standalone_cluster, referenc
 
     assert result.returncode == 0, describe(result)
     # The driver really ran its jobs on the cluster: the master lists the finished application.
-    apps = standalone_cluster.completed_apps()
+    apps = standalone_cluster.wait_completed(apps_before + 1)
     assert len(apps) == apps_before + 1, apps
     assert {app["name"] for app in apps} == {"mirrorspec"}
     assert read_tables(project / "warehouse_cluster") == reference_run
@@ -62,5 +62,5 @@ def test_mirror_command_on_standalone_cluster(standalone_cluster, reference_run,
                      env={"SPARK_LOCAL_IP": "127.0.0.1"})  # the driver on loopback too
 
     assert result.returncode == 0, describe(result)
-    assert len(standalone_cluster.completed_apps()) == apps_before + 1
+    assert len(standalone_cluster.wait_completed(apps_before + 1)) == apps_before + 1
     assert read_tables(project / "warehouse_mirror") == reference_run

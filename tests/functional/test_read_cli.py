@@ -52,7 +52,7 @@ def test_show_with_where_in_spark_sql_and_key_order(warehouse, tmp_path):
     done = run_without_jvm("show", "sales.orders", "--warehouse", str(warehouse),
                            "--where", "status = \"open\" AND `order_id` > 1", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert sorted(rows_of(done.stdout)) == [["2", "open"], ["3", "open"], ["4", "open"]]
+    assert sorted(rows_of(done.stdout)) == [[2, "open"], [3, "open"], [4, "open"]]
     assert "Spark" not in done.stdout + done.stderr
 
 
@@ -64,7 +64,7 @@ def test_show_limit_version_and_timestamp(warehouse, tmp_path):
     done = run_without_jvm("show", "sales.orders", "--warehouse", str(warehouse),
                            "--version", "0", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert sorted(r[0] for r in rows_of(done.stdout)) == ["1", "2", "3"]
+    assert sorted(r[0] for r in rows_of(done.stdout)) == [1, 2, 3]
     later = (datetime.now(timezone.utc) + timedelta(days=1)).isoformat()
     done = run_without_jvm("show", "sales.orders", "--warehouse", str(warehouse),
                            "--timestamp", later, cwd=tmp_path)
@@ -98,8 +98,8 @@ def test_history_newest_first(warehouse, tmp_path):
                            cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     rows = rows_of(done.stdout)
-    assert [r[0] for r in rows] == ["1", "0"]
-    assert rows[0][2] == "WRITE" and rows[0][4] == "1" and rows[1][4] == "3"
+    assert [r[0] for r in rows] == [1, 0]
+    assert rows[0][2] == "WRITE" and rows[0][4] == 1 and rows[1][4] == 3
 
 
 def test_status(warehouse, tmp_path):
@@ -121,7 +121,7 @@ def test_show_through_a_compiled_project(warehouse, tmp_path):
     done = run_without_jvm("show", "orders", "--project-dir", str(root), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     # sorted by the key column, whatever its case in the Delta table
-    assert [r[0] for r in rows_of(done.stdout)] == ["1", "2", "3", "4"]
+    assert [r[0] for r in rows_of(done.stdout)] == [1, 2, 3, 4]
 
 
 def shop_project(root, warehouse):
@@ -151,3 +151,123 @@ def test_maintain_skips_a_table_not_mirrored_yet_without_starting_spark(warehous
                            cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "sales.later: no Delta table yet" in done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def nulls(tmp_path_factory):
+    """WAREHOUSE/dbo/t: a NULL and an empty string, a boolean, a decimal and a timestamp."""
+    from decimal import Decimal
+
+    root = tmp_path_factory.mktemp("nulls") / "warehouse"
+    deltalake.write_deltalake(str(root / "dbo" / "t"), pa.table({
+        "id": pa.array([1, 2], pa.int64()),
+        "name": pa.array([None, ""], pa.string()),
+        "ok": pa.array([True, None], pa.bool_()),
+        "amount": pa.array([Decimal("1.50"), Decimal("12345678901234567.89")],
+                           pa.decimal128(20, 2)),
+        "at": pa.array([datetime(2026, 1, 2, 3, 4, 5), None], pa.timestamp("us")),
+    }))
+    return root
+
+
+def test_show_formats_keep_null_apart_from_the_empty_string(nulls, tmp_path):
+    text = run_without_jvm("show", "dbo.t", "--warehouse", str(nulls), cwd=tmp_path,
+                           log_format="text")
+    assert text.returncode == 0, text.stderr
+    first = next(line for line in text.stdout.splitlines() if line.startswith("1 "))
+    assert first.split()[:3] == ["1", "NULL", "true"]
+    done = run_without_jvm("show", "dbo.t", "--warehouse", str(nulls), "--format", "json",
+                           cwd=tmp_path, log_format="text")
+    doc = json.loads(done.stdout)
+    assert doc["table"] == "dbo.t" and doc["version"] == 0
+    assert doc["rows"] == [
+        {"id": 1, "name": None, "ok": True, "amount": 1.5, "at": "2026-01-02T03:04:05"},
+        # a decimal no float holds exactly stays exact, as text
+        {"id": 2, "name": "", "ok": None, "amount": "12345678901234567.89", "at": None}]
+    done = run_without_jvm("show", "dbo.t", "--warehouse", str(nulls), "--format", "csv",
+                           cwd=tmp_path, log_format="text")
+    assert done.stdout.splitlines() == ["id,name,ok,amount,at", "1,,true,1.50,2026-01-02 03:04:05",
+                                        '2,"",,12345678901234567.89,']
+    # the JSON log's table event is typed too
+    events = run_without_jvm("show", "dbo.t", "--warehouse", str(nulls), cwd=tmp_path)
+    assert rows_of(events.stdout)[1][:3] == [2, "", None]
+
+
+def test_history_json_lists_every_file_and_typed_counts(warehouse, tmp_path):
+    done = run_without_jvm("history", "sales.orders", "--warehouse", str(warehouse),
+                           "--format", "json", cwd=tmp_path, log_format="text")
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)["rows"]
+    assert [r["version"] for r in rows] == [1, 0]
+    assert rows[1]["inserted"] == 3 and rows[1]["landing files"] == []
+    assert rows[0]["timestamp"].endswith("Z")
+
+
+def test_json_log_events_carry_time_level_and_invocation_id(warehouse, tmp_path):
+    done = run_without_jvm("show", "nosuch.table", "--warehouse", str(warehouse), cwd=tmp_path)
+    assert done.returncode == 1
+    event = json.loads(done.stdout.splitlines()[-1])
+    assert event["level"] == "error" and event["event"] == "error"
+    assert datetime.fromisoformat(event["time"].replace("Z", "+00:00")).tzinfo is not None
+    assert len(event["invocation_id"]) == 36
+
+
+def test_usage_errors_are_json_under_log_format_json(tmp_path):
+    done = run_without_jvm("show", "--limit", "lots", "t", cwd=tmp_path)
+    assert done.returncode == 2
+    event = json.loads(done.stdout)
+    assert event["error_type"] == "UsageError" and "'--limit'" in event["message"]
+    done = run_without_jvm("--log-format", "json", "nosuchcommand", cwd=tmp_path,
+                           log_format="text")
+    assert json.loads(done.stdout)["message"].startswith("No such command 'nosuchcommand'")
+
+
+def test_no_color_and_the_no_color_flag_drop_ansi(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from no_jvm import REPO
+
+    script = ("import click, sys; click.utils.should_strip_ansi = lambda *a, **k: False; "
+              "from mirrorspec.cli import main; sys.argv = ['mirrorspec'] + sys.argv[1:]; main()")
+    for env_extra, flags in (({"NO_COLOR": "1"}, []), ({}, ["--no-color"])):
+        env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+        env.update(PYTHONPATH=str(REPO), **env_extra)
+        done = subprocess.run([sys.executable, "-c", script, *flags, "show", "x", "--warehouse",
+                               str(tmp_path)], capture_output=True, text=True, env=env)
+        assert done.returncode == 1 and "Error: " in done.stderr
+        assert "\x1b[" not in done.stderr + done.stdout
+    done = subprocess.run([sys.executable, "-c", script, "show", "x", "--warehouse",
+                           str(tmp_path)], capture_output=True, text=True,
+                          env={k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+                          | {"PYTHONPATH": str(REPO)})
+    assert "\x1b[" in done.stderr  # the check above can fail
+
+
+def _status_warehouse(root, status, last):
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "tables.json").write_text(json.dumps({"tables": [{
+        "sourceSchemaName": "sales", "sourceTableName": "orders", "status": status,
+        "metrics": {"lastSyncDateTime": last}, "error": None}]}))
+    (root / "replicator.json").write_text(json.dumps({"status": "Running", "lastUpdated": last}))
+    return root
+
+
+def test_status_exit_codes_failed_and_stale(tmp_path):
+    now = datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+    fresh = _status_warehouse(tmp_path / "fresh", "Replicating", now)
+    assert run_without_jvm("status", "--warehouse", str(fresh), "--stale-after", "1h",
+                           cwd=tmp_path).returncode == 0
+    old = _status_warehouse(tmp_path / "old", "Replicating", "2025-12-01T00:00:00Z")
+    assert run_without_jvm("status", "--warehouse", str(old), cwd=tmp_path).returncode == 0
+    done = run_without_jvm("status", "--warehouse", str(old), "--stale-after", "15m",
+                           "--json", cwd=tmp_path)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "sales.orders (last sync 2025-12-01T00:00:00Z)" in done.stdout
+    failed = _status_warehouse(tmp_path / "failed", "Failed", now)
+    done = run_without_jvm("status", "--warehouse", str(failed), cwd=tmp_path)
+    assert done.returncode == 1 and "1 table(s) Failed: sales.orders" in done.stdout
+    done = run_without_jvm("status", "--warehouse", str(failed), "--stale-after", "soon",
+                           cwd=tmp_path)
+    assert done.returncode == 1 and "--stale-after 'soon' is not a duration" in done.stdout

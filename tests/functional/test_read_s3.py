@@ -48,7 +48,7 @@ def test_show_and_history_read_an_s3a_warehouse_with_the_profiles_settings(s3, t
         events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
         rows = next(e["rows"] for e in events if isinstance(e.get("rows"), list))
         if command[0] == "show":
-            assert rows == [{"id": "1", "v": "a"}, {"id": "2", "v": "b"}]
+            assert rows == [{"id": 1, "v": "a"}, {"id": 2, "v": "b"}]  # typed JSON values
         else:
-            assert [r["version"] for r in rows] == ["0"] and rows[0]["operation"] == "WRITE"
+            assert [r["version"] for r in rows] == [0] and rows[0]["operation"] == "WRITE"
         assert "Spark" not in done.stdout + done.stderr

@@ -104,3 +104,25 @@ def test_user_errors_exit_1_before_spark_starts(project):
     done = cli("run", "--project-dir", ".", "--select", "nothing_matches", cwd=project)
     assert done.returncode == 0
     assert "matched no table" in done.stdout and "Done. 0 OK, 0 ERROR of 0" in done.stdout
+
+
+@pytest.mark.spark  # starts a JVM (through the CLI)
+def test_fail_fast_then_retry_after_the_bad_file_is_fixed(project):
+    done = cli("build", "--fail-fast", "--threads", "1", "--log-format", "json", cwd=project)
+    assert done.returncode == 1, done.stdout + done.stderr
+    doc = json.loads((project / "target" / "run_results.json").read_text())
+    statuses = {r["unique_id"]: (r["status"], r["skip_reason"]) for r in doc["results"]}
+    assert statuses == {"shop.bad": ("error", None),
+                        "shop.good": ("skipped", "--fail-fast: an earlier table failed")}
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert {e["invocation_id"] for e in events} == {doc["metadata"]["invocation_id"]}
+    land(project, "bad", 1, [(1, "x", 0)])  # the bad file re-written
+    done = cli("retry", cwd=project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "retrying `build` for 2 table(s): shop.bad, shop.good" in done.stdout
+    doc = json.loads((project / "target" / "run_results.json").read_text())
+    assert doc["command"] == "build" and doc["args"]["fail_fast"] is True
+    assert doc["counts"]["success"] == 2
+    tests = json.loads((project / "target" / "test_results.json").read_text())
+    assert [(t["table"], t["status"]) for t in tests["results"]] == [  # shop.good's two tests
+        ("shop.good", "pass"), ("shop.good", "warn")]

@@ -97,3 +97,50 @@ def test_truncate_deletes_every_mirrored_row(spark, tmp_path):
     publish_and_mirror(spark, table, plan)
     ids = [r["id"] for r in spark.read.format("delta").load(table.delta_path).collect()]
     assert ids == [1002]  # 1001 inserted, truncated, then 1002 inserted
+
+
+def test_mongodb_feed_mirrors_with_an_id_key(spark, tmp_path):
+    """The MongoDB connector's events (producers/mongodb-customers.json) land with `_id` as a
+    column and keyColumns, and the engine mirrors them: partial updates completed, the
+    key-only delete applied."""
+    import dataclasses
+
+    feed = tmp_path / "feed"
+    feed.mkdir()
+    shutil.copy(FIXTURES / "producers" / "mongodb-customers.json", feed)
+    columns = [("_id", "Int64"), ("first_name", "String"), ("last_name", "String"),
+               ("email", "String"), ("balance", "Double"), ("joined", "DateTime"),
+               ("ref", "String"), ("avatar", "ByteArray"), ("visits", "Int64"),
+               ("score", "Double"), ("address", "String")]
+    table, plan = make_plan(tmp_path, feed)
+    table = dataclasses.replace(table, metadata={"keyColumns": ["_id"]}, key_columns=["_id"],
+                                columns=[ColumnSpec(n, t) for n, t in columns])
+    plan = dataclasses.replace(plan, tables=[table])
+    published = publish_and_mirror(spark, table, plan)
+    landed = pq.read_table(published.files_written[0])
+    assert landed.column_names[0] == "_id"
+    metadata = json.loads((Path(table.landing_path) / "_metadata.json").read_text())
+    assert metadata["keyColumns"] == ["_id"]
+    (anne,) = spark.read.format("delta").load(table.delta_path).collect()
+    assert anne["_id"] == 1004 and anne["first_name"] == "Anne Marie"
+    assert anne["last_name"] == "K." and anne["visits"] == 4 and anne["avatar"] is None
+    assert anne["email"] == "annek@noanswer.org" and anne["balance"] == 12.5
+    assert anne["joined"] == dt.datetime(2026, 7, 4)
+
+
+def test_control_messages_are_counted_in_the_publish_result(spark, tmp_path):
+    import dataclasses
+
+    from mirrorspec.spark.publish.publisher import publish_table
+
+    feed = tmp_path / "feed"
+    feed.mkdir()
+    shutil.copy(FIXTURES / "producers" / "customers-control.json", feed)
+    table, plan = make_plan(tmp_path, feed)
+    table = dataclasses.replace(table, columns=[ColumnSpec("id", "Int32"),
+                                                ColumnSpec("first_name", "String"),
+                                                ColumnSpec("score", "Double")])
+    plan = dataclasses.replace(plan, tables=[table])
+    published = publish_table(spark, table, plan)
+    assert published.status == "Published" and published.rows == 2
+    assert published.skipped == {"heartbeat": 2, "schema_change": 2, "transaction": 2}

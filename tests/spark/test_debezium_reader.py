@@ -87,3 +87,13 @@ def test_no_files_gives_an_empty_typed_frame(spark, tmp_path):
     table = plan_for(tmp_path, FIXTURES / "postgres", PG_COLUMNS, ["id"])
     df = get_reader("debezium").read(spark, table, [], {}).changes
     assert df.count() == 0 and "_order" in df.columns
+
+
+def test_control_messages_are_skipped_and_counted(spark, tmp_path):
+    folder = FIXTURES / "producers"
+    columns = [("id", "Int32"), ("first_name", "String"), ("score", "Double")]
+    table = plan_for(tmp_path, folder, columns, ["id"])
+    result = get_reader("debezium").read(spark, table, [str(folder / "customers-control.json")], {})
+    rows = result.changes.orderBy("_order").collect()
+    assert [(r["_op"], r["score"]) for r in rows] == [(0, 4.0), (1, 38.29)]
+    assert result.info["skipped"] == {"transaction": 2, "schema_change": 2, "heartbeat": 2}

@@ -75,3 +75,18 @@ def test_bad_csv_row_names_file_and_line(spark, tmp_path):
         get_reader("aws_dms").read(spark, table, files_of(feed), {})
     assert err.value.file == str(bad) and err.value.line == 2
     assert "hire_date" in err.value.message
+
+
+def test_preserve_transactions_files_route_rows_to_the_table(spark, tmp_path):
+    from mirrorspec.sources.base import list_feed_files
+
+    root = FIXTURES / "transactions"
+    table = plan_for(tmp_path, root, [("id", "Int32"), ("name", "String")], ["id"],
+                     {"table": "rdsTempsdb.Names_03cdcad11a"})
+    files = list_feed_files(str(root))
+    result = get_reader("aws_dms").read(spark, table, files, {})
+    rows = result.changes.orderBy("_order").collect()
+    assert [(r["_op"], r["id"], r["name"]) for r in rows] == [
+        (0, 11, "Ann"), (0, 13, "Cathy"), (0, 23, "Kate"), (0, 13, "Daniel"), (1, 23, "Kathy"),
+        (2, 13, "Cathy"), (0, 16, "Mike"), (1, 16, "Michael")]
+    assert set(result.files) == set(files)  # the other table's files are consumed, unread

@@ -394,7 +394,7 @@ def test_run_watch_fetches_new_messages_on_every_pass(broker, tmp_path):
     delta = plan.table("dbo.orders").delta_path
     script = Path(sys.executable).parent / "mirrorspec"
     command = [str(script), "run", "--watch", "1", "--threads", "1", "--project-dir",
-               str(tmp_path / "proj")]
+               str(tmp_path / "proj"), "--metrics-port", "0"]
     log = open(tmp_path / "watch.log", "wb")
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
 
@@ -417,6 +417,24 @@ def test_run_watch_fetches_new_messages_on_every_pass(broker, tmp_path):
         broker.produce("watch.orders", [(None, m) for _, m in order_messages(
             1, 1, per_txn=1, first_seq=10, first_id=7)])
         assert wait_for_rows(3) == [1, 2, 7]
+        # the service's /metrics (--metrics-port 0: the log names the port): lag and rows
+        import re
+        import urllib.request
+
+        port = re.search(r"metrics: http://127\.0\.0\.1:(\d+)/metrics",
+                         (tmp_path / "watch.log").read_text()).group(1)
+        deadline = time.monotonic() + 600
+        while True:
+            text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30).read()
+            text = text.decode()
+            if 'mirrorspec_table_rows_applied_total{change="inserted",table="dbo.orders"} 3.0' \
+                    in text or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert 'mirrorspec_table_rows_applied_total{change="inserted",table="dbo.orders"} 3.0' \
+            in text, text
+        assert 'mirrorspec_kafka_lag{partition="0",table="dbo.orders",topic="watch.orders"} 0.0' \
+            in text, text
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=600) == 0
     finally:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from mirrorspec.spark.mirror import engine
+from mirrorspec.spark.platform import delta
 
 
 class _NoJvm:
@@ -12,12 +12,12 @@ class _NoJvm:
 
 
 def test_a_failed_delta_cache_clear_is_logged(caplog):
-    with caplog.at_level(logging.WARNING, logger="mirrorspec.spark.mirror.engine"):
-        engine._forget_delta_logs(_NoJvm())
+    with caplog.at_level(logging.WARNING, logger="mirrorspec.spark.platform.delta"):
+        delta.forget_delta_logs(_NoJvm())
     assert "could not clear Delta's log cache" in caplog.text
 
 
 def test_a_failed_session_activation_is_logged(caplog):
-    with caplog.at_level(logging.WARNING, logger="mirrorspec.spark.mirror.engine"):
-        engine._activate(_NoJvm())
+    with caplog.at_level(logging.WARNING, logger="mirrorspec.spark.platform.delta"):
+        delta.activate(_NoJvm())
     assert "could not make the mirror session active" in caplog.text

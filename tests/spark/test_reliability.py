@@ -17,7 +17,11 @@ from click.testing import CliRunner
 from mirrorspec.cli import cli
 from mirrorspec.mirroring import mirror_id, sequence_file_name
 from mirrorspec.spark.mirror import engine
-from mirrorspec.spark.ops import inspect
+from mirrorspec.spark.ops import inspect, replay
+from mirrorspec.spark.ops.datatests import run_data_tests
+from mirrorspec.landing.processed import applied_files
+from mirrorspec.lint import lint_landing_zone
+from mirrorspec.plan import PLAN_VERSION, Plan, SparkSpec, TablePlan, TableStep
 from mirrorspec.progress import mirror as progress
 from mirrorspec import files as fsmod
 from mirrorspec.status import read_status
@@ -232,6 +236,40 @@ def test_progress_outlives_log_cleanup_optimize_and_vacuum(spark, tmp_path):
     explained = [f for e in inspect.history(spark, paths["seq"], "dbo.seq")
                  for f in e.files_applied]
     assert sorted(explained) == [sequence_file_name(n) for n in range(1, 7)]
+    # one reader of "which files did the commits apply", JVM-free, after the cleanup too
+    lfs = fsmod.LocalFS()
+    seq_files = applied_files(lfs, lfs, paths["seq"], seq)
+    assert not seq_files.from_log and not seq_files.missing
+    assert [f.name for f in seq_files.files] == [sequence_file_name(n) for n in range(1, 7)]
+    time_files = applied_files(lfs, lfs, paths["bytime"], bytime)
+    assert [f.name for f in time_files.files] == [f"batch_{n}.parquet" for n in range(1, 5)]
+    assert replay.read_history(paths["seq"]).files == [f.name for f in seq_files.files]
+    # the row_count data test (it failed once the log was cleaned up)
+    for name, folder in (("seq", seq), ("bytime", bytime)):
+        table = TablePlan(unique_id=f"dbo.{name}", name=name, schema=None, warehouse_schema="dbo",
+                          landing_path=folder, delta_path=paths[name], metadata={},
+                          key_columns=["id"], steps=[TableStep("MirrorTable")],
+                          tests=[{"type": "row_count", "severity": "error"}])
+        plan = Plan(plan_version=PLAN_VERSION, project_name="p", project_version="1",
+                    profile="p", target="t", landing_zone=landing, warehouse=warehouse,
+                    state_path=str(tmp_path / "state"), spark=SparkSpec(), partner_events=None,
+                    tables=[table])
+        results = run_data_tests(spark, plan, [table], threads=1).results
+        assert [(r.status, r.message) for r in results] == [
+            ("pass", f"{sum(expected(range(1, 7 if name == 'seq' else 5)).values())} row(s), "
+                     "as the applied landing files imply")]
+    # lint reads the progress and the schema as the engine does: no false gap, and a type
+    # change waiting in the folder stops the table at the same file as the engine
+    clean = {r.unique_id: r for r in lint_landing_zone(landing, warehouse=warehouse).tables}
+    assert clean["dbo.seq"].stops_at is None, clean["dbo.seq"].findings
+    assert not [f for f in clean["dbo.seq"].findings if f.rule == "files/gap"]
+    retyped = parquet(seq, 7, {"id": [70], "v": [7], M: [0]})  # v: string → int
+    report = {r.unique_id: r for r in lint_landing_zone(landing, warehouse=warehouse).tables}
+    assert (report["dbo.seq"].stops_at.rule, report["dbo.seq"].stops_at.file.split("/")[-1]) == (
+        "content/type-change", os.path.basename(retyped))
+    stopped = {o.unique_id: o for o in engine.mirror_landing_zone(spark, landing, warehouse).tables}
+    assert stopped["dbo.seq"].status == "Failed"
+    assert stopped["dbo.seq"].error["file"].endswith(os.path.basename(retyped))
 
 
 def test_a_txn_without_its_state_is_refused_not_guessed(tmp_path):

@@ -14,6 +14,7 @@ import pytest
 from reference_model import LandingFile, sequence_name, write_metadata, write_parquet
 
 engine = pytest.importorskip("mirrorspec.spark.mirror.engine")
+delta = pytest.importorskip("mirrorspec.spark.platform.delta")
 deltalake = pytest.importorskip("deltalake")
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "readers.md"
@@ -94,8 +95,8 @@ def test_readers_doc_snippets(spark, tables, index):
 def test_switching_an_existing_table_off_sets_the_property(spark, tables, tmp_path):
     path = str(tmp_path / "on")
     shutil.copytree(tables["on"], path)
-    assert engine.set_deletion_vectors(spark, path, False) is True
-    assert engine.set_deletion_vectors(spark, path, False) is False  # already so: no commit
+    assert delta.set_deletion_vectors(spark, path, False) is True
+    assert delta.set_deletion_vectors(spark, path, False) is False  # already so: no commit
     table = deltalake.DeltaTable(path)
     assert table.metadata().configuration.get("delta.enableDeletionVectors") == "false"
     assert table.version() == deltalake.DeltaTable(tables["on"]).version() + 1

@@ -12,7 +12,9 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 import signal
+import urllib.request
 import subprocess
 import sys
 import time
@@ -245,7 +247,8 @@ def test_watch_applies_files_as_they_land_and_stops_cleanly_on_sigterm(tmp_path)
     land(table_dir, change_file("T", 1))
     listed, go = tmp_path / "listed", tmp_path / "go"
     # the pass that first lists file 4 is held right after its listing, until `go`
-    process = start(gated_command(landing, warehouse, "--watch", "0.5"), log,
+    process = start(gated_command(landing, warehouse, "--watch", "0.5", "--metrics-port", "0"),
+                    log,
                     {"GATE_LIST_SEES": sequence_name(4), "GATE_LISTED": str(listed),
                      "GATE_WAIT_AFTER_LIST": str(go)})
     try:
@@ -258,6 +261,15 @@ def test_watch_applies_files_as_they_land_and_stops_cleanly_on_sigterm(tmp_path)
         wait_for(lambda: sequence_name(2) in processed_files(str(table_dir))
                  and status_of(warehouse).get("dbo.T", {}).get("status") == "Replicating",
                  "the moves and status of the pass that applied file 3", process, log)
+        # the /metrics endpoint of the same service (--metrics-port 0: the log names the port)
+        port = re.search(r"metrics: http://127\.0\.0\.1:(\d+)/metrics", log.read_text()).group(1)
+
+        def scraped() -> str:
+            return urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics",
+                                          timeout=30).read().decode()
+        wait_for(lambda: 'mirrorspec_table_files_applied_total{table="dbo.T"} 3.0' in scraped(),
+                 "the metrics of the pass that applied file 3", process, log)
+        assert 'mirrorspec_table_status{status="Replicating",table="dbo.T"} 1.0' in scraped()
         # SIGTERM in the middle of the pass that applies file 4: that table finishes its commit
         # and moves, then the command exits
         land(table_dir, change_file("T", 4))

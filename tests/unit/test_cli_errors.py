@@ -42,21 +42,24 @@ def test_internal_error_exits_2_and_names_the_log(tmp_path, monkeypatch):
     assert str(logs[0]) in result.output
 
 
-# --- usage errors: their own exit code (64, sysexits' EX_USAGE), never the internal error's 2 ---
+# --- usage errors: click's exit 2, documented as such beside the internal error's 2 ----------
 
 @pytest.mark.parametrize("args", [["nosuch"], ["compile", "--nope"], ["--log-format", "xml",
                                   "validate"], ["docs", "nosuch"], ["compile", "--vars"]])
-def test_usage_errors_exit_64(args):
+def test_usage_errors_exit_2_without_an_internal_error(args):
     from mirrorspec.cli import cli
 
     result = CliRunner().invoke(cli, args)
-    assert result.exit_code == 64, result.output
+    assert result.exit_code == 2, result.output
     assert "Internal error" not in result.output and "Traceback" not in result.output
 
 
-def test_the_usage_exit_code_is_documented():
-    text = (Path(__file__).resolve().parents[2] / "docs" / "workflow.md").read_text()
-    assert "`64` a usage error" in text
+def test_the_docs_say_exit_2_covers_usage_errors():
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    workflow = (docs / "workflow.md").read_text()
+    assert "`2` an internal error (the traceback goes to a log file named in the message) **or a " \
+           "usage\nerror**" in workflow
+    assert "| 2 | a usage error" in (docs / "orchestration.md").read_text()
 
 
 # --- MIRRORSPEC_LOG_DIR -------------------------------------------------------------------------

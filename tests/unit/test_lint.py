@@ -212,3 +212,30 @@ def test_lint_never_imports_pyspark(tmp_path):
     assert done.returncode == 1, done.stderr
     assert json.loads(done.stdout)["tables"][0]["stops_at"]["rule"] == "content/row"
     assert "imported" not in done.stderr
+
+
+def test_a_null_typed_parquet_column_stops_the_table_as_fabric_does(tmp_path):
+    """pandas writes an all-null column (a delete file's non-key columns) as INT32 with the
+    Null logical type; the service stops the table at that file (docs/semantics.md)."""
+    import pandas as pd
+
+    root = str(tmp_path)
+    path = table(root, "orders", {"keyColumns": ["id"]},
+                 [(seq(1), rows([1, 2], [0, 0], name=pa.array(["a", "b"])))])
+    pd.DataFrame({"id": [1], "name": [None], M: [2]}).to_parquet(
+        os.path.join(path, seq(2)), index=False)
+    assert pq.read_schema(os.path.join(path, seq(2))).field("name").type == pa.null()
+    result = {t.table: t for t in lint_landing_zone(root).tables}
+    stop = result["orders"].stops_at
+    assert (stop.rule, stop.file, stop.stops) == ("content/null-type", "orders/" + seq(2), True)
+    assert "'name' has the Parquet Null logical type" in stop.message
+    assert "SchemaMergeFailure" in stop.message and "cast it" in stop.message
+
+
+def test_an_underscore_id_key_is_an_ordinary_column(tmp_path):
+    root = str(tmp_path)
+    data = pa.table({"_id": pa.array(["a", "b"]), "n": pa.array([1, 2], pa.int64()),
+                     M: pa.array([0, 2], pa.int32())})
+    table(root, "customers", {"keyColumns": ["_id"]}, [(seq(1), data)])
+    result = {t.table: t for t in lint_landing_zone(root).tables}
+    assert result["customers"].findings == []

@@ -97,11 +97,29 @@ def test_unsafe_table_names(tmp_path, name, reason):
 
 def test_unsafe_schema_and_column_names(tmp_path):
     problems = errors(tmp_path, [{"name": "a", "schema": "s/x",
-                                  "columns": [{"name": "__rowMarker__"}, {"name": "_c"}]}])
-    assert len(problems) == 3
+                                  "columns": [{"name": "__rowMarker__"}, {"name": "__c"},
+                                              {"name": "_Op"}]}])
+    assert len(problems) == 4
     assert "schema name 's/x'" in problems[0]
     assert "'__rowMarker__' is reserved" in problems[1]
-    assert "column '_c' starts with '_'" in problems[2]
+    assert "column '__c' starts with '__'" in problems[2]
+    assert "column '_Op' is reserved for mirrorspec's change columns" in problems[3]
+
+
+def test_mongodb_id_is_a_column_and_a_key(tmp_path):
+    table = project(tmp_path, [{"name": "a", "key_columns": ["_id"],
+                               "columns": [{"name": "_id"}, {"name": "_class"}]}]).tables[0]
+    assert table.key_columns == ("_id",) and [c.name for c in table.columns] == ["_id", "_class"]
+    problems = errors(tmp_path, [{"name": "_a"}])
+    assert len(problems) == 1 and "starts with '_'" in problems[0]
+
+
+def test_reserved_columns_are_the_change_columns():
+    from mirrorspec import mirroring
+    from mirrorspec.sources import base
+
+    names = {*base.CHANGE_COLUMNS, base.PAIR_COLUMN, base.ERROR_COLUMN}
+    assert names <= mirroring.RESERVED_COLUMNS
 
 
 def test_upsert_default_without_keys(tmp_path):

@@ -163,3 +163,40 @@ def test_resolve_table_by_id_name_and_ambiguity():
         resolve_table(plan, "t")
     with pytest.raises(SelectionError, match="no table 'zzz'"):
         resolve_table(plan, "zzz")
+
+
+def _results(folder: Path, run=(), tests=()) -> Path:
+    import json
+
+    folder.mkdir(parents=True, exist_ok=True)
+    if run:
+        (folder / "run_results.json").write_text(json.dumps(
+            {"results": [{"unique_id": u, "status": s} for u, s in run]}))
+    if tests:
+        (folder / "test_results.json").write_text(json.dumps(
+            {"results": [{"table": u, "status": s} for u, s in tests]}))
+    return folder
+
+
+def test_result_selectors_read_the_last_run_and_test_results(tmp_path):
+    target = _results(tmp_path / "target",
+                      run=[("sales.orders", "error"), ("hr.employees", "skipped"),
+                           ("dbo.customers", "success")],
+                      tests=[("dbo.customers", "fail"), ("sales.order_lines", "error")])
+    assert ids(select_tables(PLAN, ["result:error"], results_dir=target)) == [
+        "sales.order_lines", "sales.orders"]
+    assert ids(select_tables(PLAN, ["result:fail"], results_dir=target)) == ["dbo.customers"]
+    assert ids(select_tables(PLAN, ["result:error,result:skipped"], ["sales.*"],
+                             results_dir=target)) == ["hr.employees"]
+    # --state wins over the project's target folder
+    other = _results(tmp_path / "prod", run=[("hr.employees", "error")])
+    assert ids(select_tables(PLAN, ["result:error"], state_path=other,
+                             results_dir=target)) == ["hr.employees"]
+
+
+def test_result_selector_without_results_or_with_a_bad_status_is_an_error(tmp_path):
+    with pytest.raises(SelectionError, match="previous run_results.json") as info:
+        select_tables(PLAN, ["result:error"], results_dir=tmp_path)
+    assert str(tmp_path) in info.value.render()
+    with pytest.raises(SelectionError, match="unknown result selector 'result:broken'"):
+        select_tables(PLAN, ["result:broken"])

@@ -168,7 +168,7 @@ def file_schema(spark: SparkSession, filesystem, file: LandingFile,
 def check_schema(schema: FileSchema, union: list[T.StructField], key_columns: tuple[str, ...],
                  strict: bool) -> str | None:
     """Why this file can't be applied after the columns in `union`, or None. Extends `union`
-    with the file's new columns (first-seen order); the rule is `landing_checks.extend_columns`."""
+    with the file's new columns (first-seen order); the rule is `landing.checks.extend_columns`."""
     return checks.extend_columns(
         schema.fields, union, key_columns, strict, schema.marker_last,
         type_of=lambda f: f.dataType, is_null=lambda t: isinstance(t, T.NullType),

@@ -30,11 +30,11 @@ from mirrorspec.logfile import log_exception
 from mirrorspec.spark.mirror import decompressed, fold, pruning, batch as reader, staged_source
 from mirrorspec.landing import layout as landing
 from mirrorspec import files as fsmod
-from mirrorspec.spark.platform import hadoop_fs
+from mirrorspec.spark.platform import delta, hadoop_fs
 from mirrorspec.progress.mirror import (STATE_FORMAT, STATE_KEY, TableState,
                                        read_state, state_copy_path, write_state_copy)
 from mirrorspec.progress.mirror import txn_version_of as progress_txn
-from mirrorspec.spark.platform.session import is_connect, new_session, session_conf
+from mirrorspec.spark.platform.session import new_session, session_conf
 
 _log = logging.getLogger(__name__)
 
@@ -43,13 +43,9 @@ _log = logging.getLogger(__name__)
 NOT_FILE_CODES = ("EngineError", "WarehouseError", "StorageError", "ConcurrentWriter")
 NOT_THE_FILE = "not a problem with the landing files (nothing of this batch was applied)"
 
-_CONFLICT_WORDS = ("Concurrent", "ProtocolChanged", "MetadataChanged", "DeltaConcurrent")
 _ATTEMPTS = 4
 # Characters Delta refuses in column names unless the table maps columns by name.
 _DELTA_NAME_CHARS = re.compile(r"[ ,;{}()\n\t=]")
-_COLUMN_MAPPING_DEFAULT = "spark.databricks.delta.properties.defaults.columnMapping.mode"
-_DELETION_VECTORS_DEFAULT = "spark.databricks.delta.properties.defaults.enableDeletionVectors"
-DELETION_VECTORS_PROPERTY = "delta.enableDeletionVectors"
 
 
 @dataclass(frozen=True)
@@ -373,7 +369,7 @@ class _TableRun:
         self.console.warning(f"{self.target.unique_id}: {reason}; dropping the Delta table and "
                              "rebuilding it from the folder's files", table=self.target.unique_id)
         self.wfs.delete(self.target.delta_path)
-        _forget_delta_logs(self.spark)
+        delta.forget_delta_logs(self.spark)
         return TableState()
 
     def _write_folder_id(self) -> str:
@@ -404,7 +400,9 @@ class _TableRun:
             trial = list(union)
             reason = reader.check_schema(schema, trial, metadata.key_columns, self.options.strict)
             if reason:
-                code = "ColumnTypeChanged" if "changed type" in reason else "BadFile"
+                code = ("ColumnTypeChanged" if "changed type" in reason else
+                        mirroring.NULL_TYPE_CODE if mirroring.NULL_TYPE_TEXT in reason else
+                        "BadFile")
                 return schemas, union, (order, None, reason, code)
             union = trial
             schemas.append(schema)
@@ -500,7 +498,8 @@ class _TableRun:
             "processed_bytes": int(meta.get("processed_bytes", 0)) + size,
             "attempt": attempt,
         }
-        user_metadata = json.dumps({STATE_KEY: new_meta}, separators=(",", ":"))
+        commit = delta.CommitOptions(self.app_id, txn_version,
+                                     json.dumps({STATE_KEY: new_meta}, separators=(",", ":")))
         session = self._session()
         batch = changes.filter(F.col(reader.FILE_ORDER) < cutoff).drop(reader.PROBLEM)
         new_columns = [f for f in union if f.name.lower() not in self._table_columns]
@@ -513,10 +512,7 @@ class _TableRun:
             if target.deletion_vectors is not None:
                 self._switch_deletion_vectors(session, state.exists, target.deletion_vectors)
             if state.exists and keyed_rows and new_columns:
-                added = ", ".join(f"{fold._q(f.name)} {f.dataType.simpleString()}"
-                                  for f in new_columns)
-                session.sql(f"ALTER TABLE delta.{fold._q(target.delta_path)} "
-                            f"ADD COLUMNS ({added})")
+                delta.add_columns(session, target.delta_path, new_columns)
             crash_point("before_commit", target.unique_id)
             if not keyed_rows or not state.exists:
                 if keyed_rows:
@@ -530,14 +526,11 @@ class _TableRun:
                         applied, metadata.key_columns, union)
                     data = pruning.initial_layout(data, metadata.key_columns, size, in_order)
                 (data.write.format("delta").mode("append")
-                 .option("txnAppId", self.app_id).option("txnVersion", txn_version)
-                 .option("userMetadata", user_metadata)
+                 .options(**commit.writer_options())
                  .option("mergeSchema", "true")
                  .save(target.delta_path))
             else:
-                conf = {"spark.databricks.delta.write.txnAppId": self.app_id,
-                        "spark.databricks.delta.write.txnVersion": str(txn_version),
-                        "spark.databricks.delta.commitInfo.userMetadata": user_metadata}
+                conf = commit.session_conf()
                 bounds = pruning.key_range(applied, metadata.key_columns, union)
                 source = fold.fold_changes(batch, columns, keys)
                 staged = staged_source.stage(session, self.wfs, target.delta_path, source,
@@ -554,7 +547,7 @@ class _TableRun:
                 staged_source.remove_stale(self.wfs, target.delta_path)
         except Exception as exc:
             self._unless_batch_moved_away(applied)
-            if any(word in f"{type(exc).__name__} {exc}" for word in _CONFLICT_WORDS):
+            if delta.is_conflict(exc):
                 raise _Conflict(_short(exc)) from None
             bad = self._unreadable_file(batch, applied)
             if bad is not None:
@@ -587,13 +580,9 @@ class _TableRun:
         """Column names with a space or one of `,;{}()=` (which producers of SQL Server tables
         write) are stored through Delta's column mapping, switched on for this table only."""
         if not exists:
-            session.conf.set(_COLUMN_MAPPING_DEFAULT, "name")
+            session.conf.set(delta.COLUMN_MAPPING_DEFAULT, "name")
             return
-        table = f"delta.{fold._q(self.target.delta_path)}"
-        mode = session.sql(f"SHOW TBLPROPERTIES {table} ('delta.columnMapping.mode')").first()
-        if mode is None or str(mode["value"]).lower() != "name":
-            session.sql(f"ALTER TABLE {table} SET TBLPROPERTIES "
-                        "('delta.columnMapping.mode' = 'name')")
+        delta.map_column_names(session, self.target.delta_path)
 
     def _switch_deletion_vectors(self, session, exists: bool, enabled: bool) -> None:
         """The table's `deletion_vectors:` switch: the session default when this commit creates
@@ -601,9 +590,9 @@ class _TableRun:
         `mirrorspec maintain` purges them)."""
         value = "true" if enabled else "false"
         if not exists:
-            session.conf.set(_DELETION_VECTORS_DEFAULT, value)
+            session.conf.set(delta.DELETION_VECTORS_DEFAULT, value)
             return
-        set_deletion_vectors(session, self.target.delta_path, enabled)
+        delta.set_deletion_vectors(session, self.target.delta_path, enabled)
 
     # -- files after the commit
     def _move(self, files) -> None:
@@ -656,46 +645,8 @@ class _TableRun:
             self._own_session.conf.set("spark.sql.legacy.javaCharsets", "true")
             # Producers (pandas/pyarrow) write TIMESTAMP(NANOS); reader.py converts the longs.
             self._own_session.conf.set("spark.sql.legacy.parquet.nanosAsLong", "true")
-        _activate(self._own_session)
+        delta.activate(self._own_session)
         return self._own_session
-
-
-def set_deletion_vectors(session, delta_path: str, enabled: bool) -> bool:
-    """Set `delta.enableDeletionVectors` on an existing table when it differs; True if it did."""
-    table = f"delta.{fold._q(delta_path)}"
-    value = "true" if enabled else "false"
-    row = session.sql(f"SHOW TBLPROPERTIES {table} ('{DELETION_VECTORS_PROPERTY}')").first()
-    if row is not None and str(row["value"]).lower() == value:
-        return False
-    session.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('{DELETION_VECTORS_PROPERTY}' = '{value}')")
-    return True
-
-
-def _forget_delta_logs(spark) -> None:
-    """Drop Delta's cached logs after deleting a table folder, so a table re-created at the same
-    path isn't read through a stale snapshot."""
-    if is_connect(spark):
-        return  # the server's JVM owns the cache; a Connect client can't reach it
-    # Private API: Delta has no public call that drops its DeltaLog cache (DeltaTable has none,
-    # and spark.catalog.clearCache() leaves it alone).
-    try:
-        spark._jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()
-    except Exception as exc:  # noqa: BLE001 - py4j raises several types; a stale read is the cost
-        _log.warning("could not clear Delta's log cache (%s): a table re-created at the same "
-                     "path may be read through its old log", exc)
-
-
-def _activate(session) -> None:
-    """Make `session` the active one of this thread's JVM side (Delta reads conf from it)."""
-    if is_connect(session):
-        return  # no JVM here; Connect sessions are separate anyway
-    # Private API: PySpark can read the JVM's active session but has no public call that sets it
-    # for the current thread (SparkSession.builder.getOrCreate() would return the default one).
-    try:
-        session._jvm.org.apache.spark.sql.SparkSession.setActiveSession(session._jsparkSession)
-    except Exception as exc:  # noqa: BLE001 - py4j raises several types
-        _log.warning("could not make the mirror session active on the JVM side (%s): Delta may "
-                     "read the default session's conf", exc)
 
 
 def error_code_of(exc: BaseException, warehouse_path: str) -> str:
@@ -780,7 +731,7 @@ def drop_deleted_tables(spark, landing_zone: str, warehouse: str, present: set[s
             if not state.exists or state.meta.get("landing_zone") != root:
                 continue  # not mirrored from this landing zone: never ours to drop
             wfs.delete(table_entry.path)
-            _forget_delta_logs(spark)
+            delta.forget_delta_logs(spark)
             outcome = TableOutcome(unique_id, schema, table_entry.name, status="Dropped")
             console.warning(f"{unique_id}: its landing folder was deleted; Delta table dropped",
                             table=unique_id)

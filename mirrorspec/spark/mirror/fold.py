@@ -23,6 +23,7 @@ from pyspark.sql.window import Window
 
 from mirrorspec.mirroring import RowMarker
 from mirrorspec.spark.mirror.batch import FILE_ORDER, MARKER, ROW_ORDER, col
+from mirrorspec.spark.platform.delta import quote
 
 IS_RESET = "__is_reset"
 ACTION = "__action"
@@ -90,14 +91,10 @@ def rows_for_empty_table(source: DataFrame, columns: list[str]) -> DataFrame:
     return source.filter(keep).select(*[col(c) for c in columns])
 
 
-def _q(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
 def merge_condition(keys: list[str], prune: str | None = None) -> str:
     """Plain equality on every key (NULL keys never match), restricted to reset rows; `prune`, a
     target-only predicate every batch key satisfies, lets Delta skip files by statistics."""
-    parts = [f"t.{_q(k)} = s.{_q(k)}" for k in keys]
+    parts = [f"t.{quote(k)} = s.{quote(k)}" for k in keys]
     return " AND ".join(parts + [f"s.{IS_RESET}"] + ([prune] if prune else []))
 
 
@@ -110,9 +107,9 @@ def run_merge(session, delta_path: str, source: DataFrame, columns: list[str],
     view = f"__mirrorspec_merge_{uuid.uuid4().hex}"
     source.createOrReplaceTempView(view)
     target = "delta.`" + delta_path.replace("`", "``") + "`"
-    names = ", ".join(_q(c) for c in columns)
-    values = ", ".join(f"s.{_q(c)}" for c in columns)
-    updates = ", ".join(f"t.{_q(c)} = s.{_q(c)}" for c in columns)
+    names = ", ".join(quote(c) for c in columns)
+    values = ", ".join(f"s.{quote(c)}" for c in columns)
+    updates = ", ".join(f"t.{quote(c)} = s.{quote(c)}" for c in columns)
     try:
         session.sql(
             f"MERGE INTO {target} AS t USING {view} AS s ON {merge_condition(keys, prune)} "

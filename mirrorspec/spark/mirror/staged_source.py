@@ -28,8 +28,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from mirrorspec.spark.mirror import fold
 from mirrorspec import files as fsmod
+from mirrorspec.spark.platform.delta import quote
 
 _log = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ def stage(session, filesystem, delta_path: str, source: DataFrame,
 def table_bytes(session, delta_path: str) -> int:
     """The size of the table's current data files (Delta's DESCRIBE DETAIL: its snapshot, which
     the MERGE needs next anyway)."""
-    row = session.sql(f"DESCRIBE DETAIL delta.{fold._q(delta_path)}").select("sizeInBytes").first()
+    row = session.sql(f"DESCRIBE DETAIL delta.{quote(delta_path)}").select("sizeInBytes").first()
     return int(row[0] or 0) if row is not None else 0
 
 

@@ -24,7 +24,6 @@ ERROR: the `test` command then exits 1.
 from __future__ import annotations
 
 import contextlib
-import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -36,7 +35,7 @@ from mirrorspec.compile import PlanContext
 from mirrorspec.plan import Plan, TablePlan
 from mirrorspec.console import Console, NullConsole
 from mirrorspec.errors import DataTestError, MirrorspecError
-from mirrorspec.progress.mirror import STATE_KEY as ENGINE_STATE_KEY
+from mirrorspec.landing.processed import applied_files
 from mirrorspec.test_results import TEST_TYPES, DataTestResult, TestResults, test_name
 
 def run_data_tests(spark, plan: Plan, tables: Iterable[TablePlan], console: Console | None = None,
@@ -296,32 +295,6 @@ def expected_row_count(changes, key_columns: list[str]) -> int:
     return int(total or 0)
 
 
-def applied_files(spark, table: TablePlan) -> list[str]:
-    """Names of the landing files the engine applied to the current Delta table, in the order
-    it applied them: the `files` of each mirrorspec commit's userMetadata, oldest commit first.
-
-    DataTestError when the Delta log no longer reaches back to the table's first commit."""
-    from delta.tables import DeltaTable
-
-    rows = (DeltaTable.forPath(spark, table.delta_path).history()
-            .select("version", "userMetadata").orderBy("version").collect())
-    if rows and rows[0]["version"] != 0:
-        raise DataTestError(
-            f"row_count on {table.unique_id}: the Delta log starts at version "
-            f"{rows[0]['version']} (older commits were cleaned up), so the files applied before "
-            "it are unknown", hint="row_count can only reconcile tables with their full history")
-    names: list[str] = []
-    for row in rows:
-        try:
-            meta = json.loads(row["userMetadata"] or "null")
-        except ValueError:
-            continue
-        state = meta.get(ENGINE_STATE_KEY) if isinstance(meta, dict) else None
-        if isinstance(state, dict):
-            names.extend(str(n) for n in state.get("files") or [])
-    return names
-
-
 @contextlib.contextmanager
 def applied_changes(spark, table: TablePlan):
     """Within the block, (the change rows, the key columns) of every landing file applied to
@@ -332,31 +305,18 @@ def applied_changes(spark, table: TablePlan):
     from mirrorspec.spark.mirror import decompressed, batch as reader
 
     from mirrorspec.landing import layout as landing
-    from mirrorspec import files as fsmod
     from mirrorspec.spark.platform import hadoop_fs
 
     filesystem = hadoop_fs.filesystem_for(table.landing_path, spark)
     metadata = landing.read_metadata(filesystem, table.landing_path)
-    names = applied_files(spark, table)
-    where: dict[str, Any] = {}
-    for folder in (fsmod.join(table.landing_path, mirroring.PROCESSED_FOLDER),
-                   table.landing_path):
-        for entry in filesystem.list(folder):
-            if not entry.is_dir:
-                where[entry.name] = entry
-    missing = [n for n in names if n not in where]
-    if missing:
+    applied = applied_files(filesystem, hadoop_fs.filesystem_for(table.delta_path, spark),
+                            table.delta_path, table.landing_path, metadata)
+    if applied.missing:
         raise DataTestError(
-            f"row_count on {table.unique_id}: {len(missing)} applied landing file(s) are no "
-            f"longer in the landing zone (first: {missing[0]}); files are purged from "
+            f"row_count on {table.unique_id}: {len(applied.missing)} applied landing file(s) are "
+            f"no longer in the landing zone (first: {applied.missing[0]}); files are purged from "
             f"{mirroring.PROCESSED_FOLDER} after the retention, so the count can't be reconciled")
-    schemas = []
-    for name in names:
-        entry = where[name]
-        file = landing.LandingFile(name, entry.path, entry.size, entry.mtime,
-                                   mirroring.data_file_format(name, metadata.file_extension)
-                                   or "parquet", mirroring.parse_sequence(name))
-        schemas.append(reader.file_schema(spark, filesystem, file, metadata))
+    schemas = [reader.file_schema(spark, filesystem, file, metadata) for file in applied.files]
     keys = {k.lower() for k in metadata.key_columns}
     union: dict[str, T.StructField] = {}
     for schema in schemas:

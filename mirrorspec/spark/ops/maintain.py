@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mirrorspec.spark.mirror import fold
-from mirrorspec.spark.mirror.engine import DELETION_VECTORS_PROPERTY, set_deletion_vectors
+from mirrorspec.spark.platform.delta import DELETION_VECTORS_PROPERTY, quote, set_deletion_vectors
 
 _RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
 
@@ -34,7 +33,7 @@ def maintain_table(spark, unique_id: str, delta_path: str, deletion_vectors: boo
     after the purge, so readers that refuse the feature (delta-rs' to_pyarrow_table) accept the
     table."""
     session = spark.newSession()
-    table = f"delta.{fold._q(delta_path)}"
+    table = f"delta.{quote(delta_path)}"
     outcome = MaintainOutcome(unique_id)
     if set_deletion_vectors(session, delta_path, deletion_vectors):
         outcome.done.append(f"{DELETION_VECTORS_PROPERTY} = {str(deletion_vectors).lower()}")

@@ -12,56 +12,47 @@ from dataclasses import dataclass, field
 from mirrorspec import mirroring
 from mirrorspec.errors import MirrorspecError
 from mirrorspec import files as fsmod
-from mirrorspec.progress.mirror import engine_commits, log_versions
+from mirrorspec.landing.processed import applied_files
+from mirrorspec.progress.mirror import engine_commits, state_copies
 
 
 @dataclass
 class History:
-    """What a table's Delta log says it applied."""
+    """What a table's progress records say it applied."""
 
-    files: list[str] = field(default_factory=list)   # in the order they were applied
+    files: list[str] = field(default_factory=list)   # names, in the order they were applied
+    paths: list[str] = field(default_factory=list)   # where those files are now
+    missing: list[str] = field(default_factory=list)  # applied, but gone (purged)
     mode: str = "sequence"
     landing_path: str | None = None
     keys: list[str] | None = None
-    first_version: int | None = None
     folder_id: str | None = None
+    from_log: bool = True  # False: older commits were cleaned up (see landing.processed)
 
 
-def read_history(delta_path: str) -> History:
-    """Every landing file the engine's commits applied, oldest first (from the `_delta_log`
-    JSON). Raises MirrorspecError when the log no longer starts at version 0."""
+def read_history(delta_path: str, landing_path: str | None = None) -> History:
+    """Every landing file the engine applied, oldest first, looked up in `landing_path` (default:
+    the folder the engine recorded) and its `_ProcessedFiles/`. Works after Delta's log cleanup
+    too (`landing.processed.applied_files`)."""
     filesystem = fsmod.LocalFS()
     if not os.path.isdir(os.path.join(delta_path, "_delta_log")):
         raise MirrorspecError(f"{delta_path} is not a Delta table")
-    versions = log_versions(filesystem, delta_path)
-    history = History(first_version=versions[0] if versions else None)
-    if not versions or versions[0] != 0:
-        raise MirrorspecError(
-            f"the Delta log of {delta_path} starts at version {history.first_version}: older "
-            "commits were cleaned up, so the history of applied files is incomplete",
-            hint="replay needs the whole log (delta.logRetentionDuration)")
-    for _, meta, _ in engine_commits(filesystem, delta_path, newest_first=False):
-        history.files += list(meta.get("files") or [])
+    metas = [meta for _, meta, _ in engine_commits(filesystem, delta_path, newest_first=False)]
+    metas = metas or [copy["meta"] for copy in state_copies(filesystem, delta_path)]
+    history = History()
+    for meta in metas:
         history.mode = meta.get("mode", history.mode)
         history.landing_path = meta.get("landing_path", history.landing_path)
         history.keys = meta.get("keys", history.keys)
         history.folder_id = meta.get("folder_id", history.folder_id)
+    history.landing_path = landing_path or history.landing_path
+    if history.landing_path and os.path.isdir(history.landing_path):
+        applied = applied_files(filesystem, filesystem, delta_path, history.landing_path)
+        history.files = [f.name for f in applied.files]
+        history.paths = [f.path for f in applied.files]
+        history.missing = applied.missing
+        history.from_log = applied.from_log
     return history
-
-
-def find_files(landing_path: str, names: list[str]) -> tuple[list[str], list[str]]:
-    """(paths found, names missing) of the applied files, looked for in `_ProcessedFiles/` and
-    in the table folder."""
-    found, missing = [], []
-    for name in names:
-        for folder in (os.path.join(landing_path, mirroring.PROCESSED_FOLDER), landing_path):
-            path = os.path.join(folder, name)
-            if os.path.isfile(path):
-                found.append(path)
-                break
-        else:
-            missing.append(name)
-    return found, missing
 
 
 def pending_files(landing_path: str, applied: list[str]) -> list[str]:

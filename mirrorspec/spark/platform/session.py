@@ -22,6 +22,7 @@ that says how to fetch it.
 from __future__ import annotations
 
 import atexit
+import logging
 import contextlib
 import os
 import sys
@@ -79,6 +80,9 @@ _REMOTE_SESSIONS: dict[str, tuple[str, dict[str, str]]] = {}
 # Connect sessions to close before the interpreter tears down: a gRPC channel closed from a
 # finalizer during shutdown can hang the process for minutes.
 _OPEN_REMOTE: list[Any] = []
+# Classic sessions whose JVM context this process started (stop_sessions stops them).
+_OWNED: list[Any] = []
+_log = logging.getLogger(__name__)
 
 
 def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | None = None,
@@ -105,8 +109,13 @@ def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | Non
             cds.add_archive(merged)
     for key, value in merged.items():
         builder = builder.config(key, value)
+    from pyspark import SparkContext
+
+    started_here = SparkContext._active_spark_context is None
     with _jvm_output_to_log():
         session = builder.getOrCreate()
+    if started_here:
+        _OWNED.append(session)
     session.sparkContext.setLogLevel(os.environ.get("MIRRORSPEC_SPARK_LOG_LEVEL", "ERROR"))
     return session
 
@@ -233,7 +242,28 @@ def _remote_create(url: str, app_name: str | None = None) -> Any:
     if not _OPEN_REMOTE:
         atexit.register(_close_remote_sessions)
     _OPEN_REMOTE.append(session)
+    _OWNED.append(session)
     return session
+
+
+def sessions_started() -> int:
+    """How many sessions this process has started so far (a mark for `stop_sessions`)."""
+    return len(_OWNED)
+
+
+def stop_sessions(since: int = 0) -> None:
+    """Stop the sessions this process started after mark `since` (classic and Connect), so a
+    cluster's master records the application as finished when the command returns. Sessions
+    that existed before (a notebook's, a test's) are left alone. The CLI calls it when a
+    command ends, however it ends."""
+    while len(_OWNED) > since:
+        session = _OWNED.pop()
+        if session in _OPEN_REMOTE:
+            _OPEN_REMOTE.remove(session)
+        try:
+            session.stop()
+        except Exception as exc:  # noqa: BLE001 - the JVM may be gone already (a crash, Ctrl-C)
+            _log.warning("could not stop the Spark session (%s)", exc)
 
 
 def _close_remote_sessions() -> None:

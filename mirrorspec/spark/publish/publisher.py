@@ -49,6 +49,7 @@ class PublishResult:
     status: str = "UpToDate"  # Published | UpToDate | Failed
     error: dict | None = None
     held_back: list[str] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)  # messages that change no row, by kind
 
 
 # --- state -----------------------------------------------------------------------------------
@@ -224,6 +225,12 @@ def _publish_batch(spark, fs: Files, table: TablePlan, plan: Plan, state: dict[s
                      sequence=sequence)
     _commit(fs, plan, table, state, outcome)
     result.held_back = held_back
+    for kind, count in (read.info.get("skipped") or {}).items():
+        result.skipped[kind] = result.skipped.get(kind, 0) + count
+    if result.skipped:
+        console.info(f"{table.unique_id}: skipped messages that change no row: "
+                     + ", ".join(f"{n} {k}" for k, n in sorted(result.skipped.items())),
+                     table=table.unique_id, skipped=dict(result.skipped))
     if held_back:
         console.info(f"{table.unique_id}: holding back {len(held_back)} file(s) with an unfinished "
                      "transaction until the next run", table=table.unique_id, held_back=held_back)
@@ -289,7 +296,8 @@ def _write_landing(spark, fs: Files, table: TablePlan, changes, keys: list[str],
     from mirrorspec.spark.publish.completion import (complete_changes, expand_truncates, read_mirrored,
                                              sort_columns, with_tie)
 
-    columns = [c for c in changes.columns if not c.startswith("_")]
+    declared = {c.name for c in table.columns}  # `_id` is a column; `_op`, `_order`… are not
+    columns = [c for c in changes.columns if c in declared or not c.startswith("_")]
     defaults = {PRESENT_COLUMN: "array<string>", SOURCE_FILE_COLUMN: "string",
                 SOURCE_LINE_COLUMN: "bigint", PAIR_COLUMN: "string"}
     for name, kind in defaults.items():  # optional for readers whose rows are always full

@@ -10,7 +10,8 @@ from pyspark.sql import functions as F
 from mirrorspec.errors import SourceError
 from mirrorspec.mirroring import spark_type_for
 from mirrorspec.sources.aws_dms import (DMS_ORDER_FIELDS, OP_CODES, OP_COLUMN_NAME, AwsDmsFormat,
-                                        DmsOptions, file_format, parse_csv, parse_options)
+                                        DmsOptions, belongs_to_table, file_format, parse_csv,
+                                        parse_options, with_default_source_table)
 from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE, ReadResult
 from mirrorspec.sources.debezium import TableShape, table_shape
 from mirrorspec.spark.publish.feeds.base import read_text_changes
@@ -24,8 +25,10 @@ class AwsDmsReader(AwsDmsFormat):
         """Canonical changes of `files`; raises SourceError naming file and row on bad input."""
         opts = parse_options(table.source.options)
         shape = table_shape(table, opts.key_columns)
-        csv_files = [f for f in files if file_format(f, opts) == "csv"]
-        parquet_files = [f for f in files if file_format(f, opts) == "parquet"]
+        mine = [f for f in files if belongs_to_table(f, opts)]  # all are consumed
+        opts = with_default_source_table(opts, table.name)
+        csv_files = [f for f in mine if file_format(f, opts) == "csv"]
+        parquet_files = [f for f in mine if file_format(f, opts) == "parquet"]
 
         def parse(text: str, file: str):
             return parse_csv(text, file, shape, opts)

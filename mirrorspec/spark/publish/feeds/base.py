@@ -122,6 +122,15 @@ def _to_arrow(values: Any, arrow_type, pa):
 # --- text files → a Python parser → canonical DataFrame (Debezium, AWS DMS CSV) ---------------
 
 _ERROR_COLUMN = "_parse_error"
+# A row with this `_op` counts messages a parser skipped: `_present` holds the kind, and
+# `_source_line` the count, so the counts come back from the workers with the error check.
+_SKIPPED_OP = -2
+
+
+def skipped_rows(counts: dict[str, int], width: int, order_width: int, file: str) -> list[Row]:
+    """The rows that carry `counts` (kind → messages skipped in `file`) out of a parse task."""
+    return [(*([None] * width), _SKIPPED_OP, (None,) * order_width, [kind], file, count)
+            for kind, count in sorted(counts.items())]
 
 
 def text_change_schema(shape: TableShape, order_fields: Sequence[tuple[str, str]]):
@@ -221,13 +230,25 @@ def read_text_changes(spark: Any, files: Sequence[str], shape: TableShape,
     parsed = raw.mapInArrow(run, schema)
 
     parsed = parsed.persist(StorageLevel.MEMORY_AND_DISK)
-    errors = (parsed.where(F.col(_ERROR_COLUMN).isNotNull())
-              .select("_source_file", "_source_line", _ERROR_COLUMN)
-              .orderBy("_source_file", "_source_line").limit(1).collect())
+    # one pass finds the first error and the skip counts (a few rows per file at most)
+    special = (parsed.where(F.col("_op") < 0)
+               .select("_op", "_present", "_source_file", "_source_line", _ERROR_COLUMN)
+               .collect())
+    errors = sorted((r for r in special if r[_ERROR_COLUMN] is not None),
+                    key=lambda r: (r["_source_file"], r["_source_line"]))
     if errors:
         parsed.unpersist()
         first = errors[0]
         detail = json.loads(first[_ERROR_COLUMN])
         raise SourceError(detail["message"], file=first["_source_file"],
                           line=first["_source_line"] or None, hint=detail.get("hint"))
-    return parsed.drop(_ERROR_COLUMN), {"cached": [parsed], "persisted": True}
+    info: dict[str, Any] = {"cached": [parsed], "persisted": True}
+    skipped: dict[str, int] = {}
+    for r in special:
+        if r["_op"] == _SKIPPED_OP:
+            kind = r["_present"][0]
+            skipped[kind] = skipped.get(kind, 0) + int(r["_source_line"])
+    if skipped:
+        info["skipped"] = skipped
+        return parsed.where(F.col("_op") >= 0).drop(_ERROR_COLUMN), info
+    return parsed.drop(_ERROR_COLUMN), info

@@ -7,7 +7,7 @@ from typing import Any, Iterator, Sequence
 from mirrorspec.sources.base import ReadResult
 from mirrorspec.sources.debezium import (DebeziumFormat, Row, parse_options, parse_text,
                                          table_shape)
-from mirrorspec.spark.publish.feeds.base import read_text_changes
+from mirrorspec.spark.publish.feeds.base import read_text_changes, skipped_rows
 
 DEBEZIUM_ORDER_FIELDS = (("lsn", "bigint"), ("position", "string"), ("pos", "bigint"),
                          ("row", "bigint"), ("ts_ms", "bigint"), ("file", "string"),
@@ -24,7 +24,9 @@ class DebeziumReader(DebeziumFormat):
         shape = table_shape(table, opts.key_columns)
 
         def parse(text: str, file: str) -> Iterator[Row]:
-            return parse_text(text, file, shape, opts)
+            skipped: dict[str, int] = {}
+            yield from parse_text(text, file, shape, opts, skipped)
+            yield from skipped_rows(skipped, len(shape.columns), len(DEBEZIUM_ORDER_FIELDS), file)
 
         changes, info = read_text_changes(spark, files, shape, parse, DEBEZIUM_ORDER_FIELDS)
         if shape.key_columns and not table.key_columns:

@@ -1,0 +1,133 @@
+"""`--metrics-port`: a Prometheus `/metrics` endpoint for `run --watch` and `mirror --watch`
+(the `mirrorspec[metrics]` extra: prometheus_client, imported only when asked for).
+
+Per table: its status (one gauge per status, 1 for the current one), the time of its last
+successful pass, the landing files still pending in its folder (local folders), the rows applied
+(counters by change), consecutive failed passes, Kafka lag per partition (`run --watch`); per
+pass: its duration and a pass counter. The
+endpoint never takes the service down: a port that can't be bound is one warning, and the
+passes go on without metrics.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from mirrorspec.errors import SetupError, UsageError
+from mirrorspec.mirroring import parse_sequence
+
+STATUSES = ("Replicating", "NotStarted", "Waiting", "Failed", "Dropped", "Skipped")
+
+
+def check_metrics_option(port: int | None, watch: float | None) -> None:
+    """Before any work: --metrics-port needs --watch and the prometheus_client package."""
+    if port is None:
+        return
+    if watch is None:
+        raise UsageError(f"--metrics-port {port} needs --watch (a one-off pass has no "
+                         "endpoint to scrape)")
+    try:
+        import prometheus_client  # noqa: F401
+    except ImportError:
+        raise SetupError("--metrics-port needs the prometheus_client package",
+                         hint="pip install 'mirrorspec[metrics]'") from None
+
+
+def pending_files(landing_path: str) -> int | None:
+    """Landing files waiting in a local table folder (None for a URI or a missing folder)."""
+    local = landing_path[len("file:"):] if landing_path.startswith("file:") else landing_path
+    if "://" in local:
+        return None
+    try:
+        names = os.listdir(local)
+    except OSError:
+        return None
+    return sum(1 for name in names if parse_sequence(name) is not None)
+
+
+class WatchMetrics:
+    """The gauges and counters of a watching service, served on `port` (0: any free port)."""
+
+    def __init__(self, port: int, console: Any, host: str = "127.0.0.1"):
+        from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
+
+        self.registry = CollectorRegistry()
+        labels = ["table"]
+        self.status = Gauge("mirrorspec_table_status", "1 for the table's current status",
+                            ["table", "status"], registry=self.registry)
+        self.last_sync = Gauge("mirrorspec_table_last_sync_timestamp_seconds",
+                               "When the table last passed without failing (Unix time)", labels,
+                               registry=self.registry)
+        self.pending = Gauge("mirrorspec_table_files_pending",
+                             "Landing files waiting in the table's folder after the pass", labels,
+                             registry=self.registry)
+        self.rows = Counter("mirrorspec_table_rows_applied", "Delta rows changed by the engine",
+                            ["table", "change"], registry=self.registry)
+        self.files = Counter("mirrorspec_table_files_applied", "Landing files applied", labels,
+                             registry=self.registry)
+        self.failures = Gauge("mirrorspec_table_consecutive_failures",
+                              "Passes in a row the table failed", labels, registry=self.registry)
+        self.kafka_lag = Gauge("mirrorspec_kafka_lag",
+                               "Kafka messages not consumed yet, as of the table's last fetch",
+                               ["table", "topic", "partition"], registry=self.registry)
+        self.pass_seconds = Gauge("mirrorspec_pass_duration_seconds", "The last pass's duration",
+                                  registry=self.registry)
+        self.passes = Counter("mirrorspec_passes", "Passes done", registry=self.registry)
+        self.port: int | None = None
+        self._server: Any = None
+        self._failing: dict[str, int] = {}
+        try:
+            self._server, _thread = start_http_server(port, addr=host, registry=self.registry)
+            self.port = int(self._server.server_port)
+            console.info(f"metrics: http://{host}:{self.port}/metrics", metrics_port=self.port)
+        except OSError as exc:
+            console.warning(f"metrics: cannot serve on {host}:{port} ({exc}); going on "
+                            "without a /metrics endpoint", metrics_port=port)
+
+    def observe(self, table: str, status: str, files_applied: int = 0, inserted: int = 0,
+                updated: int = 0, deleted: int = 0, landing_path: str | None = None) -> None:
+        """One table's outcome of a pass."""
+        for known in STATUSES:
+            self.status.labels(table, known).set(1 if known == status else 0)
+        if status == "Failed":
+            self._failing[table] = self._failing.get(table, 0) + 1
+        else:
+            self._failing.pop(table, None)
+            self.last_sync.labels(table).set(time.time())
+        self.failures.labels(table).set(self._failing.get(table, 0))
+        for change, count in (("inserted", inserted), ("updated", updated),
+                              ("deleted", deleted)):
+            self.rows.labels(table, change).inc(max(0, int(count or 0)))
+        self.files.labels(table).inc(max(0, int(files_applied or 0)))
+        waiting = pending_files(landing_path) if landing_path else None
+        if waiting is not None:
+            self.pending.labels(table).set(waiting)
+
+    def observe_kafka(self, rows: list[list[Any]]) -> None:
+        """`progress.publish.kafka_offset_rows`: [table, topic, partition, consumed, end, lag,
+        fetched at] per partition; a partition without a known end offset is left out."""
+        for table, topic, partition, _consumed, _end, lag, _at in rows:
+            if lag is not None:
+                self.kafka_lag.labels(table, topic, str(partition)).set(lag)
+
+    def end_pass(self, seconds: float) -> None:
+        self.pass_seconds.set(seconds)
+        self.passes.inc()
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+
+def run_status(result: Any) -> str:
+    """The Fabric-style status of a `run` table result (TableRunResult)."""
+    if result.status == "error":
+        return "Failed"
+    if result.status == "skipped":
+        return "Skipped"
+    return str(result.mirror_status or {"waiting": "Waiting", "not_started": "NotStarted"}
+               .get(result.status, "Replicating"))

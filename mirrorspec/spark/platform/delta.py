@@ -1,0 +1,146 @@
+"""Every Delta statement, table property and commit option mirrorspec uses, in one place.
+
+The engine, maintenance and staging say *what* they want (add these columns, switch deletion
+vectors, commit with this transaction id and record); this module says how Delta spells it.
+The exactly-once commit is a value here (`CommitOptions`), applied as writer options for an
+append and as session conf for a MERGE — the two spellings delta-spark accepts. Conflicts are
+recognised by delta-spark's exception classes.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from mirrorspec.spark.platform.session import is_connect
+
+_log = logging.getLogger(__name__)
+
+DELETION_VECTORS_PROPERTY = "delta.enableDeletionVectors"
+COLUMN_MAPPING_PROPERTY = "delta.columnMapping.mode"
+COLUMN_MAPPING_DEFAULT = "spark.databricks.delta.properties.defaults.columnMapping.mode"
+DELETION_VECTORS_DEFAULT = "spark.databricks.delta.properties.defaults.enableDeletionVectors"
+# What a conflict's text says when delta-spark could not convert it to its Python class (a
+# Connect client, or the exception arriving as the cause of another).
+_CONFLICT_WORDS = ("ConcurrentAppend", "ConcurrentDelete", "ConcurrentTransaction",
+                   "ConcurrentWrite", "ProtocolChanged", "MetadataChanged",
+                   "DeltaConcurrentModification")
+
+
+def quote(name: str) -> str:
+    """A SQL identifier: `name` in backticks (backticks doubled)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def table_ref(delta_path: str) -> str:
+    """The path-based table name Delta's SQL takes: delta.`<path>`."""
+    return f"delta.{quote(delta_path)}"
+
+
+@dataclass(frozen=True)
+class CommitOptions:
+    """What makes a commit exactly-once: the `txn` action (app id, version) and the progress
+    record in the commit's userMetadata — delta-rs's CommitProperties, for delta-spark."""
+
+    app_id: str
+    version: int
+    user_metadata: str
+
+    def writer_options(self) -> dict[str, str]:
+        """For `DataFrameWriter.option` (an append)."""
+        return {"txnAppId": self.app_id, "txnVersion": str(self.version),
+                "userMetadata": self.user_metadata}
+
+    def session_conf(self) -> dict[str, str]:
+        """For the session conf around a MERGE (DeltaTable.merge takes no options)."""
+        return {"spark.databricks.delta.write.txnAppId": self.app_id,
+                "spark.databricks.delta.write.txnVersion": str(self.version),
+                "spark.databricks.delta.commitInfo.userMetadata": self.user_metadata}
+
+
+def is_conflict(exc: BaseException) -> bool:
+    """True when `exc` is Delta's optimistic-concurrency conflict (another writer committed)."""
+    try:
+        from delta.exceptions import base
+    except ImportError:  # pragma: no cover - delta-spark is a dependency
+        base = None
+    if base is not None and isinstance(exc, (
+            base.DeltaConcurrentModificationException, base.ConcurrentWriteException,
+            base.MetadataChangedException, base.ProtocolChangedException,
+            base.ConcurrentAppendException, base.ConcurrentDeleteReadException,
+            base.ConcurrentDeleteDeleteException, base.ConcurrentTransactionException)):
+        return True
+    text = f"{type(exc).__name__} {exc}"
+    return any(word in text for word in _CONFLICT_WORDS)
+
+
+def add_columns(session, delta_path: str, fields) -> None:
+    """ALTER TABLE … ADD COLUMNS for Spark StructFields (new columns of a batch)."""
+    added = ", ".join(f"{quote(f.name)} {f.dataType.simpleString()}" for f in fields)
+    session.sql(f"ALTER TABLE {table_ref(delta_path)} ADD COLUMNS ({added})")
+
+
+def table_property(session, delta_path: str, name: str) -> str | None:
+    """The table property's value, or None when it is not set."""
+    row = session.sql(f"SHOW TBLPROPERTIES {table_ref(delta_path)} ('{name}')").first()
+    if row is None or "does not have" in str(row["value"]):
+        return None
+    return str(row["value"])
+
+
+def set_table_property(session, delta_path: str, name: str, value: str) -> bool:
+    """Set a table property when it differs; True if it did."""
+    current = table_property(session, delta_path, name)
+    if current is not None and current.lower() == value.lower():
+        return False
+    session.sql(f"ALTER TABLE {table_ref(delta_path)} SET TBLPROPERTIES ('{name}' = '{value}')")
+    return True
+
+
+def set_deletion_vectors(session, delta_path: str, enabled: bool) -> bool:
+    """Set `delta.enableDeletionVectors` on an existing table when it differs; True if it did."""
+    return set_table_property(session, delta_path, DELETION_VECTORS_PROPERTY,
+                              "true" if enabled else "false")
+
+
+def map_column_names(session, delta_path: str) -> bool:
+    """Store columns by name (column mapping), so names with a space or `,;{}()=` are allowed."""
+    return set_table_property(session, delta_path, COLUMN_MAPPING_PROPERTY, "name")
+
+
+def drop_deletion_vectors_feature(session, delta_path: str) -> None:
+    """Remove the deletionVectors table feature (after its vectors were purged)."""
+    session.sql(f"ALTER TABLE {table_ref(delta_path)} DROP FEATURE deletionVectors")
+
+
+def size_in_bytes(session, delta_path: str) -> int:
+    """The table's size from DESCRIBE DETAIL."""
+    row = session.sql(f"DESCRIBE DETAIL {table_ref(delta_path)}").select("sizeInBytes").first()
+    return int(row["sizeInBytes"] or 0) if row is not None else 0
+
+
+def forget_delta_logs(spark) -> None:
+    """Drop Delta's cached logs after deleting a table folder, so a table re-created at the same
+    path isn't read through a stale snapshot."""
+    if is_connect(spark):
+        return  # the server's JVM owns the cache; a Connect client can't reach it
+    # Private API: Delta has no public call that drops its DeltaLog cache (DeltaTable has none,
+    # and spark.catalog.clearCache() leaves it alone).
+    try:
+        spark._jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()
+    except Exception as exc:  # noqa: BLE001 - py4j raises several types; a stale read is the cost
+        _log.warning("could not clear Delta's log cache (%s): a table re-created at the same "
+                     "path may be read through its old log", exc)
+
+
+def activate(session) -> None:
+    """Make `session` the active one of this thread's JVM side (Delta reads conf from it)."""
+    if is_connect(session):
+        return  # no JVM here; Connect sessions are separate anyway
+    # Private API: PySpark can read the JVM's active session but has no public call that sets it
+    # for the current thread (SparkSession.builder.getOrCreate() would return the default one).
+    try:
+        session._jvm.org.apache.spark.sql.SparkSession.setActiveSession(session._jsparkSession)
+    except Exception as exc:  # noqa: BLE001 - py4j raises several types
+        _log.warning("could not make the mirror session active on the JVM side (%s): Delta may "
+                     "read the default session's conf", exc)
