@@ -5,13 +5,14 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_PROJECT ?= projects/parquet_orders
 
-.PHONY: demo demo-kafka lint test test-fast test-spark test-deep test-cluster bench clean
+.PHONY: demo demo-kafka demo-onelake lint test test-fast test-spark test-deep test-cluster bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'
 	$(BIN)/python -m mirrorspec.spark.platform.jars s3
+	$(BIN)/python -m mirrorspec.spark.platform.jars azure  # hadoop-azure: abfs(s)://, `serve` (AT3)
 	$(BIN)/python -m mirrorspec.spark.ops.cds_training  # the JVM class-data archive (docs/performance.md)
 	touch $(STAMP)
 
@@ -23,6 +24,10 @@ demo-kafka: $(STAMP)
 	bash scripts/ensure_kafka.sh $(BIN)/python
 	$(BIN)/python scripts/demo_kafka.py
 
+# `mirrorspec serve` with the engine beside it; a publisher written with the Azure SDK (docs/onelake.md).
+demo-onelake: $(STAMP)
+	$(BIN)/python scripts/demo_onelake.py
+
 # The lines the code keeps (docs/architecture.md): ruff rules, strict types on the compile path,
 # import contracts. A few seconds; `make test` runs it first, so CI fails when a line is crossed.
 lint: $(STAMP)
@@ -32,6 +37,7 @@ lint: $(STAMP)
 
 test: lint
 	@$(BIN)/python -m mirrorspec.spark.platform.jars s3 >/dev/null  # the s3 tests' hadoop-aws (cached: no-op)
+	@$(BIN)/python -m mirrorspec.spark.platform.jars azure >/dev/null  # the abfs test's hadoop-azure
 	@$(BIN)/python -m mirrorspec.spark.ops.cds_training 2>/dev/null  # the JVM class-data archive (made: no-op)
 	@if ! bash scripts/ensure_chromium.sh; then \
 	  if [ -n "$${CI:-}" ]; then echo "CI needs chromium for the browser test" >&2; exit 1; fi; \

@@ -42,6 +42,7 @@ COMMAND_MODULES = (
     "mirrorspec.commands.reconcile", # reconcile
     "mirrorspec.commands.replay",    # replay
     "mirrorspec.commands.maintain",  # maintain
+    "mirrorspec.commands.serve",     # serve (the OneLake endpoint)
 )
 
 

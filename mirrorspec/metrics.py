@@ -16,7 +16,9 @@ import time
 from typing import Any
 
 from mirrorspec.errors import SetupError, UsageError
-from mirrorspec.mirroring import parse_sequence
+from mirrorspec.files import LocalFS
+from mirrorspec.mirroring import data_file_format, is_reserved_name, mirror_id, parse_sequence
+from mirrorspec.progress.mirror import read_state
 
 STATUSES = ("Replicating", "NotStarted", "Waiting", "Failed", "Dropped", "Skipped")
 
@@ -35,16 +37,40 @@ def check_metrics_option(port: int | None, watch: float | None) -> None:
                          hint="pip install 'mirrorspec[metrics]'") from None
 
 
-def pending_files(landing_path: str) -> int | None:
-    """Landing files waiting in a local table folder (None for a URI or a missing folder)."""
-    local = landing_path[len("file:"):] if landing_path.startswith("file:") else landing_path
-    if "://" in local:
+def _local(path: str) -> str | None:
+    local = path[len("file:"):] if path.startswith("file:") else path
+    return None if "://" in local else local
+
+
+def pending_files(landing_path: str, delta_path: str | None = None,
+                  table: str | None = None) -> int | None:
+    """Landing files of a local table folder not applied yet (None for a URI, a missing folder
+    or progress that can't be read). The last applied file stays in the folder, so the table's
+    progress in its Delta log (`table`: its unique id) says which files are new: those past the
+    recorded sequence, or, with LastUpdateTimeFileDetection, those not among the files applied."""
+    local = _local(landing_path)
+    if local is None:
         return None
     try:
         names = os.listdir(local)
     except OSError:
         return None
-    return sum(1 for name in names if parse_sequence(name) is not None)
+    meta: dict = {}
+    if delta_path and table:
+        delta = _local(delta_path)
+        if delta is None:
+            return None
+        schema, _, name = table.partition(".")
+        try:
+            meta = read_state(LocalFS(), delta, mirror_id(schema, name)).meta
+        except Exception:  # noqa: BLE001 - StateLost and I/O: the engine reports those
+            return None
+    if meta.get("mode") == "time":
+        done = set(meta.get("files") or []) | set(meta.get("carry") or [])
+        return sum(1 for n in names if n not in done and not is_reserved_name(n)
+                   and data_file_format(n) is not None)
+    applied = int(meta.get("sequence") or 0)
+    return sum(1 for n in names if (parse_sequence(n) or 0) > applied)
 
 
 class WatchMetrics:
@@ -87,8 +113,9 @@ class WatchMetrics:
                             "without a /metrics endpoint", metrics_port=port)
 
     def observe(self, table: str, status: str, files_applied: int = 0, inserted: int = 0,
-                updated: int = 0, deleted: int = 0, landing_path: str | None = None) -> None:
-        """One table's outcome of a pass."""
+                updated: int = 0, deleted: int = 0, landing_path: str | None = None,
+                delta_path: str | None = None) -> None:
+        """One table's outcome of a pass (`delta_path`: where its progress is recorded)."""
         for known in STATUSES:
             self.status.labels(table, known).set(1 if known == status else 0)
         if status == "Failed":
@@ -101,7 +128,7 @@ class WatchMetrics:
                               ("deleted", deleted)):
             self.rows.labels(table, change).inc(max(0, int(count or 0)))
         self.files.labels(table).inc(max(0, int(files_applied or 0)))
-        waiting = pending_files(landing_path) if landing_path else None
+        waiting = pending_files(landing_path, delta_path, table) if landing_path else None
         if waiting is not None:
             self.pending.labels(table).set(waiting)
 

@@ -8,15 +8,17 @@ import time
 
 import click
 
-from mirrorspec.commands.params import (absolute_location, get_console, metrics_port,
-                                        optional_plan, parse_conf, plan_options, spark_conf,
-                                        spark_master, start_spark)
+from mirrorspec.commands.params import (absolute_location, get_console, lineage_options,
+                                        metrics_host, metrics_port, optional_plan, parse_conf,
+                                        plan_options, spark_conf, spark_master, start_lineage,
+                                        start_spark)
 from mirrorspec.errors import FailedRun, ProjectError
 from mirrorspec.mirroring import PROCESSED_RETENTION_DAYS
 
 
 def _watch(spark, landing_zone: str, warehouse: str, options, console, interval: float,
-           stop: threading.Event, port: int | None = None):
+           stop: threading.Event, port: int | None = None, lineage=None,
+           host: str = "127.0.0.1"):
     """Pass after pass until `stop`: a failed table backs off (retried at once when its folder
     changes), each message is printed once while nothing about its table changes, and a pass
     line appears only when a pass applied files or a table's outcome changed."""
@@ -28,7 +30,7 @@ def _watch(spark, landing_zone: str, warehouse: str, options, console, interval:
     from mirrorspec.watch import Backoff, QuietConsole
 
     backoff, quiet = Backoff(interval), QuietConsole(console)
-    metrics = WatchMetrics(port, console) if port is not None else None
+    metrics = WatchMetrics(port, console, host) if port is not None else None
     lfs = hadoop_fs.filesystem_for(landing_zone, spark)
     warmer = SnapshotWarmer()
     try:
@@ -49,8 +51,10 @@ def _watch(spark, landing_zone: str, warehouse: str, options, console, interval:
             if metrics is not None:
                 for t in result.tables:
                     metrics.observe(t.unique_id, t.status, len(t.files_applied), t.rows_inserted,
-                                    t.rows_updated, t.rows_deleted, t.landing_path)
+                                    t.rows_updated, t.rows_deleted, t.landing_path,
+                                    t.delta_path)
                 metrics.end_pass(time.monotonic() - now)
+            _send_lineage(lineage, result)
             # the next pass finds the new versions' state ready (mirrorspec/spark/mirror/warm.py)
             warmer.after_pass(spark, (t.delta_path for t in result.tables if t.files_applied))
             changed = _record_outcomes(result, backoff, quiet, lfs, signatures, now)
@@ -66,6 +70,14 @@ def _watch(spark, landing_zone: str, warehouse: str, options, console, interval:
         warmer.close()
         if metrics is not None:
             metrics.close()
+
+
+def _send_lineage(lineage, result) -> None:
+    """OpenLineage run events of one pass (mirrorspec/observe/lineage.py)."""
+    if lineage is not None:
+        from mirrorspec.observe.samples import samples_from_mirror
+
+        lineage.emit_pass(samples_from_mirror(result.tables))
 
 
 def _record_outcomes(result, backoff, quiet, lfs, signatures, now) -> bool:
@@ -129,6 +141,8 @@ def _summary(console, result) -> None:
 @spark_master
 @spark_conf
 @metrics_port
+@metrics_host
+@lineage_options
 @click.option("--strict", is_flag=True,
               help="Fail a file whose __rowMarker__ is not its last column.")
 @click.option("--retention-days", type=click.FloatRange(min=0), default=PROCESSED_RETENTION_DAYS,
@@ -137,7 +151,7 @@ def _summary(console, result) -> None:
 def mirror(landing_zone: str | None, warehouse: str | None, watch: float | None,
            select: tuple[str, ...], threads: int, master: str | None, conf: tuple[str, ...],
            strict: bool, retention_days: float, metrics_port: int | None = None,
-           **params) -> None:
+           metrics_host: str = "127.0.0.1", **params) -> None:
     """Mirror a landing zone into Delta tables exactly as Fabric open mirroring does.
 
     --landing-zone and --warehouse, or a project (--project-dir, --target: its landing zone,
@@ -148,6 +162,7 @@ def mirror(landing_zone: str | None, warehouse: str | None, watch: float | None,
 
     check_metrics_option(metrics_port, watch)
     console = get_console()
+    lineage = start_lineage(console, params)
     extra_conf = parse_conf(conf)
     try:
         plan = optional_plan(params, needed=not (landing_zone and warehouse))
@@ -173,11 +188,16 @@ def mirror(landing_zone: str | None, warehouse: str | None, watch: float | None,
             stop.set()
         signal.signal(signal.SIGINT, request_stop)
         signal.signal(signal.SIGTERM, request_stop)
-    if watch is None:
-        result = mirror_landing_zone(spark, landing_zone, warehouse, options, console)
-    else:
-        result = _watch(spark, landing_zone, warehouse, options, console, watch, stop,
-                        metrics_port)
+    try:
+        if watch is None:
+            result = mirror_landing_zone(spark, landing_zone, warehouse, options, console)
+            _send_lineage(lineage, result)
+        else:
+            result = _watch(spark, landing_zone, warehouse, options, console, watch, stop,
+                            metrics_port, lineage, metrics_host)
+    finally:
+        if lineage is not None:
+            lineage.close()
     _summary(console, result)
     if result.failed:
         raise FailedRun(*failure_summary(result.tables))

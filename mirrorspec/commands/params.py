@@ -77,8 +77,13 @@ spark_master = click.option("--master", default=None,
 
 metrics_port = click.option(
     "--metrics-port", type=click.IntRange(0, 65535), default=None, metavar="PORT",
-    help="With --watch: serve Prometheus metrics on http://127.0.0.1:PORT/metrics "
+    help="With --watch: serve Prometheus metrics on http://HOST:PORT/metrics "
          "(pip install 'mirrorspec[metrics]'; 0 picks a free port).")
+metrics_host = click.option(
+    "--metrics-host", default="127.0.0.1", show_default=True, metavar="HOST",
+    envvar="MIRRORSPEC_METRICS_HOST", show_envvar=True,
+    help="The address /metrics listens on (0.0.0.0: every interface, for a scraper in "
+         "another pod or host).")
 
 
 def parse_conf(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -205,3 +210,32 @@ def stop_on_signals(console: Console, what: str):
     signal.signal(signal.SIGTERM, request_stop)
     return stop
 
+
+# --- OpenLineage events (run, mirror) --------------------------------------------------------
+
+def _http_url(_ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
+    if value and not str(value).startswith(("http://", "https://")):
+        raise click.BadParameter(f"{value!r} is not an http(s) URL, e.g. http://marquez:5000")
+    return value
+
+
+lineage_options = _stack(
+    click.option("--openlineage-url", default=None, envvar="OPENLINEAGE_URL", show_envvar=True,
+                 callback=_http_url, metavar="URL",
+                 help="Send OpenLineage run events per table to this collector (needs "
+                      "mirrorspec[openlineage]; api key from OPENLINEAGE_API_KEY)."),
+    click.option("--openlineage-namespace", default="mirrorspec", show_default=True,
+                 envvar="OPENLINEAGE_NAMESPACE", show_envvar=True,
+                 help="The OpenLineage job namespace."))
+"""--openlineage-url, --openlineage-namespace (popped by `start_lineage`)."""
+
+
+def start_lineage(console: Console, params: dict[str, Any]):
+    """The LineageEmitter `lineage_options` asked for, or None; `params` loses both keys."""
+    url = params.pop("openlineage_url", None)
+    namespace = params.pop("openlineage_namespace", None)
+    if not url:
+        return None
+    from mirrorspec.observe.lineage import LineageEmitter
+
+    return LineageEmitter(url, namespace or "mirrorspec", console)

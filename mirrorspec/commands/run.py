@@ -12,7 +12,8 @@ from typing import Any
 
 import click
 
-from mirrorspec.commands.params import (get_console, metrics_port, plan_options, run_options,
+from mirrorspec.commands.params import (get_console, lineage_options, metrics_host, metrics_port,
+                                        plan_options, run_options, start_lineage,
                                         selection_options, stop_on_signals)
 from mirrorspec.compile import PlanContext, load_plan_context
 from mirrorspec.console import Console
@@ -85,22 +86,39 @@ def _raise_if_failed(results: RunResults) -> None:
               help="Keep going: a pass (publish + mirror) every SECONDS on one warm Spark "
                    "session, until Ctrl-C or SIGTERM.")
 @metrics_port
-def run(watch: float | None = None, metrics_port: int | None = None, **params: Any) -> None:
+@metrics_host
+@lineage_options
+def run(watch: float | None = None, metrics_port: int | None = None,
+        metrics_host: str = "127.0.0.1", **params: Any) -> None:
     """Publish the feeds and mirror the landing zone into Delta tables."""
     from mirrorspec.metrics import check_metrics_option
 
     check_metrics_option(metrics_port, watch)
     console = get_console()
-    if watch is None:
-        ctx, results = execute_run(console, "run", False, params)
-        _refresh_site(console, ctx)
-    else:
-        results = _watch(console, watch, params, metrics_port)
+    lineage = start_lineage(console, params)
+    try:
+        if watch is None:
+            ctx, results = execute_run(console, "run", False, params)
+            _send_lineage(lineage, ctx, results)
+            _refresh_site(console, ctx)
+        else:
+            results = _watch(console, watch, params, metrics_port, lineage, metrics_host)
+    finally:
+        if lineage is not None:
+            lineage.close()
     _raise_if_failed(results)
 
 
+def _send_lineage(lineage, ctx: PlanContext, results: RunResults) -> None:
+    """OpenLineage run events of one pass (mirrorspec/observe/lineage.py)."""
+    if lineage is not None:
+        from mirrorspec.observe.samples import samples_from_run
+
+        lineage.emit_pass(samples_from_run(ctx.plan, results))
+
+
 def _watch(console: Console, seconds: float, params: dict[str, Any],
-           port: int | None = None) -> RunResults:
+           port: int | None = None, lineage=None, host: str = "127.0.0.1") -> RunResults:
     """`run --watch`: passes until a signal; --full-refresh applies to the first pass only."""
     import time
 
@@ -112,17 +130,19 @@ def _watch(console: Console, seconds: float, params: dict[str, Any],
     passes = 0
     # the next pass finds the new versions' state ready (mirrorspec/spark/mirror/warm.py)
     warmer = SnapshotWarmer()
-    metrics = WatchMetrics(port, console) if port is not None else None
+    metrics = WatchMetrics(port, console, host) if port is not None else None
     try:
         while True:
             started = time.monotonic()
             ctx, results = execute_run(console, "run", False, params, warmer=warmer)
+            _send_lineage(lineage, ctx, results)
             if metrics is not None:
-                folders = {t.unique_id: t.landing_path for t in ctx.plan.tables}
+                folders = {t.unique_id: t for t in ctx.plan.tables}
                 for r in results.results:
+                    table = folders.get(r.unique_id)
                     metrics.observe(r.unique_id, run_status(r), len(r.files_applied),
                                     r.rows_inserted, r.rows_updated, r.rows_deleted,
-                                    folders.get(r.unique_id))
+                                    table and table.landing_path, table and table.delta_path)
                 metrics.observe_kafka(kafka_offset_rows(ctx.plan))
                 metrics.end_pass(time.monotonic() - started)
             params = {**params, "full_refresh": False}

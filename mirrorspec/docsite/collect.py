@@ -52,6 +52,11 @@ class ColumnView:
         return "pending"
 
     @property
+    def search_entry(self) -> list[str]:
+        """[name, description] for the index's search box."""
+        return [self.name, self.description or ""]
+
+    @property
     def type_differs(self) -> bool:
         return bool(self.observed and self.spark_type and self.observed_type
                     and self.observed_type.lower() != self.spark_type.lower())
@@ -187,30 +192,25 @@ def collect(plan: Plan, status: dict[str, Any] | None = None,
 def lineage(tables: list[TableView], page_prefix: str = "",
             everything: list[TableView] | None = None) -> tuple[list[Node], list[Edge]]:
     """Nodes and edges of feed → landing folder → Delta table for `tables`, plus dashed
-    relationships edges between Delta tables. With `everything` (a table page), the tables
-    related to `tables` are drawn too, as Delta tables only."""
+    relationships edges between Delta tables. Feeds collapse into one node per kind of source
+    (all external publishers are one node), and the tables of a kind are drawn together. With
+    `everything` (a table page), the tables related to `tables` are drawn too, as Delta tables
+    only."""
     nodes: list[Node] = []
     edges: list[Edge] = []
-    feeds: dict[tuple[str, str | None], str] = {}
+    kinds: dict[str, list[TableView]] = {}
     for table in tables:
-        feed_id = (table.source_type, table.source_path)
-        if table.source_type == "landing_zone":
-            feed_id = ("landing_zone", table.unique_id)  # each folder has its own publisher
-        if feed_id not in feeds:
-            feeds[feed_id] = f"feed{len(feeds)}"
-            if table.source_type == "landing_zone":
-                nodes.append(Node(feeds[feed_id], 0, "external publisher",
-                                  "writes the landing folder"))
-            else:
-                nodes.append(Node(feeds[feed_id], 0, table.source_type,
-                                  _short_path(table.source_path)))
-        landing = f"lz:{table.unique_id}"
-        delta = f"delta:{table.unique_id}"
-        nodes.append(Node(landing, 1, table.landing_folder, table.file_format))
-        nodes.append(Node(delta, 2, table.unique_id, table.status_text,
-                          href=page_prefix + table.page, state=table.state))
-        edges.append(Edge(feeds[feed_id], landing))
-        edges.append(Edge(landing, delta))
+        kinds.setdefault(table.source_type, []).append(table)
+    for kind, members in kinds.items():
+        nodes.append(Node(f"feed:{kind}", 0, *_feed_label(kind, members)))
+    for kind, members in kinds.items():
+        for table in members:
+            landing, delta = f"lz:{table.unique_id}", f"delta:{table.unique_id}"
+            nodes.append(Node(landing, 1, table.landing_folder, table.file_format))
+            nodes.append(Node(delta, 2, table.unique_id, table.status_text,
+                              href=page_prefix + table.page, state=table.state))
+            edges.append(Edge(f"feed:{kind}", landing))
+            edges.append(Edge(landing, delta))
     shown = {t.unique_id for t in tables}
     by_id = {t.unique_id: t for t in (everything or tables)}
     for table in list(tables):
@@ -228,6 +228,19 @@ def lineage(tables: list[TableView], page_prefix: str = "",
             if edge not in edges:
                 edges.append(edge)
     return nodes, edges
+
+
+def _feed_label(kind: str, members: list[TableView]) -> tuple[str, str]:
+    """Label and sublabel of the one node standing for every feed of a kind."""
+    label = "external publisher" if kind == "landing_zone" else kind
+    if len(members) == 1:
+        if kind == "landing_zone":
+            return label, "writes the landing folder"
+        return label, _short_path(members[0].source_path)
+    if kind == "landing_zone":
+        return label, f"writes {len(members)} landing folders"
+    feeds = {t.source_path for t in members}
+    return label, f"{len(feeds)} feed{'s' if len(feeds) != 1 else ''} → {len(members)} folders"
 
 
 def read_json_if_present(path: Path) -> dict[str, Any] | None:

@@ -86,3 +86,60 @@ def write_project(folder: Path, tables=TABLES, status=True, run_results=True,
     if delta:
         shutil.copytree(SPARK_TABLE, folder / "warehouse" / "crm" / "customers")
     return folder
+
+
+# A project of 100 tables in four schemas: 60 written by external publishers, 25 CSV extracts
+# and 15 Parquet extracts; every table has a relationships test to the table before it in its
+# schema, and a `unique` test on its key. Statuses and test results vary with the number.
+def many_tables(count: int = 100) -> tuple[list[dict], dict, dict]:
+    """(tables, monitoring status, test_results) for the docs site at scale."""
+    schemas = ("sales", "crm", "stock", "hr")
+    tables, status, results = [], [], []
+    for n in range(count):
+        schema, name = schemas[n % len(schemas)], f"t{n:03d}"
+        table: dict = {"name": name, "schema": schema, "key_columns": ["id"],
+                       "description": f"Table number {n}",
+                       "columns": [{"name": "id", "type": "Int64", "nullable": False},
+                                   {"name": f"attr_{n}", "type": "String",
+                                    "description": f"attribute number {n}"},
+                                   {"name": "parent_id", "type": "Int64"}],
+                       "tests": ["unique"]}
+        if n == 57:
+            table["columns"][1]["description"] = "IBAN of the supplier's bank account"
+        if 60 <= n < 85:
+            table["source"] = {"type": "csv", "path": f"extracts/{schema}_{name}"}
+            table["format"] = "csv"
+        elif n >= 85:
+            table["source"] = {"type": "parquet", "path": f"extracts/{schema}_{name}"}
+        if n >= len(schemas):
+            parent = f"{schema}.t{n - len(schemas):03d}"
+            table["tests"].append({"relationships": {"column": "parent_id", "to": parent}})
+            failed = n % 9 == 0
+            results.append({"name": f"relationships_{schema}.{name}_parent_id_to_{parent}",
+                            "table": f"{schema}.{name}", "type": "relationships",
+                            "severity": "error", "status": "fail" if failed else "pass",
+                            "failures": 3 if failed else 0,
+                            "message": f"3 row(s) whose parent_id has no match in {parent}.id"
+                            if failed else ""})
+        results.append({"name": f"unique_{schema}.{name}_id", "table": f"{schema}.{name}",
+                        "type": "unique", "severity": "error", "status": "pass", "failures": 0,
+                        "message": ""})
+        status.append({"sourceSchemaName": schema, "sourceTableName": name,
+                       "status": "Failed" if n % 13 == 5 else "Replicating",
+                       "metrics": {"processedRows": 1000 + n, "processedBytes": 50000 + n,
+                                   "lastSyncDateTime": "2026-11-22T00:10:00Z",
+                                   "lastSyncLatencyInSeconds": 1.0}, "error": None})
+        tables.append(table)
+    return tables, {"tables": status}, {"started_at": "2026-11-22T00:11:00Z", "results": results}
+
+
+def write_many(folder: Path, count: int = 100) -> Path:
+    """A project of `count` tables (many_tables) with its status and test results."""
+    tables, status, results = many_tables(count)
+    write_project(folder, tables=tables, status=False, run_results=False, test_results=False,
+                  delta=False)
+    (folder / "warehouse").mkdir(exist_ok=True)
+    (folder / "warehouse" / "tables.json").write_text(json.dumps(status))
+    (folder / "target").mkdir(exist_ok=True)
+    (folder / "target" / "test_results.json").write_text(json.dumps(results))
+    return folder

@@ -54,8 +54,10 @@ def test_index_lists_tables_status_and_lineage(site):
                  "not run", "4,321", 'class="lineage"', "landing_zone", "external publisher"):
         assert text in html, text
     assert 'href="tables/sales.orders.html"' in html
-    # three columns of the lineage graph: external publisher → folder → Delta table
-    assert html.count('class="lineage-node') == 9
+    # three columns of the lineage graph: external publisher → folder → Delta table, the three
+    # tables' publishers drawn as one node
+    assert html.count('class="lineage-node') == 7
+    assert html.count(">external publisher<") == 1 and "writes 3 landing folders" in html
 
 
 def test_table_page_content(site):

@@ -6,118 +6,28 @@ saying so, unless MIRRORSPEC_SKIP_BROWSER=1.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import struct
-import subprocess
 import sys
-import tempfile
-import threading
-import zlib
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _browser import PHONE_CHECK, chromium, dump_dom, find_browser, generated, \
+    looks_like_reference, measure, read_png, serving, visible_text
 from _site import write_project
 
-from mirrorspec.cli import cli
 
 pytestmark = pytest.mark.browser  # every test here drives a real headless Chromium
-
-SCREENS = Path(__file__).parent / "fixtures" / "screens"
-# Screenshots are compared on a coarse grid of mean brightness, so fonts, antialiasing and the
-# temporary paths printed on the pages don't matter but a missing or moved section does.
-GRID = 48  # cells across
-CELL_HEIGHT = 6  # pixels per grid row
-MAX_SHIFT_PX = 30  # content may move up or down by about a line
-CELL_TOLERANCE = 10  # brightness levels (of 255) a cell may differ by
-MAX_DIFFERENT_CELLS = 0.05  # share of cells allowed beyond the tolerance (a blank page: ~19%,
-#                             a section moved by 100 px: ~17%)
-
-BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-SAFETY_TIMEOUT = 120  # seconds; only so a wedged browser can't hang the suite
-
-
-def find_browser() -> str:
-    for name in BROWSERS:
-        path = shutil.which(name)
-        if path:
-            return path
-    if os.environ.get("MIRRORSPEC_SKIP_BROWSER") == "1":
-        pytest.skip("no chromium and MIRRORSPEC_SKIP_BROWSER=1")
-    pytest.fail("chromium is not installed: install it with `apt-get update && apt-get install "
-                "-y chromium` (Debian/Ubuntu), or set MIRRORSPEC_SKIP_BROWSER=1 to skip "
-                "the browser tests", pytrace=False)
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory, request):
     """(browser, base URL, tmp dir): the generated site behind `mirrorspec docs serve --port 0`."""
     browser = find_browser()
-    tmp = tmp_path_factory.mktemp("docs")
-    # The pages print the project's absolute paths: a folder name of fixed length keeps their
-    # line wrapping, and so the screenshots, the same on every machine.
-    home = Path(tempfile.mkdtemp(prefix="ms-docs-", dir="/tmp"))
-    request.addfinalizer(lambda: shutil.rmtree(home, ignore_errors=True))
-    project = write_project(home / "shop")
-    result = CliRunner().invoke(cli, ["docs", "generate", "--project-dir", str(project)],
-                                catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    env = dict(os.environ, PYTHONUNBUFFERED="1", COLUMNS="200")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "mirrorspec", "docs", "serve", "--project-dir", str(project),
-         "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    try:
-        url = _announced_url(server)
-        yield browser, url, tmp
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=SAFETY_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-
-
-def _announced_url(server: subprocess.Popen) -> str:
-    """Read the server's 'Serving … at http://…' line (it is printed once it listens)."""
-    lines: list[str] = []
-
-    def read() -> None:
-        lines.append(server.stdout.readline())
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    reader.join(SAFETY_TIMEOUT)
-    line = lines[0] if lines else ""
-    match = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
-    assert match, f"`mirrorspec docs serve` did not announce its URL: {line!r}"
-    return match.group(1)
-
-
-def chromium(browser: str, tmp: Path, *args: str) -> subprocess.CompletedProcess:
-    profile = tmp / f"chromium-profile-{len(list(tmp.iterdir()))}"
-    return subprocess.run([browser, *FLAGS, f"--user-data-dir={profile}", *args],
-                          capture_output=True, text=True, timeout=SAFETY_TIMEOUT)
-
-
-def dump_dom(served, page: str) -> str:
-    browser, url, tmp = served
-    done = chromium(browser, tmp, "--dump-dom", url + page)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
-
-
-def visible_text(dom: str) -> str:
-    """Roughly what a person reads: the DOM without scripts, styles and tags."""
-    dom = re.sub(r"<(script|style)\b.*?</\1>", " ", dom, flags=re.S)
-    text = re.sub(r"<[^>]+>", " ", dom)
-    return re.sub(r"\s+", " ", text)
+    project = generated(request, "ms-docs-", write_project)
+    with serving(project) as url:
+        yield browser, url, tmp_path_factory.mktemp("docs"), project / "target" / "docs"
 
 
 def test_index_shows_every_table_with_status_and_lineage(served):
@@ -154,7 +64,7 @@ def test_links_between_pages_resolve(served):
 
 
 def test_screenshot_is_a_rendered_page(served):
-    browser, url, tmp = served
+    browser, url, tmp = served[:3]
     shot = tmp / "index.png"
     done = chromium(browser, tmp, "--window-size=1280,1000", "--hide-scrollbars",
                     f"--screenshot={shot}", url + "index.html")
@@ -162,19 +72,6 @@ def test_screenshot_is_a_rendered_page(served):
     width, height, pixels = read_png(shot.read_bytes())
     assert (width, height) == (1280, 1000)
     assert len(set(pixels)) > 20  # text, badges and the graph, not a blank page
-
-
-def read_png(data: bytes) -> tuple[int, int, bytes]:
-    """Width, height and the inflated scanlines of a PNG (enough to tell it isn't blank)."""
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-    width, height = struct.unpack(">II", data[16:24])
-    chunks, offset = [], 8
-    while offset < len(data):
-        length, kind = struct.unpack(">I4s", data[offset:offset + 8])
-        if kind == b"IDAT":
-            chunks.append(data[offset + 8:offset + 8 + length])
-        offset += 12 + length
-    return width, height, zlib.decompress(b"".join(chunks))
 
 
 def test_table_page_shows_test_results_schema_links_and_history(served):
@@ -190,47 +87,23 @@ def test_table_page_shows_test_results_schema_links_and_history(served):
 
 
 PAGES = [("index.html", (1280, 1200)), ("tables/sales.orders.html", (1280, 1900)),
-         ("tables/crm.customers.html", (1280, 2300))]
+         ("tables/crm.customers.html", (1280, 2300)), ("index.html", (390, 1400)),
+         ("tables/sales.orders.html", (390, 1700))]
 
 
-@pytest.mark.parametrize("page,size", PAGES, ids=[p for p, _ in PAGES])
+@pytest.mark.parametrize("page,size", PAGES, ids=[f"{p}@{s[0]}" for p, s in PAGES])
 def test_pages_look_like_their_reference_screenshots(served, page, size):
-    """Each page rendered by Chromium against a reference screenshot (structure, not pixels).
-    MIRRORSPEC_UPDATE_SCREENS=1 rewrites the references after an intended change."""
-    from PIL import Image
-
-    browser, url, tmp = served
-    shot = tmp / (page.replace("/", "_") + ".png")
-    done = chromium(browser, tmp, f"--window-size={size[0]},{size[1]}", "--hide-scrollbars",
-                    f"--screenshot={shot}", url + page)
-    assert done.returncode == 0, done.stderr[-2000:]
-    reference = SCREENS / shot.name
-    if os.environ.get("MIRRORSPEC_UPDATE_SCREENS") == "1":
-        SCREENS.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(shot, reference)
-    actual, expected = Image.open(shot), Image.open(reference)
-    assert actual.size == expected.size == size
-    different = grid_difference(actual, expected)
-    assert different <= MAX_DIFFERENT_CELLS, (
-        f"{page}: {different:.1%} of the page differs from {reference.name} "
-        f"(see {shot}); if the change is intended, rerun with MIRRORSPEC_UPDATE_SCREENS=1")
-    # and the comparison can fail: a blank page is far from the reference
-    blank = Image.new("RGB", size, "white")
-    assert grid_difference(blank, expected) > MAX_DIFFERENT_CELLS
+    """Each page rendered by Chromium against a reference screenshot (structure, not pixels),
+    on a desktop and on a phone (390 px). MIRRORSPEC_UPDATE_SCREENS=1 rewrites the references
+    after an intended change."""
+    name = page.replace("/", "_") + ("" if size[0] > 400 else ".390") + ".png"
+    looks_like_reference(served, page, size, name)
 
 
-def grid_difference(actual, expected) -> float:
-    """Share of grid cells whose mean brightness differs by more than CELL_TOLERANCE, at the
-    best vertical offset within ±MAX_SHIFT_PX (a path wrapping onto one more line shifts what
-    follows by a line; a missing section shifts it by far more)."""
-    from PIL import Image
-
-    rows = max(1, actual.size[1] // CELL_HEIGHT)
-    a, b = (image.convert("L").resize((GRID, rows), Image.Resampling.BOX).tobytes()
-            for image in (actual, expected))
-    best = 1.0
-    for offset in range(-MAX_SHIFT_PX // CELL_HEIGHT, MAX_SHIFT_PX // CELL_HEIGHT + 1):
-        pairs = [(a[i], b[i + offset * GRID]) for i in range(len(a))
-                 if 0 <= i + offset * GRID < len(b)]
-        best = min(best, sum(abs(x - y) > CELL_TOLERANCE for x, y in pairs) / len(pairs))
-    return best
+@pytest.mark.parametrize("page", ["index.html", "tables/sales.orders.html"])
+def test_a_phone_sees_results_without_scrolling_sideways(served, page):
+    out = measure(served, served[3], page, 390, PHONE_CHECK)
+    assert out["overflow"] <= 0
+    labels = [label for label, _visible in out["badges"]]
+    assert any("FAIL" in label for label in labels) and any("PASS" in label for label in labels)
+    assert all(visible for _label, visible in out["badges"]), out["badges"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import urllib.request
 
@@ -86,3 +87,35 @@ def test_metrics_port_needs_watch_and_pending_files_of_a_uri_are_unknown():
     with pytest.raises(UsageError, match="--metrics-port 9100 needs --watch"):
         check_metrics_option(9100, None)
     assert pending_files("s3a://bucket/landing/t") is None
+
+
+def _commit(delta, version: int, state: dict) -> None:
+    """A Delta JSON commit as the engine writes it: its progress in userMetadata."""
+    log = delta / "_delta_log"
+    log.mkdir(parents=True, exist_ok=True)
+    info = {"commitInfo": {"operation": "MERGE",
+                           "userMetadata": json.dumps({"mirrorspec": state})}}
+    (log / f"{version:020d}.json").write_text(json.dumps(info) + "\n")
+
+
+def test_the_last_applied_file_left_in_the_folder_is_not_pending(tmp_path):
+    folder, delta = tmp_path / "landing" / "t", tmp_path / "wh" / "dbo" / "t"
+    folder.mkdir(parents=True)
+    for n in (2, 3, 5):  # 2 applied and left in place (as Fabric does); 3 new; 5 behind a gap
+        (folder / f"{n:020d}.parquet").write_bytes(b"")
+    (folder / "_metadata.json").write_text("{}")
+    assert pending_files(str(folder)) == 3  # no progress given: every numbered file
+    assert pending_files(str(folder), str(delta), "dbo.t") == 3  # no Delta table yet
+    _commit(delta, 0, {"sequence": 2, "files": [f"{2:020d}.parquet"]})
+    assert pending_files(str(folder), str(delta), "dbo.t") == 2
+    _commit(delta, 1, {"sequence": 3, "files": [f"{3:020d}.parquet"]})
+    assert pending_files(str(folder), str(delta), "dbo.t") == 1
+
+
+def test_with_time_detection_the_files_applied_are_not_pending(tmp_path):
+    folder, delta = tmp_path / "landing" / "t", tmp_path / "wh" / "dbo" / "t"
+    folder.mkdir(parents=True)
+    for name in ("a.parquet", "b.parquet", "_tmp.parquet"):
+        (folder / name).write_bytes(b"")
+    _commit(delta, 0, {"mode": "time", "batch": 1, "files": ["a.parquet"]})
+    assert pending_files(str(folder), str(delta), "dbo.t") == 1  # b (_tmp is never read)

@@ -59,6 +59,8 @@ def bundled_hadoop_version() -> str:
 def extra_sets() -> dict[str, list[str]]:
     """Optional jar sets by name → the Maven coordinates whose runtime dependencies they hold."""
     return {"s3": [f"org.apache.hadoop:hadoop-aws:{bundled_hadoop_version()}"],
+            # abfs(s):// (ADLS Gen2, OneLake, `mirrorspec serve`): hadoop-azure for the same Hadoop
+            "azure": [f"org.apache.hadoop:hadoop-azure:{bundled_hadoop_version()}"],
             # the PostgreSQL JDBC driver, for `reconcile --against jdbc:postgresql:…`
             "postgres": ["org.postgresql:postgresql:42.7.4"]}
 

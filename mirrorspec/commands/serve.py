@@ -1,0 +1,183 @@
+"""`mirrorspec serve`: Fabric's OneLake landing-zone endpoint on 127.0.0.1 (no JVM).
+
+See docs/onelake.md. The command only resolves folders, names and TLS, then runs
+`mirrorspec.serve.server.Endpoint` until SIGTERM/Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+
+from mirrorspec.commands.params import get_console, project_options, stop_on_signals
+from mirrorspec.errors import MirrorspecError
+
+LOOPBACK_NAMES = ("localhost",)
+
+
+def _loopback(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    if value in LOOPBACK_NAMES:
+        return "127.0.0.1"
+    try:
+        if ipaddress.ip_address(value).is_loopback and ipaddress.ip_address(value).version == 4:
+            return value
+    except ValueError:
+        pass
+    raise click.BadParameter(f"{value!r}: serve binds only an IPv4 loopback address (it accepts "
+                             "any credential; see docs/security.md)")
+
+
+def _folders(params: dict[str, Any]) -> tuple[Path, Path, str]:
+    """(landing zone, warehouse, default name) from the options or the project's profile."""
+    landing, warehouse = params["landing_zone"], params["warehouse"]
+    if bool(landing) != bool(warehouse):
+        raise MirrorspecError("give both --landing-zone and --warehouse, or neither (then the "
+                              "project's profile names them)")
+    name = "local"
+    if not landing:
+        from mirrorspec.compile import load_plan_context
+
+        plan = load_plan_context(params["project_dir"], params["target"], params["vars_text"],
+                                 params["profiles_dir"]).plan
+        landing, warehouse, name = plan.landing_zone, plan.warehouse, plan.project_name
+    for what, value in (("landing zone", landing), ("warehouse", warehouse)):
+        if "://" in str(value):
+            raise MirrorspecError(f"the {what} {value} is not a local folder: serve backs local "
+                                  "folders only", hint="give --landing-zone/--warehouse folders")
+    return Path(landing).resolve(), Path(warehouse).resolve(), name
+
+
+def _tls(params: dict[str, Any], temp: list[Path]):
+    from mirrorspec.serve import tls
+
+    cert, key = params["cert"], params["key"]
+    if bool(cert) != bool(key):
+        raise MirrorspecError("give both --cert and --key")
+    if cert and params["self_signed"]:
+        raise MirrorspecError("give --cert/--key or --self-signed, not both")
+    if params["self_signed"]:
+        folder = Path(tempfile.mkdtemp(prefix="mirrorspec-serve-tls-"))
+        temp.append(folder)
+        chain, private, ca_file = tls.self_signed(folder)
+        return tls.server_context(chain, private), ca_file
+    if cert:
+        return tls.server_context(Path(cert), Path(key)), Path(params["ca_file"] or cert)
+    return None, None
+
+
+@click.command("serve")
+@project_options
+@click.option("--landing-zone", type=click.Path(file_okay=False), default=None,
+              help="The landing-zone folder behind Files/LandingZone (default: the profile's).")
+@click.option("--warehouse", type=click.Path(file_okay=False), default=None,
+              help="The warehouse folder behind Tables/ (default: the profile's).")
+@click.option("--host", default="127.0.0.1", show_default=True, callback=_loopback,
+              help="Loopback address to bind (only loopback is allowed).")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
+              help="Port (0: a free one, printed and in --ready-file).")
+@click.option("--workspace", default=None, metavar="NAME[=GUID]",
+              help="Workspace name (default: the project's name, or 'local').")
+@click.option("--item", default=None, metavar="NAME[=GUID]",
+              help="Mirrored database item name (default: the workspace name); addressed as "
+                   "NAME.MountedRelationalDatabase or by GUID.")
+@click.option("--cert", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="TLS certificate (chain) PEM.")
+@click.option("--key", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="TLS private key PEM.")
+@click.option("--ca-file", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="With --cert: the CA file clients should trust (for --ready-file).")
+@click.option("--self-signed", is_flag=True,
+              help="Make a CA and a certificate for 127.0.0.1/localhost (needs trustme).")
+@click.option("--unflushed", type=click.Choice(["visible", "hidden"]), default="visible",
+              show_default=True,
+              help="A created, not yet flushed file: a visible 0-byte file (as OneLake) or hidden.")
+@click.option("--page-size", type=click.IntRange(1, 5000), default=5000, show_default=True,
+              help="Most entries per listing page (small values exercise continuation).")
+@click.option("--require-auth", is_flag=True,
+              help="Answer 401 to requests without Authorization or SAS (any value is accepted).")
+@click.option("--max-body", type=click.IntRange(1), default=4000 << 20, show_default=True,
+              help="Largest request body in bytes (413 above).")
+@click.option("--mirror-every", type=click.FloatRange(min=0.1), default=None, metavar="SECONDS",
+              help="Run `mirrorspec mirror --watch SECONDS` beside the endpoint.")
+@click.option("--mirror-conf", multiple=True, metavar="KEY=VALUE",
+              help="Spark conf for the --mirror-every process (repeatable).")
+@click.option("--ready-file", type=click.Path(dir_okay=False), default=None,
+              help="Write the URLs as JSON here once connections are accepted.")
+@click.option("--report", type=click.Path(dir_okay=False), default=None,
+              help="Keep the publisher-conformance findings as JSON here.")
+@click.option("--log-requests", is_flag=True, help="Log every request, not only refusals.")
+def serve(**params: Any) -> None:
+    """Serve the landing zone as Fabric's OneLake DFS/Blob endpoint, for any publisher."""
+    from mirrorspec.serve import names as names_mod
+    from mirrorspec.serve import supervise
+    from mirrorspec.serve.server import Config, Endpoint, write_ready_file
+
+    console = get_console()
+    landing, warehouse, default_name = _folders(params)
+    try:
+        workspace, workspace_id = names_mod.split_name(params["workspace"] or default_name,
+                                                       "workspace")
+        item, item_id = names_mod.split_name(params["item"] or workspace, "item")
+    except ValueError as exc:
+        raise MirrorspecError(str(exc)) from None
+    for folder in (landing, warehouse):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise MirrorspecError(f"can't create {folder}: {exc.strerror}",
+                                  hint="give a folder you can write") from None
+    temp: list[Path] = []
+    ready = Path(params["ready_file"]).resolve() if params["ready_file"] else None
+    if ready is not None:
+        ready.unlink(missing_ok=True)  # left by a serve that was killed: not ready yet
+    mirror = None
+    try:
+        context, ca_file = _tls(params, temp)
+        config = Config(
+            names=names_mod.Names(workspace, workspace_id, item, item_id), landing=landing,
+            warehouse=warehouse, host=params["host"], port=params["port"],
+            unflushed=params["unflushed"], page_size=params["page_size"],
+            require_auth=params["require_auth"], max_body=params["max_body"], tls=context,
+            ca_file=ca_file, report=Path(params["report"]).resolve() if params["report"] else None,
+            log_requests=params["log_requests"])
+
+        def log(level: str, message: str, **fields: Any) -> None:
+            getattr(console, level if level in ("info", "warning", "error") else "info")(
+                message, **fields)
+
+        if params["mirror_every"]:
+            mirror = supervise.start_mirror(landing, warehouse, params["mirror_every"],
+                                            console.log_format, params["mirror_conf"])
+        endpoint = Endpoint(config, log)
+        stop = stop_on_signals(console, "the requests in flight")
+        endpoint.start()
+        doc = endpoint.ready_doc()
+        console.result(f"OneLake endpoint: {endpoint.account_url}", **doc)
+        console.info(f"landing zone: {endpoint.landing_zone_url} -> {landing}")
+        console.info(f"workspace {workspace} = {workspace_id}; item {config.names.item_path} = "
+                     f"{item_id}" + (f"; trust {ca_file}" if ca_file else ""))
+        if ready:
+            write_ready_file(ready, doc)
+        warned = False
+        while not stop.wait(0.5):
+            if mirror is not None and mirror.poll() is not None and not warned:
+                console.warning(f"the mirror process ended with exit code {mirror.returncode}")
+                warned = True
+        if not endpoint.stop(grace=10.0):
+            console.warning("requests still in flight after 10 s were cut off")
+    finally:
+        if mirror is not None:
+            supervise.stop_mirror(mirror)
+        if ready is not None:
+            ready.unlink(missing_ok=True)
+        for folder in temp:
+            shutil.rmtree(folder, ignore_errors=True)
+    console.info("stopped")
+
+
+COMMANDS = [serve]

@@ -1,0 +1,86 @@
+"""Every refusal the endpoint answers, in one table: status code, x-ms-error-code, and whether
+the pair is *guessed* (no real-OneLake ground truth; docs/onelake.md lists the guessed rows).
+
+The non-guessed rows are ADLS Gen2 / Blob codes that the Azure SDKs, ABFS and the OneLake docs
+name for the same situation (docs/onelake.md cites where each comes from).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Code:
+    status: int
+    code: str
+    guessed: bool = False
+    why: str = ""
+
+
+# key → Code. Handlers refer to keys, never to bare numbers.
+CODES: dict[str, Code] = {
+    "path_not_found": Code(404, "PathNotFound"),
+    "blob_not_found": Code(404, "BlobNotFound"),
+    "filesystem_not_found": Code(404, "FilesystemNotFound"),
+    "container_not_found": Code(404, "ContainerNotFound"),
+    "source_not_found": Code(404, "SourcePathNotFound"),
+    "path_exists": Code(409, "PathAlreadyExists"),
+    "directory_not_empty": Code(409, "DirectoryNotEmpty"),
+    "path_conflict": Code(409, "PathConflict", why="a file where a directory is needed, or back"),
+    "condition_not_met": Code(412, "ConditionNotMet"),
+    "invalid_flush_position": Code(400, "InvalidFlushPosition"),
+    "invalid_range": Code(416, "InvalidRange"),
+    "body_too_large": Code(413, "RequestBodyTooLarge"),
+    "invalid_input": Code(400, "InvalidInput"),
+    "invalid_query": Code(400, "InvalidQueryParameterValue"),
+    "invalid_header": Code(400, "InvalidHeaderValue"),
+    "no_auth": Code(401, "NoAuthenticationInformation"),
+    "invalid_block_list": Code(400, "InvalidBlockList"),
+    "internal_error": Code(500, "InternalError", why="a file-system error serve did not expect"),
+    # --- guessed: OneLake's docs say "rejected"/"not allowed" without a code (spec §6 R1) ----
+    "invalid_name": Code(400, "InvalidResourceName", guessed=True,
+                         why="a path holding '..', '.', an encoded '/' or '\\', or NUL"),
+    "rename_parent_missing": Code(404, "RenameDestinationParentPathNotFound", guessed=True,
+                                  why="ADLS's answer; whether OneLake creates the parent instead "
+                                      "is unverified"),
+    "read_only_area": Code(403, "OperationNotAllowedOnPath", guessed=True,
+                           why="a write under Tables/ or Files/Monitoring/ (Fabric-managed)"),
+    "managed_folder": Code(403, "OperationNotAllowedOnPath", guessed=True,
+                           why="create/delete/rename of a workspace, item, Files, Tables, "
+                               "Files/LandingZone or another folder outside the landing zone"),
+    "acl_rejected": Code(400, "OperationNotSupportedOnOneLake", guessed=True,
+                         why="setAccessControl(Recursive): 'Request rejected' per the docs"),
+    "unknown_account": Code(400, "InvalidUri", guessed=True,
+                            why="a path-style account other than 'onelake'"),
+    "unsupported": Code(400, "UnsupportedOperation", guessed=True,
+                        why="a DFS/Blob operation this endpoint does not emulate"),
+    "item_not_found": Code(404, "PathNotFound", guessed=True,
+                           why="an item name or GUID other than the served one"),
+}
+
+
+def code(key: str) -> Code:
+    """The Code of `key` (a KeyError is a bug in the caller)."""
+    return CODES[key]
+
+
+def guessed() -> dict[str, Code]:
+    """The guessed rows (for docs/onelake.md and its test)."""
+    return {k: c for k, c in CODES.items() if c.guessed}
+
+
+class ServeError(Exception):
+    """A refusal: `key` into CODES, a message for the client and the log."""
+
+    def __init__(self, key: str, message: str, *, blob: str | None = None,
+                 headers: dict[str, str] | None = None):
+        self.key = key
+        self.message = message
+        self.headers = headers or {}
+        # the Blob dialect's name for the same refusal (BlobNotFound for PathNotFound …)
+        self.blob_key = blob
+        super().__init__(message)
+
+    def code_for(self, blob_dialect: bool) -> Code:
+        return CODES[self.blob_key if blob_dialect and self.blob_key else self.key]

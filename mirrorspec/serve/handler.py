@@ -1,0 +1,574 @@
+"""One HTTP request: parse, authorise, dispatch to the DFS or Blob operation, answer.
+
+Dialect: a request with `comp=`, `restype=` or `x-ms-blob-type` is Blob-shaped (XML errors,
+`BlobNotFound`), a HEAD without DFS parameters too; everything else is DFS-shaped (JSON errors).
+A HEAD never has a body; every error carries `x-ms-error-code`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler
+from typing import Any, BinaryIO, Iterator
+from urllib.parse import parse_qsl, urlsplit
+
+from mirrorspec.serve import wire
+from mirrorspec.serve.codes import ServeError
+from mirrorspec.serve.names import (Place, decode_segments, parse_rename_source, place_of,
+                                    plain_segments, strip_account)
+from mirrorspec.serve.store import Entry, same_etag
+
+CHUNK = 1 << 20
+_DFS_PARAMS = ("resource", "action", "upn", "directory", "recursive", "mode")
+TOKEN_ROUTES = ("/msi/token", "/metadata/identity/oauth2/token")
+MAX_BLOCK_LIST = 8 << 20
+
+
+class ClientGone(Exception):
+    """The client closed the connection before sending the whole body."""
+
+
+def fake_token(resource: str) -> tuple[str, int]:
+    """An unsigned JWT-shaped bearer token in the storage audience, and its expiry."""
+    expires = int(time.time()) + 3600
+
+    def part(doc: dict) -> str:
+        return base64.urlsafe_b64encode(json.dumps(doc).encode()).decode().rstrip("=")
+
+    claims = {"aud": resource or "https://storage.azure.com", "iss": "mirrorspec-serve",
+              "exp": expires, "oid": str(uuid.uuid4())}
+    return f"{part({'alg': 'none', 'typ': 'JWT'})}.{part(claims)}.", expires
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and a small body go out as two writes
+    server_version = "mirrorspec-serve"
+    sys_version = ""
+    server: Any  # server.OneLakeServer (which imports this module)
+
+    # --- plumbing ----------------------------------------------------------------------------
+    def log_message(self, format: str, *args) -> None:
+        pass  # the server logs each request itself (OneLakeServer.log)
+
+    def handle_expect_100(self) -> bool:
+        # counted from here: a client told "100 Continue" gets its answer even if serve stops
+        if hasattr(self, "do_" + self.command):  # else http.server answers 501 without _handle
+            self.server.begin_request()
+            self.counted = True
+        return super().handle_expect_100()
+
+    def do_GET(self) -> None:
+        self._handle("GET")
+
+    def do_HEAD(self) -> None:
+        self._handle("HEAD")
+
+    def do_PUT(self) -> None:
+        self._handle("PUT")
+
+    def do_PATCH(self) -> None:
+        self._handle("PATCH")
+
+    def do_DELETE(self) -> None:
+        self._handle("DELETE")
+
+    def do_POST(self) -> None:
+        self._handle("POST")
+
+    def _handle(self, method: str) -> None:
+        override = self.headers.get("X-HTTP-Method-Override")
+        self.method = override.upper() if override and method in ("PUT", "POST") else method
+        url = urlsplit(self.path)
+        self.raw_path = url.path
+        self.query = {k.lower(): v for k, v in parse_qsl(url.query, keep_blank_values=True)}
+        self.blob = ("comp" in self.query or "restype" in self.query
+                     or "x-ms-blob-type" in self.headers
+                     or (self.method == "HEAD" and not any(p in self.query for p in _DFS_PARAMS)))
+        self.body_left = self._content_length()
+        self.status = 0
+        self.error_code = ""
+        self.rename_form: str | None = None
+        self.logged = False
+        self.started = started = time.monotonic()
+        if not getattr(self, "counted", False):
+            self.server.begin_request()
+        self.counted = False
+        try:
+            try:
+                self._dispatch()
+            except ServeError as exc:
+                self._refuse(exc)
+            except ClientGone:
+                self.close_connection = True
+                self.status, self.error_code = 499, "ClientDisconnected"
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
+            except FileNotFoundError:  # moved away mid-request (the engine, a client)
+                self._refuse_unless_answered(ServeError(
+                    "path_not_found", f"{self.raw_path}: a file moved away while the request ran",
+                    blob="blob_not_found"))
+            except OSError as exc:
+                self._refuse_unless_answered(ServeError(
+                    "internal_error", f"{type(exc).__name__}: {exc.strerror or exc}"))
+            except Exception as exc:  # noqa: BLE001 - answered 500 and logged, never a dropped connection
+                self._refuse_unless_answered(ServeError("internal_error", f"{exc!r}"))
+            finally:
+                if self.body_left:
+                    self.close_connection = True  # an unread body can't be skipped safely
+        finally:
+            self.server.end_request(self, time.monotonic() - started)
+
+    def _content_length(self) -> int:
+        """Bytes of body still to read: Content-Length, or 1 for a chunked body (unknown until
+        its last chunk; nonzero means "not read yet")."""
+        self.chunked = "chunked" in (self.headers.get("Transfer-Encoding") or "").lower()
+        if self.chunked:
+            return 1
+        try:
+            return max(0, int(self.headers.get("Content-Length") or 0))
+        except ValueError:
+            return 0
+
+    def body(self, limit: int | None = None) -> Iterator[bytes]:
+        """The request body in chunks (never all in memory); ClientGone on a short body."""
+        cap = self.server.config.max_body if limit is None else limit
+        if self.chunked:
+            yield from self._chunked_body(cap)
+            return
+        if self.body_left > cap:
+            raise ServeError("body_too_large", f"the body of {self.body_left} bytes is over the "
+                             f"limit of {cap} bytes")
+        while self.body_left > 0:
+            chunk = self.rfile.read(min(CHUNK, self.body_left))
+            if not chunk:
+                raise ClientGone()
+            self.body_left -= len(chunk)
+            yield chunk
+
+    def _chunked_body(self, cap: int) -> Iterator[bytes]:
+        """Transfer-Encoding: chunked (clients that stream a body of unknown length)."""
+        total = 0
+        while True:
+            line = self.rfile.readline(1 << 16)
+            if not line:
+                raise ClientGone()
+            try:
+                size = int(line.split(b";", 1)[0].strip(), 16)
+            except ValueError:
+                raise ServeError("invalid_input", f"a chunk size line {line[:40]!r} is not "
+                                 "hexadecimal") from None
+            if size == 0:
+                while self.rfile.readline(1 << 16) not in (b"\r\n", b"\n", b""):
+                    pass  # trailer fields are ignored
+                self.body_left = 0
+                return
+            total += size
+            if total > cap:
+                raise ServeError("body_too_large", f"the chunked body is over the limit of "
+                                 f"{cap} bytes")
+            while size > 0:
+                chunk = self.rfile.read(min(CHUNK, size))
+                if not chunk:
+                    raise ClientGone()
+                size -= len(chunk)
+                yield chunk
+            self.rfile.readline(1 << 16)  # the CRLF after the chunk's data
+
+    def body_bytes(self, limit: int) -> bytes:
+        return b"".join(self.body(limit))
+
+    def drain(self) -> None:
+        """Read and drop a body the operation ignores (keeps the connection usable)."""
+        for _chunk in self.body(1 << 20):
+            pass
+
+    def respond(self, status: int, headers: dict[str, str] | None = None,
+                body: bytes | BinaryIO | None = None, length: int | None = None) -> None:
+        self.status = status
+        self.server.log_request(self, time.monotonic() - self.started)
+        self.send_response(status)
+        version = self.headers.get("x-ms-version") or wire.DEFAULT_VERSION
+        base = {"x-ms-request-id": str(uuid.uuid4()), "x-ms-version": version}
+        client_id = self.headers.get("x-ms-client-request-id")
+        if client_id:
+            base["x-ms-client-request-id"] = client_id
+        base.update(headers or {})
+        if isinstance(body, bytes):
+            length = len(body)
+        base["Content-Length"] = str(length or 0)
+        for key, value in base.items():
+            self.send_header(key, value)
+        self.end_headers()
+        if self.method == "HEAD" or body is None:
+            return
+        if isinstance(body, bytes):
+            self.wfile.write(body)
+            return
+        remaining = length or 0
+        while remaining > 0:
+            chunk = body.read(min(CHUNK, remaining))
+            if not chunk:
+                break
+            self.wfile.write(chunk)
+            remaining -= len(chunk)
+
+    def _refuse_unless_answered(self, exc: ServeError) -> None:
+        if self.status:  # the answer had started: all that is left is to drop the connection
+            self.close_connection = True
+            self.error_code, self.error_message = exc.code_for(self.blob).code, exc.message
+            return
+        self._refuse(exc)
+
+    def _refuse(self, exc: ServeError) -> None:
+        code = exc.code_for(self.blob)
+        self.error_code = code.code
+        self.error_message = exc.message
+        headers = {"x-ms-error-code": code.code, **exc.headers}
+        if code.status == 401:
+            headers["WWW-Authenticate"] = ("Bearer authorization_uri=https://login.microsoftonline"
+                                           ".com/common/oauth2/authorize resource_id="
+                                           "https://storage.azure.com")
+        if self.method == "HEAD":
+            self.respond(code.status, headers)
+            return
+        body, content_type = wire.error_body(code, exc.message, self.blob)
+        headers["Content-Type"] = content_type
+        self.respond(code.status, headers, body)
+
+    # --- routing -----------------------------------------------------------------------------
+    def _dispatch(self) -> None:
+        if self.raw_path.rstrip("/") in TOKEN_ROUTES and self.method in ("GET", "POST"):
+            self._token()
+            return
+        if self.server.config.require_auth and not (
+                self.headers.get("Authorization") or "sig" in self.query):
+            raise ServeError("no_auth", "this endpoint runs with --require-auth: send a bearer "
+                             "token, a SharedKey signature or a SAS")
+        host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
+        segments = strip_account(decode_segments(self.raw_path), host)
+        place = place_of(segments, self.server.names)
+        if place.item:
+            self.server.conformance.item_segment(place.item)
+        self.segments = segments
+        action = self.query.get("action", "").lower()
+        if action in ("setaccesscontrol", "setaccesscontrolrecursive"):
+            raise ServeError("acl_rejected", "OneLake rejects access-control changes "
+                             "(Fabric permissions apply)")
+        operation = {"HEAD": self._head, "GET": self._get, "PUT": self._put,
+                     "PATCH": self._patch, "DELETE": self._delete}.get(self.method)
+        if operation is None:
+            raise ServeError("unsupported", f"{self.method} is not an operation of this endpoint")
+        operation(place)
+
+    def _token(self) -> None:
+        resource = self.query.get("resource", "https://storage.azure.com")
+        token, expires = fake_token(resource)
+        doc = {"access_token": token, "expires_on": str(expires), "resource": resource,
+               "token_type": "Bearer"}
+        if self.raw_path.startswith("/metadata/"):
+            doc.update({"expires_in": "3600", "ext_expires_in": "3600",
+                        "not_before": str(expires - 3600)})
+        self.respond(200, {"Content-Type": "application/json"}, json.dumps(doc).encode())
+
+    # --- HEAD / GET ---------------------------------------------------------------------------
+    def _head(self, place: Place) -> None:
+        entry = self.server.store.stat(place)
+        if entry is None:
+            raise ServeError("path_not_found", f"{place.ws_path} does not exist", blob="blob_not_found")
+        headers = wire.entry_headers(entry, _content_type(place))
+        if self.query.get("action", "").lower() == "getaccesscontrol":
+            headers["x-ms-acl"] = "user::rwx,group::r-x,other::---"
+        self.respond(200, headers, length=entry.size)
+
+    def _get(self, place: Place) -> None:
+        if place.area == "account":
+            self._list_workspaces()
+            return
+        if self.query.get("restype", "").lower() == "container":
+            if self.query.get("comp", "").lower() == "list":
+                self._list_blobs(place)
+            else:
+                self.respond(200, {"ETag": '"0x8D0000000000000"',
+                                   "Last-Modified": wire.http_date(self.server.store.started)})
+            return
+        if self.query.get("resource", "").lower() == "filesystem":
+            self._list_paths(place)
+            return
+        if "comp" in self.query:
+            raise ServeError("unsupported", f"comp={self.query['comp']} is not emulated")
+        self._read(place)
+
+    def _read(self, place: Place) -> None:
+        entry, content = self.server.store.open_read(place)
+        try:
+            if_match = self.headers.get("If-Match")
+            if if_match and not same_etag(if_match, entry.etag):
+                raise ServeError("condition_not_met", f"{place.ws_path}: If-Match {if_match} does "
+                                 f"not match {entry.etag}")
+            span = self.headers.get("x-ms-range") or self.headers.get("Range")
+            headers = wire.entry_headers(entry, _content_type(place))
+            size = entry.size
+            if not span:
+                self.respond(200, headers, content, length=size)
+                return
+            start, end = _parse_range(span, size)
+            if isinstance(content, bytes):
+                content = content[start:end + 1]
+            else:
+                content.seek(start)
+            headers["Content-Range"] = f"bytes {start}-{end}/{size}"
+            self.respond(206, headers, content, length=end - start + 1)
+        finally:
+            if not isinstance(content, bytes):
+                content.close()
+
+    def _list_workspaces(self) -> None:
+        """List Filesystems (`?resource=account`) or List Containers (`?comp=list`): the one
+        workspace served."""
+        names = self.server.names
+        etag, modified = '"0x8D0000000000000"', wire.http_date(self.server.store.started)
+        if self.query.get("resource", "").lower() == "account":
+            doc = {"filesystems": [{"name": names.workspace, "lastModified": modified,
+                                    "etag": etag.strip('"')}]}
+            self.respond(200, {"Content-Type": "application/json;charset=utf-8"},
+                         json.dumps(doc).encode())
+        elif self.query.get("comp", "").lower() == "list":
+            self.respond(200, {"Content-Type": "application/xml"},
+                         wire.container_listing(names.workspace, etag, modified))
+        else:
+            raise ServeError("unsupported", "the account root answers only ?resource=account "
+                             "and ?comp=list")
+
+    def _list_paths(self, place: Place) -> None:
+        """D9: on the workspace with `directory=`, or on a deeper path (the FT-SDK form)."""
+        directory = plain_segments(self.query.get("directory", ""))
+        base = place_of(self.segments + directory, self.server.names) if directory else place
+        store = self.server.store
+        entry = store.stat(base)
+        if entry is None:
+            raise ServeError("path_not_found", f"the directory {base.ws_path or '/'} does not exist")
+        recursive = self.query.get("recursive", "false").lower() == "true"
+        # listing a file lists that file (ADLS; ABFS's listStatus of a file relies on it)
+        entries = [e for _p, e in store.walk(base, recursive)] if entry.is_dir else [entry]
+        size = min(self.server.config.page_size, _int(self.query, "maxresults", 5000))
+        found, token = wire.page(entries, _after(self.query.get("continuation")), max(1, size))
+        headers = {"Content-Type": "application/json;charset=utf-8"}
+        if token:
+            headers["x-ms-continuation"] = token
+        self.respond(200, headers, wire.dfs_listing(found))
+
+    def _list_blobs(self, place: Place) -> None:
+        """B3: List Blobs, flat (recursive, directories as hdi_isfolder blobs) or by delimiter."""
+        if place.area != "workspace":
+            raise ServeError("unsupported", "List Blobs is a container (workspace) operation",
+                             blob="unsupported")
+        prefix = self.query.get("prefix", "")
+        delimiter = self.query.get("delimiter", "")
+        folder = prefix.rpartition("/")[0]
+        store = self.server.store
+        try:
+            base = place_of(self.segments + plain_segments(folder), self.server.names)
+        except ServeError:
+            base = None
+        entries: list[Entry] = []
+        if base is not None and (stat := store.stat(base)) is not None and stat.is_dir:
+            entries = [e for _p, e in store.walk(base, recursive=not delimiter)
+                       if e.name.startswith(prefix)]
+        prefixes = []
+        if delimiter:
+            prefixes = [e.name + delimiter for e in entries if e.is_dir]
+            entries = [e for e in entries if not e.is_dir]
+        merged = sorted([(e.name, e) for e in entries] + [(p, None) for p in prefixes],
+                        key=lambda pair: pair[0].encode("utf-8", "surrogateescape"))
+        after = _after(self.query.get("marker"))
+        if after is not None:
+            merged = [m for m in merged if m[0].encode("utf-8", "surrogateescape") > after]
+        start = self.query.get("startfrom")  # names from this one on (object_store sends it)
+        if start:
+            merged = [m for m in merged if m[0] >= start]
+        size = max(1, min(self.server.config.page_size, _int(self.query, "maxresults", 5000)))
+        next_marker = wire.encode_token(merged[size - 1][0]) if len(merged) > size else None
+        merged = merged[:size]
+        host = self.headers.get("Host") or "127.0.0.1"
+        scheme = "https" if self.server.config.tls else "http"
+        body = wire.blob_listing(place.workspace, f"{scheme}://{host}/onelake/",
+                                 [e for _n, e in merged if e is not None],
+                                 [n for n, e in merged if e is None], self.query, next_marker)
+        self.respond(200, {"Content-Type": "application/xml"}, body)
+
+    # --- PUT / PATCH / DELETE -------------------------------------------------------------
+    def _put(self, place: Place) -> None:
+        store, conformance = self.server.store, self.server.conformance
+        if "x-ms-rename-source" in self.headers:
+            self.drain()
+            self._rename(place)
+            return
+        resource = self.query.get("resource", "").lower()
+        if resource == "filesystem" or self.query.get("restype", "").lower() == "container":
+            raise ServeError("managed_folder", "workspaces can't be created or deleted here")
+        if resource == "directory":
+            self.drain()
+            etag = store.create_dir(place, self.headers.get("If-None-Match"))
+            self._created(etag)
+            return
+        if resource == "file":
+            self.drain()
+            conformance.before_publish(place)  # before the create truncates a _metadata.json
+            etag = store.create_file(place, self.headers.get("If-Match"),
+                                     self.headers.get("If-None-Match"))
+            conformance.created(place, visible=not store.hidden)
+            self._created(etag)
+            return
+        comp = self.query.get("comp", "").lower()
+        if comp == "block":
+            block_id = self.query.get("blockid", "")
+            if not block_id:
+                raise ServeError("invalid_query", "Put Block needs blockid=")
+            store.put_block(place, block_id, self.body())
+            self.respond(201, {"x-ms-request-server-encrypted": "true"})
+            return
+        if comp == "blocklist":
+            try:
+                ids = wire.parse_block_list(self.body_bytes(MAX_BLOCK_LIST))
+            except ValueError as exc:
+                raise ServeError("invalid_block_list", str(exc)) from None
+            conformance.before_publish(place)
+            etag = store.put_block_list(place, ids, self.headers.get("If-Match"),
+                                        self.headers.get("If-None-Match"))
+            self._published(place)
+            self._created(etag)
+            return
+        if comp:
+            raise ServeError("unsupported", f"comp={comp} is not emulated")
+        if "x-ms-blob-type" in self.headers:
+            conformance.before_publish(place)
+            etag = store.put_blob(place, self.body(), self.headers.get("If-Match"),
+                                  self.headers.get("If-None-Match"))
+            self._published(place)
+            self._created(etag)
+            return
+        raise ServeError("unsupported", "a PUT needs resource=, x-ms-rename-source, comp= or "
+                         "x-ms-blob-type")
+
+    def _created(self, etag: str, status: int = 201) -> None:
+        self.respond(status, {"ETag": f'"{etag}"', "Last-Modified": wire.http_date(time.time()),
+                              "x-ms-request-server-encrypted": "true"})
+
+    def _published(self, place: Place) -> None:
+        entry = self.server.store.stat(place)
+        if entry is not None and not entry.is_dir:
+            self.server.conformance.published(place, entry.size)
+
+    def _rename(self, dest: Place) -> None:
+        raw = self.headers["x-ms-rename-source"]
+        host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
+        source_segments, form = parse_rename_source(raw, host)
+        self.rename_form = form
+        try:
+            source = place_of(source_segments, self.server.names)
+        except ServeError as exc:
+            if exc.key in ("filesystem_not_found", "item_not_found"):
+                self.server.conformance.rename_source_missing(source_segments, dest, raw)
+                raise ServeError("source_not_found", f"rename source {raw!r} does not exist: "
+                                 f"{exc.message}") from None
+            raise
+        store = self.server.store
+        self.server.conformance.before_publish(dest)
+        try:
+            etag = store.rename(source, dest, self.headers.get("If-None-Match"),
+                                self.headers.get("If-Match"))
+        except ServeError as exc:
+            if exc.key == "source_not_found":
+                self.server.conformance.rename_source_missing(source_segments, dest, raw)
+            raise
+        self._published(dest)
+        self._created(etag)
+
+    def _patch(self, place: Place) -> None:
+        action = self.query.get("action", "").lower()
+        store = self.server.store
+        if action == "append":
+            position = _int(self.query, "position", None)
+            upload = store.append(place, position, self.body())
+            if self.query.get("flush", "").lower() == "true":
+                self.server.conformance.before_publish(place)
+                etag = store.flush(place, upload.length, None, None)
+                self._published(place)
+                self.respond(200, {"ETag": f'"{etag}"', "Last-Modified": wire.http_date(time.time()),
+                                   "x-ms-request-server-encrypted": "true"})
+                return
+            self.respond(202, {"x-ms-request-server-encrypted": "true"})
+            return
+        if action == "flush":
+            self.drain()
+            position = _int(self.query, "position", None)
+            retain = self.query.get("retainuncommitteddata", "").lower() == "true"
+            self.server.conformance.before_publish(place)
+            etag = store.flush(place, position, self.headers.get("If-Match"),
+                               self.headers.get("If-None-Match"), retain)
+            self._published(place)
+            self._created(etag, status=200)
+            return
+        raise ServeError("unsupported", f"PATCH action={action or '(none)'} is not emulated")
+
+    def _delete(self, place: Place) -> None:
+        if self.query.get("resource", "").lower() == "filesystem" or \
+                self.query.get("restype", "").lower() == "container":
+            raise ServeError("managed_folder", "workspaces can't be created or deleted here")
+        self.drain()
+        recursive = self.query.get("recursive", "").lower() == "true"
+        self.server.store.delete(place, recursive)
+        dfs = any(k in self.query for k in ("recursive", "paginated", "continuation"))
+        # DFS Delete answers 200, Blob Delete 202 (the Blob SDK accepts only 202; the DFS SDK both)
+        self.respond(200 if dfs else 202, {"x-ms-delete-type-permanent": "true"})
+
+
+def _content_type(place: Place) -> str:
+    return "application/json" if place.area == "monitoring" else "application/octet-stream"
+
+
+def _int(query: dict[str, str], key: str, default: int | None) -> int:
+    value = query.get(key)
+    if value is None or value == "":
+        if default is None:
+            raise ServeError("invalid_query", f"the query parameter {key}= is required")
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise ServeError("invalid_query", f"{key}={value!r} is not a number") from None
+    if number < 0:
+        raise ServeError("invalid_query", f"{key}={value!r} is negative")
+    return number
+
+
+def _after(token: str | None) -> bytes | None:
+    if not token:
+        return None
+    try:
+        return wire.decode_token(token)
+    except ValueError:
+        raise ServeError("invalid_query", f"the continuation token {token!r} is not one this "
+                         "endpoint issued") from None
+
+
+def _parse_range(span: str, size: int) -> tuple[int, int]:
+    """`bytes=a-b` / `bytes=a-` → (start, end inclusive); 416 when it starts past the end."""
+    unit, _, spec = span.partition("=")
+    start_text, _, end_text = spec.partition("-")
+    try:
+        if unit.strip() != "bytes" or not start_text.strip():
+            raise ValueError
+        start = int(start_text)
+        end = int(end_text) if end_text.strip() else size - 1
+    except ValueError:
+        raise ServeError("invalid_header", f"the range {span!r} is not bytes=START-[END]") from None
+    if start >= size or end < start:
+        raise ServeError("invalid_range", f"the range {span!r} is not satisfiable for {size} bytes",
+                         headers={"Content-Range": f"bytes */{size}"})
+    return start, min(end, size - 1)
+

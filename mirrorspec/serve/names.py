@@ -1,0 +1,177 @@
+"""URL → place: the account, workspace, item and area a request path names, refusing unsafe
+segments (`..`, `.`, an encoded `/` or `\\`, NUL) before anything touches the disk."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+from urllib.parse import unquote, urlsplit
+
+from mirrorspec.serve.codes import ServeError
+
+ACCOUNT = "onelake"
+# Hadoop ABFS (3.4.2) derives the path-style account from hosts matching
+# `[^.]+\.dfs\.(preprod\.)?core\.windows\.net` only (UriUtils.ABFS_URI_REGEX); for
+# onelake.dfs.fabric.microsoft.com it sends `/null/`, which is therefore accepted as `onelake`.
+ABFS_NULL_ACCOUNT = "null"
+ITEM_TYPE = "MountedRelationalDatabase"
+# FIELD §11 (docs/onelake.md): `fab` resolves `.MirroredDatabase`, real OneLake paths did not
+MISLEADING_ITEM_TYPES = ("mirroreddatabase",)
+_NAMESPACE = uuid.UUID("6f1c3f9e-0d7a-4c55-9a43-2b1e5c7d8a10")
+_ENCODED_SEPARATOR = re.compile(r"%(2f|5c)", re.IGNORECASE)
+
+# area → the path segments under the item that lead to it
+AREA_PREFIX = {
+    "files": ("Files",),
+    "landing": ("Files", "LandingZone"),
+    "monitoring": ("Files", "Monitoring"),
+    "tables": ("Tables",),
+}
+
+
+def stable_id(kind: str, name: str) -> str:
+    """The GUID alias of a workspace or item name (stable across runs)."""
+    return str(uuid.uuid5(_NAMESPACE, f"{kind}:{name.lower()}"))
+
+
+def split_name(value: str, kind: str) -> tuple[str, str]:
+    """`NAME[=GUID]` → (name, guid); the item's type suffix is dropped from its name."""
+    name, _, guid = value.partition("=")
+    name = name.strip()
+    if kind == "item" and "." in name:
+        head, _, suffix = name.rpartition(".")
+        if suffix.lower() in (ITEM_TYPE.lower(), *MISLEADING_ITEM_TYPES):
+            name = head
+    if not name or "/" in name:
+        raise ValueError(f"--{kind} {value!r}: give NAME or NAME=GUID")
+    if guid:
+        guid = str(uuid.UUID(guid.strip()))
+    return name, guid or stable_id(kind, name)
+
+
+@dataclass(frozen=True)
+class Names:
+    """The one workspace and item this endpoint serves, by name or GUID."""
+
+    workspace: str
+    workspace_id: str
+    item: str
+    item_id: str
+
+    @property
+    def item_path(self) -> str:
+        return f"{self.item}.{ITEM_TYPE}"
+
+    def is_workspace(self, segment: str) -> bool:
+        s = segment.lower()
+        return s in (self.workspace.lower(), self.workspace_id)
+
+    def is_item(self, segment: str) -> bool:
+        s = segment.lower()
+        return s in (self.item.lower(), self.item_id) or s.startswith(self.item.lower() + ".")
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a request path points: `area` is one of account, workspace, item, files, landing,
+    monitoring, tables or outside (any other folder of the item); `rel` the segments below the
+    area's root; `workspace`/`item` as the client spelled them."""
+
+    area: str
+    workspace: str = ""
+    item: str = ""
+    rel: tuple[str, ...] = ()
+
+    @property
+    def ws_path(self) -> str:
+        """The workspace-relative name (ADLS listing names, rename sources)."""
+        if self.area in ("account", "workspace"):
+            return ""
+        prefix = AREA_PREFIX.get(self.area, ())
+        return "/".join((self.item, *prefix, *self.rel))
+
+    def child(self, name: str) -> "Place":
+        return Place(self.area, self.workspace, self.item, (*self.rel, name))
+
+
+def decode_segments(raw_path: str) -> list[str]:
+    """The decoded, non-empty segments of a percent-encoded path; unsafe ones refused."""
+    segments = []
+    for raw in raw_path.split("/"):
+        if not raw:
+            continue
+        if _ENCODED_SEPARATOR.search(raw):
+            raise ServeError("invalid_name", f"the path segment {raw!r} holds an encoded separator")
+        try:
+            segment = unquote(raw, errors="strict")
+        except UnicodeDecodeError:
+            raise ServeError("invalid_name", f"the path segment {raw!r} is not UTF-8") from None
+        if segment in (".", "..") or "\x00" in segment or "\\" in segment or "/" in segment:
+            raise ServeError("invalid_name", f"the path segment {segment!r} is not allowed")
+        segments.append(segment)
+    return segments
+
+
+def plain_segments(text: str) -> list[str]:
+    """The segments of an already-decoded path (a `directory=` query value), checked alike."""
+    segments = [s for s in text.split("/") if s]
+    for segment in segments:
+        if segment in (".", "..") or "\x00" in segment or "\\" in segment:
+            raise ServeError("invalid_name", f"the path segment {segment!r} is not allowed")
+    return segments
+
+
+def strip_account(segments: list[str], host: str) -> list[str]:
+    """Segments after the account: path-style (`/onelake/...`) unless the Host is `onelake.*`."""
+    if host.lower().startswith(ACCOUNT + "."):
+        return segments
+    if not segments:
+        return segments
+    if segments[0].lower() not in (ACCOUNT, ABFS_NULL_ACCOUNT):
+        raise ServeError("unknown_account", f"account {segments[0]!r} is not {ACCOUNT!r} "
+                         f"(path-style URLs start with /{ACCOUNT}/)")
+    return segments[1:]
+
+
+def place_of(segments: list[str], names: Names) -> Place:
+    """The Place of workspace-level segments ([workspace, item, area, ...])."""
+    if not segments:
+        return Place("account")
+    ws = segments[0]
+    if not names.is_workspace(ws):
+        raise ServeError("filesystem_not_found", f"workspace {ws!r} is not served here "
+                         f"(serving {names.workspace!r} = {names.workspace_id})",
+                         blob="container_not_found")
+    if len(segments) == 1:
+        return Place("workspace", ws)
+    item = segments[1]
+    if not names.is_item(item):
+        raise ServeError("item_not_found", f"item {item!r} is not served here (serving "
+                         f"{names.item_path!r} = {names.item_id})", blob="blob_not_found")
+    rest = segments[2:]
+    if not rest:
+        return Place("item", ws, item)
+    if rest[0] == "Tables":
+        return Place("tables", ws, item, tuple(rest[1:]))
+    if rest[0] == "Files":
+        if len(rest) == 1:
+            return Place("files", ws, item)
+        if rest[1] == "LandingZone":
+            return Place("landing", ws, item, tuple(rest[2:]))
+        if rest[1] == "Monitoring":
+            return Place("monitoring", ws, item, tuple(rest[2:]))
+    return Place("outside", ws, item, tuple(rest))
+
+
+def parse_rename_source(value: str, host: str) -> tuple[list[str], str]:
+    """The workspace-level segments an `x-ms-rename-source` names, and its form: `path`
+    (`/{ws}/{path}`, no account), `url` (a full URL, path-style account included) and either
+    with `+query` when a `?...` suffix (SAS, MDB's stray `?resource=file`) was stripped."""
+    value = value.strip()
+    if "://" in value:
+        parts = urlsplit(value)
+        form = "url+query" if parts.query else "url"
+        return strip_account(decode_segments(parts.path), parts.hostname or host), form
+    path, sep, _query = value.partition("?")
+    return decode_segments(path), "path+query" if sep else "path"

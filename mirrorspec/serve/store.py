@@ -1,0 +1,593 @@
+"""The files behind the endpoint: the landing zone (read-write), the warehouse (read-only),
+the rendered monitoring files, and the staging folder where uncommitted bytes wait.
+
+Rules publishers depend on (docs/onelake.md "Semantics"):
+- appended bytes go to a staging file outside the landing zone; a flush publishes them with one
+  `os.replace`, so a data file's final name never holds half a file;
+- the ETag is derived from (inode, mtime, size): append never changes it, flush/rename/put do,
+  and a file the engine moves keeps it;
+- with `unflushed="visible"` (OneLake's behaviour) a created file is a 0-byte file until its
+  flush; with `"hidden"` it appears only at the flush.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat as statmod
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, Callable, Iterator
+
+from mirrorspec.serve.codes import ServeError
+from mirrorspec.serve.names import Names, Place
+
+COPY_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What HEAD, a listing or a read says about one path."""
+
+    name: str  # workspace-relative
+    is_dir: bool
+    size: int
+    mtime: float
+    created: float
+    etag: str  # unquoted, 0x…
+
+
+@dataclass
+class Upload:
+    """Uncommitted bytes of one file. `staging` starts as a copy of the committed bytes (`base`
+    of them); appends land at their `position`, in any order (the SDKs append in parallel), and
+    a flush needs them to cover `base..position` without a gap."""
+
+    staging: Path
+    base: int
+    etag: str  # the file's ETag while uncommitted (create's; unchanged by append)
+    pending: bool  # hidden: the final name is not on disk yet
+    ranges: list[tuple[int, int]] = field(default_factory=list)
+    created_at: float = field(default_factory=time.monotonic)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    dead: bool = False
+
+    @property
+    def length(self) -> int:
+        """The end of the contiguous bytes from `base` (what a flush may publish)."""
+        end = self.base
+        for start, stop in sorted(self.ranges):
+            if start < self.base:  # an append over committed bytes: nothing can be flushed
+                return -1
+            if start > end:
+                break
+            end = max(end, stop)
+        return end
+
+
+def etag_of(st: os.stat_result) -> str:
+    digest = hashlib.blake2b(f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}".encode(),
+                             digest_size=7).hexdigest().upper()
+    return "0x8D" + digest[:13]
+
+
+def _fresh_etag() -> str:
+    return "0x8D" + uuid.uuid4().hex[:13].upper()
+
+
+def same_etag(header: str, etag: str) -> bool:
+    """An If-Match value against an ETag (quotes and W/ ignored; `*` matches anything)."""
+    values = [v.strip().removeprefix("W/").strip('"') for v in header.split(",")]
+    return "*" in values or etag in values
+
+
+class Store:
+    """Namespace operations over the served folders (thread-safe)."""
+
+    def __init__(self, names: Names, landing: Path, warehouse: Path, staging: Path,
+                 monitoring: Callable[[], dict[str, bytes]], unflushed: str = "visible"):
+        self.names = names
+        self.landing = landing.resolve()
+        self.warehouse = warehouse.resolve()
+        self.staging = staging
+        self.monitoring = monitoring
+        self.hidden = unflushed == "hidden"
+        self.started = time.time()
+        self._lock = threading.RLock()
+        self._uploads: dict[tuple[str, ...], Upload] = {}
+        self._blocks: dict[tuple[str, ...], dict[str, Path]] = {}
+        staging.mkdir(parents=True, exist_ok=True)
+
+    # --- paths ---------------------------------------------------------------------------
+    def disk_path(self, place: Place) -> Path | None:
+        """The file or folder behind `place` (None for virtual places); never outside its root,
+        never through a link."""
+        if place.area == "landing":
+            root = self.landing
+        elif place.area == "tables":
+            root = self.warehouse
+        else:
+            return None
+        path = root.joinpath(*place.rel)
+        probe = root
+        for part in place.rel:  # a link anywhere on the way is refused (it could leave the root)
+            probe = probe / part
+            if probe.is_symlink():
+                raise ServeError("invalid_name", f"{place.ws_path} passes through a link")
+        return path
+
+    def _virtual_dirs(self, place: Place) -> list[str] | None:
+        if place.area == "account":
+            return [self.names.workspace]
+        if place.area == "workspace":
+            return [self.names.item_path]
+        if place.area == "item":
+            return ["Files", "Tables"]
+        if place.area == "files":
+            return ["LandingZone", "Monitoring"]
+        return None
+
+    def _virtual_entry(self, place: Place) -> Entry:
+        etag = "0x8D" + hashlib.blake2b(place.ws_path.encode(), digest_size=7).hexdigest()[:13].upper()
+        return Entry(place.ws_path, True, 0, self.started, self.started, etag)
+
+    # --- reading ---------------------------------------------------------------------------
+    def stat(self, place: Place) -> Entry | None:
+        """The Entry of `place`, or None when nothing (visible) is there."""
+        if self._virtual_dirs(place) is not None:
+            return self._virtual_entry(place)
+        if place.area == "monitoring":
+            if not place.rel:
+                return self._virtual_entry(place)
+            data = self.monitoring().get(place.rel[0]) if len(place.rel) == 1 else None
+            if data is None:
+                return None
+            digest = hashlib.blake2b(data, digest_size=7).hexdigest()[:13].upper()
+            return Entry(place.ws_path, False, len(data), time.time(), self.started, "0x8D" + digest)
+        path = self.disk_path(place)
+        if path is None:
+            return None
+        if place.area == "tables" and len(place.rel) == 1 and not path.is_dir():
+            return None  # the warehouse root holds only schema folders for Tables/
+        try:
+            st = path.stat()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        is_dir = statmod.S_ISDIR(st.st_mode)
+        return Entry(place.ws_path, is_dir, 0 if is_dir else st.st_size, st.st_mtime,
+                     st.st_ctime, etag_of(st))
+
+    def children(self, place: Place) -> list[tuple[Place, Entry]]:
+        """The entries directly under a folder, in byte order of their names."""
+        virtual = self._virtual_dirs(place)
+        if virtual is not None:
+            if place.area == "account":
+                return []
+            base = Place("workspace", place.workspace) if place.area == "workspace" else place
+            out = []
+            for name in virtual:
+                child = _virtual_child(base, name, self.names)
+                out.append((child, self._virtual_entry(child)))
+            return out
+        if place.area == "monitoring":
+            if place.rel:
+                return []
+            out = []
+            for name in sorted(self.monitoring()):
+                child = place.child(name)
+                entry = self.stat(child)
+                if entry is not None:
+                    out.append((child, entry))
+            return out
+        path = self.disk_path(place)
+        if path is None:
+            return []
+        try:
+            names = sorted(os.listdir(path), key=lambda n: n.encode("utf-8", "surrogateescape"))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        out = []
+        for name in names:
+            child = place.child(name)
+            full = path / name
+            if full.is_symlink():
+                continue
+            entry = self.stat(child)
+            if entry is not None:
+                out.append((child, entry))
+        return out
+
+    def walk(self, place: Place, recursive: bool) -> list[tuple[Place, Entry]]:
+        """Everything under a folder (recursive or not), sorted by name bytes."""
+        found = []
+        todo = [place]
+        while todo:
+            for child, entry in self.children(todo.pop()):
+                found.append((child, entry))
+                if recursive and entry.is_dir:
+                    todo.append(child)
+        found.sort(key=lambda pair: pair[1].name.encode("utf-8", "surrogateescape"))
+        return found
+
+    def open_read(self, place: Place) -> tuple[Entry, BinaryIO | bytes]:
+        """The Entry and content (an open file, or bytes for rendered files) of a file."""
+        entry = self.stat(place)
+        if entry is None:
+            raise ServeError("path_not_found", f"{place.ws_path} does not exist", blob="blob_not_found")
+        if entry.is_dir:
+            raise ServeError("path_conflict", f"{place.ws_path} is a directory, not a file")
+        if place.area == "monitoring":
+            return entry, self.monitoring()[place.rel[0]]
+        path = self.disk_path(place)
+        assert path is not None
+        try:
+            return entry, open(path, "rb")
+        except FileNotFoundError:
+            raise ServeError("path_not_found", f"{place.ws_path} does not exist",
+                             blob="blob_not_found") from None
+
+    # --- writing ---------------------------------------------------------------------------
+    def _writable(self, place: Place, what: str) -> Path:
+        if place.area == "landing" and place.rel:
+            path = self.disk_path(place)
+            assert path is not None
+            return path
+        if place.area in ("tables", "monitoring"):
+            raise ServeError("read_only_area", f"{what} {place.ws_path}: Tables/ and "
+                             "Files/Monitoring/ are read-only (Fabric writes them)")
+        raise ServeError("managed_folder", f"{what} {place.ws_path or '/'}: only paths under "
+                         "Files/LandingZone/ can be written")
+
+    def _current_etag(self, place: Place, upload: Upload | None) -> str | None:
+        if upload is not None and upload.pending:
+            return upload.etag
+        entry = self.stat(place)
+        return entry.etag if entry is not None else None
+
+    def _conditions(self, place: Place, if_match: str | None, if_none_match: str | None,
+                    etag: str | None, exists_key: str = "condition_not_met") -> None:
+        if if_none_match and if_none_match.strip() == "*" and etag is not None:
+            raise ServeError(exists_key, f"{place.ws_path} already exists (If-None-Match: *)")
+        if if_match and (etag is None or not same_etag(if_match, etag)):
+            raise ServeError("condition_not_met", f"{place.ws_path}: If-Match {if_match} does not "
+                             f"match the current ETag {etag or '(none: the path does not exist)'}")
+
+    def _parent_ready(self, place: Place, path: Path, create: bool) -> None:
+        parent = path.parent
+        probe = self.landing
+        for part in place.rel[:-1]:
+            probe = probe / part
+            if probe.exists() and not probe.is_dir():
+                raise ServeError("path_conflict", f"{place.ws_path}: {part} is a file, not a directory")
+        if create:
+            parent.mkdir(parents=True, exist_ok=True)
+
+    def create_dir(self, place: Place, if_none_match: str | None) -> str:
+        """PUT ?resource=directory: parents implicit; an existing folder is fine."""
+        with self._lock:
+            entry = self.stat(place)
+            if entry is not None and not entry.is_dir:
+                raise ServeError("path_exists", f"{place.ws_path} is a file",
+                                 headers={"x-ms-existing-resource-type": "file"})
+            if entry is not None:
+                if if_none_match and if_none_match.strip() == "*":
+                    raise ServeError("path_exists", f"{place.ws_path} already exists",
+                                     headers={"x-ms-existing-resource-type": "directory"})
+                return entry.etag
+            path = self._writable(place, "create directory")
+            self._parent_ready(place, path, create=False)
+            path.mkdir(parents=True, exist_ok=True)
+            found = self.stat(place)
+            assert found is not None
+            return found.etag
+
+    def create_file(self, place: Place, if_match: str | None, if_none_match: str | None) -> str:
+        """PUT ?resource=file: a new, empty, uncommitted file (truncating an existing one)."""
+        with self._lock:
+            path = self._writable(place, "create file")
+            old = self._uploads.get(place.rel)
+            entry = self.stat(place)
+            if entry is not None and entry.is_dir:
+                raise ServeError("path_exists", f"{place.ws_path} is a directory",
+                                 headers={"x-ms-existing-resource-type": "directory"})
+            self._conditions(place, if_match, if_none_match, self._current_etag(place, old),
+                             exists_key="path_exists")
+            self._parent_ready(place, path, create=True)
+            staging = self._new_staging()
+            staging.touch()
+            if self.hidden:
+                upload = Upload(staging, 0, _fresh_etag(), pending=entry is None)
+                if entry is not None:
+                    upload.etag = entry.etag
+            else:
+                with open(path, "wb"):
+                    pass
+                upload = Upload(staging, 0, etag_of(path.stat()), pending=False)
+            self._replace_upload(place.rel, upload)
+            return upload.etag
+
+    def _new_staging(self) -> Path:
+        return self.staging / f"{uuid.uuid4().hex}.part"
+
+    def _replace_upload(self, key: tuple[str, ...], upload: Upload | None) -> None:
+        old = self._uploads.pop(key, None)
+        if old is not None:
+            old.dead = True
+            old.staging.unlink(missing_ok=True)
+        if upload is not None:
+            self._uploads[key] = upload
+
+    def upload_of(self, place: Place) -> Upload | None:
+        with self._lock:
+            return self._uploads.get(place.rel)
+
+    def _upload_for_append(self, place: Place) -> Upload:
+        with self._lock:
+            path = self._writable(place, "append to")
+            upload = self._uploads.get(place.rel)
+            if upload is not None:
+                return upload
+            entry = self.stat(place)
+            if entry is None:
+                raise ServeError("path_not_found", f"append to {place.ws_path}: the file does not "
+                                 "exist (create it first with ?resource=file)")
+            if entry.is_dir:
+                raise ServeError("path_conflict", f"append to {place.ws_path}: a directory")
+            staging = self._new_staging()
+            shutil.copyfile(path, staging)  # appending to a committed file: start from its bytes
+            upload = Upload(staging, entry.size, entry.etag, pending=False)
+            self._uploads[place.rel] = upload
+            return upload
+
+    def append(self, place: Place, position: int, body: Iterator[bytes]) -> Upload:
+        """PATCH ?action=append: stream `body` to a file of its own, then (all of it arrived)
+        copy it into the staging file at `position` and record the range. Appends may come in
+        any order, and a retried append may overlap one still running: a broken one never
+        touches the staging file (a flush then finds the gap)."""
+        upload = self._upload_for_append(place)
+        part = self._new_staging()
+        try:
+            written = 0
+            with open(part, "wb") as handle:
+                for chunk in body:
+                    handle.write(chunk)
+                    written += len(chunk)
+            for _attempt in range(2):
+                with upload.lock:
+                    if not upload.dead:
+                        _copy_into(part, upload.staging, position, written)
+                        upload.ranges.append((position, position + written))
+                        return upload
+                upload = self._upload_for_append(place)  # flushed meanwhile: the next upload
+            raise ServeError("path_not_found", f"append to {place.ws_path}: the file was deleted "
+                             "or renamed while the append ran")
+        finally:
+            part.unlink(missing_ok=True)
+
+    def flush(self, place: Place, position: int, if_match: str | None, if_none_match: str | None,
+              retain: bool = False) -> str:
+        """PATCH ?action=flush: publish the first `position` bytes under the final name."""
+        path = self._writable(place, "flush")
+        upload = self.upload_of(place)
+        if upload is None:
+            entry = self.stat(place)
+            if entry is None or entry.is_dir:
+                raise ServeError("path_not_found", f"flush {place.ws_path}: the file does not exist")
+            self._conditions(place, if_match, if_none_match, entry.etag)
+            if position != entry.size:
+                raise ServeError("invalid_flush_position", f"flush {place.ws_path} at {position}, "
+                                 f"but it holds {entry.size} bytes and nothing uncommitted")
+            return entry.etag
+        with upload.lock:
+            with self._lock:
+                return self._publish_upload(place, path, upload, position, if_match,
+                                            if_none_match, retain)
+
+    def _publish_upload(self, place: Place, path: Path, upload: Upload, position: int,
+                        if_match: str | None, if_none_match: str | None, retain: bool) -> str:
+        if upload.dead:
+            raise ServeError("path_not_found", f"flush {place.ws_path}: the file was deleted "
+                             "or renamed while uploading")
+        if not upload.pending and not path.exists():
+            self._replace_upload(place.rel, None)
+            raise ServeError("path_not_found", f"flush {place.ws_path}: the file was removed")
+        etag = self._current_etag(place, upload)
+        if if_none_match and if_none_match.strip() == "*" and not upload.pending:
+            raise ServeError("condition_not_met", f"{place.ws_path} already exists "
+                             "(If-None-Match: *)")
+        self._conditions(place, if_match, None, etag)
+        if upload.length < 0:
+            raise ServeError("invalid_flush_position", f"flush {place.ws_path}: an append was "
+                             f"made below the {upload.base} bytes already committed")
+        if position > upload.length or position < upload.base:
+            raise ServeError("invalid_flush_position", f"flush {place.ws_path} at {position}, "
+                             f"but the data appended is contiguous from {upload.base} to "
+                             f"{upload.length} only")
+        if retain and position < upload.length:
+            staging = self._new_staging()
+            with open(upload.staging, "rb") as src, open(staging, "wb") as dst:
+                _copy_n(src, dst, position)
+            published = staging
+        else:
+            with open(upload.staging, "r+b") as handle:
+                handle.truncate(position)
+            published = upload.staging
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(published, path)
+        new_etag = etag_of(path.stat())
+        if retain and position < upload.length:
+            upload.pending, upload.etag, upload.base = False, new_etag, position
+        else:
+            self._uploads.pop(place.rel, None)
+            upload.dead = True
+        return new_etag
+
+    def put_blob(self, place: Place, body: Iterator[bytes], if_match: str | None,
+                 if_none_match: str | None) -> str:
+        """Blob Put Blob: the whole body, published at once."""
+        path = self._writable(place, "put blob")
+        staging = self._new_staging()
+        try:
+            with open(staging, "wb") as handle:
+                for chunk in body:
+                    handle.write(chunk)
+            return self._publish(place, path, staging, if_match, if_none_match)
+        finally:
+            staging.unlink(missing_ok=True)
+
+    def _publish(self, place: Place, path: Path, staging: Path, if_match: str | None,
+                 if_none_match: str | None) -> str:
+        with self._lock:
+            entry = self.stat(place)
+            if entry is not None and entry.is_dir:
+                raise ServeError("path_conflict", f"{place.ws_path} is a directory")
+            self._conditions(place, if_match, if_none_match, entry.etag if entry else None)
+            self._parent_ready(place, path, create=True)
+            os.replace(staging, path)
+            self._replace_upload(place.rel, None)
+            return etag_of(path.stat())
+
+    def put_block(self, place: Place, block_id: str, body: Iterator[bytes]) -> None:
+        """Blob Put Block: staged, invisible until Put Block List."""
+        self._writable(place, "put block")
+        staging = self._new_staging()
+        with open(staging, "wb") as handle:
+            for chunk in body:
+                handle.write(chunk)
+        with self._lock:
+            blocks = self._blocks.setdefault(place.rel, {})
+            old = blocks.pop(block_id, None)
+            if old is not None:
+                old.unlink(missing_ok=True)
+            blocks[block_id] = staging
+
+    def put_block_list(self, place: Place, block_ids: list[str], if_match: str | None,
+                       if_none_match: str | None) -> str:
+        """Blob Put Block List: the listed blocks, in order, become the blob."""
+        path = self._writable(place, "put block list")
+        with self._lock:
+            blocks = dict(self._blocks.get(place.rel, {}))
+        missing = [b for b in block_ids if b not in blocks]
+        if missing:
+            raise ServeError("invalid_block_list", f"{place.ws_path}: block(s) {missing[:3]} were "
+                             "never staged")
+        staging = self._new_staging()
+        try:
+            with open(staging, "wb") as dst:
+                for block_id in block_ids:
+                    with open(blocks[block_id], "rb") as src:
+                        shutil.copyfileobj(src, dst, COPY_CHUNK)
+            etag = self._publish(place, path, staging, if_match, if_none_match)
+        finally:
+            staging.unlink(missing_ok=True)
+        with self._lock:
+            for block in self._blocks.pop(place.rel, {}).values():
+                block.unlink(missing_ok=True)
+        return etag
+
+    def rename(self, source: Place, dest: Place, if_none_match: str | None,
+               if_match: str | None) -> str:
+        """PUT with x-ms-rename-source: move a file or a folder (with its subtree) at once."""
+        with self._lock:
+            if (source.area != "landing" or not source.rel) and self.stat(source) is None:
+                raise ServeError("source_not_found", f"rename source {source.ws_path} does not exist")
+            src = self._writable(source, "rename from")
+            dst = self._writable(dest, "rename to")
+            upload = self._uploads.get(source.rel)
+            src_entry = self.stat(source)
+            if src_entry is None and not (upload is not None and upload.pending):
+                raise ServeError("source_not_found", f"rename source {source.ws_path} does not exist")
+            parent = self.stat(Place(dest.area, dest.workspace, dest.item, dest.rel[:-1]))
+            if parent is None or not parent.is_dir:
+                raise ServeError("rename_parent_missing", f"rename to {dest.ws_path}: its parent "
+                                 "folder does not exist")
+            dst_entry = self.stat(dest)
+            self._conditions(dest, if_match, if_none_match,
+                             dst_entry.etag if dst_entry else None, exists_key="path_exists")
+            if source.rel == dest.rel:
+                return src_entry.etag if src_entry else upload.etag
+            if dest.rel[: len(source.rel)] == source.rel:
+                raise ServeError("invalid_input", f"rename {source.ws_path} into itself")
+            if dst_entry is not None and (dst_entry.is_dir or (src_entry and src_entry.is_dir)):
+                raise ServeError("path_exists" if dst_entry.is_dir else "path_conflict",
+                                 f"rename to {dest.ws_path}: it exists and is a "
+                                 f"{'directory' if dst_entry.is_dir else 'file'}")
+            if src_entry is not None:
+                os.replace(src, dst)
+            self._replace_upload(dest.rel, None)  # what was uncommitted there is gone
+            for key in [k for k in self._uploads if k[: len(source.rel)] == source.rel]:
+                moved = self._uploads.pop(key)
+                self._replace_upload(dest.rel + key[len(source.rel):], moved)
+            # a rename keeps the ETag (ABFS's rename recovery compares source and destination);
+            # the source's, as the engine may already have moved the destination on
+            return src_entry.etag if src_entry else upload.etag
+
+    def delete(self, place: Place, recursive: bool) -> None:
+        """DELETE: a file, an empty folder, or (recursive) a folder and its subtree."""
+        with self._lock:
+            if (place.area != "landing" or not place.rel) and self.stat(place) is None:
+                raise ServeError("path_not_found", f"{place.ws_path} does not exist",
+                                     blob="blob_not_found")
+            path = self._writable(place, "delete")
+            under = [k for k in self._uploads if k[: len(place.rel)] == place.rel]
+            entry = self.stat(place)
+            if entry is None:
+                if place.rel in self._uploads:  # hidden and never flushed
+                    self._replace_upload(place.rel, None)
+                    return
+                raise ServeError("path_not_found", f"{place.ws_path} does not exist",
+                                 blob="blob_not_found")
+            if entry.is_dir:
+                if not recursive and any(path.iterdir()):
+                    raise ServeError("directory_not_empty", f"{place.ws_path} is not empty "
+                                     "(delete with recursive=true)")
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+            for key in under:
+                self._replace_upload(key, None)
+
+    def close(self) -> None:
+        """Drop uncommitted uploads and staged blocks (as the service does, eventually)."""
+        with self._lock:
+            for key in list(self._uploads):
+                self._replace_upload(key, None)
+            self._blocks.clear()
+        shutil.rmtree(self.staging, ignore_errors=True)
+
+
+def _virtual_child(base: Place, name: str, names: Names) -> Place:
+    if base.area == "workspace":
+        return Place("item", base.workspace, name)
+    if base.area == "item":
+        return Place("files" if name == "Files" else "tables", base.workspace, base.item)
+    return Place("landing" if name == "LandingZone" else "monitoring", base.workspace, base.item)
+
+
+def _copy_into(source: Path, target: Path, offset: int, n: int) -> None:
+    """The `n` bytes of `source` into `target` at `offset` (in the kernel where it can)."""
+    with open(source, "rb") as src, open(target, "r+b") as dst:
+        done = 0
+        try:
+            while done < n:
+                copied = os.copy_file_range(src.fileno(), dst.fileno(), n - done, done, offset + done)
+                if copied == 0:
+                    break
+                done += copied
+        except (AttributeError, OSError):  # no copy_file_range here: copy through Python
+            src.seek(done)
+            dst.seek(offset + done)
+            _copy_n(src, dst, n - done)
+
+
+def _copy_n(src: BinaryIO, dst: BinaryIO, n: int) -> None:
+    while n > 0:
+        chunk = src.read(min(n, COPY_CHUNK))
+        if not chunk:
+            break
+        dst.write(chunk)
+        n -= len(chunk)
