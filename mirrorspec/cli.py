@@ -1,9 +1,10 @@
 """The `mirrorspec` command line: a click group of thin commands and one error handler.
 
 Exit codes: 0 ok, 1 user or project error (MirrorspecError, or a failed table), 2 internal error
-(the traceback goes to a log file named in the message). Commands live in `mirrorspec/commands/`,
-one module per area, and are registered in COMMAND_MODULES below (a module that fails to import
-fails the CLI: a renamed module must never make its commands vanish). Shared options live in
+(the traceback goes to a log file named in the message) or a usage error (click's own code for an
+unknown command or option or a bad value; nothing ran), 3 `status --stale-after` (stale).
+Commands live in `mirrorspec/commands/`, one module per area, and are registered in
+COMMAND_MODULES below (a module that fails to import fails the CLI: a renamed module must never make its commands vanish). Shared options live in
 `mirrorspec/commands/params.py`; command modules never import each other or this module.
 """
 
@@ -21,6 +22,7 @@ from mirrorspec import __version__
 from mirrorspec.commands.params import LOG_FORMAT_ENV, get_console, global_options
 from mirrorspec.console import Console, color_disabled, emit_usage_error
 from mirrorspec.errors import FailedRun, MirrorspecError
+from mirrorspec.logfile import log_folder
 
 # Re-exported for command modules written before params.py; commands import them from
 # mirrorspec.commands.params and mirrorspec.errors (a later lint step forbids importing cli).
@@ -149,7 +151,10 @@ def _jvm_log_note() -> str:
 
 
 def _write_traceback() -> str:
-    folder = os.environ.get("MIRRORSPEC_LOG_DIR") or tempfile.gettempdir()
+    try:
+        folder = log_folder()
+    except MirrorspecError:  # the crash log must be written somewhere
+        folder = tempfile.gettempdir()
     fd, path = tempfile.mkstemp(prefix="mirrorspec-crash-", suffix=".log", dir=folder)
     with os.fdopen(fd, "w") as handle:
         handle.write(traceback.format_exc())

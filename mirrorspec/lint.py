@@ -55,6 +55,7 @@ RULES: dict[str, str] = {
     "content/zero-byte": "a zero-byte file",
     "content/unreadable": "a Parquet or delimited file that can't be read",
     "content/codec": "a Parquet codec the seed doesn't list (Snappy, GZIP, ZSTD)",
+    "content/time-range": "a date or timestamp outside 0001-01-01 … 9999-12-31 (Delta's range)",
     "content/header": "a delimited file's header row (FirstRowAsHeader)",
     "content/encoding": "bytes that are invalid in the declared Encoding",
     "content/duplicate-column": "a column that appears twice in a file",
@@ -455,6 +456,10 @@ def _lint_parquet(file, metadata, union, report, where, stop, strict) -> Finding
     if codecs:
         return stop("content/codec", f"compressed with {', '.join(codecs)}: unreadable here; the "
                     "seed lists Snappy, GZIP and ZSTD (re-write the file under the same name)")
+    out_of_range = checks.time_range_problem(path)
+    if out_of_range is not None:
+        return stop("content/time-range", out_of_range[2], row=out_of_range[0],
+                    column=out_of_range[1])
     marker_type = schema.field(marker).type if marker else None
     if marker is not None and not pa.types.is_integer(marker_type):
         report.findings.append(Finding("content/marker-type", "warning",
@@ -476,7 +481,7 @@ def _lint_parquet(file, metadata, union, report, where, stop, strict) -> Finding
     if bad is None:
         return None
     column = marker if bad[1].startswith(checks.INVALID_MARKER_TEXT[0]) or "needs keyColumns" in \
-        bad[1] else (", ".join(metadata.key_columns) or None)
+        bad[1] else (checks.null_key_columns(bad[1]) or ", ".join(metadata.key_columns) or None)
     return stop("content/row", bad[1], row=bad[0] + 1, column=column)
 
 
@@ -590,7 +595,8 @@ def _first_bad_record(text: str, header: list[str], metadata) -> tuple[int, str,
     lower = [h.lower() for h in header]
     marker_at = next((i for i, n in enumerate(header) if checks.is_marker(n)), None)
     declared = {c.name.lower(): c for c in metadata.columns}
-    keys = [lower.index(k.lower()) for k in metadata.key_columns if k.lower() in lower]
+    key_names = [k for k in metadata.key_columns if k.lower() in lower]
+    keys = [lower.index(k.lower()) for k in key_names]
     key_set = set(keys)
     default = metadata.default_marker
     keyed_markers = {int(m) for m in mirroring.KEYED_MARKERS}
@@ -626,9 +632,10 @@ def _first_bad_record(text: str, header: list[str], metadata) -> tuple[int, str,
             if not metadata.keyed:
                 return (number, checks.KEYLESS_TEXT[0] + str(marker) + checks.KEYLESS_TEXT[1],
                         header[marker_at] if marker_at is not None else None)
-            if any(_key_null(values[k], declared.get(lower[k])) for k in keys):
-                prefix, suffix = checks.null_key_text(metadata.key_columns)
-                return number, prefix + str(marker) + suffix, ", ".join(metadata.key_columns)
+            null = [name for name, k in zip(key_names, keys)
+                    if _key_null(values[k], declared.get(lower[k]))]
+            if null:
+                return number, checks.null_key_problem(null, marker), ", ".join(null)
     return None
 
 

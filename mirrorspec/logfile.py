@@ -12,9 +12,28 @@ import tempfile
 import threading
 import time
 import traceback
+from typing import Callable
+
+from mirrorspec.errors import MirrorspecError
 
 _lock = threading.Lock()
 _path: str | None = None
+
+
+def log_folder() -> str:
+    """`$MIRRORSPEC_LOG_DIR` (created when missing), else the temporary folder; a one-line
+    MirrorspecError when that folder can't be created or written."""
+    folder = os.environ.get("MIRRORSPEC_LOG_DIR") or tempfile.gettempdir()
+    try:
+        os.makedirs(folder, exist_ok=True)
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise PermissionError(13, "not writable")
+    except OSError as exc:
+        raise MirrorspecError(
+            f"MIRRORSPEC_LOG_DIR={folder} can't hold log files: {exc.strerror or exc}",
+            hint="point MIRRORSPEC_LOG_DIR at a writable folder, or unset it to use "
+                 f"{tempfile.gettempdir()}") from None
+    return folder
 
 
 def log_path() -> str:
@@ -22,8 +41,7 @@ def log_path() -> str:
     global _path
     with _lock:
         if _path is None or not os.path.exists(_path):
-            folder = os.environ.get("MIRRORSPEC_LOG_DIR") or tempfile.gettempdir()
-            os.makedirs(folder, exist_ok=True)
+            folder = log_folder()
             stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
             _path = os.path.join(folder, f"mirrorspec-{stamp}-{os.getpid()}.log")
             with open(_path, "a", encoding="utf-8"):
@@ -31,19 +49,27 @@ def log_path() -> str:
         return _path
 
 
-def log_exception(context: str, exc: BaseException) -> str:
-    """Append `exc`'s traceback (and the Java stack trace of a Py4J error) under a `context`
-    heading; returns the log file's path for the error message."""
+def log_exception(context: str, exc: BaseException,
+                  scrub: Callable[[str], str] | None = None) -> str:
+    """Append `exc`'s traceback (and the Java stack trace of a Py4J error, with its causes)
+    under a `context` heading, each line passed through `scrub` (credentials hidden); returns
+    the log file's path for the error message."""
     path = log_path()
     lines = [f"--- {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {context}\n"]
     lines += traceback.format_exception(type(exc), exc, exc.__traceback__)
     java = getattr(exc, "java_exception", None)
-    if java is not None:
+    causes = 0
+    while java is not None and causes < 10:
         try:
-            lines.append(str(java.toString()) + "\n")
+            lines.append(("Caused by: " if causes else "") + str(java.toString()) + "\n")
             lines += [f"    at {frame.toString()}\n" for frame in java.getStackTrace()]
+            java = java.getCause()
         except Exception as java_gone:  # noqa: BLE001 - the JVM may be gone; the Python part is logged
             lines.append(f"(no Java stack trace: {java_gone!r})\n")
+            break
+        causes += 1
+    if scrub is not None:
+        lines = [scrub(line) for line in lines]
     with _lock, open(path, "a", encoding="utf-8") as handle:
         handle.writelines(lines)
     return path

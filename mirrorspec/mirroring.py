@@ -138,7 +138,9 @@ def unsafe_name_reason(name: str, column: bool = False) -> str | None:
         return f"'{ROW_MARKER_COLUMN}' is reserved for the row marker"
     if "/" in name or "\\" in name:
         return "contains a path separator"
-    if name in (".", "..") or ".." in name:
+    if name == ".":
+        return "is '.' (the folder itself)"
+    if ".." in name:
         return "contains '..'"
     if column and name.startswith(RESERVED_COLUMN_PREFIX):
         return (f"starts with '{RESERVED_COLUMN_PREFIX}' (reserved for the row marker and the "
@@ -333,8 +335,14 @@ def _as_bool(value: Any, what: str, file: str) -> bool:
 
 def parse_metadata_text(text: str, file: str) -> TableMetadata:
     """Parse the text of a `_metadata.json` (keys matched case-insensitively)."""
+    if not text.strip():
+        raise LandingZoneError(
+            "_metadata.json is empty" + (" (0 bytes)" if not text else ""), file=file,
+            code="InvalidMetadata",
+            hint='write a JSON object: {"keyColumns": ["id"]}, or {} for a table without keys '
+                 "(a producer writes it whole, then renames it into place)")
     try:
-        raw = json.loads(text) if text.strip() else {}
+        raw = json.loads(text)
     except json.JSONDecodeError as exc:
         raise LandingZoneError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
                                file=file, row=exc.lineno, code="InvalidMetadata",
@@ -353,11 +361,10 @@ def parse_metadata(raw: Mapping[str, Any], file: str) -> TableMetadata:
         return LandingZoneError(message, file=file, code="InvalidMetadata",
                                 hint="fix _metadata.json; the table resumes on the next run")
 
-    keys = data.get("keycolumns") or []
-    if isinstance(keys, str):
-        keys = [keys]
+    keys = data.get("keycolumns", [])
     if not isinstance(keys, list) or not all(isinstance(k, str) and k for k in keys):
-        raise bad("keyColumns must be a list of column names")
+        raise bad(f"keyColumns must be a list of column names such as [\"id\"], not "
+                  f"{json.dumps(keys)[:80]}")
     if len(set(keys)) != len(keys):
         raise bad("keyColumns lists a column twice")
 

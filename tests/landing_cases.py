@@ -20,6 +20,8 @@ T_KEYED = ("int64", "string", "int32")
 FILE1 = LandingFile(sequence_name(1), KEYED, ((1, "a", 0), (2, "b", 0), (2, "b2", 0)), T_KEYED)
 FILE3 = LandingFile(sequence_name(3), KEYED, ((3, "c", 0), (2, "z", 1), (1, None, 2)), T_KEYED)
 FILE3_KEYLESS = LandingFile(sequence_name(3), KEYED, ((3, "c", 0), (3, "c", None)), T_KEYED)
+# file 3 of a table keyed on (id, v): no NULL in either key column
+FILE3_COMPOUND = LandingFile(sequence_name(3), KEYED, ((3, "c", 0), (2, "b2", 1)), T_KEYED)
 GOOD2 = LandingFile(sequence_name(2), KEYED, ((4, "d", 0), (5, "e", 4)), T_KEYED)
 
 
@@ -48,6 +50,19 @@ def raw_writer(name: str, data: bytes):
     return write
 
 
+def year_200000_writer(table_dir):
+    """File 2 with a timestamp column whose second row is in year 200000 (Spark reads it;
+    Delta's range and Python's end at 9999)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    micros = int((200000 - 1970) * 365.2425 * 86400) * 1_000_000
+    table = pa.table({"id": pa.array([4, 5], pa.int64()), "v": ["d", "e"],
+                      "at": pa.array([0, micros], pa.timestamp("us")),
+                      MARKER: pa.array([0, 0], pa.int32())})
+    pq.write_table(table, os.path.join(table_dir, sequence_name(2)))
+
+
 def bad2(rows, columns=KEYED, types=T_KEYED):
     return LandingFile(sequence_name(2), columns, rows, types)
 
@@ -63,6 +78,7 @@ _missing_key = bad2((("d", 0),), columns=("v", MARKER), types=("string", "int32"
 _null_update = bad2(((4, "d", 0), (None, "x", 1)))
 _null_delete = bad2(((None, None, 2),))
 _keyless_update = bad2(((4, "d", 0), (1, "x", 1)))
+_compound_null = bad2(((4, "d", 0), (5, None, 1)))  # keyed on (id, v): only v is NULL
 # a delete file as pandas writes it: the all-null `v` is INT32 with the Null logical type
 _null_type = bad2(((1, None, 2),), types=("int64", "null", "int32"))
 CSV_NAME = sequence_name(2, "csv")
@@ -87,6 +103,8 @@ CASES = [
          words=("'v'", "null logical type", "schemamergefailure", "cast")),
     Case("keyless_update", _keyless_update, parquet_writer(_keyless_update), row=2,
          words=("key",), keys=()),
+    Case("compound_key_one_null", _compound_null, parquet_writer(_compound_null), row=2,
+         words=("null in key column(s) v of",), keys=("id", "v")),
     Case("csv_extra_field", corrupt(CSV_NAME, "malformed"),
          raw_writer(CSV_NAME, (CSV_HEAD + "4,d,0\r\n5,e,x,0\r\n").encode()), csv=True),
     Case("csv_bad_number", corrupt(CSV_NAME, "malformed"),
@@ -97,6 +115,11 @@ CASES = [
          bad_metadata='{"keyColumns": ["id"], '),
     Case("bad_metadata_value", GOOD2, parquet_writer(GOOD2),
          bad_metadata='{"keyColumns": ["id"], "fileDetectionStrategy": "Sometimes"}'),
+    Case("timestamp_year_200000", corrupt(sequence_name(2), "year 200000"), year_200000_writer,
+         row=2, words=("year 200000", "9999-12-31")),
+    Case("empty_metadata", GOOD2, parquet_writer(GOOD2), bad_metadata="", words=("empty",)),
+    Case("metadata_keys_a_string", GOOD2, parquet_writer(GOOD2), bad_metadata='{"keyColumns": "id"}',
+         words=("keycolumns must be a list",)),
 ]
 GOOD_TABLES = ("good", "good_csv")
 
@@ -110,6 +133,8 @@ def table_files(case_or_name) -> tuple[LandingFile, LandingFile]:
     is_csv = getattr(case_or_name, "csv", False) or case_or_name == "good_csv"
     if getattr(case_or_name, "keys", True) == ():
         return FILE1, FILE3_KEYLESS
+    if getattr(case_or_name, "keys", ()) == ("id", "v"):
+        return FILE1, FILE3_COMPOUND
     return (csv_file(FILE1), csv_file(FILE3)) if is_csv else (FILE1, FILE3)
 
 

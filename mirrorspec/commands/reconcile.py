@@ -10,6 +10,7 @@ import click
 from mirrorspec.commands.params import (optional_plan, parse_conf, plan_options, spark_conf,
                                         spark_master, start_spark)
 from mirrorspec.errors import FailedRun, MirrorspecError, UsageError
+from mirrorspec.jdbc_urls import redact
 from mirrorspec.progress.mirror import resolve_table, table_keys
 
 
@@ -93,7 +94,7 @@ def reconcile(table, source, warehouse, key, version, timestamp, dbtable, user_s
     mirror = rec.read_mirror(spark, path, version, timestamp)
     snapshot = rec.read_source(spark, source, dbtable, user_secret, password_secret,
                                source_format)
-    name = rec.redact(source) + (f" ({dbtable})" if dbtable else "")
+    name = redact(source) + (f" ({dbtable})" if dbtable else "")
     result = rec.reconcile(spark, mirror, snapshot, keys, unique_id, name, version)
     for line in rec.render(result, shown):
         click.echo(line)

@@ -35,10 +35,23 @@ INVALID_MARKER_TEXT = (f"{mirroring.ROW_MARKER_COLUMN} '",
                        "' is not one of 0 (insert), 1 (update), 2 (delete), 4 (upsert)")
 
 
-def null_key_text(key_columns: Sequence[str]) -> tuple[str, str]:
-    """(prefix, suffix) of the problem of a 1/2/4 row with a NULL key, around its marker."""
-    return ("NULL in key column(s) " + ", ".join(key_columns) + " of a row with "
-            f"{mirroring.ROW_MARKER_COLUMN} ", " (only inserts may have NULL keys)")
+# The problem of a 1/2/4 row with a NULL key: these three around the NULL columns (only those,
+# comma-separated) and the marker, so the Spark expression and the Python checks spell it alike.
+NULL_KEY_TEXT = ("NULL in key column(s) ", f" of a row with {mirroring.ROW_MARKER_COLUMN} ",
+                 " (only inserts may have NULL keys)")
+
+
+def null_key_problem(null_columns: Sequence[str], marker: Any) -> str:
+    """The problem of a row with `marker` whose key columns `null_columns` are NULL."""
+    return NULL_KEY_TEXT[0] + ", ".join(null_columns) + NULL_KEY_TEXT[1] + str(marker) \
+        + NULL_KEY_TEXT[2]
+
+
+def null_key_columns(problem: str) -> str | None:
+    """The NULL key columns a null_key_problem() names, or None for another problem."""
+    if not problem.startswith(NULL_KEY_TEXT[0]) or NULL_KEY_TEXT[1] not in problem:
+        return None
+    return problem[len(NULL_KEY_TEXT[0]):problem.index(NULL_KEY_TEXT[1])]
 
 
 MALFORMED_TEXT = ("malformed delimited record (more or fewer cells than the header, "
@@ -231,6 +244,77 @@ def unsupported_codecs(footer) -> list[str]:
     return sorted(found - set(PARQUET_CODECS))
 
 
+# Dates and timestamps a Delta table (protocol: 0001-01-01 to 9999-12-31) and Python's datetime
+# hold, in seconds from 1970-01-01; Spark's reader takes values far beyond (year 200000), which
+# then break every reader of the table (`show`'s OverflowError).
+TIME_MIN_SECONDS = -62_135_596_800  # 0001-01-01T00:00:00
+TIME_MAX_SECONDS = 253_402_300_799  # 9999-12-31T23:59:59
+_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000}  # nanoseconds can't leave the range
+_DAY = 86_400
+
+
+def _time_bounds(arrow_type) -> tuple[int, int, float] | None:
+    """(lowest, highest) raw integer of a date/timestamp column in range and its units per
+    second; None when every value is in range."""
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(arrow_type) and arrow_type.unit in _PER_SECOND:
+        per = _PER_SECOND[arrow_type.unit]
+        return TIME_MIN_SECONDS * per, TIME_MAX_SECONDS * per + per - 1, per
+    if pa.types.is_date32(arrow_type):
+        return TIME_MIN_SECONDS // _DAY, TIME_MAX_SECONDS // _DAY, 1 / _DAY
+    if pa.types.is_date64(arrow_type):
+        return TIME_MIN_SECONDS * 1000, TIME_MAX_SECONDS * 1000 + 999, 1000
+    return None
+
+
+def time_range_problem(path: str) -> tuple[int, str, str] | None:
+    """`(row, column, problem)` of the first date or timestamp of a local Parquet file outside
+    0001-01-01 … 9999-12-31 (row 1-based), or None. Row groups whose footer statistics are in
+    range are not read."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    parquet = pq.ParquetFile(path)
+    bounds = {f.name: b for f in parquet.schema_arrow if (b := _time_bounds(f.type)) is not None}
+    if not bounds:
+        return None
+    footer = parquet.metadata
+    offset = 0
+    for group in range(footer.num_row_groups):
+        row_group = footer.row_group(group)
+        unproven = []
+        for index in range(row_group.num_columns):
+            chunk = row_group.column(index)
+            name = chunk.path_in_schema
+            if name not in bounds:
+                continue
+            stats = chunk.statistics
+            low, high, _ = bounds[name]
+            if stats is not None and stats.has_min_max and isinstance(stats.min_raw, int) \
+                    and low <= stats.min_raw and stats.max_raw <= high:
+                continue
+            unproven.append(name)
+        if unproven:
+            table = parquet.read_row_group(group, columns=unproven)
+            for name in unproven:
+                column = table.column(name).combine_chunks()
+                raw = column.view(pa.int32() if pa.types.is_date32(column.type) else pa.int64())
+                low, high, per_second = bounds[name]
+                outside = pc.fill_null(pc.or_(pc.less(raw, low), pc.greater(raw, high)), False)
+                if pc.any(outside).as_py():
+                    index = pc.index(outside, True).as_py()
+                    seconds = raw[index].as_py() / per_second
+                    year = int(1970 + seconds / 31_556_952)
+                    return (offset + index + 1, name,
+                            f"column {name} holds a {column.type} in year {year}: outside "
+                            "0001-01-01 … 9999-12-31, the dates a Delta table and its readers "
+                            "hold; re-write the file under the same name")
+        offset += row_group.num_rows
+    return None
+
+
 def first_bad_row(rows: int, marker, keys: Sequence[Any], metadata: mirroring.TableMetadata):
     """Check `rows` rows from their marker and key columns (pyarrow arrays; `marker` None when
     the file has none, else an integer array). Returns `(rows, keyed, bad)`: the row count, how
@@ -263,6 +347,6 @@ def first_bad_row(rows: int, marker, keys: Sequence[Any], metadata: mirroring.Ta
         bad = pc.and_(is_keyed, null_key)
         if pc.any(bad).as_py():
             index = pc.index(bad, True).as_py()
-            prefix, suffix = null_key_text(metadata.key_columns)
-            problems.append((index, prefix + str(filled[index].as_py()) + suffix))
+            null = [name for name, key in zip(metadata.key_columns, keys) if not key[index].is_valid]
+            problems.append((index, null_key_problem(null, filled[index].as_py())))
     return len(filled), keyed, (min(problems) if problems else None)

@@ -15,6 +15,7 @@ import yaml
 
 from mirrorspec.errors import Location, MirrorspecError, ProjectError
 from mirrorspec.load.render import Renderer
+from mirrorspec.load.secret_names import NOT_SECRET_KEY
 from mirrorspec.load.validate import validate_document
 from mirrorspec.load.yaml_doc import Document, display_name, load_document
 
@@ -142,7 +143,9 @@ def load_files(project_dir: str | os.PathLike[str], variables: Mapping[str, Any]
         raise ProjectError(problems[0].message, problems=problems)
 
     cli_vars = dict(variables or {})
-    renderer = Renderer(cli_vars, environ)
+    allowed = project.data.get(NOT_SECRET_KEY) if isinstance(project.data, dict) else None
+    renderer = Renderer(cli_vars, environ, [name for name in allowed or () if isinstance(name, str)]
+                        if isinstance(allowed, list) else ())
     renderer.render_document(project, problems, only=(("vars",),))
     data = project.data if isinstance(project.data, dict) else {}
     project_vars: dict[str, Any] = data["vars"] if isinstance(data.get("vars"), dict) else {}

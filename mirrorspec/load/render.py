@@ -9,18 +9,23 @@ land in `target/`. A value that is exactly one `{{ expression }}` keeps the expr
 
 from __future__ import annotations
 
-import operator
 import os
 import re
-import time
+import types
 from typing import Any, Iterable, Mapping
 
 import jinja2
 from jinja2 import nodes
+from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
+from jinja2.utils import generate_lorem_ipsum
 
 from mirrorspec.plan import SECRET_PREFIX, holds_secret, secret_placeholder
 from mirrorspec.errors import MirrorspecError
+from mirrorspec.load.budget import (
+    FILTERS, MAX_TEXT, METHODS, Budget, TemplateTooCostly, check_size, lipsum_size,
+    percent_size, text_size, too_long)
+from mirrorspec.load.secret_names import secret_reason
 from mirrorspec.load.yaml_doc import Document
 
 _MISSING = object()
@@ -46,78 +51,99 @@ class _RenderError(Exception):
     """A user mistake inside a template function (an undefined var, a secret with a default)."""
 
 
-# The work one template may do: a project file must not be able to hang or exhaust compile.
-MAX_ITERATIONS = 100_000  # loop items and range() items, all loops of one template together
-MAX_TEXT = 1_000_000  # characters (or items) of any one value built and of the output
-MAX_SECONDS = 5.0
-
-
-class TemplateTooCostly(Exception):
-    """A template went over one of the bounds above."""
-
-
 class _BoundedEnvironment(SandboxedEnvironment):
-    """The sandbox plus a budget: every `{% for %}` iterable and `range()` draw from one
-    iteration count, `*` `**` `+` `~` refuse results over MAX_TEXT, and a deadline applies."""
+    """The sandbox plus a budget (`budget.py`): every filter, global and method call is sized
+    before it runs and timed while it runs, every `{% for %}` iterable and `range()` draw from
+    one iteration count, and `*` `**` `+` `%` `~` and every output are sized."""
 
-    intercepted_binops = frozenset({"*", "**", "+"})
+    intercepted_binops = frozenset({"*", "**", "+", "%"})
 
     def __init__(self, **options: Any):
         super().__init__(**options)
+        self.budget = Budget()
+        unknown = set(self.filters) - set(FILTERS)
+        for name in unknown:  # a filter without a size bound is not offered
+            del self.filters[name]
+        for name, function in list(self.filters.items()):
+            skip = 1 if getattr(function, "jinja_pass_arg", None) else 0
+            self.filters[name] = self.budget.guard(function, FILTERS[name], skip)
         self.globals["range"] = self._range
+        self.globals["lipsum"] = self.budget.guard(generate_lorem_ipsum, lipsum_size)
         self.filters["_mirrorspec_bounded"] = self._bounded
-        self.filters["_mirrorspec_sized"] = self._sized
-        self.start()
+        self.filters["_mirrorspec_concat"] = self._concat_parts
+        self.finalize = check_size
+        self.concat = self._concat  # type: ignore[method-assign]  # every block, macro and output
 
     def start(self) -> None:
         """Reset the budget (before each template)."""
-        self.iterations = 0
-        self.deadline = time.monotonic() + MAX_SECONDS
-
-    def _spend(self, count: int) -> None:
-        self.iterations += count
-        if self.iterations > MAX_ITERATIONS:
-            raise TemplateTooCostly(f"more than {MAX_ITERATIONS:,} loop iterations")
-        if time.monotonic() > self.deadline:
-            raise TemplateTooCostly(f"rendering took more than {MAX_SECONDS:g} s")
+        self.budget.start()
 
     def _range(self, *args: int) -> range:
         values = range(*args)
-        self._spend(len(values))
+        self.budget.spend(len(values))
         return values
 
     def _bounded(self, iterable: Iterable[Any]) -> Iterable[Any]:
         for item in iterable:
-            self._spend(1)
+            self.budget.spend(1)
             yield item
 
-    def _sized(self, value: Any) -> Any:
-        if hasattr(value, "__len__") and len(value) > MAX_TEXT:
-            raise TemplateTooCostly(f"a value longer than {MAX_TEXT:,} characters or items")
-        return value
+    def _concat(self, pieces: Iterable[str]) -> str:
+        size = 0
+        kept = []
+        for piece in pieces:
+            size += len(piece)
+            if size > MAX_TEXT:
+                raise TemplateTooCostly(f"output longer than {MAX_TEXT:,} characters")
+            kept.append(piece)
+        return "".join(kept)
+
+    def _concat_parts(self, parts: list[Any]) -> str:
+        if sum(text_size(part) for part in parts) > MAX_TEXT:
+            raise too_long()
+        return "".join(str(part) for part in parts)
 
     def call_binop(self, context: Any, operator_: str, left: Any, right: Any) -> Any:
         if operator_ == "**" and isinstance(left, int) and isinstance(right, int) and right > 0:
             if abs(left) > 1 and right * max(abs(left).bit_length(), 1) > 4 * MAX_TEXT:
                 raise TemplateTooCostly("a number too large to compute")
-        if operator_ == "*":
+        elif operator_ == "*":
             for seq, count in ((left, right), (right, left)):
-                if hasattr(seq, "__len__") and isinstance(count, int) and \
-                        len(seq) * count > MAX_TEXT:
-                    raise TemplateTooCostly(f"a value longer than {MAX_TEXT:,} characters or items")
-        return self._sized(_BINOPS[operator_](left, right))
+                if isinstance(seq, (str, list, tuple)) and isinstance(count, int) and \
+                        text_size(seq) * count > MAX_TEXT:
+                    raise too_long()
+        elif operator_ == "+" and isinstance(left, (str, list, tuple)):
+            if text_size(left) + text_size(right) > MAX_TEXT:
+                raise too_long()
+        elif operator_ == "%" and isinstance(left, str):
+            if percent_size(left, right) > MAX_TEXT:
+                raise too_long()
+        return check_size(self.binop_table[operator_](left, right))
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        bound = getattr(__obj, "__wrapped__", __obj)  # str.format comes wrapped by the sandbox
+        owner = getattr(bound, "__self__", None)
+        if isinstance(bound, (types.BuiltinMethodType, types.MethodType)) and isinstance(
+                owner, (type, str, bytes, int, float, complex, list, tuple, dict, set, frozenset)):
+            kind = next((k for k in (str, list, dict, tuple) if isinstance(owner, k)), None)
+            size = METHODS.get((kind, bound.__name__)) if kind else None
+            if size is None:
+                raise SecurityError(f"{type(owner).__name__}.{bound.__name__}() is not "
+                                    "available in a mirrorspec template")
+            named = {k: v for k, v in kwargs.items() if k not in ("_loop_vars", "_block_vars")}
+            if size(owner, *args, **named) > MAX_TEXT:
+                raise too_long()
+        return __self.budget.run(super().call, __context, __obj, *args, **kwargs)
 
     def _generate(self, source: Any, name: Any, filename: Any, defer_init: bool = False) -> Any:
         for loop in source.find_all(nodes.For):  # every loop draws from the budget
             loop.iter = nodes.Filter(loop.iter, "_mirrorspec_bounded", [], [], None, None,
                                      lineno=loop.lineno)
-        for concat in list(source.find_all(nodes.Concat)):
-            concat.nodes = [nodes.Filter(part, "_mirrorspec_sized", [], [], None, None,
-                                         lineno=concat.lineno) for part in concat.nodes]
+        for concat in list(source.find_all(nodes.Concat)):  # `~` sized before it joins
+            parts = nodes.List(concat.nodes, lineno=concat.lineno)
+            concat.nodes = [nodes.Filter(parts, "_mirrorspec_concat", [], [], None, None,
+                                         lineno=concat.lineno)]
         return super()._generate(source, name, filename, defer_init=defer_init)
-
-
-_BINOPS = {"*": operator.mul, "**": operator.pow, "+": operator.add}
 
 
 def secret_allowed(path: tuple[Any, ...]) -> bool:
@@ -137,9 +163,11 @@ class Renderer:
     """Renders template strings with one set of vars and one environment."""
 
     def __init__(self, variables: Mapping[str, Any] | None = None,
-                 environ: Mapping[str, str] | None = None):
+                 environ: Mapping[str, str] | None = None,
+                 not_secret: Iterable[str] = ()):
         self.variables = dict(variables or {})
         self.environ = os.environ if environ is None else environ
+        self.not_secret = set(not_secret)  # the project's `env-vars-not-secret:`
         self.env = _BoundedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False,
                                        keep_trailing_newline=True)
         self.env.globals.update(var=self._var, env_var=self._env_var)
@@ -161,6 +189,15 @@ class Renderer:
                 raise _RenderError(f"env_var('{name}') is a secret and can't have a default "
                                    "(it would be written to target/)")
             return secret_placeholder(name)
+        if name not in self.not_secret:
+            reason = secret_reason(str(name), self.environ.get(name))
+            if reason:
+                raise _RenderError(
+                    f"env_var('{name}') looks like a secret ({reason}); its value would be "
+                    f"written to target/ and the docs site. Export it as {SECRET_PREFIX}{name} "
+                    f"and use env_var('{SECRET_PREFIX}{name}') (resolved only at run time, in "
+                    "spark settings and source options), or, if it is not a secret, list it "
+                    "under `env-vars-not-secret:` in mirrorspec_project.yml")
         if name in self.environ:
             return self.environ[name]
         if default is _MISSING:
@@ -184,7 +221,7 @@ class Renderer:
             value = expression()
             if isinstance(value, jinja2.Undefined):
                 value._fail_with_undefined_error()
-            return self.env._sized(value)
+            return check_size(value)
         template = self._templates.get(text)
         if template is None:
             template = self.env.from_string(text)

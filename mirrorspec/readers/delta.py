@@ -171,7 +171,21 @@ def _python_values(column) -> list:
 
     if pa.types.is_timestamp(column.type) and column.type.tz is not None:
         column = column.cast(pa.timestamp(column.type.unit))
-    return column.to_pylist()
+    try:
+        return column.to_pylist()
+    except (OverflowError, ValueError):
+        if not (pa.types.is_timestamp(column.type) or pa.types.is_date(column.type)):
+            raise
+    # A date outside Python's years 1-9999 (written before mirror refused them): shown as the
+    # text NumPy gives it (its datetime64 spans ±290,000 years), never a crash.
+    spelled = column.to_numpy(zero_copy_only=False)
+    values: list = []
+    for index, scalar in enumerate(column):
+        try:
+            values.append(scalar.as_py())
+        except (OverflowError, ValueError):
+            values.append(str(spelled[index]))
+    return values
 
 
 def history(path: str, name: str | None = None, limit: int | None = None,

@@ -255,3 +255,47 @@ def test_secrets_stay_placeholders_in_spark_conf_and_source_options(in_tmp, monk
     assert result.exit_code == 0, result.output
     plan = (in_tmp / "target" / "plan.json").read_text()
     assert "topsecret" not in plan and plan.count("MIRRORSPEC_SECRET_SCH") == 2
+
+
+# --- env_var() of a credential outside the secret prefix ---------------------------------------
+
+GH_TOKEN = "ghp_" + "A1b2C3d4E5" * 4
+
+
+@pytest.mark.parametrize("name,value,reason", [
+    ("GITHUB_TOKEN", GH_TOKEN, "its name says it holds a credential"),
+    ("AWS_SECRET_ACCESS_KEY", "x" * 40, "its name says it holds a credential"),
+    ("DB_PASSWORD", "hunter2", "its name says it holds a credential"),
+    ("BUILD_INFO", GH_TOKEN, "its value looks like a credential"),
+    ("STORAGE", "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=Zm9vYmFy",
+     "its value looks like a credential"),
+    ("OPAQUE", "Qm9vZ1x3Yk5RZ2V0aGVyMTIzNDU2Nzg5MGFi", "its value looks like a credential"),
+])
+def test_env_var_of_a_credential_never_reaches_an_artifact(in_tmp, monkeypatch, name, value,
+                                                            reason):
+    write(in_tmp, {"mirrorspec_project.yml": PROJECT,
+                   "tables/t.yml": "tables:\n  - name: orders\n    key_columns: [id]\n"
+                                   f"    description: \"built by {{{{ env_var('{name}') }}}}\"\n"})
+    monkeypatch.setenv(name, value)
+    result = run(["compile"])
+    assert result.exit_code == 1, result.output
+    assert re.search(r"tables/t\.yml:4:18: tables\[0\]\.description: env_var\('" + name
+                     + r"'\) looks like a secret \(" + reason, result.output), result.output
+    assert f"MIRRORSPEC_SECRET_{name}" in result.output and "env-vars-not-secret" in result.output
+    assert value not in result.output
+    assert not (in_tmp / "target").exists()
+
+
+def test_a_listed_variable_and_ordinary_ones_still_render(in_tmp, monkeypatch):
+    write(in_tmp, {"mirrorspec_project.yml": PROJECT + "env-vars-not-secret: [BUILD_KEY]\n",
+                   "tables/t.yml": "tables:\n  - name: orders\n    key_columns: [id]\n"
+                                   "    description: \"{{ env_var('BUILD_KEY') }} in "
+                                   "{{ env_var('REGION') }} {{ env_var('GIT_SHA') }}\"\n"})
+    monkeypatch.setenv("BUILD_KEY", "b-17")
+    monkeypatch.setenv("REGION", "eu-west-1")
+    monkeypatch.setenv("GIT_SHA", "0356a91d1e9c6f0e7b8a2f4c5d6e7f8091a2b3c4")  # a hash, no upper
+    result = run(["compile"])
+    assert result.exit_code == 0, result.output
+    plan = json.loads((in_tmp / "target" / "plan.json").read_text())
+    assert plan["tables"][0]["description"] == \
+        "b-17 in eu-west-1 0356a91d1e9c6f0e7b8a2f4c5d6e7f8091a2b3c4"

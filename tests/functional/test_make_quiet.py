@@ -15,7 +15,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.mark.slow
 def test_the_editable_install_prints_nothing(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
+    # --ignore-installed: never uninstall the mirrorspec this venv runs (pip would, for --prefix)
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--ignore-installed",
                            "--prefix", str(tmp_path / "prefix"), "-e", str(REPO)],
                           capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr

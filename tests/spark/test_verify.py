@@ -245,3 +245,44 @@ def test_reconcile_against_postgresql(spark, mirrored, postgres, monkeypatch):
     assert 'extra {"id": 2}' in differs.output and 'missing {"id": 7}' in differs.output
     assert 'changed {"id": 3}: name' in differs.output
     assert postgres["password"] not in differs.output
+
+
+@pytest.mark.postgres
+def test_jdbc_failures_say_the_drivers_words_and_never_the_credentials(
+        spark, mirrored, postgres, monkeypatch, tmp_path):
+    postgres["sql"]("CREATE TABLE IF NOT EXISTS creds (id bigint PRIMARY KEY)")
+    monkeypatch.setenv("MIRRORSPEC_LOG_DIR", str(tmp_path / "logs"))
+    monkeypatch.setenv("MIRRORSPEC_SECRET_PG_USER", "mirror")
+    monkeypatch.setenv("MIRRORSPEC_SECRET_PG_PASSWORD", "wrong-" + postgres["password"])
+    password = postgres["password"]
+    url = postgres["url"]
+    base = ["reconcile", "sales.orders", "--warehouse", str(mirrored["warehouse"])]
+    secrets = ["--user-secret", "MIRRORSPEC_SECRET_PG_USER",
+               "--password-secret", "MIRRORSPEC_SECRET_PG_PASSWORD"]
+    refused_url = "jdbc:postgresql://127.0.0.1:1/postgres"
+    tried = {
+        "refused": (base + ["--against", refused_url, "--dbtable", "creds"] + secrets,
+                    "Connection to 127.0.0.1:1 refused"),
+        "auth": (base + ["--against", url, "--dbtable", "creds"] + secrets,
+                 "password authentication failed"),
+        "table": (base + ["--against", f"{url}?user=mirror&password={password}",
+                          "--dbtable", "public.nope"], 'relation "public.nope" does not exist'),
+    }
+    for name, (args, words) in tried.items():
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 1, (name, result.output)
+        assert words in result.output, (name, result.output)
+        assert "An error occurred while calling" not in result.output
+        assert password not in result.output and "wrong-" not in result.output
+    logs = "".join(p.read_text() for p in (tmp_path / "logs").glob("mirrorspec-*.log"))
+    assert "PSQLException" in logs and "at org.postgresql" in logs  # the driver's trace
+    assert password not in logs and "wrong-" + password not in logs
+
+    # credentials in the URL itself: never in the output or the results file
+    out = tmp_path / "result.json"
+    version = read_state(LocalFS(), mirrored["delta"]).version
+    result = CliRunner().invoke(cli, base + [
+        "--version", str(version), "--against", f"{url}?user=mirror&password={password}",
+        "--dbtable", "creds", "--output", str(out)])
+    assert password not in result.output and "password=***" in result.output
+    assert password not in out.read_text()

@@ -1,10 +1,13 @@
 """The one error handler: exit 1 for user errors, 2 with a traceback log for internal ones."""
 
+from pathlib import Path
+
 import click
+import pytest
 from click.testing import CliRunner
 
 from mirrorspec.cli import MirrorspecGroup
-from mirrorspec.errors import Location, ProjectError
+from mirrorspec.errors import Location, MirrorspecError, ProjectError
 
 
 def make_cli():
@@ -37,3 +40,54 @@ def test_internal_error_exits_2_and_names_the_log(tmp_path, monkeypatch):
     logs = list(tmp_path.glob("mirrorspec-crash-*.log"))
     assert len(logs) == 1 and "RuntimeError: kaput" in logs[0].read_text()
     assert str(logs[0]) in result.output
+
+
+# --- usage errors: click's exit 2, documented as such beside the internal error's 2 ----------
+
+@pytest.mark.parametrize("args", [["nosuch"], ["compile", "--nope"], ["--log-format", "xml",
+                                  "validate"], ["docs", "nosuch"], ["compile", "--vars"]])
+def test_usage_errors_exit_2_without_an_internal_error(args):
+    from mirrorspec.cli import cli
+
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2, result.output
+    assert "Internal error" not in result.output and "Traceback" not in result.output
+
+
+def test_the_docs_say_exit_2_covers_usage_errors():
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    workflow = (docs / "workflow.md").read_text()
+    assert "`2` an internal error (the traceback goes to a log file named in the message) **or a " \
+           "usage\nerror**" in workflow
+    assert "| 2 | a usage error" in (docs / "orchestration.md").read_text()
+
+
+# --- MIRRORSPEC_LOG_DIR -------------------------------------------------------------------------
+
+def test_a_missing_log_folder_is_created(tmp_path, monkeypatch):
+    from mirrorspec import logfile
+
+    folder = tmp_path / "not" / "yet"
+    monkeypatch.setenv("MIRRORSPEC_LOG_DIR", str(folder))
+    assert logfile.log_folder() == str(folder) and folder.is_dir()
+
+
+def test_a_log_folder_that_cant_exist_is_one_line(tmp_path, monkeypatch):
+    from mirrorspec import logfile
+
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setenv("MIRRORSPEC_LOG_DIR", str(blocker / "logs"))
+    with pytest.raises(MirrorspecError) as caught:
+        logfile.log_folder()
+    assert caught.value.message.startswith(f"MIRRORSPEC_LOG_DIR={blocker / 'logs'} can't hold")
+    assert "\n" not in caught.value.message
+
+
+def test_an_internal_error_with_a_broken_log_folder_still_logs_once(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setenv("MIRRORSPEC_LOG_DIR", str(blocker / "logs"))
+    result = CliRunner().invoke(make_cli(), ["boom"])
+    assert result.exit_code == 2
+    assert result.output.count("Internal error") == 1 and "the traceback is in" in result.output

@@ -83,7 +83,14 @@ def test_seed_tsv_metadata():
 
 @pytest.mark.parametrize("text, words", [
     ("{not json", "invalid JSON"),
-    ('{"keyColumns": "id", "fileDetectionStrategy": "Sometimes"}', "fileDetectionStrategy"),
+    ('{"keyColumns": ["id"], "fileDetectionStrategy": "Sometimes"}', "fileDetectionStrategy"),
+    ("", "_metadata.json is empty (0 bytes)"),
+    ("  \n", "_metadata.json is empty"),
+    ("[]", "must hold a JSON object"),
+    ('"id"', "must hold a JSON object"),
+    ('{"keyColumns": "id"}', 'keyColumns must be a list of column names such as ["id"], not "id"'),
+    ('{"keyColumns": null}', "keyColumns must be a list"),
+    ('{"keyColumns": {"id": 1}}', "keyColumns must be a list"),
     ('{"FileFormat": "DelimitedText"}', "FileExtension"),
     ('{"FileFormatTypeProperties": {"ColumnSeparator": "#"}}', "ColumnSeparator"),
     ('{"FileFormatTypeProperties": {"FirstRowAsHeader": false}}', "FirstRowAsHeader"),
@@ -113,6 +120,8 @@ def test_reserved_names():
     assert m.unsafe_name_reason("__rowMarker__")
     assert m.unsafe_name_reason("a/b")
     assert m.unsafe_name_reason("ok") is None
+    assert m.unsafe_name_reason(".") == "is '.' (the folder itself)"
+    assert m.unsafe_name_reason("..") == "contains '..'"
 
 
 def test_unknown_delimited_properties_are_ignored_with_a_warning():

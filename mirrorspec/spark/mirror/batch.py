@@ -77,9 +77,13 @@ def _arrow_fields(spark: SparkSession, file: LandingFile):
 
     try:
         schema = pq.read_schema(fsmod.local_path(file.path))
+        out_of_range = checks.time_range_problem(fsmod.local_path(file.path))
     except Exception as exc:
         raise LandingZoneError(f"not a readable Parquet file: {exc}", file=file.path,
                                code="BadFile", hint="re-write the file under the same name") from exc
+    if out_of_range is not None:
+        row, _, problem = out_of_range
+        raise LandingZoneError(problem, file=file.path, row=row, code="BadFile")
     as_micros = tuple((f.name, f.type.unit) for f in schema
                       if (pa.types.is_timestamp(f.type) and f.type.unit == "ns")
                       or pa.types.is_time(f.type))
@@ -421,9 +425,11 @@ def _problem_expr(metadata: mirroring.TableMetadata) -> Column:
         for key in metadata.key_columns:
             test = col(key).isNull()
             null_key = test if null_key is None else (null_key | test)
-        prefix, suffix = checks.null_key_text(metadata.key_columns)
+        null_columns = F.concat_ws(", ", *[F.when(col(key).isNull(), F.lit(key))
+                                           for key in metadata.key_columns])
         problems.append(F.when(keyed & null_key, F.concat(
-            F.lit(prefix), F.col(MARKER).cast("string"), F.lit(suffix))))
+            F.lit(checks.NULL_KEY_TEXT[0]), null_columns, F.lit(checks.NULL_KEY_TEXT[1]),
+            F.col(MARKER).cast("string"), F.lit(checks.NULL_KEY_TEXT[2]))))
     else:
         problems.append(F.when(keyed, F.concat(
             F.lit(checks.KEYLESS_TEXT[0]), F.col(MARKER).cast("string"),

@@ -44,11 +44,27 @@ def preview(spark, delta_path: str, name: str | None = None, limit: int = 20,
         order = [present[c.lower()] for c in order_by if c.lower() in present]
         if order:
             df = df.orderBy(*order)
-        rows = df.limit(max(0, int(limit))).collect()
+        try:
+            rows = df.limit(max(0, int(limit))).collect()
+        except (OverflowError, ValueError):  # a date beyond Python's year 9999: shown as text
+            rows = df.select(*[_as_text(df, c) for c in df.columns]).limit(
+                max(0, int(limit))).collect()
     except Exception as exc:  # noqa: BLE001 - Spark/Delta analysis errors become user errors
         raise InspectError(f"{name}: {_first_line(exc)}", hint=_hint(exc, version, timestamp)) \
             from None
     return list(df.columns), [list(row) for row in rows]
+
+
+def _as_text(df, column: str):
+    """A date/timestamp column cast to text (other columns unchanged)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    field = df.schema[column]
+    quoted = F.col("`" + column.replace("`", "``") + "`")
+    if isinstance(field.dataType, (T.DateType, T.TimestampType, T.TimestampNTZType)):
+        return quoted.cast("string").alias(column)
+    return quoted
 
 
 def safe_message(exc: BaseException) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +19,8 @@ from pyspark.sql import types as T
 
 from mirrorspec.plan import SECRET_PREFIX
 from mirrorspec.errors import MirrorspecError
+from mirrorspec.jdbc_urls import redact
+from mirrorspec.logfile import log_exception
 from mirrorspec.spark.mirror.batch import EMPTY_CELL, col
 
 BUCKETS = 64
@@ -91,9 +92,28 @@ def secret(name: str) -> str:
     return value
 
 
-def redact(url: str) -> str:
-    """A JDBC URL fit to print: user and password parameters hidden."""
-    return re.sub(r"(?i)((?:password|user)=)[^&;]*", r"\1***", url)
+def driver_message(exc: BaseException) -> str:
+    """The JDBC driver's own words for a failed read ("Connection to … refused", "password
+    authentication failed …", "relation … does not exist"): the deepest `…SQLException` of the
+    Java cause chain, with the root cause when that is another, instead of Py4J's "An error
+    occurred while calling o67.load."."""
+    java = getattr(exc, "java_exception", None)
+    chain: list[tuple[str, str]] = []
+    try:
+        while java is not None and len(chain) < 20:
+            message = str(java.getMessage() or "").strip()
+            chain.append((str(java.getClass().getSimpleName()), message.splitlines()[0]
+                          if message else ""))
+            java = java.getCause()
+    except Exception:  # noqa: BLE001 - the JVM may be gone: what was read, or Python's text
+        java = None
+    if not chain:
+        text = str(exc).strip()
+        return text.splitlines()[0] if text else type(exc).__name__
+    spell = lambda kind, message: f"{kind}: {message}" if message else kind  # noqa: E731
+    driver = next((c for c in reversed(chain) if "SQL" in c[0]), chain[-1])
+    root = chain[-1]
+    return spell(*driver) + (f" ({spell(*root)})" if root != driver else "")
 
 
 def read_source(spark: SparkSession, source: str, dbtable: str | None = None,
@@ -115,13 +135,15 @@ def read_source(spark: SparkSession, source: str, dbtable: str | None = None,
         try:
             return reader.load()
         except Exception as exc:  # noqa: BLE001 - a connection or table problem the user fixes
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            for name in (user_secret, password_secret):
-                if name and os.environ.get(name):
-                    first = first.replace(os.environ[name], "***")
-            raise MirrorspecError(f"cannot read {dbtable} from {redact(source)}: {first[:300]}",
+            secrets = [os.environ.get(n) for n in (user_secret, password_secret) if n]
+            scrub = lambda text: redact(text, secrets)  # noqa: E731
+            log = log_exception(f"reconcile: reading {dbtable} from {scrub(source)}", exc,
+                                scrub=scrub)
+            first = scrub(driver_message(exc).splitlines()[0])
+            raise MirrorspecError(f"cannot read {dbtable} from {scrub(source)}: {first[:300]}",
                                   hint="check the URL, the table name and the credentials' "
-                                       "environment variables") from None
+                                       f"environment variables (the driver's trace: {log})") \
+                from None
     local = source[len("file:"):] if source.startswith("file:") else source
     if "://" not in source and not os.path.exists(local):
         raise MirrorspecError(f"{source}: the source snapshot does not exist",

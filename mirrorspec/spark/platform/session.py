@@ -26,13 +26,13 @@ import logging
 import contextlib
 import os
 import sys
-import tempfile
 import time
 from typing import Any, Mapping
 
 from pyspark.sql import SparkSession
 
 from mirrorspec.errors import MirrorspecError, SetupError
+from mirrorspec.logfile import log_folder
 from mirrorspec.plan import Plan, resolve_secrets
 from mirrorspec.spark.platform import cds, jars, java
 
@@ -213,8 +213,7 @@ def _jvm_output_to_log():
             os.environ.get("MIRRORSPEC_SPARK_OUTPUT", "").lower() == "console":
         yield  # the JVM runs already: its output goes where it went
         return
-    folder = os.environ.get("MIRRORSPEC_LOG_DIR") or tempfile.gettempdir()
-    path = os.path.join(folder, f"mirrorspec-spark-{os.getpid()}.log")
+    path = os.path.join(log_folder(), f"mirrorspec-spark-{os.getpid()}.log")
     log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
