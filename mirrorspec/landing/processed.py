@@ -1,16 +1,66 @@
-"""A table folder's data files and its `_ProcessedFiles/`: what the runner moves back on
-`--full-refresh`, and which files the engine applied (`applied_files`)."""
+"""A table folder's data files and its `_ProcessedFiles/`, JVM-free: the engine moves applied
+files there after each commit (`move_to_processed`, recording each name in its ledger first) and
+purges them after the retention (`purge_processed`, only names it moved itself); the runner moves
+them back on `--full-refresh`; `applied_files` says which files each commit applied."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from mirrorspec import mirroring
 from mirrorspec.errors import LandingZoneError
+from mirrorspec.faults import crash_point
 from mirrorspec.files import Entry, Files, FileSystem, join, outside_root
 from mirrorspec.landing.layout import LandingFile, time_order_key
 from mirrorspec.progress.mirror import engine_commits, log_versions, state_copies, txn_version_of
+
+
+def ledger_path(landing_path: str) -> str:
+    """The engine's ledger of the names it moved into `_ProcessedFiles/`."""
+    return join(landing_path, mirroring.PROCESSED_LEDGER_FILE)
+
+
+def move_to_processed(fs: FileSystem, landing_path: str, files: list[LandingFile],
+                      unique_id: str) -> None:
+    """Move applied files into `_ProcessedFiles/` (after their commit), keeping their names."""
+    processed = join(landing_path, mirroring.PROCESSED_FOLDER)
+    # Recorded before the moves: the purge deletes only names the engine moved itself.
+    fs.append_lines(ledger_path(landing_path), [f.name for f in files])
+    for index, file in enumerate(files):
+        try:
+            fs.rename(file.path, join(processed, file.name))
+        except OSError:
+            if fs.exists(file.path):
+                raise
+            continue  # another process moved it already
+        if index == 0:
+            crash_point("during_moves", unique_id)
+
+
+def purge_processed(fs: FileSystem, landing_path: str, retention_days: float,
+                    now: float | None = None) -> None:
+    """Delete from `_ProcessedFiles` the files past the retention that the engine moved there
+    itself (names in its ledger); never another entry, never through a link."""
+    ledger = ledger_path(landing_path)
+    if not fs.exists(ledger):
+        return
+    recorded = {n for n in fs.read_text(ledger).splitlines() if n}
+    processed = join(landing_path, mirroring.PROCESSED_FOLDER)
+    limit = (time.time() if now is None else now) - retention_days * 86400
+    present = set()
+    for entry in fs.list(processed):
+        if entry.name not in recorded or not fs.is_plain_file(entry.path):
+            continue
+        if entry.mtime < limit:
+            fs.delete(entry.path)
+        else:
+            present.add(entry.name)
+    pending = {e.name for e in fs.list(landing_path)}
+    keep = recorded & (present | pending)  # a name moved back (full refresh) stays known
+    if keep != recorded:
+        fs.write_text(ledger, "".join(f"{n}\n" for n in sorted(keep)))
 
 
 class LandingFiles(Files):

@@ -30,6 +30,7 @@ from mirrorspec.logfile import log_exception
 from mirrorspec.spark.mirror import decompressed, fold, pruning, batch as reader, staged_source
 from mirrorspec.spark.platform import failures
 from mirrorspec.landing import layout as landing
+from mirrorspec.landing import processed
 from mirrorspec import files as fsmod
 from mirrorspec.spark.platform import delta, hadoop_fs
 from mirrorspec.progress.mirror import (STATE_FORMAT, STATE_KEY, TableState,
@@ -681,47 +682,18 @@ class _TableRun:
             return
         delta.set_deletion_vectors(session, self.target.delta_path, enabled)
 
-    # -- files after the commit
+    # -- files after the commit (landing/processed.py: the _ProcessedFiles lifecycle)
     def _move(self, files) -> None:
         files = [f for f in files if f.name not in self._held]
         if not self.options.move_processed or not files:
             return
-        processed = fsmod.join(self.target.landing_path, mirroring.PROCESSED_FOLDER)
-        # Recorded before the moves: the purge deletes only names the engine moved itself.
-        self.lfs.append_lines(self._ledger(), [f.name for f in files])
-        for index, file in enumerate(files):
-            try:
-                self.lfs.rename(file.path, fsmod.join(processed, file.name))
-            except OSError:
-                if self.lfs.exists(file.path):
-                    raise
-                continue  # another process moved it already
-            if index == 0:
-                crash_point("during_moves", self.target.unique_id)
-
-    def _ledger(self) -> str:
-        return fsmod.join(self.target.landing_path, mirroring.PROCESSED_LEDGER_FILE)
+        processed.move_to_processed(self.lfs, self.target.landing_path, files,
+                                    self.target.unique_id)
 
     def _purge(self) -> None:
-        """Delete from `_ProcessedFiles` the files past the retention that the engine moved
-        there itself (names in its ledger); never another entry, never through a link."""
-        if not self.options.move_processed or not self.lfs.exists(self._ledger()):
-            return
-        recorded = {n for n in self.lfs.read_text(self._ledger()).splitlines() if n}
-        processed = fsmod.join(self.target.landing_path, mirroring.PROCESSED_FOLDER)
-        limit = time.time() - self.options.retention_days * 86400
-        present = set()
-        for entry in self.lfs.list(processed):
-            if entry.name not in recorded or not self.lfs.is_plain_file(entry.path):
-                continue
-            if entry.mtime < limit:
-                self.lfs.delete(entry.path)
-            else:
-                present.add(entry.name)
-        pending = {f.name for f in self.lfs.list(self.target.landing_path)}
-        keep = recorded & (present | pending)  # a name moved back (full refresh) stays known
-        if keep != recorded:
-            self.lfs.write_text(self._ledger(), "".join(f"{n}\n" for n in sorted(keep)))
+        if self.options.move_processed:
+            processed.purge_processed(self.lfs, self.target.landing_path,
+                                      self.options.retention_days)
 
     def _session(self):
         if not hasattr(self, "_own_session"):
