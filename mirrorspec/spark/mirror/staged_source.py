@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from mirrorspec import files as fsmod
-from mirrorspec.spark.platform.delta import quote
+from mirrorspec.spark.platform.delta import size_in_bytes
 
 _log = logging.getLogger(__name__)
 
@@ -83,8 +83,7 @@ def stage(session, filesystem, delta_path: str, source: DataFrame,
 def table_bytes(session, delta_path: str) -> int:
     """The size of the table's current data files (Delta's DESCRIBE DETAIL: its snapshot, which
     the MERGE needs next anyway)."""
-    row = session.sql(f"DESCRIBE DETAIL delta.{quote(delta_path)}").select("sizeInBytes").first()
-    return int(row[0] or 0) if row is not None else 0
+    return size_in_bytes(session, delta_path)
 
 
 def merge_conf(staged_bytes: int) -> dict[str, str]:

@@ -13,15 +13,16 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterable
 
+from mirrorspec.spark.platform import delta
+
 _log = logging.getLogger(__name__)
 
 
 def warm_snapshot(spark: Any, delta_path: str) -> None:
     """Build and cache the state of the table's latest version (errors are only logged: the
     next pass builds it itself)."""
-    table = "delta.`" + delta_path.replace("`", "``") + "`"
     try:
-        spark.sql(f"DESCRIBE DETAIL {table}").collect()
+        delta.describe(spark, delta_path)
     except Exception as exc:  # noqa: BLE001 - an optimisation; the next pass does the work anyway
         _log.debug("could not warm %s: %s", delta_path, exc)
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mirrorspec.spark.platform.delta import DELETION_VECTORS_PROPERTY, quote, set_deletion_vectors
+from mirrorspec.spark.platform import delta
+from mirrorspec.spark.platform.delta import DELETION_VECTORS_PROPERTY, set_deletion_vectors
 
 _RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
 
@@ -34,12 +35,11 @@ def maintain_table(spark, unique_id: str, delta_path: str, deletion_vectors: boo
     downgrades the protocol), so readers that refuse the feature (delta-rs' to_pyarrow_table)
     accept the table."""
     session = spark.newSession()
-    table = f"delta.{quote(delta_path)}"
     outcome = MaintainOutcome(unique_id)
-    if not deletion_vectors and steps.purge and _has_feature(session, delta_path, table,
+    if not deletion_vectors and steps.purge and _has_feature(session, delta_path,
                                                              "deletionVectors"):
         before = _vectors(delta_path)
-        session.sql(f"ALTER TABLE {table} DROP FEATURE deletionVectors").collect()
+        delta.drop_deletion_vectors_feature(session, delta_path)
         outcome.done.append("dropped the deletionVectors table feature"
                             + (f" ({before} file(s) with deletion vectors rewritten)"
                                if before is not None else ""))
@@ -49,42 +49,24 @@ def maintain_table(spark, unique_id: str, delta_path: str, deletion_vectors: boo
         if set_deletion_vectors(session, delta_path, deletion_vectors):
             outcome.done.append(f"{DELETION_VECTORS_PROPERTY} = {str(deletion_vectors).lower()}")
         if steps.purge:
-            metrics = _metrics(session.sql(f"REORG TABLE {table} APPLY (PURGE)"))
+            metrics = delta.purge_deletion_vectors(session, delta_path)
             outcome.done.append(f"purged deletion vectors ({metrics.get('numFilesRemoved', 0)} "
                                 "file(s) rewritten)")
     if steps.optimize:
-        metrics = _metrics(session.sql(f"OPTIMIZE {table}"))
+        metrics = delta.optimize(session, delta_path)
         outcome.done.append(f"optimized ({metrics.get('numFilesRemoved', 0)} file(s) into "
                             f"{metrics.get('numFilesAdded', 0)})")
     if steps.vacuum:
         if steps.allow_short_retention:
             session.conf.set(_RETENTION_CHECK, "false")
         retain = "" if steps.retain_hours is None else f" RETAIN {steps.retain_hours:g} HOURS"
-        session.sql(f"VACUUM {table}{retain}").collect()
-        deleted = _vacuumed_files(session, table)
+        deleted = delta.vacuum(session, delta_path, steps.retain_hours)
         outcome.done.append(f"vacuumed{retain.lower()}"
                             + (f" ({deleted} file(s) deleted)" if deleted is not None else ""))
     return outcome
 
 
-def _metrics(frame) -> dict:
-    row = frame.first()
-    if row is None or "metrics" not in row.asDict():
-        return {}
-    metrics = row["metrics"]
-    return metrics.asDict() if hasattr(metrics, "asDict") else dict(metrics or {})
-
-
-def _vacuumed_files(session, table: str) -> int | None:
-    """Files the VACUUM deleted, from its `VACUUM END` commit (when Delta logs vacuums)."""
-    last = session.sql(f"DESCRIBE HISTORY {table} LIMIT 1").first()
-    if last is None or last["operation"] != "VACUUM END":
-        return None
-    value = (last["operationMetrics"] or {}).get("numDeletedFiles")
-    return int(value) if value is not None else None
-
-
-def _has_feature(session, delta_path: str, table: str, feature: str) -> bool:
+def _has_feature(session, delta_path: str, feature: str) -> bool:
     """Whether the table's protocol names `feature`: from its log through delta-rs (milliseconds),
     else DESCRIBE DETAIL (a Spark job: seconds)."""
     try:
@@ -96,7 +78,7 @@ def _has_feature(session, delta_path: str, table: str, feature: str) -> bool:
         return feature in set(protocol.reader_features or []) | set(
             protocol.writer_features or [])
     except Exception:  # noqa: BLE001 - delta-rs can't open it here (credentials, scheme): ask Spark
-        detail = session.sql(f"DESCRIBE DETAIL {table}").first()
+        detail = delta.describe(session, delta_path)
         features = detail["tableFeatures"] if detail is not None else None
         return feature in (features or [])
 

@@ -109,14 +109,49 @@ def map_column_names(session, delta_path: str) -> bool:
 
 
 def drop_deletion_vectors_feature(session, delta_path: str) -> None:
-    """Remove the deletionVectors table feature (after its vectors were purged)."""
-    session.sql(f"ALTER TABLE {table_ref(delta_path)} DROP FEATURE deletionVectors")
+    """Remove the deletionVectors table feature (Delta purges the vectors itself first)."""
+    session.sql(f"ALTER TABLE {table_ref(delta_path)} DROP FEATURE deletionVectors").collect()
+
+
+def purge_deletion_vectors(session, delta_path: str) -> dict:
+    """REORG TABLE … APPLY (PURGE): rewrite the files that carry deletion vectors; its metrics."""
+    return _metrics(session.sql(f"REORG TABLE {table_ref(delta_path)} APPLY (PURGE)"))
+
+
+def optimize(session, delta_path: str) -> dict:
+    """OPTIMIZE (compact small files); its metrics."""
+    return _metrics(session.sql(f"OPTIMIZE {table_ref(delta_path)}"))
+
+
+def vacuum(session, delta_path: str, retain_hours: float | None = None) -> int | None:
+    """VACUUM (with the table's own retention, or RETAIN `retain_hours` HOURS); the number of
+    files it deleted, from its `VACUUM END` commit (None when Delta logged none)."""
+    retain = "" if retain_hours is None else f" RETAIN {retain_hours:g} HOURS"
+    session.sql(f"VACUUM {table_ref(delta_path)}{retain}").collect()
+    last = session.sql(f"DESCRIBE HISTORY {table_ref(delta_path)} LIMIT 1").first()
+    if last is None or last["operation"] != "VACUUM END":
+        return None
+    value = (last["operationMetrics"] or {}).get("numDeletedFiles")
+    return int(value) if value is not None else None
+
+
+def describe(session, delta_path: str):
+    """DESCRIBE DETAIL's row (size, files, table features, …); it builds the snapshot's state."""
+    return session.sql(f"DESCRIBE DETAIL {table_ref(delta_path)}").first()
 
 
 def size_in_bytes(session, delta_path: str) -> int:
-    """The table's size from DESCRIBE DETAIL."""
-    row = session.sql(f"DESCRIBE DETAIL {table_ref(delta_path)}").select("sizeInBytes").first()
+    """The size of the table's current data files."""
+    row = describe(session, delta_path)
     return int(row["sizeInBytes"] or 0) if row is not None else 0
+
+
+def _metrics(frame) -> dict:
+    row = frame.first()
+    if row is None or "metrics" not in row.asDict():
+        return {}
+    metrics = row["metrics"]
+    return metrics.asDict() if hasattr(metrics, "asDict") else dict(metrics or {})
 
 
 def forget_delta_logs(spark) -> None:
