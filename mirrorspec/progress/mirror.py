@@ -53,6 +53,55 @@ class TableState:
     from_copy: bool = False                     # read from the state copy (JSON cleaned up)
 
 
+@dataclass(frozen=True)
+class MirrorRecord:
+    """What each mirror commit records under userMetadata[STATE_KEY] (and in its state copy):
+    the one definition of the record's shape. `to_json` writes the keys in the order every
+    earlier version wrote them; `from_json` reads any record STATE_FORMAT 1 ever wrote (keys a
+    record lacks take their defaults)."""
+
+    table: str
+    mode: str                      # "sequence" (20-digit names) or "time" (LastUpdateTime)
+    files: list[str]               # the landing files this commit applied, in order
+    carry: list[str] = field(default_factory=list)   # applied earlier, still in the folder
+    stats: dict[str, Any] = field(default_factory=dict)  # each file's version as listed
+    sequence: int | None = None    # the last applied 20-digit sequence
+    keys: list[str] = field(default_factory=list)
+    batch: int = 0                 # the batch counter (the txn version in time mode)
+    watermark: list[Any] = field(default_factory=list)  # [mtime, name] of the last file
+    folder_id: str | None = None
+    landing_zone: str | None = None
+    landing_path: str | None = None
+    rows: int = 0
+    bytes: int = 0
+    processed_rows: int = 0        # cumulative, as Fabric's monitoring counts them
+    processed_bytes: int = 0
+    attempt: str | None = None     # who committed: a conflicting writer is told apart by it
+    format: int = STATE_FORMAT
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": self.format, "table": self.table, "mode": self.mode,
+                "files": list(self.files), "carry": list(self.carry), "stats": dict(self.stats),
+                "sequence": self.sequence, "keys": list(self.keys), "batch": self.batch,
+                "watermark": list(self.watermark), "folder_id": self.folder_id,
+                "landing_zone": self.landing_zone, "landing_path": self.landing_path,
+                "rows": self.rows, "bytes": self.bytes, "processed_rows": self.processed_rows,
+                "processed_bytes": self.processed_bytes, "attempt": self.attempt}
+
+    def user_metadata(self) -> str:
+        """The commit's userMetadata: the record under STATE_KEY, compact JSON."""
+        return json.dumps({STATE_KEY: self.to_json()}, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, meta: Mapping[str, Any]) -> "MirrorRecord":
+        known = {f for f in cls.__dataclass_fields__}
+        values = {k: v for k, v in meta.items() if k in known}
+        values.setdefault("table", "")
+        values.setdefault("mode", "sequence")
+        values.setdefault("files", [])
+        return cls(**values)
+
+
 def txn_version_of(meta: Mapping[str, Any]) -> int:
     """The txn version a mirrorspec commit with userMetadata `meta` carried."""
     if meta.get("mode") == "time":

@@ -9,7 +9,6 @@ MERGE, or an append for insert-only batches) that also carries the progress (`tx
 from __future__ import annotations
 
 import fnmatch
-import json
 import logging
 import re
 import threading
@@ -33,8 +32,8 @@ from mirrorspec.landing import layout as landing
 from mirrorspec.landing import processed
 from mirrorspec import files as fsmod
 from mirrorspec.spark.platform import delta, hadoop_fs
-from mirrorspec.progress.mirror import (STATE_FORMAT, STATE_KEY, TableState,
-                                       read_state, state_copy_path, write_state_copy)
+from mirrorspec.progress.mirror import (MirrorRecord, TableState, read_state, state_copy_path,
+                                       write_state_copy)
 from mirrorspec.progress.mirror import txn_version_of as progress_txn
 from mirrorspec.spark.platform.session import new_session, session_conf
 
@@ -561,32 +560,30 @@ class _TableRun:
         else:
             txn_version = int(applied[-1].sequence)
         attempt = uuid.uuid4().hex
-        new_meta = {
-            "format": STATE_FORMAT,
-            "table": target.unique_id,
-            "mode": "time" if metadata.last_update_time_detection else "sequence",
-            "files": [f.name for f in applied],
+        record = MirrorRecord(
+            table=target.unique_id,
+            mode="time" if metadata.last_update_time_detection else "sequence",
+            files=[f.name for f in applied],
             # never a late file: no commit applied it, and it is reported every pass
-            "carry": [f.name for f in pending.applied_present if f.name not in self._late],
+            carry=[f.name for f in pending.applied_present if f.name not in self._late],
             # each file's version as listed: one changed after it was applied is reported
-            "stats": {**{f.name: (meta.get("stats") or {}).get(f.name) or landing.file_stats(f)
-                         for f in pending.applied_present if f.name not in self._late},
-                      **{f.name: landing.file_stats(f) for f in applied}},
-            "sequence": applied[-1].sequence,
-            "keys": list(metadata.key_columns),
-            "batch": int(meta.get("batch", 0)) + 1,
-            "watermark": [applied[-1].mtime, applied[-1].name],
-            "folder_id": folder_id,
-            "landing_zone": self.landing_zone,
-            "landing_path": fsmod.normalize(target.landing_path),
-            "rows": rows_read,
-            "bytes": size,
-            "processed_rows": int(meta.get("processed_rows", 0)) + rows_read,
-            "processed_bytes": int(meta.get("processed_bytes", 0)) + size,
-            "attempt": attempt,
-        }
-        commit = delta.CommitOptions(self.app_id, txn_version,
-                                     json.dumps({STATE_KEY: new_meta}, separators=(",", ":")))
+            stats={**{f.name: (meta.get("stats") or {}).get(f.name) or landing.file_stats(f)
+                      for f in pending.applied_present if f.name not in self._late},
+                   **{f.name: landing.file_stats(f) for f in applied}},
+            sequence=applied[-1].sequence,
+            keys=list(metadata.key_columns),
+            batch=int(meta.get("batch", 0)) + 1,
+            watermark=[applied[-1].mtime, applied[-1].name],
+            folder_id=folder_id,
+            landing_zone=self.landing_zone,
+            landing_path=fsmod.normalize(target.landing_path),
+            rows=rows_read,
+            bytes=size,
+            processed_rows=int(meta.get("processed_rows", 0)) + rows_read,
+            processed_bytes=int(meta.get("processed_bytes", 0)) + size,
+            attempt=attempt,
+        )
+        commit = delta.CommitOptions(self.app_id, txn_version, record.user_metadata())
         session = self._session()
         batch = changes.filter(F.col(reader.FILE_ORDER) < cutoff).drop(reader.PROBLEM)
         new_columns = [f for f in union if f.name.lower() not in self._table_columns]
@@ -656,8 +653,8 @@ class _TableRun:
             self.outcome.rows_inserted = int(metrics.get("numOutputRows", 0))
         self.outcome.files_applied = [f.name for f in applied]
         self.outcome.delta_version = after.version
-        self.outcome.processed_rows = new_meta["processed_rows"]
-        self.outcome.processed_bytes = new_meta["processed_bytes"]
+        self.outcome.processed_rows = record.processed_rows
+        self.outcome.processed_bytes = record.processed_bytes
         self.console.info(
             f"{target.unique_id}: committed version {after.version}: "
             f"+{self.outcome.rows_inserted} inserted, {self.outcome.rows_updated} updated, "
