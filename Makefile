@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_PROJECT ?= projects/parquet_orders
 
-.PHONY: demo demo-kafka demo-onelake lint test test-fast test-spark test-deep test-cluster bench clean
+.PHONY: demo demo-kafka demo-onelake lint test test-extras test-fast test-spark test-deep test-cluster bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,11 +35,14 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-test: lint
+# The services the tests use (a local Kafka broker, PostgreSQL, Chromium, the optional jar sets);
+# CI must have them, a laptop skips the tests whose service can't be had.
+define TEST_SERVICES
 	@$(BIN)/python -m mirrorspec.spark.platform.jars s3 >/dev/null  # the s3 tests' hadoop-aws (cached: no-op)
 	@$(BIN)/python -m mirrorspec.spark.platform.jars azure >/dev/null  # the abfs test's hadoop-azure
 	@$(BIN)/python -m mirrorspec.spark.ops.cds_training 2>/dev/null  # the JVM class-data archive (made: no-op)
-	@if ! bash scripts/ensure_chromium.sh; then \
+endef
+SERVICES_ENV = if ! bash scripts/ensure_chromium.sh; then \
 	  if [ -n "$${CI:-}" ]; then echo "CI needs chromium for the browser test" >&2; exit 1; fi; \
 	  export MIRRORSPEC_SKIP_BROWSER=1; fi; \
 	if ! bash scripts/ensure_kafka.sh $(BIN)/python; then \
@@ -47,8 +50,20 @@ test: lint
 	  export MIRRORSPEC_SKIP_KAFKA=1; fi; \
 	if ! bash scripts/ensure_postgres.sh; then \
 	  if [ -n "$${CI:-}" ]; then echo "CI needs PostgreSQL for the reconcile JDBC test" >&2; exit 1; fi; \
-	  export MIRRORSPEC_SKIP_POSTGRES=1; fi; \
-	$(BIN)/python -m pytest -q -m "not cluster"
+	  export MIRRORSPEC_SKIP_POSTGRES=1; fi
+
+test: lint
+	$(TEST_SERVICES)
+	@$(SERVICES_ENV); \
+	$(BIN)/python -m pytest -q -m "not cluster and not extra" --durations=15
+
+# The slow end-to-end extras (marked `extra`): whole CLI processes against real services
+# (OneLake endpoint over ABFS, OpenLineage/metrics watchers, two publishers racing, a full
+# disk, orchestrators). Minutes; run them before resolving a change in those areas.
+test-extras: $(STAMP)
+	$(TEST_SERVICES)
+	@$(SERVICES_ENV); \
+	$(BIN)/python -m pytest -q -m "extra and not cluster"
 
 test-fast: lint
 	$(BIN)/python -m pytest -q -m "not spark and not cluster"

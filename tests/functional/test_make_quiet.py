@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.extra  # a slow end-to-end extra: `make test-extras`
+
 REPO = Path(__file__).resolve().parents[2]
 
 

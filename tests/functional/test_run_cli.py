@@ -76,7 +76,9 @@ def test_run_fails_one_table_runs_the_other_then_status_and_json_logs(project):
     assert results["shop.bad"]["status"] == "error"
 
     status = cli("status", "--project-dir", ".", "--json", cwd=project)
-    assert status.returncode == 0, status.stderr
+    # a Failed table makes `status` exit 1 (a CI gate and a probe: docs/orchestration.md)
+    assert status.returncode == 1, status.stderr
+    assert "1 table(s) Failed: shop.bad" in status.stderr
     tables = {t["sourceTableName"]: t for t in json.loads(status.stdout)["tables"]}
     assert tables["bad"]["status"] == "Failed" and tables["good"]["status"] == "Replicating"
 
@@ -107,6 +109,7 @@ def test_user_errors_exit_1_before_spark_starts(project):
 
 
 @pytest.mark.spark  # starts a JVM (through the CLI)
+@pytest.mark.extra  # a slow end-to-end extra (50 s): `make test-extras`
 def test_fail_fast_then_retry_after_the_bad_file_is_fixed(project):
     done = cli("build", "--fail-fast", "--threads", "1", "--log-format", "json", cwd=project)
     assert done.returncode == 1, done.stdout + done.stderr

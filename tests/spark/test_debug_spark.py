@@ -4,6 +4,8 @@ error."""
 
 from __future__ import annotations
 
+import pytest
+
 import os
 import shutil
 import subprocess
@@ -11,6 +13,8 @@ import sys
 from pathlib import Path
 
 import yaml
+
+pytestmark = pytest.mark.extra  # a slow end-to-end extra: `make test-extras`
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -21,7 +21,7 @@ from test_watch_and_concurrency import finish, kill, start, wait_for
 
 parser = pytest.importorskip("prometheus_client.parser")
 pytest.importorskip("openlineage.client")
-pytestmark = pytest.mark.slow  # a CLI subprocess with its own JVM
+pytestmark = [pytest.mark.slow, pytest.mark.extra]  # `make test-extras`  # a CLI subprocess with its own JVM
 
 COLS, TYPES = ("id", "v", "__rowMarker__"), ("int64", "string", "int32")
 

@@ -20,6 +20,8 @@ from mirrorspec.spark.publish import publisher
 
 from test_watch_and_concurrency import finish, kill, start, wait_for
 
+pytestmark = pytest.mark.extra  # a slow end-to-end extra: `make test-extras`
+
 PROJECT = Path(__file__).resolve().parents[2] / "projects" / "csv_extract"
 
 

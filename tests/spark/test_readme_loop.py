@@ -3,11 +3,15 @@ project whose sample feeds `run` publishes and mirrors, and every command of the
 
 from __future__ import annotations
 
+import pytest
+
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+pytestmark = pytest.mark.extra  # a slow end-to-end extra: `make test-extras`
 
 REPO = Path(__file__).resolve().parents[2]
 

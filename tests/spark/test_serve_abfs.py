@@ -15,10 +15,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.no_jvm import skip_unless
 from tests.onelake_server import OneLakeServe
+
+pytestmark = pytest.mark.extra  # a slow end-to-end extra: `make test-extras`
 
 REPO = Path(__file__).resolve().parents[2]
 LANDING_URI = ("abfs://ws@onelake.dfs.fabric.microsoft.com/db.MountedRelationalDatabase/"
@@ -92,6 +95,7 @@ def test_run_with_its_landing_zone_on_abfs_through_serve(tmp_path):
 OAUTH_SCRIPT = """
 import sys
 from mirrorspec.spark.platform.session import build_session
+
 store, port, token_url, url = sys.argv[1:5]
 conf = {"mirrorspec.extra.jars": "azure",
         "spark.driver.extraJavaOptions": f"-Djavax.net.ssl.trustStore={store} "

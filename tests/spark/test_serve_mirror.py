@@ -8,6 +8,8 @@ Waits are on states (tables.json), never on timings."""
 
 from __future__ import annotations
 
+import pytest
+
 import io
 import json
 import os
@@ -16,6 +18,8 @@ import time
 
 from tests.no_jvm import skip_unless
 from tests.onelake_server import OneLakeServe
+
+pytestmark = pytest.mark.extra  # a slow end-to-end extra: `make test-extras`
 
 try:
     from azure.identity import DefaultAzureCredential
