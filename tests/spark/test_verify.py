@@ -252,6 +252,8 @@ def test_jdbc_failures_say_the_drivers_words_and_never_the_credentials(
         spark, mirrored, postgres, monkeypatch, tmp_path):
     postgres["sql"]("CREATE TABLE IF NOT EXISTS creds (id bigint PRIMARY KEY)")
     monkeypatch.setenv("MIRRORSPEC_LOG_DIR", str(tmp_path / "logs"))
+    # the log file is per process: an earlier test of this session may have opened it elsewhere
+    monkeypatch.setattr("mirrorspec.logfile._path", None)
     monkeypatch.setenv("MIRRORSPEC_SECRET_PG_USER", "mirror")
     monkeypatch.setenv("MIRRORSPEC_SECRET_PG_PASSWORD", "wrong-" + postgres["password"])
     password = postgres["password"]
