@@ -119,11 +119,15 @@ def applied_files(landing_fs: FileSystem, warehouse_fs: FileSystem, delta_path: 
     LastUpdateTimeFileDetection (with the files in `_ProcessedFiles/` first, in the order the
     engine moved them) — files are applied in that order and never skipped.
     """
+    processed_folder = join(landing_path, mirroring.PROCESSED_FOLDER)
     where: dict[str, Entry] = {}
-    for folder in (join(landing_path, mirroring.PROCESSED_FOLDER), landing_path):
+    moved: set[str] = set()  # names in _ProcessedFiles/ (they win over the folder's)
+    for folder in (processed_folder, landing_path):
         for entry in landing_fs.list(folder):
             if not entry.is_dir and entry.name not in where:
                 where[entry.name] = entry
+                if folder == processed_folder:
+                    moved.add(entry.name)
     extension = metadata.file_extension if metadata is not None else None
 
     def landing_file(entry: Entry) -> LandingFile:
@@ -158,8 +162,6 @@ def applied_files(landing_fs: FileSystem, warehouse_fs: FileSystem, delta_path: 
         # Every file in _ProcessedFiles/ was applied, and moved there right after its batch's
         # commit, in the order applied (the move stamps the time); the files still in the folder
         # were applied up to the watermark.
-        moved = {e.name for e in landing_fs.list(join(landing_path, mirroring.PROCESSED_FOLDER))
-                 if not e.is_dir}
         mark = tuple(meta.get("watermark") or (0, ""))
         watermark = (float(mark[0]), str(mark[1]))
         result.files = (sorted((f for f in data if f.name in moved), key=time_order_key)
