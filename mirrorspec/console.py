@@ -168,10 +168,14 @@ class Console:
         if self._rich is None or self.quiet:
             return None
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.table import Column
 
-        return Progress(TextColumn("{task.description}"), BarColumn(),
-                        TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                        console=self._rich, transient=True)
+        # the figures first, the text last: it wraps (never cut) in an 80-column terminal
+        return Progress(TimeElapsedColumn(), BarColumn(bar_width=16),
+                        TextColumn("{task.completed}/{task.total}"),
+                        TextColumn("{task.description}",
+                                   table_column=Column(ratio=1, overflow="fold")),
+                        console=self._rich, transient=True, expand=True)
 
     def raw(self, text: str) -> None:
         """Text printed as is (JSON documents, file contents)."""

@@ -17,13 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from mirrorspec.plan import Plan, TablePlan
-from mirrorspec.console import Console, NullConsole, WrappingConsole
+from mirrorspec.console import Console, NullConsole
 from mirrorspec.errors import MirrorspecError
 from mirrorspec.run_results import RunResults, StepTiming, TableRunResult, utc_now
 from mirrorspec.selection import select_with_warnings
 from mirrorspec.landing import deploy
 from mirrorspec.landing.processed import LandingFiles
-from mirrorspec.spark.platform import activity, hadoop_fs
+from mirrorspec.spark.platform import hadoop_fs
+from mirrorspec.spark.platform.live import LiveProgress, table_line
 from mirrorspec.spark.platform.session import start_session
 
 
@@ -279,144 +280,30 @@ def _error_text(error: dict) -> str:
 
 # --- progress ------------------------------------------------------------------------------------
 
-class RunProgress:
-    """Tables done / running / failed, the tasks of Spark's running stages and rows/s: a rich
-    progress bar on a terminal, a plain timestamped line every `interval` seconds otherwise
-    (JSON: a `progress` event), refreshed from Spark's status tracker while work happens.
+class RunProgress(LiveProgress):
+    """Tables done / running / failed, stage tasks and rows/s (`live.LiveProgress`), with run's
+    line per finished table: files published and applied, rows, seconds, the error.
 
     Rows count as soon as the publisher or the engine announces them (`counting(console)`
     wraps the console the tables report through), so rows/s moves during a long MERGE, not
-    only when a table finishes. One line per finished table in both modes (dbt style), so logs
-    keep the story.
-    """
-
-    def __init__(self, console: Console, total: int, spark: Any = None, interval: float = 10.0):
-        self.console = console
-        self.total = total
-        self.done = 0
-        self.failed = 0
-        self.running: set[str] = set()
-        self.rows = 0       # rows of finished tables (changed + published)
-        self.rows_seen = 0  # rows announced while tables work (read for a MERGE, published)
-        self.tasks = (0, 0)
-        self.t0 = time.monotonic()
-        self.lock = threading.Lock()
-        self.interval = interval
-        self._task = None
-        self._progress = console.progress() if console.is_terminal() else None
-        self._tracker = activity.stage_tracker(spark) if spark is not None else None
-        self._stop = threading.Event()
-        self._poller: threading.Thread | None = None
-
-    def __enter__(self):
-        if self._progress is not None:
-            self._progress.start()
-            self._task = self._progress.add_task(self._description(), total=self.total)
-        self._poller = threading.Thread(target=self._poll, name="mirrorspec-progress",
-                                        daemon=True)
-        self._poller.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        if self._poller is not None:
-            self._poller.join(timeout=5)
-        if self._progress is not None:
-            self._progress.stop()
-        return False
-
-    def counting(self, console: Console) -> Console:
-        """`console`, also counting the rows the publisher and the engine announce."""
-        return _CountingConsole(console, self)
-
-    def saw_rows(self, rows: int) -> None:
-        with self.lock:
-            self.rows_seen += rows
-
-    def rows_per_second(self) -> float:
-        elapsed = time.monotonic() - self.t0
-        return max(self.rows, self.rows_seen) / elapsed if elapsed > 0 else 0.0
-
-    def _description(self) -> str:
-        done, total = self.tasks
-        tasks = f", stage tasks {done}/{total}" if total else ""
-        return (f"{self.done} of {self.total} done, {len(self.running)} running, "
-                f"{self.failed} failed{tasks}, {self.rows_per_second():,.0f} rows/s")
-
-    def _refresh(self) -> None:
-        if self._progress is not None:
-            self._progress.update(self._task, completed=self.done, description=self._description())
-
-    def _poll(self) -> None:
-        """Every second: the stage tasks into the bar; every `interval` seconds while tables
-        run and no bar is shown, one plain line."""
-        last_line = time.monotonic()
-        while not self._stop.wait(1.0):
-            self.tasks = activity.stage_tasks(self._tracker)
-            with self.lock:
-                self._refresh()
-                due = (self._progress is None and self.running
-                       and time.monotonic() - last_line >= self.interval)
-            if due:
-                last_line = time.monotonic()
-                self.console.progress_line(
-                    self._description(), done=self.done, running=len(self.running),
-                    failed=self.failed, total=self.total, tasks_done=self.tasks[0],
-                    tasks_total=self.tasks[1], rows_per_second=round(self.rows_per_second(), 1))
-
-    def started(self, unique_id: str) -> None:
-        with self.lock:
-            self.running.add(unique_id)
-            self._refresh()
-        if self.console.log_format == "json":
-            self.console.event("table_started", f"START {unique_id}", table=unique_id,
-                               running=len(self.running), done=self.done, failed=self.failed,
-                               total=self.total)
+    only when a table finishes."""
 
     def finished(self, result: TableRunResult) -> None:
-        with self.lock:
-            self.running.discard(result.unique_id)
-            self.done += 1
-            self.failed += int(result.failed)
-            self.rows += result.rows_changed + result.rows_published
-            index = self.done
-            rate = self.rows_per_second()
-            self._refresh()
-        label = {"success": "OK", "error": "ERROR", "waiting": "WAITING",
-                 "not_started": "NOT STARTED", "skipped": "SKIP"
-                 }.get(result.status, result.status.upper())
-        text = (f"{index} of {self.total} {label} {result.unique_id}: "
-                f"{len(result.files_published)} file(s) published, "
-                f"{len(result.files_applied)} applied, +{result.rows_inserted} "
-                f"~{result.rows_updated} -{result.rows_deleted} rows "
-                f"in {result.execution_time:.1f}s")
+        index, rate = self.finish(result.unique_id, result.failed,
+                                  result.rows_changed + result.rows_published)
+        text = table_line(index, self.total, result.status, result.unique_id,
+                          f"{len(result.files_published)} file(s) published, "
+                          f"{len(result.files_applied)} applied, +{result.rows_inserted} "
+                          f"~{result.rows_updated} -{result.rows_deleted} rows",
+                          result.execution_time)
         if result.status == "waiting" and result.awaiting:
             text += f" (awaiting {result.awaiting})"
         if result.skip_reason:
             text += f" ({result.skip_reason})"
         if result.error:
             text += f"\n    {result.error}"
-        kind = {"error": "error", "waiting": "warning", "not_started": "info"
-                }.get(result.status, "success")
-        self.console.event(kind if self.console.log_format == "text" else "table_finished", text,
-                           table=result.unique_id, status=result.status, done=self.done,
-                           running=len(self.running), failed=self.failed, total=self.total,
-                           rows_per_second=round(rate, 1), error=result.error)
-
-
-class _CountingConsole(WrappingConsole):
-    """The console the tables report through during a run, counting the rows announced by the
-    publisher (`rows` with `sequence`) and by the engine (`rows` with `files`) for rows/s."""
-
-    def __init__(self, console: Console, progress: RunProgress):
-        super().__init__(console)
-        self._run_progress = progress
-
-    def event(self, kind: str, message: str, **fields: Any) -> None:
-        rows = fields.get("rows")
-        if isinstance(rows, int) and ("files" in fields or "sequence" in fields):
-            self._run_progress.saw_rows(rows)
-        self._console.event(kind, message, **fields)
+        self.table_finished(text, result.status, result.unique_id,
+                            rows_per_second=round(rate, 1), error=result.error)
 
 
 def summary_rows(results: RunResults) -> list[list[Any]]:
