@@ -374,7 +374,8 @@ def mirror_landing_zone(landing_zone: str | os.PathLike[str], warehouse: str | o
                                         threads=threads, strict=strict, api=True))
     spark = build_session(master, {str(k): str(v) for k, v in (conf or {}).items()})
     outcome = mirror_pass(spark, landing, wh, MirrorOptions(threads=threads, strict=strict,
-                                                           select=select_), console)
+                                                           select=select_), console,
+                          progress=True)  # table_started/finished and progress events
     for table in outcome.tables:
         result = TableRunResult(table.unique_id, execution_time=float(table.seconds or 0.0))
         apply_outcome(result, table)

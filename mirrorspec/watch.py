@@ -71,6 +71,12 @@ class QuietConsole(WrappingConsole):
             return
         self._console.event(kind, message, **fields)
 
+    def news(self, table: str, outcome: tuple) -> bool:
+        """Whether a table's (status, error text, files applied) of this pass is worth a line:
+        it applied files, or its status or error differs from the last pass's."""
+        last = self._last.get(table)
+        return bool(outcome[2]) or last is None or tuple(outcome[:2]) != tuple(last[:2])
+
     def end_pass(self, outcomes: dict[str, tuple]) -> list[str]:
         """Close a pass given each mirrored table's (status, error text, files applied);
         returns the tables whose outcome changed. A table that applied files starts afresh

@@ -45,8 +45,9 @@ def _watch(spark, landing_zone: str, warehouse: str, options, console, interval:
                 signatures[target.unique_id] = folder_signature(lfs, target.landing_path)
                 return not backoff.due(target.unique_id, now, signatures[target.unique_id])
 
-            result = mirror_landing_zone(spark, landing_zone, warehouse, options, quiet,
-                                         stop=stop, skip=skip)
+            result = mirror_landing_zone(
+                spark, landing_zone, warehouse, options, quiet, stop=stop, skip=skip,
+                progress=True, news=lambda t: quiet.news(t.unique_id, outcome_key(t)))
             passes += 1
             if metrics is not None:
                 for t in result.tables:
@@ -94,9 +95,13 @@ def _record_outcomes(result, backoff, quiet, lfs, signatures, now) -> bool:
             backoff.record(t.unique_id, True, now, signature)
         else:
             backoff.record(t.unique_id, False, now, None)
-        outcomes[t.unique_id] = (t.status, (t.error or {}).get("message"),
-                                 tuple(t.files_applied))
+        outcomes[t.unique_id] = outcome_key(t)
     return quiet.end_pass(outcomes)
+
+
+def outcome_key(t) -> tuple:
+    """What `--watch` compares pass to pass: (status, error text, files applied)."""
+    return t.status, (t.error or {}).get("message"), tuple(t.files_applied)
 
 
 def failure_summary(tables, status_error: str | None = None) -> tuple[str, str]:
@@ -202,7 +207,8 @@ def mirror(landing_zone: str | None, warehouse: str | None, watch: float | None,
         signal.signal(signal.SIGTERM, request_stop)
     try:
         if watch is None:
-            result = mirror_landing_zone(spark, landing_zone, warehouse, options, console)
+            result = mirror_landing_zone(spark, landing_zone, warehouse, options, console,
+                                         progress=True)
             _send_lineage(lineage, result)
         else:
             from mirrorspec.heartbeat import Heartbeat

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 from collections import Counter
 from datetime import datetime
 
@@ -425,3 +426,53 @@ def test_mirror_command_reports_and_exits_1_on_a_failed_table(spark, tmp_path):
     status = read_status(warehouse)
     assert {t["sourceTableName"]: t["status"] for t in status["tables"]} == {
         "good": "Replicating", "bad": "Failed"}
+    # progress (issue 27): a line per finished table, plain text in a pipe (no ANSI codes)
+    assert re.search(r"[12] of 2 OK dbo\.good: 1 file\(s\) applied, \+2 ~0 -0 rows in "
+                     r"\d+\.\ds", result.output), result.output
+    assert re.search(r"[12] of 2 ERROR dbo\.bad: 0 file\(s\) applied", result.output)
+    assert "\x1b" not in result.output
+    # the same under --log-format json: typed table_started / table_finished events
+    again = CliRunner().invoke(cli, ["--log-format", "json", "mirror", "--landing-zone", landing,
+                                     "--warehouse", warehouse, "--master", "local[2]"])
+    events = [json.loads(line) for line in again.output.splitlines() if line.startswith("{")]
+    started = sorted(e["table"] for e in events if e["event"] == "table_started")
+    finished = {e["table"]: e for e in events if e["event"] == "table_finished"}
+    assert started == ["dbo.bad", "dbo.good"] and set(finished) == set(started)
+    good_event, bad_event = finished["dbo.good"], finished["dbo.bad"]
+    assert (good_event["status"], good_event["files_applied"], good_event["total"]) == (
+        "success", 0, 2)  # nothing new to apply this time
+    assert isinstance(good_event["seconds"], float) and good_event["error"] is None
+    assert bad_event["status"] == "error" and "marker" in bad_event["error"].lower()
+    assert isinstance(bad_event["rows_per_second"], float) and bad_event["failed"] >= 1
+
+
+def test_mirror_watch_passes_show_progress_only_when_there_is_news(spark, tmp_path):
+    """`mirror --watch` (issue 27): a pass that applies files prints its table's line; an idle
+    pass prints nothing at all (no bar, no line) through the watch's QuietConsole."""
+    import io
+
+    from mirrorspec.commands.mirror import outcome_key
+    from mirrorspec.console import Console
+    from mirrorspec.watch import QuietConsole
+
+    landing, warehouse = str(tmp_path / "l"), str(tmp_path / "w")
+    folder = table_dir(landing, "t", metadata={"keyColumns": ["id"]})
+    parquet(folder, 1, {"id": [1, 2], M: [0, 0]})
+    stream = io.StringIO()
+    quiet = QuietConsole(Console(stream=stream))
+
+    def one_pass() -> str:
+        before = len(stream.getvalue())
+        result = engine.mirror_landing_zone(
+            spark, landing, warehouse, engine.MirrorOptions(threads=1), quiet, progress=True,
+            news=lambda t: quiet.news(t.unique_id, outcome_key(t)))
+        quiet.end_pass({t.unique_id: outcome_key(t) for t in result.tables})
+        return stream.getvalue()[before:]
+
+    first = one_pass()
+    assert "1 of 1 OK dbo.t: 1 file(s) applied, +2 ~0 -0 rows" in first, first
+    assert one_pass() == ""  # idle: silent
+    parquet(folder, 2, {"id": [3], M: [0]})
+    busy = one_pass()
+    assert "1 of 1 OK dbo.t: 1 file(s) applied" in busy and "1 file(s) pending" in busy, busy
+    assert one_pass() == ""

@@ -8,6 +8,7 @@ MERGE, or an append for insert-only batches) that also carries the progress (`tx
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import logging
 import re
@@ -32,6 +33,7 @@ from mirrorspec.landing import layout as landing
 from mirrorspec.landing import processed
 from mirrorspec import files as fsmod
 from mirrorspec.spark.platform import delta, hadoop_fs
+from mirrorspec.spark.platform.live import LiveProgress, table_line
 from mirrorspec.progress.mirror import (MirrorRecord, TableState, read_state, state_copy_path,
                                        write_state_copy)
 from mirrorspec.progress.mirror import txn_version_of as progress_txn
@@ -721,27 +723,65 @@ _short = failures.short
 def mirror_tables(spark, targets: list[MirrorTarget], warehouse: str,
                   options: MirrorOptions = MirrorOptions(), console: Console | None = None,
                   landing_zone: str | None = None,
-                  stop: threading.Event | None = None, skip=None) -> MirrorResult:
+                  stop: threading.Event | None = None, skip=None, progress: bool = False,
+                  news=None) -> MirrorResult:
     """Mirror `targets` concurrently (`options.threads`); one table's failure never stops
     another. Tables not started when `stop` is set are left for the next pass, and so are
-    those `skip(target)` is true for (`--watch` backing off a failed table)."""
+    those `skip(target)` is true for (`--watch` backing off a failed table).
+
+    `progress`: show the shared progress (`live.LiveProgress`: a bar or timed lines, rows/s)
+    and a line per finished table. `news(outcome)` (`--watch`): only tables it says are news
+    get their line, and the bar waits until a table has files to apply."""
     console = console or NullConsole()
     chosen = [_absolute(t) for t in targets if selected(t, options.select)]
     if skip is not None:
         chosen = [t for t in chosen if not skip(t)]
+    live = LiveProgress(console, len(chosen), spark, wait_for_work=news is not None) \
+        if progress and chosen else None
+    tables = live.counting(console) if live is not None else console
 
     def work(target: MirrorTarget) -> TableOutcome | None:
         if stop is not None and stop.is_set():
             return None
-        return _TableRun(spark, target, options, console, landing_zone).run()
+        if live is not None:
+            live.started(target.unique_id)
+        outcome = _TableRun(spark, target, options, tables, landing_zone).run()
+        if live is not None:
+            _finished(live, outcome, news)
+        return outcome
 
-    if options.threads <= 1 or len(chosen) <= 1:
-        outcomes = [work(t) for t in chosen]
-    else:
-        with ThreadPoolExecutor(max_workers=options.threads,
-                                thread_name_prefix="mirror") as pool:
-            outcomes = list(pool.map(work, chosen))
+    with live if live is not None else contextlib.nullcontext():
+        if options.threads <= 1 or len(chosen) <= 1:
+            outcomes = [work(t) for t in chosen]
+        else:
+            with ThreadPoolExecutor(max_workers=options.threads,
+                                    thread_name_prefix="mirror") as pool:
+                outcomes = list(pool.map(work, chosen))
     return MirrorResult([o for o in outcomes if o is not None])
+
+
+_STATUS = {"Replicating": "success", "Failed": "error", "Waiting": "waiting",
+           "NotStarted": "not_started"}
+
+
+def _finished(live: LiveProgress, outcome: TableOutcome, news=None) -> None:
+    """Count a table done and, unless `news` says it is old news, print its line (the error
+    itself was printed when it happened)."""
+    changed = outcome.rows_inserted + outcome.rows_updated + outcome.rows_deleted
+    index, rate = live.finish(outcome.unique_id, outcome.status == "Failed", changed)
+    if news is not None and not news(outcome):
+        return
+    status = _STATUS.get(outcome.status, outcome.status.lower())
+    text = table_line(index, live.total, status, outcome.unique_id,
+                      f"{len(outcome.files_applied)} file(s) applied, +{outcome.rows_inserted} "
+                      f"~{outcome.rows_updated} -{outcome.rows_deleted} rows", outcome.seconds)
+    if outcome.awaiting and outcome.status == "Waiting":
+        text += f" (awaiting {outcome.awaiting})"
+    live.table_finished(text, status, outcome.unique_id, files_applied=len(outcome.files_applied),
+                        rows_inserted=outcome.rows_inserted, rows_updated=outcome.rows_updated,
+                        rows_deleted=outcome.rows_deleted, seconds=round(outcome.seconds, 3),
+                        rows_per_second=round(rate, 1),
+                        error=(outcome.error or {}).get("message"))
 
 
 def drop_deleted_tables(spark, landing_zone: str, warehouse: str, present: set[str],
@@ -782,9 +822,11 @@ def drop_deleted_tables(spark, landing_zone: str, warehouse: str, present: set[s
 
 def mirror_landing_zone(spark, landing_zone: str, warehouse: str,
                         options: MirrorOptions = MirrorOptions(), console: Console | None = None,
-                        stop: threading.Event | None = None, skip=None) -> MirrorResult:
+                        stop: threading.Event | None = None, skip=None, progress: bool = False,
+                        news=None) -> MirrorResult:
     """One pass: discover tables, drop those whose folder was deleted, mirror the rest, write
-    WAREHOUSE/replicator.json and WAREHOUSE/tables.json."""
+    WAREHOUSE/replicator.json and WAREHOUSE/tables.json. `progress`, `news`: as
+    `mirror_tables`."""
 
     console = console or NullConsole()
     landing_zone, warehouse = fsmod.normalize(landing_zone), fsmod.normalize(warehouse)
@@ -810,7 +852,8 @@ def mirror_landing_zone(spark, landing_zone: str, warehouse: str,
     dropped = drop_deleted_tables(spark, landing_zone, warehouse,
                                   {t.unique_id for t in targets}, options, console)
     result = mirror_tables(spark, targets, warehouse, options, console,
-                           landing_zone=landing_zone, stop=stop, skip=skip)
+                           landing_zone=landing_zone, stop=stop, skip=skip, progress=progress,
+                           news=news)
     result.tables = dropped + result.tables
     result.status_error = write_monitoring(hadoop_fs.filesystem_for(warehouse, spark), warehouse,
                                            result.tables, console)

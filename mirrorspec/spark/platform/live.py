@@ -19,7 +19,7 @@ from mirrorspec.spark.platform import activity
 
 # an outcome's word in the per-table line, and the console event kind that colours it
 LABELS = {"success": "OK", "error": "ERROR", "waiting": "WAITING", "not_started": "NOT STARTED",
-          "skipped": "SKIP", "dropped": "DROPPED"}
+          "skipped": "SKIP"}
 KINDS = {"error": "error", "waiting": "warning", "not_started": "info"}
 
 
