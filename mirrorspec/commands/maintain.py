@@ -117,17 +117,25 @@ def maintain(tables: tuple[str, ...], purge: bool, optimize: bool, vacuum: bool,
 
     from mirrorspec.readers.storage import plan_storage_options
     from mirrorspec.spark.ops.maintain import MaintainSteps, maintain_table
+    from mirrorspec.spark.platform.live import LiveProgress
     from mirrorspec.spark.platform.session import start_session
 
     steps = MaintainSteps(purge, optimize, vacuum, retain_hours, allow_short_retention)
     spark = start_session(ctx.plan, console)
     storage = plan_storage_options(ctx.plan)
     failed = []
+
+    def one(table: TablePlan):
+        progress.started(table.unique_id)
+        return maintain_table(spark, table.unique_id, table.delta_path, table.deletion_vectors,
+                              steps, progress)
+
     # Tables in parallel (each in its own session): on small tables Delta's commands wait on the
-    # driver more than they compute, so the tables' waits overlap.
-    with ThreadPoolExecutor(max_workers=min(threads, len(present))) as pool:
-        jobs = {pool.submit(maintain_table, spark, table.unique_id, table.delta_path,
-                            table.deletion_vectors, steps): table for table in present}
+    # driver more than they compute, so the tables' waits overlap. Each step says when it
+    # starts and ends; the bar (or a line every 10 s in a log) counts tables and stage tasks.
+    with LiveProgress(console, len(present), spark, rates=False) as progress, \
+            ThreadPoolExecutor(max_workers=min(threads, len(present))) as pool:
+        jobs = {pool.submit(one, table): table for table in present}
         for done in as_completed(jobs):
             table = jobs[done]
             try:
@@ -136,9 +144,11 @@ def maintain(tables: tuple[str, ...], purge: bool, optimize: bool, vacuum: bool,
                 from mirrorspec.spark.ops.inspect import safe_message
 
                 failed.append(table.unique_id)
+                progress.finish(table.unique_id, failed=True)
                 console.error(f"{table.unique_id}: {safe_message(exc).strip().splitlines()[0]}",
                               table=table.unique_id)
                 continue
+            progress.finish(table.unique_id)
             console.result(f"{table.unique_id}: " + ("; ".join(outcome.done) or "nothing to do"),
                            table=table.unique_id, done=outcome.done)
             _say_readers(console, table, storage)

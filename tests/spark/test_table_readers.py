@@ -125,6 +125,49 @@ def test_maintain_purges_deletion_vectors_so_every_reader_accepts_the_table(spar
     assert "REORG" in " ".join(operations) or "OPTIMIZE" in operations
 
 
+def test_maintain_command_reports_each_step_as_it_starts_and_ends(spark, tables, tmp_path):
+    """Progress you can see (issue 27): `maintain` says when each step starts and what it did in
+    how many seconds, timestamped in a pipe (no ANSI codes), typed step events under JSON; the
+    readers' verdict follows the table's result."""
+    from click.testing import CliRunner
+
+    from mirrorspec.cli import cli
+    from project_files import write
+
+    warehouse = tmp_path / "warehouse"
+    shutil.copytree(tables["off"], warehouse / "shop" / "off")
+    root = write(tmp_path / "shop", {
+        "mirrorspec_project.yml": {"name": "shop", "version": "1"},
+        "profiles.yml": {"shop": {"target": "dev", "outputs": {"dev": {
+            "landing_zone": "landing", "warehouse": str(warehouse),
+            "spark": {"master": "local[2]"}}}}},
+        "tables/shop.yml": {"tables": [{"name": "off", "schema": "shop", "key_columns": ["id"],
+                                        "deletion_vectors": False}]},
+    })
+    args = ["maintain", "off", "--no-purge", "--no-vacuum", "--project-dir", str(root)]
+    done = CliRunner().invoke(cli, args)
+    assert done.exit_code == 0, done.output
+    out = done.output
+    assert "\x1b" not in out
+    stamp = r"\[\d\d:\d\d:\d\d\] "
+    assert re.search(stamp + r"shop\.off: optimizing…\n", out), out
+    assert re.search(stamp + r"shop\.off: optimized \(\d+ file\(s\) into \d+\) \(\d+\.\ds\)",
+                     out), out
+    assert re.search(stamp + r"shop\.off: checking delta\.enableDeletionVectors: nothing to do",
+                     out), out
+    assert out.index("optimizing…") < out.index("shop.off: optimized (") 
+    assert "readers" in out.lower() or "opens" in out.lower()  # the verdict line stays
+    as_json = CliRunner().invoke(cli, ["--log-format", "json", *args])
+    assert as_json.exit_code == 0, as_json.output
+    events = [json.loads(line) for line in as_json.output.splitlines() if line.startswith("{")]
+    steps = [(e["event"], e["step"]) for e in events if e["event"].startswith("step_")]
+    assert steps == [("step_started", "switch"), ("step_finished", "switch"),
+                     ("step_started", "optimize"), ("step_finished", "optimize")]
+    optimized = [e for e in events if e["event"] == "step_finished"][-1]
+    assert optimized["table"] == "shop.off" and isinstance(optimized["seconds"], float)
+    assert [e["table"] for e in events if e["event"] == "table_started"] == ["shop.off"]
+
+
 def _data_files(path: str) -> list[Path]:
     return list(Path(path).glob("*.parquet"))
 

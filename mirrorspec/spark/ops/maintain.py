@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from mirrorspec.spark.platform import delta
 from mirrorspec.spark.platform.delta import DELETION_VECTORS_PROPERTY, set_deletion_vectors
@@ -27,17 +29,45 @@ class MaintainOutcome:
     done: list[str] = field(default_factory=list)
 
 
+class _StepClock:
+    """Tells `progress` (a `live.LiveProgress`, or None) when each step starts and ends: a step
+    ends when the next starts or the table is done; what it did is what it added to
+    `outcome.done`, and its seconds."""
+
+    def __init__(self, outcome: MaintainOutcome, progress: Any):
+        self.outcome, self.progress = outcome, progress
+        self.step: tuple[str, str] | None = None
+        self.began, self.mark = 0.0, 0
+
+    def start(self, step: str, doing: str) -> None:
+        self.end()
+        if self.progress is not None:
+            self.step, self.began, self.mark = (step, doing), time.monotonic(), \
+                len(self.outcome.done)
+            self.progress.step_started(self.outcome.unique_id, step, doing)
+
+    def end(self) -> None:
+        if self.step is not None:
+            step, doing = self.step
+            did = "; ".join(self.outcome.done[self.mark:]) or f"{doing}: nothing to do"
+            self.progress.step_finished(self.outcome.unique_id, step, doing, did,
+                                        time.monotonic() - self.began)
+            self.step = None
+
+
 def maintain_table(spark, unique_id: str, delta_path: str, deletion_vectors: bool,
-                   steps: MaintainSteps) -> MaintainOutcome:
+                   steps: MaintainSteps, progress: Any = None) -> MaintainOutcome:
     """Apply the table's `deletion_vectors` switch, then REORG … APPLY (PURGE), OPTIMIZE and
     VACUUM as `steps` says. With the switch off on a table that has the deletionVectors table
     feature, `ALTER TABLE … DROP FEATURE` replaces the purge (it purges the vectors itself, then
     downgrades the protocol), so readers that refuse the feature (delta-rs' to_pyarrow_table)
-    accept the table."""
+    accept the table. `progress` (a `live.LiveProgress`) hears each step start and end."""
     session = spark.newSession()
     outcome = MaintainOutcome(unique_id)
+    clock = _StepClock(outcome, progress)
     if not deletion_vectors and steps.purge and _has_feature(session, delta_path,
                                                              "deletionVectors"):
+        clock.start("drop feature", "dropping the deletionVectors table feature")
         before = _vectors(delta_path)
         delta.drop_deletion_vectors_feature(session, delta_path)
         outcome.done.append("dropped the deletionVectors table feature"
@@ -46,23 +76,28 @@ def maintain_table(spark, unique_id: str, delta_path: str, deletion_vectors: boo
         # DROP FEATURE removes the property: set it, so the switch reads the same everywhere
         set_deletion_vectors(session, delta_path, deletion_vectors)
     else:
+        clock.start("switch", f"checking {DELETION_VECTORS_PROPERTY}")
         if set_deletion_vectors(session, delta_path, deletion_vectors):
             outcome.done.append(f"{DELETION_VECTORS_PROPERTY} = {str(deletion_vectors).lower()}")
         if steps.purge:
+            clock.start("purge", "purging deletion vectors")
             metrics = delta.purge_deletion_vectors(session, delta_path)
             outcome.done.append(f"purged deletion vectors ({metrics.get('numFilesRemoved', 0)} "
                                 "file(s) rewritten)")
     if steps.optimize:
+        clock.start("optimize", "optimizing")
         metrics = delta.optimize(session, delta_path)
         outcome.done.append(f"optimized ({metrics.get('numFilesRemoved', 0)} file(s) into "
                             f"{metrics.get('numFilesAdded', 0)})")
     if steps.vacuum:
+        clock.start("vacuum", "vacuuming")
         if steps.allow_short_retention:
             session.conf.set(_RETENTION_CHECK, "false")
         retain = "" if steps.retain_hours is None else f" RETAIN {steps.retain_hours:g} HOURS"
         deleted = delta.vacuum(session, delta_path, steps.retain_hours)
         outcome.done.append(f"vacuumed{retain.lower()}"
                             + (f" ({deleted} file(s) deleted)" if deleted is not None else ""))
+    clock.end()
     return outcome
 
 
