@@ -205,6 +205,19 @@ def get_console(ctx: click.Context | None = None) -> Console:
     return root.obj["console"]
 
 
+def live_progress(console: Console, steps: int, spark: Any = None) -> Any:
+    """A `live.LiveProgress` of a command made of `steps` phases (replay, reconcile): phase
+    lines, and the stage-task bar (timed lines in a log) once Spark runs (`spark` now, or
+    `attach` + `start` later). Stopped when the command ends, failing too."""
+    from mirrorspec.spark.platform.live import LiveProgress
+
+    progress = LiveProgress(console, steps, spark, rates=False, steps=True)
+    if spark is not None:
+        progress.start()
+    click.get_current_context().call_on_close(progress.stop)
+    return progress
+
+
 def stop_on_signals(console: Console, what: str):
     """A threading.Event set by SIGINT/SIGTERM (for --watch loops); `what` says what finishes
     before the command stops."""

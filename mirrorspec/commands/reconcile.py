@@ -7,8 +7,8 @@ import os
 
 import click
 
-from mirrorspec.commands.params import (optional_plan, parse_conf, plan_options, spark_conf,
-                                        spark_master, start_spark)
+from mirrorspec.commands.params import (get_console, live_progress, optional_plan, parse_conf,
+                                        plan_options, spark_conf, spark_master, start_spark)
 from mirrorspec.errors import FailedRun, MirrorspecError, UsageError
 from mirrorspec.jdbc_urls import redact
 from mirrorspec.progress.mirror import resolve_table, table_keys
@@ -90,12 +90,21 @@ def reconcile(table, source, warehouse, key, version, timestamp, dbtable, user_s
     # a jdbc: source needs its driver's jar set (fetched once: python -m mirrorspec.spark.platform.jars)
     if source.startswith("jdbc:postgresql:"):
         extra_conf.setdefault("mirrorspec.extra.jars", "postgres")
-    spark = start_spark(plan, master, extra_conf)
+    console = get_console()
+    spark = start_spark(plan, master, extra_conf, console)
+    # phase lines and the stage-task bar (or timed lines in a log) while Spark works
+    progress = live_progress(console, 3, spark)
+    reading = progress.begin(unique_id, "read mirror", "reading the mirror")
     mirror = rec.read_mirror(spark, path, version, timestamp)
+    reading.done(f"read the mirror: {len(mirror.columns)} column(s)", columns=len(mirror.columns))
+    reading = progress.begin(unique_id, "read source", "reading the source")
     snapshot = rec.read_source(spark, source, dbtable, user_secret, password_secret,
                                source_format)
+    reading.done(f"read the source: {len(snapshot.columns)} column(s)",
+                 columns=len(snapshot.columns))
     name = redact(source) + (f" ({dbtable})" if dbtable else "")
-    result = rec.reconcile(spark, mirror, snapshot, keys, unique_id, name, version)
+    result = rec.reconcile(spark, mirror, snapshot, keys, unique_id, name, version, progress)
+    progress.stop()
     for line in rec.render(result, shown):
         click.echo(line)
     if output:

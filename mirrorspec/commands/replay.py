@@ -9,8 +9,8 @@ import tempfile
 
 import click
 
-from mirrorspec.commands.params import (get_console, optional_plan, parse_conf, plan_options,
-                                        spark_conf, spark_master, start_spark)
+from mirrorspec.commands.params import (get_console, live_progress, optional_plan, parse_conf,
+                                        plan_options, spark_conf, spark_master, start_spark)
 from mirrorspec.errors import FailedRun, MirrorspecError, UsageError
 from mirrorspec.progress.mirror import resolve_table, table_keys
 
@@ -60,6 +60,8 @@ def replay(table, warehouse, landing_path, key, scratch, shown, output, master, 
     else:
         unique_id, path = resolve_table(table, warehouse)
         plan_landing = None
+    progress = live_progress(console, 4)  # history, staging, replaying, counting
+    reading = progress.begin(unique_id, "history", "reading its history")
     history = rp.read_history(path, landing_path)
     if not landing_path and plan_landing and not (history.landing_path
                                                   and os.path.isdir(history.landing_path)):
@@ -76,6 +78,7 @@ def replay(table, warehouse, landing_path, key, scratch, shown, output, master, 
             f"{unique_id}: history incomplete: {len(missing)} of {len(found) + len(missing)} applied "
             f"file(s) are gone (purged from {folder}/_ProcessedFiles): {shown_names}",
             hint="replay needs every applied file; raise mirror --retention-days to keep them")
+    reading.done(f"read its history: {len(found)} applied file(s)", files=len(found))
     pending = rp.pending_files(folder, history.files)
     if pending:
         console.info(f"{unique_id}: {len(pending)} pending file(s) not replayed (not applied "
@@ -94,20 +97,29 @@ def replay(table, warehouse, landing_path, key, scratch, shown, output, master, 
             os.makedirs(scratch, exist_ok=True)
             if os.listdir(scratch):
                 raise MirrorspecError(f"--scratch {scratch} is not empty")
+        staging = progress.begin(unique_id, "stage", f"staging {len(found)} file(s)")
         landing = rp.stage(folder, found, work, schema, name, history.mode)
+        staging.done(f"staged {len(found)} file(s) in {work}", files=len(found))
         rebuilt_warehouse = os.path.join(work, "warehouse")
         spark = start_spark(plan, master, extra_conf, console)
-        console.info(f"{unique_id}: replaying {len(found)} file(s) into {rebuilt_warehouse}")
+        progress.attach(spark)
+        progress.start()
+        replaying = progress.begin(unique_id, "replay", f"replaying {len(found)} file(s) into "
+                                                        f"{rebuilt_warehouse}")
         run = mirror_landing_zone(spark, landing, rebuilt_warehouse,
                                   MirrorOptions(threads=1, move_processed=False), console)
         failed = [t for t in run.tables if t.status == "Failed"]
         if failed:
             raise MirrorspecError(f"{unique_id}: replay stopped: "
                                   f"{failed[0].error.get('message')}")
+        rows = sum(t.processed_rows for t in run.tables)
+        replaying.done(f"replayed {len(found)} file(s), {rows} change row(s)",
+                       files=len(found), rows=rows)
         rebuilt_id, rebuilt_path = resolve_table(unique_id, rebuilt_warehouse)
         result = rec.reconcile(spark, rec.read_mirror(spark, path),
                                rec.read_mirror(spark, rebuilt_path), keys, unique_id,
-                               f"replay of {len(found)} file(s)")
+                               f"replay of {len(found)} file(s)", progress=progress)
+        progress.stop()
     finally:
         if not scratch:
             shutil.rmtree(work, ignore_errors=True)

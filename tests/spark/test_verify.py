@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import shutil
 
 import pyarrow as pa
@@ -123,6 +124,21 @@ def test_cli_reports_one_sided_columns_and_writes_all_differences(spark, mirrore
     ok = runner.invoke(cli, args)
     assert ok.exit_code == 0, ok.output
     assert "columns only in source: source_only" in ok.output and "equal" in ok.output
+    # its phases, timestamped in a pipe (issue 27), in order, no ANSI codes
+    phases = [r"sales\.orders: reading the mirror…", r"sales\.orders: read the mirror: 4 column",
+              r"sales\.orders: reading the source…", r"sales\.orders: read the source: 5 column",
+              r"sales\.orders: counting rows per key range…",
+              r"sales\.orders: counted rows: mirror 4, source 4; 0 of 64 key ranges differ "
+              r"\(\d+\.\ds\)"]
+    assert_phases(ok.output, phases)
+    as_json = runner.invoke(cli, ["--log-format", "json", *args])
+    assert as_json.exit_code == 0, as_json.output
+    counted = [e for e in json_events(as_json.output)
+               if e["event"] == "step_finished" and e["step"] == "count"]
+    assert len(counted) == 1 and counted[0]["table"] == "sales.orders"
+    assert (counted[0]["mirror_rows"], counted[0]["source_rows"],
+            counted[0]["differing_key_ranges"]) == (4, 4, 0)
+    assert isinstance(counted[0]["seconds"], float)
     assert runner.invoke(cli, args + ["--strict-columns"]).exit_code == 1
     rows = dict(EXPECTED)
     for n in range(10, 25):
@@ -134,6 +150,9 @@ def test_cli_reports_one_sided_columns_and_writes_all_differences(spark, mirrore
                               "--output", str(output)])
     assert bad.exit_code == 1
     assert "missing 15" in bad.output and "... and 12 more missing" in bad.output
+    assert_phases(bad.output, [r"sales\.orders: naming the differing keys…",
+                               r"sales\.orders: named the differing keys: missing 15, extra 0, "
+                               r"changed 0 \(\d+\.\ds\)"])
     doc = json.loads(output.read_text())
     assert doc["counts"] == {"missing": 15, "extra": 0, "changed": 0}
     assert [m["id"] for m in doc["missing"]] == list(range(10, 25))
@@ -151,6 +170,22 @@ def test_replay_passes_then_catches_a_manual_update_and_a_purged_file(spark, mir
     intact = runner.invoke(cli, args)
     assert intact.exit_code == 0, intact.output
     assert "equal" in intact.output
+    assert_phases(intact.output, [
+        r"sales\.orders: reading its history…",
+        r"sales\.orders: read its history: 2 applied file\(s\) \(\d+\.\ds\)",
+        r"sales\.orders: staging 2 file\(s\)…", r"sales\.orders: staged 2 file\(s\) in ",
+        r"sales\.orders: replaying 2 file\(s\) into ",
+        r"sales\.orders: replayed 2 file\(s\), 7 change row\(s\) \(\d+\.\ds\)",
+        r"sales\.orders: counted rows: mirror 4, source 4; 0 of 64 key ranges differ"])
+    as_json = runner.invoke(cli, ["--log-format", "json", *args])
+    assert as_json.exit_code == 0, as_json.output
+    steps = [(e["event"], e["step"]) for e in json_events(as_json.output)
+             if e["event"].startswith("step_")]
+    assert steps == [(kind, step) for step in ("history", "stage", "replay", "count")
+                     for kind in ("step_started", "step_finished")]
+    replayed = [e for e in json_events(as_json.output)
+                if e["event"] == "step_finished" and e["step"] == "replay"][0]
+    assert (replayed["files"], replayed["rows"]) == (2, 7)
     spark.sql(f"UPDATE delta.`{mirrored['delta']}` SET name = 'Bobby' WHERE id = 2")
     tampered = runner.invoke(cli, args + ["--output", str(tmp_path / "r.json")])
     assert tampered.exit_code == 1
@@ -161,6 +196,20 @@ def test_replay_passes_then_catches_a_manual_update_and_a_purged_file(spark, mir
     purged = runner.invoke(cli, args)
     assert purged.exit_code == 1
     assert "history incomplete" in purged.output and f"{1:020d}.parquet" in purged.output
+
+
+def assert_phases(output: str, phases: list[str]) -> None:
+    """Each phase line is there, timestamped (not a terminal), in this order; no ANSI codes."""
+    assert "\x1b" not in output
+    at = 0
+    for phase in phases:
+        found = re.compile(r"^\[\d\d:\d\d:\d\d\] " + phase, re.M).search(output, at)
+        assert found, f"{phase!r} not after position {at} in:\n{output}"
+        at = found.end()
+
+
+def json_events(output: str) -> list[dict]:
+    return [json.loads(line) for line in output.splitlines() if line.startswith("{")]
 
 
 # --- a real JDBC source: a private PostgreSQL cluster -----------------------------------------

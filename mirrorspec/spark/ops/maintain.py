@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
-from typing import Any
 
 from mirrorspec.spark.platform import delta
 from mirrorspec.spark.platform.delta import DELETION_VECTORS_PROPERTY, set_deletion_vectors
+from mirrorspec.spark.platform.live import LiveProgress, Step
 
 _RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
 
@@ -31,32 +30,29 @@ class MaintainOutcome:
 
 class _StepClock:
     """Tells `progress` (a `live.LiveProgress`, or None) when each step starts and ends: a step
-    ends when the next starts or the table is done; what it did is what it added to
-    `outcome.done`, and its seconds."""
+    ends when the next starts or the table is done, saying what it added to `outcome.done`."""
 
-    def __init__(self, outcome: MaintainOutcome, progress: Any):
+    def __init__(self, outcome: MaintainOutcome, progress: LiveProgress | None):
         self.outcome, self.progress = outcome, progress
-        self.step: tuple[str, str] | None = None
-        self.began, self.mark = 0.0, 0
+        self.running: Step | None = None
+        self.mark = 0
 
     def start(self, step: str, doing: str) -> None:
         self.end()
         if self.progress is not None:
-            self.step, self.began, self.mark = (step, doing), time.monotonic(), \
-                len(self.outcome.done)
-            self.progress.step_started(self.outcome.unique_id, step, doing)
+            self.running = self.progress.begin(self.outcome.unique_id, step, doing)
+            self.running.says(f"{doing}: nothing to do")
+            self.mark = len(self.outcome.done)
 
     def end(self) -> None:
-        if self.step is not None:
-            step, doing = self.step
-            did = "; ".join(self.outcome.done[self.mark:]) or f"{doing}: nothing to do"
-            self.progress.step_finished(self.outcome.unique_id, step, doing, did,
-                                        time.monotonic() - self.began)
-            self.step = None
+        if self.running is not None:
+            self.running.done("; ".join(self.outcome.done[self.mark:]) or None)
+            self.running = None
 
 
 def maintain_table(spark, unique_id: str, delta_path: str, deletion_vectors: bool,
-                   steps: MaintainSteps, progress: Any = None) -> MaintainOutcome:
+                   steps: MaintainSteps, progress: LiveProgress | None = None
+                   ) -> MaintainOutcome:
     """Apply the table's `deletion_vectors` switch, then REORG … APPLY (PURGE), OPTIMIZE and
     VACUUM as `steps` says. With the switch off on a table that has the deletionVectors table
     feature, `ALTER TABLE … DROP FEATURE` replaces the purge (it purges the vectors itself, then

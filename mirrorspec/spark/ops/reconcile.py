@@ -22,6 +22,7 @@ from mirrorspec.errors import MirrorspecError
 from mirrorspec.jdbc_urls import redact
 from mirrorspec.logfile import log_exception
 from mirrorspec.spark.mirror.batch import EMPTY_CELL, col
+from mirrorspec.spark.platform.live import LiveProgress, step
 
 BUCKETS = 64
 JDBC_DRIVERS = {"jdbc:postgresql:": "org.postgresql.Driver"}
@@ -177,8 +178,11 @@ def _text(column):
 
 
 def reconcile(spark: SparkSession, mirror: DataFrame, source: DataFrame, key: list[str],
-              table: str, source_name: str, version: int | None = None) -> Reconciliation:
-    """Compare `mirror` with `source` by `key` (column names matched case-insensitively)."""
+              table: str, source_name: str, version: int | None = None,
+              progress: LiveProgress | None = None) -> Reconciliation:
+    """Compare `mirror` with `source` by `key` (column names matched case-insensitively).
+    `progress` hears its steps: counting rows per key range, then (when some differ) naming
+    the differing keys."""
     result = Reconciliation(table, source_name, list(key), version=version)
     mirror_cols = {f.name.lower(): f for f in mirror.schema.fields}
     source_cols = {f.name.lower(): f for f in source.schema.fields}
@@ -215,14 +219,26 @@ def reconcile(spark: SparkSession, mirror: DataFrame, source: DataFrame, key: li
     try:
         sums = lambda df: {r["__bucket"]: (r["n"], r["h"]) for r in df.groupBy("__bucket").agg(  # noqa: E731
             F.count(F.lit(1)).alias("n"), F.sum("__hash").alias("h")).collect()}
-        left_sums, right_sums = sums(left), sums(right)
-        result.mirror_rows = sum(n for n, _ in left_sums.values())
-        result.source_rows = sum(n for n, _ in right_sums.values())
-        differing = sorted(b for b in set(left_sums) | set(right_sums)
-                           if left_sums.get(b) != right_sums.get(b))
-        result.differing_buckets = len(differing)
+        with step(progress, table, "count", "counting rows per key range") as counting:
+            left_sums, right_sums = sums(left), sums(right)
+            result.mirror_rows = sum(n for n, _ in left_sums.values())
+            result.source_rows = sum(n for n, _ in right_sums.values())
+            differing = sorted(b for b in set(left_sums) | set(right_sums)
+                               if left_sums.get(b) != right_sums.get(b))
+            result.differing_buckets = len(differing)
+            counting.says(f"counted rows: mirror {result.mirror_rows}, source "
+                          f"{result.source_rows}; {len(differing)} of {BUCKETS} key ranges "
+                          "differ", mirror_rows=result.mirror_rows,
+                          source_rows=result.source_rows, differing_key_ranges=len(differing))
         if differing:
-            _differences(result, left, right, keys, values, differing)
+            if progress is not None:
+                progress.add_total(1)
+            with step(progress, table, "name", "naming the differing keys") as naming:
+                _differences(result, left, right, keys, values, differing)
+                naming.says(f"named the differing keys: missing {len(result.missing)}, extra "
+                            f"{len(result.extra)}, changed {len(result.changed)}",
+                            missing=len(result.missing), extra=len(result.extra),
+                            changed=len(result.changed))
     finally:
         left.unpersist()
         right.unpersist()

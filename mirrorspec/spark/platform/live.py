@@ -31,16 +31,30 @@ def table_line(index: int, total: int, status: str, unique_id: str, details: str
 
 
 class Step:
-    """What a running step did (`did`, said in its closing line) and its figures (JSON fields)."""
+    """A running step: what it did (said in its closing line) and its figures (JSON fields)."""
 
-    def __init__(self, did: str):
+    def __init__(self, did: str, progress: "LiveProgress | None" = None,
+                 item: str | None = None, step: str = "", doing: str = ""):
         self.did = did
         self.fields: dict[str, Any] = {}
+        self._progress, self._item, self._step, self._doing = progress, item, step, doing
+        self._began = time.monotonic()
+        self._closed = False
 
-    def done(self, did: str, **fields: Any) -> None:
-        """Say what the step did (`read history: 3 file(s)`), with typed figures for JSON."""
+    def says(self, did: str, **fields: Any) -> None:
+        """What the step did (`read its history: 3 applied file(s)`), with typed figures."""
         self.did = did
         self.fields.update(fields)
+
+    def done(self, did: str | None = None, **fields: Any) -> None:
+        """Close the step: its line with what it did and its seconds (once)."""
+        if did is not None:
+            self.says(did, **fields)
+        if self._progress is None or self._closed:
+            return
+        self._closed = True
+        self._progress.step_finished(self._item, self._step, self._doing, self.did,
+                                     time.monotonic() - self._began, **self.fields)
 
 
 class LiveProgress:
@@ -85,22 +99,41 @@ class LiveProgress:
         self._tracker = self._tracker_of(spark)
 
     def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def start(self) -> None:
+        """Show the bar (unless waiting for work) and start refreshing it every second."""
+        if self._poller is not None:
+            return
+        self._stop.clear()
         if self.working:
             self._show_bar()
         self._poller = threading.Thread(target=self._poll, name="mirrorspec-progress",
                                         daemon=True)
         self._poller.start()
-        return self
 
-    def __exit__(self, *exc):
+    def stop(self) -> None:
+        """Stop refreshing and take the bar away (again: nothing)."""
         self._stop.set()
         if self._poller is not None:
             self._poller.join(timeout=5)
+            self._poller = None
         with self.lock:
             if self._progress is not None:
                 self._progress.stop()
                 self._progress = None
-        return False
+
+    def add_total(self, more: int) -> None:
+        """`more` items than announced (a step only some runs need)."""
+        with self.lock:
+            self.total += more
+            if self._progress is not None:
+                self._progress.update(self._task, total=self.total)
 
     def _show_bar(self) -> None:
         with self.lock:
@@ -226,21 +259,23 @@ class LiveProgress:
         self._say("step_finished", f"{label} ({seconds:.1f}s)", table=item, step=step,
                   seconds=round(seconds, 3), **fields)
 
-    @contextmanager
-    def step(self, item: str | None, step: str, doing: str) -> Iterator[Step]:
-        """Run a step: its opening line now, its closing line (`Step.done`'s words and the
-        seconds) when the block ends; nothing more when it raises (its error is the news)."""
-        began = time.monotonic()
+    def begin(self, item: str | None, step: str, doing: str) -> "Step":
+        """A step starts now (its opening line); `Step.done(...)` closes it."""
         self.step_started(item, step, doing)
-        report = Step(f"{doing}: done")
+        return Step(f"{doing}: done", self, item, step, doing)
+
+    @contextmanager
+    def step(self, item: str | None, step: str, doing: str) -> Iterator["Step"]:
+        """Run a step: its opening line now, its closing line (what `Step.says` and the
+        seconds) when the block ends; nothing more when it raises (its error is the news)."""
+        report = self.begin(item, step, doing)
         try:
             yield report
         except BaseException:
             with self.lock:
                 self.running.discard(doing)
             raise
-        self.step_finished(item, step, doing, report.did, time.monotonic() - began,
-                           **report.fields)
+        report.done()
 
     def _say(self, kind: str, message: str, **fields: Any) -> None:
         """A step's line: an event under JSON; on a terminal a line above the bar; in a pipe a
