@@ -60,7 +60,7 @@ def replay(table, warehouse, landing_path, key, scratch, shown, output, master, 
     else:
         unique_id, path = resolve_table(table, warehouse)
         plan_landing = None
-    progress = live_progress(console, 4)  # history, staging, replaying, counting
+    progress = live_progress(console, 5)  # history, staging, replaying, reading, counting
     reading = progress.begin(unique_id, "history", "reading its history")
     history = rp.read_history(path, landing_path)
     if not landing_path and plan_landing and not (history.landing_path
@@ -116,8 +116,11 @@ def replay(table, warehouse, landing_path, key, scratch, shown, output, master, 
         replaying.done(f"replayed {len(found)} file(s), {rows} change row(s)",
                        files=len(found), rows=rows)
         rebuilt_id, rebuilt_path = resolve_table(unique_id, rebuilt_warehouse)
-        result = rec.reconcile(spark, rec.read_mirror(spark, path),
-                               rec.read_mirror(spark, rebuilt_path), keys, unique_id,
+        reading = progress.begin(unique_id, "read", "reading the live table and the replay")
+        live, rebuilt = rec.read_mirror(spark, path), rec.read_mirror(spark, rebuilt_path)
+        reading.done(f"read the live table and the replay: {len(live.columns)} and "
+                     f"{len(rebuilt.columns)} column(s)", columns=len(live.columns))
+        result = rec.reconcile(spark, live, rebuilt, keys, unique_id,
                                f"replay of {len(found)} file(s)", progress=progress)
         progress.stop()
     finally:

@@ -96,6 +96,12 @@ def test_mirror_landing_zone_returns_run_results(spark, tmp_path):
     [table] = results.results
     assert (table.unique_id, table.status, table.rows_inserted) == ("s.t", "success", 2)
     assert table.files_applied == ["00000000000000000001.parquet"]
+    # the progress events reach the callback, typed (issue 27)
+    finished = [e for e in events if e["event"] == "table_finished"]
+    assert [e["event"] for e in events if e["event"].startswith("table_")] == [
+        "table_started", "table_finished"]
+    assert (finished[0]["table"], finished[0]["files_applied"], finished[0]["done"]) == (
+        "s.t", 1, 1)
     assert (tmp_path / "wh" / "tables.json").is_file()
     with pytest.raises(LandingZoneError, match="does not exist"):
         mirror_landing_zone(tmp_path / "nowhere", tmp_path / "wh")

@@ -155,7 +155,7 @@ def test_maintain_command_reports_each_step_as_it_starts_and_ends(spark, tables,
                      out), out
     assert re.search(stamp + r"shop\.off: checking delta\.enableDeletionVectors: nothing to do",
                      out), out
-    assert out.index("optimizing…") < out.index("shop.off: optimized (") 
+    assert out.index("optimizing…") < out.index("shop.off: optimized (")
     assert "readers" in out.lower() or "opens" in out.lower()  # the verdict line stays
     as_json = CliRunner().invoke(cli, ["--log-format", "json", *args])
     assert as_json.exit_code == 0, as_json.output

@@ -22,7 +22,7 @@ from mirrorspec.errors import MirrorspecError
 from mirrorspec.jdbc_urls import redact
 from mirrorspec.logfile import log_exception
 from mirrorspec.spark.mirror.batch import EMPTY_CELL, col
-from mirrorspec.spark.platform.live import LiveProgress, step
+from mirrorspec.spark.platform.live import LiveProgress, begin
 
 BUCKETS = 64
 JDBC_DRIVERS = {"jdbc:postgresql:": "org.postgresql.Driver"}
@@ -214,31 +214,31 @@ def reconcile(spark: SparkSession, mirror: DataFrame, source: DataFrame, key: li
         return (df.withColumn("__bucket", F.pmod(key_hash, F.lit(BUCKETS)))
                   .withColumn("__hash", row_hash.cast("decimal(38,0)")))
 
-    left = aligned(mirror, mirror_cols, False).cache()
+    counting = begin(progress, table, "count", "counting rows per key range")
+    left = aligned(mirror, mirror_cols, False).cache()  # planning both sides takes seconds too
     right = aligned(source, source_cols, True).cache()
     try:
         sums = lambda df: {r["__bucket"]: (r["n"], r["h"]) for r in df.groupBy("__bucket").agg(  # noqa: E731
             F.count(F.lit(1)).alias("n"), F.sum("__hash").alias("h")).collect()}
-        with step(progress, table, "count", "counting rows per key range") as counting:
-            left_sums, right_sums = sums(left), sums(right)
-            result.mirror_rows = sum(n for n, _ in left_sums.values())
-            result.source_rows = sum(n for n, _ in right_sums.values())
-            differing = sorted(b for b in set(left_sums) | set(right_sums)
-                               if left_sums.get(b) != right_sums.get(b))
-            result.differing_buckets = len(differing)
-            counting.says(f"counted rows: mirror {result.mirror_rows}, source "
-                          f"{result.source_rows}; {len(differing)} of {BUCKETS} key ranges "
-                          "differ", mirror_rows=result.mirror_rows,
-                          source_rows=result.source_rows, differing_key_ranges=len(differing))
+        left_sums, right_sums = sums(left), sums(right)
+        result.mirror_rows = sum(n for n, _ in left_sums.values())
+        result.source_rows = sum(n for n, _ in right_sums.values())
+        differing = sorted(b for b in set(left_sums) | set(right_sums)
+                           if left_sums.get(b) != right_sums.get(b))
+        result.differing_buckets = len(differing)
+        counting.done(f"counted rows: mirror {result.mirror_rows}, source {result.source_rows}; "
+                      f"{len(differing)} of {BUCKETS} key ranges differ",
+                      mirror_rows=result.mirror_rows, source_rows=result.source_rows,
+                      differing_key_ranges=len(differing))
         if differing:
             if progress is not None:
                 progress.add_total(1)
-            with step(progress, table, "name", "naming the differing keys") as naming:
-                _differences(result, left, right, keys, values, differing)
-                naming.says(f"named the differing keys: missing {len(result.missing)}, extra "
-                            f"{len(result.extra)}, changed {len(result.changed)}",
-                            missing=len(result.missing), extra=len(result.extra),
-                            changed=len(result.changed))
+            naming = begin(progress, table, "name", "naming the differing keys")
+            _differences(result, left, right, keys, values, differing)
+            naming.done(f"named the differing keys: missing {len(result.missing)}, extra "
+                        f"{len(result.extra)}, changed {len(result.changed)}",
+                        missing=len(result.missing), extra=len(result.extra),
+                        changed=len(result.changed))
     finally:
         left.unpersist()
         right.unpersist()

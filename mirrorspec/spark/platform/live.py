@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from mirrorspec.console import Console, WrappingConsole
 from mirrorspec.spark.platform import activity
@@ -111,6 +110,7 @@ class LiveProgress:
         if self._poller is not None:
             return
         self._stop.clear()
+        self._last_line = time.monotonic()
         if self.working:
             self._show_bar()
         self._poller = threading.Thread(target=self._poll, name="mirrorspec-progress",
@@ -264,22 +264,11 @@ class LiveProgress:
         self.step_started(item, step, doing)
         return Step(f"{doing}: done", self, item, step, doing)
 
-    @contextmanager
-    def step(self, item: str | None, step: str, doing: str) -> Iterator["Step"]:
-        """Run a step: its opening line now, its closing line (what `Step.says` and the
-        seconds) when the block ends; nothing more when it raises (its error is the news)."""
-        report = self.begin(item, step, doing)
-        try:
-            yield report
-        except BaseException:
-            with self.lock:
-                self.running.discard(doing)
-            raise
-        report.done()
-
     def _say(self, kind: str, message: str, **fields: Any) -> None:
         """A step's line: an event under JSON; on a terminal a line above the bar; in a pipe a
-        timestamped line (nothing with --quiet)."""
+        timestamped line (nothing with --quiet). The next periodic line comes `interval`
+        seconds after it: that line is for silences."""
+        self._last_line = time.monotonic()
         if self.console.log_format == "json":
             self.console.event(kind, message, **{k: v for k, v in fields.items()
                                                  if v is not None})
@@ -289,15 +278,9 @@ class LiveProgress:
             self.console.progress_line(message)
 
 
-@contextmanager
-def step(progress: LiveProgress | None, item: str | None, name: str, doing: str
-         ) -> Iterator[Step]:
-    """`progress.step(...)`, or a silent step when there is no progress to report to."""
-    if progress is None:
-        yield Step(doing)
-        return
-    with progress.step(item, name, doing) as report:
-        yield report
+def begin(progress: LiveProgress | None, item: str | None, name: str, doing: str) -> Step:
+    """`progress.begin(...)`, or a silent step when there is no progress to report to."""
+    return progress.begin(item, name, doing) if progress is not None else Step(doing)
 
 
 class CountingConsole(WrappingConsole):
