@@ -10,35 +10,21 @@ import io
 import json
 import re
 
+from fake_tracker import Stage, Tracker
+
 from mirrorspec.console import Console
 from mirrorspec.spark.platform.live import LiveProgress, begin, table_line
 
 
-class _Stage:
-    def __init__(self, done, total):
-        self.numCompletedTasks, self.numTasks = done, total
-
-
-class _Tracker:
-    def __init__(self, stages):
-        self.stages = stages
-
-    def getActiveStageIds(self):
-        return list(self.stages)
-
-    def getStageInfo(self, stage_id):
-        return self.stages.get(stage_id)
-
-
 def test_stage_tasks_move_the_description_and_rows_count_as_announced():
-    tracker = _Tracker({})
+    tracker = Tracker({})
     stream = io.StringIO()
     progress = LiveProgress(Console(stream=stream), 3, tracker=tracker, interval=0)
     progress.started("sales.orders")
     progress.poll_once()
     assert progress.description() == "0 of 3 done, 1 running, 0 failed, 0 rows/s"
-    tracker.stages[4] = _Stage(2, 8)
-    tracker.stages[5] = _Stage(1, 2)
+    tracker.stages[4] = Stage(2, 8)
+    tracker.stages[5] = Stage(1, 2)
     progress.poll_once()
     assert "stage tasks 3/10" in progress.description()
     assert progress.rows_per_second() == 0

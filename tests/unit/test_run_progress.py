@@ -9,25 +9,11 @@ import json
 import re
 import time
 
+from fake_tracker import Stage, Tracker
+
 from mirrorspec.console import Console
 from mirrorspec.spark.platform.activity import stage_tasks
 from mirrorspec.spark.run import RunProgress
-
-
-class _Stage:
-    def __init__(self, done, total):
-        self.numCompletedTasks, self.numTasks = done, total
-
-
-class _Tracker:
-    def __init__(self, stages):
-        self.stages = stages
-
-    def getActiveStageIds(self):
-        return list(self.stages)
-
-    def getStageInfo(self, stage_id):
-        return self.stages.get(stage_id)
 
 
 class _Spark:
@@ -36,7 +22,7 @@ class _Spark:
 
 
 def test_stage_tasks_add_up_the_running_stages():
-    assert stage_tasks(_Tracker({3: _Stage(5, 8), 4: _Stage(0, 2)})) == (5, 10)
+    assert stage_tasks(Tracker({3: Stage(5, 8), 4: Stage(0, 2)})) == (5, 10)
     assert stage_tasks(None) == (0, 0)
 
 
@@ -52,7 +38,7 @@ def _wait_for(predicate, seconds=10.0):
 def test_rows_per_second_moves_while_a_table_works_and_lines_are_timestamped():
     stream = io.StringIO()  # not a terminal: plain lines instead of a bar
     console = Console(stream=stream)
-    tracker = _Tracker({7: _Stage(3, 12)})
+    tracker = Tracker({7: Stage(3, 12)})
     with RunProgress(console, 2, _Spark(tracker), interval=0.5) as progress:
         progress.started("sales.orders")
         tables = progress.counting(console)
@@ -71,7 +57,7 @@ def test_rows_per_second_moves_while_a_table_works_and_lines_are_timestamped():
 def test_json_progress_events_carry_the_counts():
     stream = io.StringIO()
     console = Console(log_format="json", stream=stream)
-    with RunProgress(console, 1, _Spark(_Tracker({1: _Stage(1, 4)})), interval=0.2) as progress:
+    with RunProgress(console, 1, _Spark(Tracker({1: Stage(1, 4)})), interval=0.2) as progress:
         progress.started("dbo.t")
         progress.counting(console).info("dbo.t: published 10 change(s)", table="dbo.t", rows=10,
                                         sequence=1)
