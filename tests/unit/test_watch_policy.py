@@ -92,3 +92,18 @@ def test_a_recovered_table_that_fails_again_is_reported_again():
     run_pass(quiet, [], {"t": ("Replicating", None, ("f",))})
     run_pass(quiet, error, {"t": ("Failed", "bad", ())})
     assert out.lines == ["error: t: bad", "error: t: bad"]
+
+
+def test_news_is_files_applied_or_a_changed_status_or_error():
+    quiet = QuietConsole(Recorder())
+    ok, applied = ("Replicating", None, ()), ("Replicating", None, ("f1",))
+    assert quiet.news("t", ok)  # never seen: the first pass shows every table
+    quiet.end_pass({"t": applied})
+    assert not quiet.news("t", ok)  # idle after a busy pass: nothing to show
+    assert quiet.news("t", ("Replicating", None, ("f2",)))
+    quiet.end_pass({"t": ok})
+    assert not quiet.news("t", ok)
+    assert quiet.news("t", ("Failed", "bad marker", ()))
+    quiet.end_pass({"t": ("Failed", "bad marker", ())})
+    assert not quiet.news("t", ("Failed", "bad marker", ()))
+    assert quiet.news("t", ("Failed", "another error", ()))
