@@ -3,7 +3,7 @@ project: Dagster with the real package (materializing the assets built from plan
 Airflow recipes twice: in `make test` against the API with stand-ins for `airflow.sdk` and
 `PythonOperator` (whose decorators call the functions as written), and, marked `extra`, as DAG
 files run by the real Airflow's `airflow dags test` from its own virtualenv (`make test-airflow`
-makes it; Airflow's ~150 packages stay out of the project's venv)."""
+makes it; Airflow's ~140 packages stay out of the project's venv)."""
 
 from __future__ import annotations
 
@@ -115,7 +115,10 @@ def airflow_dags_test(tmp: Path, project: Path, dag_id: str) -> tuple[subprocess
     dags.mkdir(parents=True)
     (dags / "mirrorspec_shop.py").write_text(recipe("airflow"))
     (dags / "mirrorspec_shop_nightly.py").write_text(recipe("airflow-python-operator"))
-    env = {**os.environ,
+    # Spark's Python workers: the Airflow venv's (an earlier Spark test in this process set ours)
+    inherited = {k: v for k, v in os.environ.items()
+                 if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_HOME")}
+    env = {**inherited,
            "AIRFLOW_HOME": str(tmp / "home"), "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{tmp / 'home' / 'airflow.db'}",
            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
