@@ -57,14 +57,6 @@ test: lint
 	@$(SERVICES_ENV); \
 	$(BIN)/python -m pytest -q -m "not cluster and not extra" --durations=15
 
-# The slow end-to-end extras (marked `extra`): whole CLI processes against real services
-# (OneLake endpoint over ABFS, OpenLineage/metrics watchers, two publishers racing, a full
-# disk, orchestrators). Minutes; run them before resolving a change in those areas.
-test-extras: $(STAMP) $(AIRFLOW_STAMP)
-	$(TEST_SERVICES)
-	@$(SERVICES_ENV); \
-	$(BIN)/python -m pytest -q -m "extra and not cluster"
-
 # docs/orchestration.md's Airflow recipes run by the real Airflow (`airflow dags test`, a throwaway
 # AIRFLOW_HOME and SQLite DB per run). Airflow lives in its own venv, .venv-airflow/ (made once,
 # under a minute from PyPI, then reused), so its ~140 pinned packages never move the project's;
@@ -73,6 +65,14 @@ AIRFLOW_VERSION ?= 3.3.2
 AIRFLOW_CONSTRAINTS ?= tests/airflow-constraints.txt
 AIRFLOW_VENV := .venv-airflow
 AIRFLOW_STAMP := $(AIRFLOW_VENV)/.installed
+
+# The slow end-to-end extras (marked `extra`): whole CLI processes against real services
+# (OneLake endpoint over ABFS, OpenLineage/metrics watchers, two publishers racing, a full
+# disk, orchestrators). Minutes; run them before resolving a change in those areas.
+test-extras: $(STAMP) $(AIRFLOW_STAMP)
+	$(TEST_SERVICES)
+	@$(SERVICES_ENV); \
+	$(BIN)/python -m pytest -q -m "extra and not cluster"
 
 $(AIRFLOW_STAMP): pyproject.toml $(AIRFLOW_CONSTRAINTS)
 	$(PYTHON) -m venv $(AIRFLOW_VENV)
