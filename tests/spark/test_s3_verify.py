@@ -93,7 +93,8 @@ def test_reconcile_and_replay_find_keys_and_files_on_s3_with_the_profiles_creden
               "sql": f"UPDATE delta.`{table}` SET v = 'Bobby' WHERE id = 2"},
              ["replay", table, *at],
              ["reconcile", "sales.nope", "--warehouse", f"s3a://{lake}/warehouse",
-              "--against", same, *at]]
+              "--against", same, *at],
+             ["reconcile", "orders", "--against", f"s3a://{lake}/snapshots/none.parquet", *at]]
     logs = tmp_path / "logs"
     env = {**environ_without_aws(), **s3.secret_env(), "PYTHONPATH": str(REPO),
            "MIRRORSPEC_LOG_DIR": str(logs), "MIRRORSPEC_SPARK_LOG_LEVEL": "ERROR",
@@ -103,7 +104,7 @@ def test_reconcile_and_replay_find_keys_and_files_on_s3_with_the_profiles_creden
     done = subprocess.run([sys.executable, "-c", DRIVER, str(results_file), json.dumps(steps)],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
-    mirrored, same_out, differ_out, replay_out, tampered_out, nope_out = json.loads(
+    mirrored, same_out, differ_out, replay_out, tampered_out, nope_out, no_source = json.loads(
         results_file.read_text())
 
     assert mirrored["exit_code"] == 0, mirrored["output"]
@@ -123,6 +124,8 @@ def test_reconcile_and_replay_find_keys_and_files_on_s3_with_the_profiles_creden
     assert 'changed {"id": 2}: v' in tampered_out["output"]
     assert nope_out["exit_code"] == 1
     assert f"no mirrored table sales.nope in s3a://{lake}/warehouse" in nope_out["output"]
+    assert no_source["exit_code"] == 1  # a URI snapshot is checked once the session can
+    assert "the source snapshot does not exist" in no_source["output"]
 
     # the profile's keys never reach the output, the log files or target/
     said = done.stdout + done.stderr + results_file.read_text()
