@@ -8,12 +8,15 @@ accepted before or after the subcommand.
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, TypeVar
 
 import click
 
 from mirrorspec.console import Console
 from mirrorspec.load.project import PROFILES_DIR_ENV
+
+if TYPE_CHECKING:
+    from mirrorspec.files import Files
 
 T = TypeVar("T")
 PROJECT_DIR_ENV = "MIRRORSPEC_PROJECT_DIR"
@@ -152,7 +155,8 @@ class MirroredTable(NamedTuple):
     landing_path: str | None    # the project's landing folder of the table (None outside one)
 
 
-def locate_table(table: str, warehouse: str | None, plan: Any, files: Any = None) -> MirroredTable:
+def locate_table(table: str, warehouse: str | None, plan: Any,
+                 files: Files | None = None) -> MirroredTable:
     """TABLE through the project's plan (a name or unique id in its warehouse) when there is one
     and TABLE is not a folder, else a Delta folder or schema.table in --warehouse. `files` serves
     the paths (`progress.mirror.resolve_table`: local only by default)."""
@@ -167,7 +171,7 @@ def locate_table(table: str, warehouse: str | None, plan: Any, files: Any = None
     return MirroredTable(*resolve_table(table, warehouse, files), None)
 
 
-def local_then_session(resolve: Callable[[Any], T], start: Callable[[], Any]) -> tuple[T, Any]:
+def local_then_session(resolve: Callable[[Files], T], start: Callable[[], Any]) -> tuple[T, Any]:
     """`resolve(files)` with local files only, so a local path's problem is said before Spark
     starts; when it meets a URI (`files.SessionNeeded`), `start()` Spark and resolve again with
     the session's Hadoop filesystems (the profile's credentials), before any heavy work. Returns
