@@ -32,6 +32,7 @@ from mirrorspec.mirroring import (
     TableMetadata,
     canonical_data_type,
     dumps_json,
+    keys_differ,
     parse_metadata,
     table_folder,
 )
@@ -103,7 +104,8 @@ RULES: dict[str, Rule] = {
         "changed\")"),
     "key_columns_reordered": Rule(
         "key columns reordered", SAFE,
-        "The same columns form the key; rows match on the same values.",
+        "The same columns form the key (names compare case-insensitively); rows match on the "
+        "same values, and the landing zone's _metadata.json keeps the keys as first written.",
         "Nothing to do.",
         f"{_SEED} › Metadata file in the landing zone"),
     "column_added": Rule(
@@ -433,7 +435,7 @@ def _key_changes(before: TablePlan, after: TablePlan) -> list[Change]:
         return []
     if not old:
         return [Change("key_columns_added", None, None, new)]
-    if sorted(old) == sorted(new):
+    if not keys_differ(old, new):
         return [Change("key_columns_reordered", None, old, new)]
     return [Change("key_columns_changed", None, old, new)]
 

@@ -256,6 +256,12 @@ class LocalFS(FileSystem):
             handle.write("".join(f"{line}\n" for line in lines))
 
 
+class SessionNeeded(ValueError):
+    """A URI met where only local files are served: reaching it needs the Hadoop filesystem of a
+    Spark session. Commands resolve their paths with local files first (a local problem is said
+    before Spark starts), and again through the session when they meet one."""
+
+
 RemoteResolver = Callable[[str], FileSystem]
 """Gives the filesystem of a URI (spark.platform.hadoop_fs hands one in: Hadoop through a session)."""
 
@@ -265,7 +271,7 @@ def filesystem_for(path: str, remote: RemoteResolver | None = None) -> FileSyste
     if not is_remote(path):
         return LocalFS()
     if remote is None:
-        raise ValueError(f"{path} is a URI; a Spark session is needed to reach it")
+        raise SessionNeeded(f"{path} is a URI; a Spark session is needed to reach it")
     return remote(path)
 
 

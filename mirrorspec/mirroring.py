@@ -492,11 +492,18 @@ def _parse_schema_definition(schema: Any, bad: Callable[[str], LandingZoneError]
 KEY_CHANGED_CODE = "KeyColumnsChanged"
 
 
+def keys_differ(before: Sequence[str], after: Sequence[str]) -> bool:
+    """Whether two keyColumns lists name different keys (seed 000: "once added keyColumns can't
+    be changed"). A key is a set of columns: names compare case-insensitively, as columns do,
+    and their order doesn't count (rows match on the same values either way). The engine,
+    lint, compile, `diff` and the `_metadata.json` deploy all decide with this."""
+    return sorted(k.lower() for k in before) != sorted(k.lower() for k in after)
+
+
 def key_change(mirrored: Sequence[str] | None, declared: Sequence[str]) -> str | None:
-    """Seed 000: "once added keyColumns can't be changed". The problem when a table mirrored
-    with keys `mirrored` (None: never mirrored) now declares `declared` (names compare
-    case-insensitively, order counts), else None. `lint` and the engine both say this."""
-    if mirrored is None or [k.lower() for k in mirrored] == [k.lower() for k in declared]:
+    """The problem when a table mirrored with keys `mirrored` (None: never mirrored) now
+    declares `declared` (see `keys_differ`), else None. `lint` and the engine both say this."""
+    if mirrored is None or not keys_differ(mirrored, declared):
         return None
     return (f"keyColumns are {list(declared)}, but the table was mirrored with "
             f"{list(mirrored)}; keys can't change once added: recreate the table folder")

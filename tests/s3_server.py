@@ -57,6 +57,12 @@ class S3Server:
         return boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id=ACCESS_KEY,
                             aws_secret_access_key=SECRET_KEY, region_name=REGION)
 
+    def bucket(self, name: str) -> str:
+        """Create bucket `name`-<port> (named per server: S3A caches a filesystem per bucket)."""
+        full = f"{name}-{self.port}"
+        self.client().create_bucket(Bucket=full)
+        return full
+
     def upload_tree(self, folder: Path, bucket: str, prefix: str) -> None:
         """Copy every file under `folder` to `s3://bucket/prefix/<relative path>`."""
         client = self.client()

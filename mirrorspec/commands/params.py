@@ -8,13 +8,17 @@ accepted before or after the subcommand.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, TypeVar
 
 import click
 
 from mirrorspec.console import Console
 from mirrorspec.load.project import PROFILES_DIR_ENV
 
+if TYPE_CHECKING:
+    from mirrorspec.files import Files
+
+T = TypeVar("T")
 PROJECT_DIR_ENV = "MIRRORSPEC_PROJECT_DIR"
 LOG_FORMAT_ENV = "MIRRORSPEC_LOG_FORMAT"
 DEFAULT_THREADS = 4
@@ -141,6 +145,58 @@ def start_spark(plan: Any, master: str | None, conf: dict[str, str], console: An
     remote = resolve_secrets(spec.remote) if spec.remote and not master else None
     return build_session(master or resolve_secrets(spec.master),
                          {**resolve_secrets(dict(spec.conf)), **conf}, remote, console=console)
+
+
+class MirroredTable(NamedTuple):
+    """A mirrored table a command was pointed at (reconcile, replay)."""
+
+    unique_id: str
+    path: str                   # the Delta table
+    landing_path: str | None    # the project's landing folder of the table (None outside one)
+
+
+def locate_table(table: str, warehouse: str | None, plan: Any,
+                 files: Files | None = None) -> MirroredTable:
+    """TABLE through the project's plan (a name or unique id in its warehouse) when there is one
+    and TABLE is not a folder, else a Delta folder or schema.table in --warehouse. `files` serves
+    the paths (`progress.mirror.resolve_table`: local only by default)."""
+    from mirrorspec.progress.mirror import names_folder, resolve_table
+
+    if plan is not None and not warehouse and not names_folder(table):
+        from mirrorspec.selection import resolve_table as plan_table
+
+        planned = plan_table(plan, table)
+        unique_id, path = resolve_table(planned.unique_id, plan.warehouse, files)
+        return MirroredTable(unique_id, path, planned.landing_path)
+    return MirroredTable(*resolve_table(table, warehouse, files), None)
+
+
+def local_then_session(resolve: Callable[[Files], T], start: Callable[[], Any]) -> tuple[T, Any]:
+    """`resolve(files)` with local files only, so a local path's problem is said before Spark
+    starts; when it meets a URI (`files.SessionNeeded`), `start()` Spark and resolve again with
+    the session's Hadoop filesystems (the profile's credentials), before any heavy work. Returns
+    (what `resolve` returned, the session or None). A store that refuses or can't be reached is
+    a StorageError naming its cause, not an internal error."""
+    from mirrorspec.errors import MirrorspecError, StorageError
+    from mirrorspec.files import Files, SessionNeeded
+
+    try:
+        return resolve(Files()), None
+    except SessionNeeded:
+        spark = start()
+    from mirrorspec.logfile import log_exception
+    from mirrorspec.spark.platform.failures import short
+    from mirrorspec.spark.platform.hadoop_fs import files_for
+
+    try:
+        return resolve(files_for(spark)), spark
+    except MirrorspecError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - py4j: S3A/ABFS refused (credentials, bucket, endpoint)
+        log = log_exception("resolving the table's paths", exc)
+        raise StorageError(f"could not reach the store: {short(exc)}; details in {log}",
+                           hint="check the profile's Spark settings for the store (endpoint, "
+                                "credentials); `mirrorspec debug` checks it is reachable") from None
 
 
 def _stack(*decorators: Callable) -> Callable[[Callable], Callable]:

@@ -7,24 +7,13 @@ import os
 
 import click
 
-from mirrorspec.commands.params import (get_console, live_progress, optional_plan, parse_conf,
-                                        plan_options, spark_conf, spark_master, start_spark)
+from mirrorspec.commands.params import (get_console, live_progress, local_then_session,
+                                        locate_table, optional_plan, parse_conf, plan_options,
+                                        spark_conf, spark_master, start_spark)
 from mirrorspec.errors import FailedRun, MirrorspecError, UsageError
+from mirrorspec.files import Files, is_remote
 from mirrorspec.jdbc_urls import redact
-from mirrorspec.progress.mirror import resolve_table, table_keys
-
-
-def resolve_in_project(table: str, warehouse: str | None, plan) -> tuple[str, str]:
-    """(unique id, Delta path) of TABLE: through the project's plan when there is one (a name
-    or unique id), else a Delta folder or schema.table in --warehouse."""
-    if plan is not None and not warehouse:
-        from mirrorspec.selection import resolve_table as plan_table
-
-        found = plan_table(plan, table)
-        if "://" in found.delta_path:
-            return found.unique_id, found.delta_path
-        return resolve_table(found.unique_id, plan.warehouse)
-    return resolve_table(table, warehouse)
+from mirrorspec.progress.mirror import names_folder, table_keys
 
 
 def check_output(output: str | None) -> None:
@@ -32,6 +21,18 @@ def check_output(output: str | None) -> None:
     folder = os.path.dirname(os.path.abspath(output)) if output else None
     if folder and not os.path.isdir(folder):
         raise UsageError(f"--output {output}: the folder {folder} does not exist")
+
+
+def _locate(table: str, warehouse: str | None, key: str | None, source: str, plan,
+            files: Files) -> tuple[str, str, list[str]]:
+    """(unique id, Delta path, key columns) of TABLE, and a URI snapshot checked to exist, each
+    path through `files` (local before Spark starts, URIs through the session:
+    `params.local_then_session`)."""
+    found = locate_table(table, warehouse, plan, files)
+    if not source.startswith("jdbc:") and is_remote(source) and not files.exists(source):
+        raise UsageError(f"--against {source}: the source snapshot does not exist",
+                         hint="pass a Delta/Parquet/CSV path or a jdbc: URL")
+    return found.unique_id, found.path, table_keys(found.path, key, files.fs(found.path))
 
 
 @click.command("reconcile")
@@ -68,7 +69,8 @@ def reconcile(table, source, warehouse, key, version, timestamp, dbtable, user_s
     """Compare the mirrored TABLE with SOURCE by key; exit 1 on any difference.
 
     TABLE is a name in the project (--project-dir, --target; Spark gets the profile's settings),
-    schema.table in --warehouse, or a Delta folder."""
+    schema.table in --warehouse, or a Delta folder (a path or a URI such as s3a://: the profile's
+    Spark settings reach it). Local paths are checked before Spark starts, URIs right after."""
     if version is not None and timestamp is not None:
         raise MirrorspecError("pass --version or --timestamp, not both")
     if version is not None and version < 0:
@@ -81,17 +83,18 @@ def reconcile(table, source, warehouse, key, version, timestamp, dbtable, user_s
     if not source.startswith("jdbc:") and "://" not in source and not os.path.exists(local):
         raise UsageError(f"--against {source}: the source snapshot does not exist",
                          hint="pass a Delta/Parquet/CSV path or a jdbc: URL")
-    in_project = not warehouse and not os.path.isdir(os.path.join(table, "_delta_log"))
+    in_project = not warehouse and not names_folder(table)
     plan = optional_plan(params, needed=in_project)
-    unique_id, path = resolve_in_project(table, warehouse, plan)
-    keys = table_keys(path, key)
-    from mirrorspec.spark.ops import reconcile as rec
-
     # a jdbc: source needs its driver's jar set (fetched once: python -m mirrorspec.spark.platform.jars)
     if source.startswith("jdbc:postgresql:"):
         extra_conf.setdefault("mirrorspec.extra.jars", "postgres")
     console = get_console()
-    spark = start_spark(plan, master, extra_conf, console)
+    (unique_id, path, keys), spark = local_then_session(
+        lambda files: _locate(table, warehouse, key, source, plan, files),
+        lambda: start_spark(plan, master, extra_conf, console))
+    from mirrorspec.spark.ops import reconcile as rec
+
+    spark = spark or start_spark(plan, master, extra_conf, console)
     # phase lines and the stage-task bar (or timed lines in a log) while Spark works
     progress = live_progress(console, 3, spark)
     reading = progress.begin(unique_id, "read mirror", "reading the mirror")

@@ -9,10 +9,43 @@ import tempfile
 
 import click
 
-from mirrorspec.commands.params import (get_console, live_progress, optional_plan, parse_conf,
-                                        plan_options, spark_conf, spark_master, start_spark)
+from mirrorspec.commands.params import (get_console, live_progress, local_then_session,
+                                        locate_table, optional_plan, parse_conf, plan_options,
+                                        spark_conf, spark_master, start_spark)
 from mirrorspec.errors import FailedRun, MirrorspecError, UsageError
-from mirrorspec.progress.mirror import resolve_table, table_keys
+from mirrorspec.files import Files
+from mirrorspec.progress.mirror import names_folder, resolve_table, table_keys
+
+
+def _locate(table: str, warehouse: str | None, landing_path: str | None, key: str | None,
+            plan, files: Files):
+    """The table, its applied-file history, its pending files, its key columns and the
+    filesystem of its landing folder, each path checked through `files` (local before Spark
+    starts, URIs through the session: `params.local_then_session`)."""
+    from mirrorspec.spark.ops import replay as rp
+
+    found = locate_table(table, warehouse, plan, files)
+    history = rp.read_history(found.path, landing_path, files)
+    recorded = history.landing_path
+    if not landing_path and found.landing_path and not (
+            recorded and files.fs(recorded).is_dir(recorded)):
+        history = rp.read_history(found.path, found.landing_path, files)  # where it is now
+    folder = history.landing_path
+    if not folder or not files.fs(folder).is_dir(folder):
+        raise MirrorspecError(f"{found.unique_id}: its landing folder {folder} is not there",
+                              hint="pass --landing-path with where the table's files are now")
+    if history.missing:
+        missing = history.missing
+        shown_names = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more"
+                                                if len(missing) > 5 else "")
+        raise MirrorspecError(
+            f"{found.unique_id}: history incomplete: {len(missing)} of "
+            f"{len(history.paths) + len(missing)} applied file(s) are gone (purged from "
+            f"{folder}/_ProcessedFiles): {shown_names}",
+            hint="replay needs every applied file; raise mirror --retention-days to keep them")
+    lfs = files.fs(folder)
+    pending = rp.pending_files(folder, history.files, lfs)
+    return found, history, pending, table_keys(found.path, key, files.fs(found.path)), lfs
 
 
 @click.command("replay")
@@ -37,7 +70,8 @@ def replay(table, warehouse, landing_path, key, scratch, shown, output, master, 
     """Rebuild TABLE from the landing files it applied and reconcile it with the live table.
 
     TABLE is a name in the project (--project-dir, --target), schema.table in --warehouse, or
-    a Delta folder. Everything is checked before Spark starts."""
+    a Delta folder. Local paths are checked before Spark starts; URIs (s3a://, abfss://) right
+    after it, through the profile's Spark settings."""
     from mirrorspec.spark.ops import replay as rp
 
     console = get_console()
@@ -49,41 +83,18 @@ def replay(table, warehouse, landing_path, key, scratch, shown, output, master, 
         raise UsageError(f"--output {output}: the folder {folder_of_output} does not exist")
     if scratch and os.path.isdir(scratch) and os.listdir(scratch):
         raise MirrorspecError(f"--scratch {scratch} is not empty")
-    plan = optional_plan(params, needed=not warehouse and not os.path.isdir(
-        os.path.join(table, "_delta_log")))
-    if plan is not None and not warehouse:
-        from mirrorspec.selection import resolve_table as plan_table
-
-        planned = plan_table(plan, table)
-        unique_id, path = resolve_table(planned.unique_id, plan.warehouse)
-        plan_landing: str | None = planned.landing_path
-    else:
-        unique_id, path = resolve_table(table, warehouse)
-        plan_landing = None
+    plan = optional_plan(params, needed=not warehouse and not names_folder(table))
     progress = live_progress(console, 5)  # history, staging, replaying, reading, counting
-    reading = progress.begin(unique_id, "history", "reading its history")
-    history = rp.read_history(path, landing_path)
-    if not landing_path and plan_landing and not (history.landing_path
-                                                  and os.path.isdir(history.landing_path)):
-        history = rp.read_history(path, plan_landing)  # where the project says they are now
-    folder = history.landing_path
-    if not folder or not os.path.isdir(folder):
-        raise MirrorspecError(f"{unique_id}: its landing folder {folder} is not there",
-                              hint="pass --landing-path with where the table's files are now")
-    found, missing = history.paths, history.missing
-    if missing:
-        shown_names = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more"
-                                                if len(missing) > 5 else "")
-        raise MirrorspecError(
-            f"{unique_id}: history incomplete: {len(missing)} of {len(found) + len(missing)} applied "
-            f"file(s) are gone (purged from {folder}/_ProcessedFiles): {shown_names}",
-            hint="replay needs every applied file; raise mirror --retention-days to keep them")
+    reading = progress.begin(table, "history", "reading its history")
+    (located, history, pending, keys, lfs), spark = local_then_session(
+        lambda files: _locate(table, warehouse, landing_path, key, plan, files),
+        lambda: start_spark(plan, master, extra_conf, console))
+    unique_id, path, folder = located.unique_id, located.path, str(history.landing_path)
+    found = history.paths
     reading.done(f"read its history: {len(found)} applied file(s)", files=len(found))
-    pending = rp.pending_files(folder, history.files)
     if pending:
         console.info(f"{unique_id}: {len(pending)} pending file(s) not replayed (not applied "
                      f"yet): {', '.join(pending[:5])}")
-    keys = table_keys(path, key)
     parent = os.path.basename(os.path.dirname(os.path.normpath(folder)))
     schema = parent[:-len(".schema")] if parent.endswith(".schema") else None
     name = os.path.basename(os.path.normpath(folder))
@@ -98,10 +109,10 @@ def replay(table, warehouse, landing_path, key, scratch, shown, output, master, 
             if os.listdir(scratch):
                 raise MirrorspecError(f"--scratch {scratch} is not empty")
         staging = progress.begin(unique_id, "stage", f"staging {len(found)} file(s)")
-        landing = rp.stage(folder, found, work, schema, name, history.mode)
+        landing = rp.stage(folder, found, work, schema, name, history.mode, lfs)
         staging.done(f"staged {len(found)} file(s) in {work}", files=len(found))
         rebuilt_warehouse = os.path.join(work, "warehouse")
-        spark = start_spark(plan, master, extra_conf, console)
+        spark = spark or start_spark(plan, master, extra_conf, console)
         progress.attach(spark)
         progress.start()
         replaying = progress.begin(unique_id, "replay", f"replaying {len(found)} file(s) into "

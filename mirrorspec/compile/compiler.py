@@ -122,7 +122,8 @@ def check_landing_zone(plan: Plan, project: Project) -> list[MirrorspecError]:
             existing = mirroring.parse_metadata_text(text, str(path))
         except MirrorspecError:
             continue  # the engine reports a bad _metadata.json itself
-        if existing.key_columns and list(existing.key_columns) != table.key_columns:
+        if existing.key_columns and mirroring.keys_differ(existing.key_columns,
+                                                          table.key_columns):
             new = table.key_columns
             problems.append(MirrorspecError(
                 f"{table.unique_id}: key_columns {new} differ from keyColumns "

@@ -31,9 +31,10 @@ def deploy_metadata(table: TablePlan, lf: LandingFiles | None = None,
     """Write the table's `_metadata.json` when absent (or, for a folder we publish, when it
     differs from the project's); True when written.
 
-    A present file whose keyColumns differ from the plan's is an error: Fabric does not allow
-    keyColumns to change once set, so the folder has to be recreated. (A file without keys in
-    a folder that never held data is simply replaced.)
+    A present file whose keyColumns differ from the plan's (`mirroring.keys_differ`) is an
+    error: Fabric does not allow keyColumns to change once set, so the folder has to be
+    recreated. The same keys in another order or case are left as the file has them. (A file
+    without keys in a folder that never held data is simply replaced.)
     """
     lf = lf or LandingFiles()
     path = lf.join(table.landing_path, mirroring.METADATA_FILE)
@@ -45,13 +46,13 @@ def deploy_metadata(table: TablePlan, lf: LandingFiles | None = None,
         # keys a Kafka feed's own metadata gave at run time (compile never reads topics)
         wanted = list(present.key_columns)
         metadata = {"keyColumns": wanted, **table.metadata}
-    if present is None or (list(present.key_columns) != wanted and not present.key_columns
+    if present is None or (not present.key_columns and wanted
                            and not lf.has_data(table.landing_path)):
         lf.write_text(path, mirroring.dumps_json(metadata))
         if console is not None:
             console.info(f"{table.unique_id}: wrote {path}", table=table.unique_id, path=path)
         return True
-    if list(present.key_columns) != wanted:
+    if mirroring.keys_differ(present.key_columns, wanted):
         how = (f"`mirrorspec run --full-refresh --select {table.unique_id}` recreates it from the "
                "source" if table.publishes else
                "delete the folder and have its publisher write it again with the new keys")
@@ -59,6 +60,9 @@ def deploy_metadata(table: TablePlan, lf: LandingFiles | None = None,
             f"keyColumns {list(present.key_columns)} in the landing zone differ from the "
             f"project's {wanted}; keyColumns can't change once set: recreate the table folder",
             file=path, code="KeyColumnsChanged", hint=how)
+    if present.key_columns and list(present.key_columns) != wanted:
+        # the same keys spelled or ordered otherwise: the folder keeps them as first written
+        metadata = {**metadata, "keyColumns": list(present.key_columns)}
     if present == mirroring.parse_metadata(metadata, path):
         return False
     if table.publishes:

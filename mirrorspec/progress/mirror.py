@@ -27,7 +27,7 @@ from typing import Any, Iterator, Mapping
 
 from mirrorspec.errors import LandingZoneError, MirrorspecError
 from mirrorspec import files as fsmod
-from mirrorspec.files import Entry, FileSystem
+from mirrorspec.files import Entry, Files, FileSystem
 
 STATE_KEY = "mirrorspec"
 STATE_FORMAT = 1
@@ -334,31 +334,45 @@ def state_copies(filesystem: FileSystem, delta_path: str) -> list[dict[str, Any]
 
 # --- finding a mirrored table (reconcile, replay) -----------------------------------------------
 
-def resolve_table(table: str, warehouse: str | None) -> tuple[str, str]:
+def names_folder(table: str) -> bool:
+    """TABLE names a Delta folder, not a table: a URI (checked through its filesystem later), or
+    a local folder holding a `_delta_log`."""
+    return fsmod.is_remote(table) or os.path.isdir(
+        os.path.join(fsmod.local_path(table), "_delta_log"))
+
+
+def resolve_table(table: str, warehouse: str | None,
+                  files: Files | None = None) -> tuple[str, str]:
     """(unique id, Delta path) of TABLE: a Delta folder, or schema.table / table (dbo) in the
-    warehouse."""
-    if os.path.isdir(os.path.join(table, "_delta_log")):
-        path = os.path.abspath(table)
-        parts = path.rstrip(os.sep).split(os.sep)
+    warehouse (a folder or a URI). `files` serves the paths; the default serves local files
+    only, so a URI raises `files.SessionNeeded` and is checked once a session can reach it."""
+    files = files or fsmod.Files()
+    if names_folder(table):
+        path = fsmod.normalize(table)
+        if not files.fs(path).is_dir(fsmod.join(path, "_delta_log")):
+            raise MirrorspecError(f"{table} is not a Delta table folder (no _delta_log)",
+                                  hint="check the path, or name the table and pass --warehouse")
+        parts = path.replace(os.sep, "/").rstrip("/").split("/")
         return f"{parts[-2]}.{parts[-1]}", path
     if not warehouse:
         raise MirrorspecError(f"{table} is not a Delta table folder; pass --warehouse to find "
                               "schema.table in a warehouse")
     schema, _, name = table.rpartition(".")
     schema = schema or "dbo"
-    path = os.path.join(warehouse, schema, name)
-    if not os.path.isdir(os.path.join(path, "_delta_log")):
+    path = fsmod.normalize(fsmod.join(warehouse, schema, name))
+    if not files.fs(path).is_dir(fsmod.join(path, "_delta_log")):
         raise MirrorspecError(f"no mirrored table {schema}.{name} in {warehouse}",
                               hint="run `mirrorspec mirror` first, or check the name")
-    return f"{schema}.{name}", os.path.abspath(path)
+    return f"{schema}.{name}", path
 
 
-def table_keys(path: str, key: str | None) -> list[str]:
+def table_keys(path: str, key: str | None, filesystem: FileSystem | None = None) -> list[str]:
     """--key, else the keyColumns the engine recorded when it last committed the table (an
-    empty list for a keyless table: rows are then compared as a multiset)."""
+    empty list for a keyless table: rows are then compared as a multiset). `filesystem` serves
+    `path` (default: local files; a URI needs the session's, see `resolve_table`)."""
     if key:
         return [k.strip() for k in key.split(",") if k.strip()]
-    keys = read_state(fsmod.LocalFS(), path).meta.get("keys")
+    keys = read_state(filesystem or fsmod.filesystem_for(path), path).meta.get("keys")
     if keys is None:
         raise MirrorspecError("the table's key columns are not recorded (it was mirrored by an "
                               "older version)", hint="pass --key col1,col2")

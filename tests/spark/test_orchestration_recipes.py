@@ -1,12 +1,17 @@
 """The recipes of docs/orchestration.md, run as written (read from the page) against a small
 project: Dagster with the real package (materializing the assets built from plan.json); the
-Airflow recipes against the API with stand-ins for `airflow.sdk` and `PythonOperator` (Airflow
-itself, ~80 packages, is not installed here), whose decorators call the functions as written."""
+Airflow recipes twice: in `make test` against the API with stand-ins for `airflow.sdk` and
+`PythonOperator` (whose decorators call the functions as written), and, marked `extra`, as DAG
+files run by the real Airflow's `airflow dags test` from its own virtualenv (`make test-airflow`
+makes it; Airflow's ~140 packages stay out of the project's venv)."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import sqlite3
+import subprocess
 import sys
 import types
 from pathlib import Path
@@ -16,7 +21,9 @@ from project_files import write, write_changes
 
 from mirrorspec.api import FailedRun
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "orchestration.md"
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "orchestration.md"
+AIRFLOW_VENV = Path(os.environ.get("MIRRORSPEC_AIRFLOW_VENV", ROOT / ".venv-airflow"))
 
 
 def recipe(name: str) -> str:
@@ -45,19 +52,29 @@ def shop(root: Path, bad: bool = False) -> Path:
 
 @pytest.fixture()
 def fake_airflow(monkeypatch):
-    """`airflow.sdk.dag/task` that call the functions as written; a PythonOperator that keeps
-    its arguments."""
+    """`airflow.sdk.dag/task` that call the functions as written; a `DAG` context and a
+    PythonOperator that keep nothing but the operator's arguments."""
     def decorator(*args, **_kwargs):
         if args and callable(args[0]):
             return args[0]
         return lambda func: func
+
+    class DAG:
+        def __init__(self, dag_id, **_kwargs):
+            self.dag_id = dag_id
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *_exc):
+            return False
 
     class PythonOperator:
         def __init__(self, task_id, python_callable, op_kwargs=None):
             self.task_id, self.python_callable, self.op_kwargs = task_id, python_callable, op_kwargs
 
     sdk = types.ModuleType("airflow.sdk")
-    sdk.dag, sdk.task = decorator, decorator
+    sdk.dag, sdk.task, sdk.DAG = decorator, decorator, DAG
     python = types.ModuleType("airflow.providers.standard.operators.python")
     python.PythonOperator = PythonOperator
     for name in ("airflow", "airflow.providers", "airflow.providers.standard",
@@ -79,7 +96,7 @@ def test_airflow_recipes(spark, tmp_path, monkeypatch, fake_airflow):
     exec(compile(recipe("airflow-python-operator"), "orchestration.md:operator", "exec", dont_inherit=True),
          namespace)
     operator = namespace["run_nightly"]
-    counts = operator.python_callable(**{**operator.op_kwargs, "project_dir": str(root)})
+    counts = operator.python_callable(**operator.op_kwargs)
     assert counts["success"] == 2
 
     bad = shop(tmp_path / "bad", bad=True)
@@ -87,6 +104,70 @@ def test_airflow_recipes(spark, tmp_path, monkeypatch, fake_airflow):
     with pytest.raises(FailedRun, match="shop.customers"):
         exec(compile(recipe("airflow"), "orchestration.md:airflow", "exec", dont_inherit=True), {})
 
+
+
+def airflow_dags_test(tmp: Path, project: Path, dag_id: str) -> tuple[subprocess.CompletedProcess,
+                                                                      dict[str, tuple[str, int]]]:
+    """Both Airflow recipes as DAG files in a throwaway AIRFLOW_HOME (SQLite metadata DB), the
+    DAG `dag_id` run once by `airflow dags test` against `project`: the process and each task
+    instance's (state, try number) read from the metadata DB."""
+    dags = tmp / "dags"
+    dags.mkdir(parents=True)
+    (dags / "mirrorspec_shop.py").write_text(recipe("airflow"))
+    (dags / "mirrorspec_shop_nightly.py").write_text(recipe("airflow-python-operator"))
+    # Spark's Python workers: the Airflow venv's (an earlier Spark test in this process set ours)
+    inherited = {k: v for k, v in os.environ.items()
+                 if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_HOME")}
+    env = {**inherited,
+           "AIRFLOW_HOME": str(tmp / "home"), "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
+           "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{tmp / 'home' / 'airflow.db'}",
+           "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+           # the recipe's retries=2 would wait Airflow's default 300 s between tries
+           "AIRFLOW__CORE__DEFAULT_TASK_RETRY_DELAY": "0",
+           # this tree's mirrorspec, not the copy installed into the venv for its dependencies
+           "PYTHONPATH": str(ROOT), "MIRRORSPEC_PROJECT_DIR": str(project)}
+    airflow = str(AIRFLOW_VENV / "bin" / "airflow")
+    subprocess.run([airflow, "db", "migrate"], env=env, check=True, capture_output=True)
+    done = subprocess.run([airflow, "dags", "test", dag_id], env=env, capture_output=True,
+                          text=True, timeout=900)
+    with sqlite3.connect(tmp / "home" / "airflow.db") as db:
+        rows = db.execute("SELECT task_id, state, try_number FROM task_instance WHERE dag_id = ?",
+                          (dag_id,)).fetchall()
+    return done, {task: (state, tries) for task, state, tries in rows}
+
+
+# each DAG: its task instances (state, try number) on a good project, then on one with a bad file
+AIRFLOW_OUTCOMES = {
+    # the run task retries twice (the recipe's retries=2), then fails; the tests don't run
+    "mirrorspec_shop": ({"run_tables": ("success", 1), "test_tables": ("success", 1)},
+                        {"run_tables": ("failed", 3), "test_tables": ("upstream_failed", 0)}),
+    "mirrorspec_shop_nightly": ({"mirrorspec_run_nightly": ("success", 1)},
+                                {"mirrorspec_run_nightly": ("failed", 1)}),
+}
+
+
+@pytest.mark.extra
+@pytest.mark.skipif(not (AIRFLOW_VENV / "bin" / "airflow").exists(),
+                    reason=f"no Airflow virtualenv at {AIRFLOW_VENV} (`make test-airflow` makes it)")
+@pytest.mark.parametrize("dag_id", sorted(AIRFLOW_OUTCOMES))
+def test_airflow_recipes_in_real_airflow(tmp_path, dag_id):
+    good, bad = AIRFLOW_OUTCOMES[dag_id]
+    done, tasks = airflow_dags_test(tmp_path / "af_ok", shop(tmp_path / "ok"), dag_id)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    assert tasks == good
+    run = json.loads((tmp_path / "ok" / "target" / "run_results.json").read_text())
+    assert run["counts"]["success"] == 2
+    if "test_tables" in tasks:
+        tests = json.loads((tmp_path / "ok" / "target" / "test_results.json").read_text())
+        assert tests["counts"]["pass"] == 2
+
+    done, tasks = airflow_dags_test(tmp_path / "af_bad", shop(tmp_path / "bad", bad=True), dag_id)
+    assert done.returncode == 1
+    assert "FailedRun: 1 table(s) failed: shop.customers" in done.stdout + done.stderr
+    assert tasks == bad
+    run = json.loads((tmp_path / "bad" / "target" / "run_results.json").read_text())
+    assert {r["unique_id"]: r["status"] for r in run["results"]} == {
+        "shop.orders": "success", "shop.customers": "error"}
 
 def test_dagster_recipe(spark, tmp_path, monkeypatch):
     dg = pytest.importorskip("dagster")

@@ -25,39 +25,10 @@ REPO = Path(__file__).resolve().parents[2]
 ARCION = REPO / "projects" / "arcion"
 
 
-@pytest.fixture(scope="module")
-def s3(tmp_path_factory):
-    """One S3-API server for the module."""
-    from mirrorspec.spark.platform import jars
-
-    if not jars.cached_extra_jars("s3"):
-        pytest.fail("the s3 jars are not cached: run `python -m mirrorspec.spark.platform.jars s3` "
-                    "(`make test` does) before the s3 tests")
-    server = S3Server(tmp_path_factory.mktemp("moto"))
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def s3_spark(spark, s3):
-    """The shared session, pointed at the test server (buckets are named per server, so S3A's
-    per-bucket filesystem cache never mixes servers)."""
-    conf = spark._jsc.hadoopConfiguration()
-    for key, value in s3.hadoop_conf().items():
-        conf.set(key, value)
-    return spark
-
-
-def bucket(s3: S3Server, name: str) -> str:
-    full = f"{name}-{s3.port}"
-    s3.client().create_bucket(Bucket=full)
-    return full
-
-
 def test_filesystem_layer_lists_reads_and_moves_on_s3a(s3_spark, s3):
     from mirrorspec.spark.platform import hadoop_fs as fs
 
-    b = bucket(s3, "layer")
+    b = s3.bucket("layer")
     client = s3.client()
     for key in ("feed/a.csv", "feed/sub/b.csv", "feed/_tmp/c.csv", "feed/.hidden.csv",
                 "feed/sub/_part.csv", "feed/sub/.d/e.csv", "other/x.csv"):
@@ -118,7 +89,7 @@ def test_a_feed_on_s3_lands_the_same_file_as_the_same_feed_on_disk(s3_spark, s3,
     last = sorted(local.iterdir())[-1]  # one gzip file: shipped whole, unpacked by the worker
     last.with_name(last.name + ".gz").write_bytes(gzip.compress(last.read_bytes()))
     last.unlink()
-    b = bucket(s3, source_type.replace("_", "-"))
+    b = s3.bucket(source_type.replace("_", "-"))
     s3.upload_tree(local, b, "feed")
 
     # what compile infers from the local copy (a URI feed's columns are declared in the YAML)
@@ -175,7 +146,7 @@ def _rows(spark, path: str, *columns: str) -> list[tuple]:
 
 def test_arcion_feed_on_s3_to_landing_zone_and_delta_on_s3_crash_and_rerun(s3_spark, s3,
                                                                            tmp_path):
-    feeds, lake = bucket(s3, "feeds"), bucket(s3, "lake")
+    feeds, lake = s3.bucket("feeds"), s3.bucket("lake")
     client = s3.client()
     feed = ARCION / "feed"
 

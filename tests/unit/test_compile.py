@@ -247,6 +247,13 @@ def test_keys_cannot_change_once_in_the_landing_zone(tmp_path):
     compile_project(root)
     (folder / "_metadata.json").write_text('{}')
     compile_project(root)
+    # keys compare as the engine compares them (mirroring.keys_differ): a set of names, any case
+    for same in ('["ID", "Line"]', '["line", "id"]'):
+        (folder / "_metadata.json").write_text(f'{{"keyColumns": {same}}}')
+        compile_project(root)
+    (folder / "_metadata.json").write_text('{"keyColumns": ["id", "v"]}')
+    with pytest.raises(ProjectError):
+        compile_project(root)
 
 
 # --- secrets --------------------------------------------------------------------------------------

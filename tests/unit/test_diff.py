@@ -142,6 +142,11 @@ def test_key_columns_reordered_is_safe():
     assert change.kind == "key_columns_reordered" and not change.breaking
 
 
+def test_key_columns_in_another_case_are_the_same_key_as_the_engine_says():
+    change = only(table(keys=("id", "name")), table(keys=("ID", "Name")))
+    assert change.kind == "key_columns_reordered" and not change.breaking
+
+
 # --- columns --------------------------------------------------------------------------------
 
 def test_column_added_is_safe():

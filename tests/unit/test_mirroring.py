@@ -156,3 +156,11 @@ def test_unknown_metadata_keys_are_warned_about_with_a_suggestion():
 def test_dot_names_are_unsafe():
     assert "starts with '.'" in m.unsafe_name_reason(".hidden")
     assert m.unsafe_name_reason("a.b") is None
+
+
+def test_keys_differ_compares_a_set_of_names_in_any_case():
+    assert not m.keys_differ(["id", "Line"], ["LINE", "ID"])
+    assert m.keys_differ(["id"], ["id", "line"])
+    assert m.keys_differ(["id"], [])
+    assert m.key_change(["id", "line"], ("Line", "Id")) is None
+    assert "can't change" in m.key_change(["id"], ("v",))

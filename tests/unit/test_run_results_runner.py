@@ -77,6 +77,24 @@ def test_other_key_columns_are_an_error_saying_to_recreate_the_folder(tmp_path, 
     assert info.value.code == "KeyColumnsChanged"
 
 
+@pytest.mark.parametrize("feed", [True, False])
+def test_the_same_keys_in_another_case_or_order_are_kept_as_written(tmp_path, feed):
+    """As the engine, lint and compile decide (mirroring.keys_differ): no KeyColumnsChanged,
+    and the folder's keyColumns stay as first written; a folder we publish still gets the
+    project's other properties."""
+    t = table(tmp_path, keys=("id", "line"), feed=feed)
+    folder = Path(t.landing_path)
+    folder.mkdir(parents=True)
+    path = folder / "_metadata.json"
+    path.write_text('{"keyColumns": ["LINE", "ID"], "isUpsertDefaultRowMarker": true}')
+    (folder / "00000000000000000001.parquet").write_bytes(b"PAR1")
+    assert deploy_metadata(t) is feed
+    written = json.loads(path.read_text())
+    assert written["keyColumns"] == ["LINE", "ID"]
+    assert ("isUpsertDefaultRowMarker" in written) is not feed
+    assert deploy_metadata(t) is False  # now as the project wants it: left alone
+
+
 def test_invalid_metadata_names_the_file(tmp_path):
     t = table(tmp_path)
     Path(t.landing_path).mkdir(parents=True)
