@@ -1,10 +1,8 @@
 """Making the driver JVM's class-data archive (`platform/cds.py` maps it): a training pass.
 
 `make` runs `python -m mirrorspec.spark.ops.cds_training` once: a JVM started with
-`-XX:ArchiveClassesAtExit` publishes small Qlik and Arcion feeds, mirrors a table (initial
-load, then a MERGE with deletes and deletion vectors), maintains it as `mirrorspec maintain`
-switching its deletion vectors off does (DROP FEATURE's commits and checkpoints, OPTIMIZE,
-VACUUM), and writes the archive as it exits.
+`-XX:ArchiveClassesAtExit` publishes small Qlik and Arcion feeds and mirrors a table (initial
+load, then a MERGE with deletes and deletion vectors), and writes the archive as it exits.
 It lives in the operations wing because it drives the publisher and the engine.
 """
 
@@ -83,9 +81,9 @@ def _training_publish(spark, work: Path) -> None:
 
 
 def _training_pass(spark, work: Path) -> None:
-    """Small runs that load the classes of an everyday `publish`, `mirror` and `maintain`: two
-    feeds published; an initial load, then a MERGE with updates, deletes and inserts on a table
-    with deletion vectors, a read, then the table's deletion vectors switched off."""
+    """Small runs that load the classes of an everyday `publish` and `mirror`: two feeds
+    published; an initial load, then a MERGE with updates, deletes and inserts on a table with
+    deletion vectors, then a read."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -113,12 +111,7 @@ def _training_pass(spark, work: Path) -> None:
                                      MirrorOptions(threads=1))
         if result.failed:
             raise RuntimeError(f"the training pass failed: {result.tables[0].error}")
-    table = warehouse / "dbo" / "training"
-    spark.read.format("delta").load(str(table)).count()
-    from mirrorspec.spark.ops.maintain import MaintainSteps, maintain_table
-
-    maintain_table(spark, "dbo.training", str(table), False,
-                   MaintainSteps(retain_hours=0, allow_short_retention=True))
+    spark.read.format("delta").load(str(warehouse / "dbo" / "training")).count()
 
 
 def create(conf: dict[str, str] | None = None) -> Path | None:

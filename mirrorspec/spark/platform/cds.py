@@ -27,7 +27,7 @@ from mirrorspec.spark.platform import jars
 
 ENV = "MIRRORSPEC_CDS"
 # Part of the archive's name: a new training pass (other classes) makes a new archive.
-TRAINING_VERSION = 3
+TRAINING_VERSION = 2
 MODES = ("auto", "off", "require")
 JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 _CLASS_PATH = "spark.driver.extraClassPath"
