@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from mirrorspec.spark.platform import cds
@@ -71,21 +73,43 @@ def test_each_pyspark_install_has_its_own_archive(cache, monkeypatch, tmp_path):
     assert cds.archive_path(conf) != here  # the JVM compares class path entries by path
 
 
-def test_archives_of_removed_installs_and_older_training_are_forgotten(cache, tmp_path):
+def test_archives_of_removed_or_reinstalled_installs_and_older_training_are_forgotten(
+        cache, tmp_path):
     folder = tmp_path / "cds"
     folder.mkdir()
     kept_jars = tmp_path / "venv" / "jars"
     kept_jars.mkdir(parents=True)
+    (kept_jars / "spark-core.jar").write_bytes(b"jar")
+    signature = cds.jars_signature(kept_jars)
     current = f"training {cds.TRAINING_VERSION}"
-    for name, source in (("driver-kept.jsa", f"{kept_jars}\n{current}\n"),
-                         ("driver-gone.jsa", f"{tmp_path / 'x'}\n{current}\n"),
+    for name, source in (("driver-kept.jsa", f"{kept_jars}\n{current}\n{signature}\n"),
+                         ("driver-gone.jsa", f"{tmp_path / 'x'}\n{current}\n{signature}\n"),
+                         ("driver-reinstalled.jsa", f"{kept_jars}\n{current}\nother\n"),
+                         ("driver-unsigned.jsa", f"{kept_jars}\n{current}\n"),
                          ("driver-old-training.jsa", f"{kept_jars}\n"),
-                         ("driver-older.jsa", f"{kept_jars}\ntraining 1\n")):
+                         ("driver-older.jsa", f"{kept_jars}\ntraining 1\n{signature}\n")):
         (folder / name).write_bytes(b"archive")
         (folder / f"{name}.source").write_text(source)
     cds.forget_stale_archives(folder)
     assert sorted(p.name for p in folder.iterdir()) == ["driver-kept.jsa",
                                                          "driver-kept.jsa.source"]
+
+
+def test_a_pyspark_installed_again_at_the_same_path_names_a_new_archive(cache, monkeypatch,
+                                                                        tmp_path):
+    """The JVM refuses an archive whose class path jars have another mtime or size (a venv made
+    again where the old one was): such an install must not find the old archive."""
+    jars = tmp_path / "venv" / "pyspark" / "jars"
+    jars.mkdir(parents=True)
+    jar = jars / "slf4j-api.jar"
+    jar.write_bytes(b"jar")
+    monkeypatch.setattr(cds, "_spark_jars", lambda: jars)
+    conf = {"spark.jars": "/x/delta.jar"}
+    before = cds.archive_path(conf)
+    assert cds.archive_path(conf) == before  # stable while nothing changes
+    stat = jar.stat()
+    os.utime(jar, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    assert cds.archive_path(conf) != before
 
 
 def test_a_new_training_pass_names_a_new_archive(cache, monkeypatch):

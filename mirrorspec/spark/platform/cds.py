@@ -49,18 +49,29 @@ def archive_path(conf: dict[str, str]) -> Path | None:
     """Where the archive for the JVM `conf` would start lives (None: no java found).
 
     Named after everything the JVM checks before it maps an archive: the java binary (a new JDK
-    has another path or mtime), pyspark's jars (its class path) and the extra class path, plus
+    has another path or mtime), pyspark's jars (its class path: each jar's path, mtime and size,
+    so a venv made again at the same path gets a new archive) and the extra class path, plus
     `spark.jars` (Delta's, loaded by Spark's own class loader)."""
     java = _java()
     if java is None:
         return None
     spark_jars = _spark_jars()
-    names = sorted(p.name for p in spark_jars.glob("*.jar")) if spark_jars.is_dir() else []
     # the JVM compares class path entries by path: another venv's pyspark is another class path
-    parts = [str(java), str(java.stat().st_mtime_ns), str(spark_jars), *names,
+    parts = [str(java), str(java.stat().st_mtime_ns), str(spark_jars), jars_signature(spark_jars),
              conf.get(_CLASS_PATH, ""), conf.get("spark.jars", ""), f"training {TRAINING_VERSION}"]
     digest = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
     return jars.cache_dir() / "cds" / f"driver-{digest}.jsa"
+
+
+def jars_signature(folder: Path) -> str:
+    """The jars of `folder` as the JVM checks them when it maps an archive: name, mtime, size."""
+    if not folder.is_dir():
+        return ""
+    entries = []
+    for jar in sorted(folder.glob("*.jar")):
+        stat = jar.stat()
+        entries.append(f"{jar.name} {stat.st_mtime_ns} {stat.st_size}")
+    return hashlib.sha256("\n".join(entries).encode()).hexdigest()
 
 
 def _spark_jars() -> Path:
@@ -70,18 +81,23 @@ def _spark_jars() -> Path:
 
 
 def source_text() -> str:
-    """What an archive's `.source` file records: the jars folder and the training version."""
-    return f"{_spark_jars()}\ntraining {TRAINING_VERSION}\n"
+    """What an archive's `.source` file records: the jars folder, the training version and the
+    jars' signature."""
+    spark_jars = _spark_jars()
+    return f"{spark_jars}\ntraining {TRAINING_VERSION}\n{jars_signature(spark_jars)}\n"
 
 
 def forget_stale_archives(folder: Path) -> None:
-    """Delete the archives made for a pyspark that is gone (a removed venv or clone) or by an
-    older training pass: each archive has a `.source` file naming the jars folder it was made
-    for and its training version."""
+    """Delete the archives made for a pyspark that is gone (a removed venv or clone) or was
+    installed again since (other jar mtimes: the JVM would refuse the archive), or by an older
+    training pass: each archive has a `.source` file naming the jars folder it was made for, its
+    training version and the jars' signature."""
     for source in folder.glob("*.jsa.source"):
         lines = source.read_text(encoding="utf-8").splitlines()
-        gone = not lines or not Path(lines[0].strip()).is_dir()
-        if gone or lines[1:2] != [f"training {TRAINING_VERSION}"]:
+        jars_folder = Path(lines[0].strip()) if lines else None
+        gone = jars_folder is None or not jars_folder.is_dir()
+        replaced = not gone and lines[2:3] != [jars_signature(jars_folder)]
+        if gone or replaced or lines[1:2] != [f"training {TRAINING_VERSION}"]:
             source.with_suffix("").unlink(missing_ok=True)
             source.unlink(missing_ok=True)
 
