@@ -9,6 +9,7 @@ import re
 import shutil
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from reference_model import LandingFile, sequence_name, write_metadata, write_parquet
@@ -123,6 +124,26 @@ def test_maintain_purges_deletion_vectors_so_every_reader_accepts_the_table(spar
 
     operations = [e.operation for e in history(path)]
     assert "REORG" in " ".join(operations) or "OPTIMIZE" in operations
+
+
+def test_purge_rewrites_files_with_vectors_and_skips_a_table_without(spark, tables, tmp_path):
+    """REORG … APPLY (PURGE) on a table without deletion vectors would scan it to rewrite
+    nothing: maintain says so and commits nothing; on a table with them it rewrites the file."""
+    from mirrorspec.readers.delta import preview_arrow
+    from mirrorspec.spark.ops.maintain import MaintainSteps, maintain_table
+
+    only_purge = MaintainSteps(optimize=False, vacuum=False)
+    for name, keep, said in (("off", False, "no deletion vectors to purge"),
+                             ("on", True, "purged deletion vectors (1 file(s) rewritten)")):
+        path = str(tmp_path / name)
+        shutil.copytree(tables[name], path)
+        version = deltalake.DeltaTable(path).version()
+        outcome = maintain_table(spark, f"shop.{name}", path, keep, only_purge)
+        assert outcome.done == [said]
+        after = deltalake.DeltaTable(path)
+        assert (after.version() == version) is (name == "off")
+        assert pa.table(after.deletion_vectors()).num_rows == 0
+        assert rows_of(preview_arrow(path, limit=None)[0]) == EXPECTED
 
 
 def test_maintain_command_reports_each_step_as_it_starts_and_ends(spark, tables, tmp_path):

@@ -77,9 +77,12 @@ def maintain_table(spark, unique_id: str, delta_path: str, deletion_vectors: boo
             outcome.done.append(f"{DELETION_VECTORS_PROPERTY} = {str(deletion_vectors).lower()}")
         if steps.purge:
             clock.start("purge", "purging deletion vectors")
-            metrics = delta.purge_deletion_vectors(session, delta_path)
-            outcome.done.append(f"purged deletion vectors ({metrics.get('numFilesRemoved', 0)} "
-                                "file(s) rewritten)")
+            if _vectors(delta_path) == 0:  # REORG would only scan the table to rewrite nothing
+                outcome.done.append("no deletion vectors to purge")
+            else:
+                metrics = delta.purge_deletion_vectors(session, delta_path)
+                outcome.done.append("purged deletion vectors "
+                                    f"({metrics.get('numFilesRemoved', 0)} file(s) rewritten)")
     if steps.optimize:
         clock.start("optimize", "optimizing")
         metrics = delta.optimize(session, delta_path)
