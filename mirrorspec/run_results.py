@@ -25,6 +25,9 @@ from mirrorspec.mirroring import dumps_json
 RUN_RESULTS_FILE = "run_results.json"
 RUN_RESULTS_SCHEMA = "mirrorspec/run-results/v1"
 STATUSES = ("success", "error", "waiting", "not_started", "skipped")
+# a table's status as the engine (and Fabric's tables.json) says it -> its run result's status
+STATUS_OF_MIRROR = {"Replicating": "success", "Failed": "error", "Waiting": "waiting",
+                    "NotStarted": "not_started"}
 
 
 def utc_now() -> str:

@@ -19,7 +19,8 @@ from typing import Any, Sequence
 from mirrorspec.plan import Plan, TablePlan
 from mirrorspec.console import Console, NullConsole
 from mirrorspec.errors import MirrorspecError
-from mirrorspec.run_results import RunResults, StepTiming, TableRunResult, utc_now
+from mirrorspec.run_results import (STATUS_OF_MIRROR, RunResults, StepTiming, TableRunResult,
+                                     utc_now)
 from mirrorspec.selection import select_with_warnings
 from mirrorspec.landing import deploy
 from mirrorspec.landing.processed import LandingFiles
@@ -255,10 +256,8 @@ def apply_outcome(result: TableRunResult, outcome: Any) -> None:
     if outcome.status == "Failed":
         error = outcome.error or {}
         result.fail(_error_text(error) or "mirroring failed", error.get("errorCode"))
-    elif outcome.status == "Waiting" and result.status == "success":
-        result.status = "waiting"
-    elif outcome.status == "NotStarted" and result.status == "success":
-        result.status = "not_started"
+    elif outcome.status in ("Waiting", "NotStarted") and result.status == "success":
+        result.status = STATUS_OF_MIRROR[outcome.status]
 
 
 def mirror_target(table: TablePlan):

@@ -34,6 +34,7 @@ from mirrorspec.landing import processed
 from mirrorspec import files as fsmod
 from mirrorspec.spark.platform import delta, hadoop_fs
 from mirrorspec.spark.platform.live import LiveProgress, table_line
+from mirrorspec.run_results import STATUS_OF_MIRROR
 from mirrorspec.progress.mirror import (MirrorRecord, TableState, read_state, state_copy_path,
                                        write_state_copy)
 from mirrorspec.progress.mirror import txn_version_of as progress_txn
@@ -760,10 +761,6 @@ def mirror_tables(spark, targets: list[MirrorTarget], warehouse: str,
     return MirrorResult([o for o in outcomes if o is not None])
 
 
-_STATUS = {"Replicating": "success", "Failed": "error", "Waiting": "waiting",
-           "NotStarted": "not_started"}
-
-
 def _finished(live: LiveProgress, outcome: TableOutcome, news=None) -> None:
     """Count a table done and, unless `news` says it is old news, print its line (the error
     itself was printed when it happened)."""
@@ -771,7 +768,7 @@ def _finished(live: LiveProgress, outcome: TableOutcome, news=None) -> None:
     index, rate = live.finish(outcome.unique_id, outcome.status == "Failed", changed)
     if news is not None and not news(outcome):
         return
-    status = _STATUS.get(outcome.status, outcome.status.lower())
+    status = STATUS_OF_MIRROR.get(outcome.status, outcome.status.lower())
     text = table_line(index, live.total, status, outcome.unique_id,
                       f"{len(outcome.files_applied)} file(s) applied, +{outcome.rows_inserted} "
                       f"~{outcome.rows_updated} -{outcome.rows_deleted} rows", outcome.seconds)
