@@ -392,10 +392,10 @@ class _TableBuilder:
         inferred: tuple[str, ...] = ()
         if source.is_feed and source.path and (not keys or not columns):
             columns, keys, inferred = self._infer(source, columns, keys, locate)
-        if source.kafka is not None and source.type == "debezium" and not columns:
+        if source.kafka is not None and source.type != "qlik_replicate" and not columns:
             problems.append(locate.problem(
-                ("source", "kafka"), "a Debezium table read from Kafka needs its columns in the "
-                "YAML (compile doesn't read topics)", at_key=True,
+                ("source", "kafka"), f"a {source.type} table read from Kafka needs its columns "
+                "in the YAML (compile doesn't read topics)", at_key=True,
                 hint="declare columns (name and type); key_columns may come from the Kafka keys"))
 
         declared = [c.name for c in columns]
