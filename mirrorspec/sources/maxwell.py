@@ -93,7 +93,7 @@ def _rows(reader: ImageReader, message: dict[str, Any], kind: str, position: str
         op = OP_UPSERT if kind == "bootstrap-insert" and reader.shape.key_columns else OP_INSERT
         return [change_row(values, op, position, file, line, 0, present)]
     reader.need_keys(line, kind)
-    if not reader.has_keys(data):
+    if not isinstance(data, dict) or not reader.has_keys(data):
         raise SourceError(f"'data' lacks a key column ({', '.join(reader.shape.key_columns)})",
                           file=file, line=line)
     values, present = reader.values(data, line, "data", True)
