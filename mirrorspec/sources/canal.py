@@ -167,5 +167,5 @@ class CanalFormat:
                                       n not in (message.get("pkNames") or ()))
                        for n in names]
             return inferred(columns, [str(k) for k in message.get("pkNames") or ()],
-                            f"{file}:{line}", opts)
+                            f"{file}:{line}", opts, types_guessed=False)
         return inferred((), (), "", opts)

@@ -206,12 +206,14 @@ def local_messages(path: str, limit: int = 10_000) -> Iterator[tuple[str, int, A
 
 
 def inferred(columns: Sequence[InferredColumn], keys: Sequence[str], origin: str,
-             options: RowImageOptions) -> InferredSchema | None:
-    """The InferredSchema, keys from options first; None when nothing was found."""
+             options: RowImageOptions, types_guessed: bool = True) -> InferredSchema | None:
+    """The InferredSchema, keys from options first; None when nothing was found. Types taken
+    from JSON values are guesses: the YAML's declared types win over them."""
     keys = options.key_columns or tuple(keys)
     if not columns and not keys:
         return None
-    return InferredSchema(columns=tuple(columns), key_columns=tuple(keys), origin=origin)
+    return InferredSchema(columns=tuple(columns), key_columns=tuple(keys), origin=origin,
+                          types_guessed=types_guessed)
 
 
 def table_name_matches(options: RowImageOptions, qualified: str) -> bool:

@@ -4,6 +4,7 @@ Kafka staging, compile-time checks."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -45,7 +46,7 @@ def test_options_accept_one_key_as_text():
     assert parse_options({"key_columns": "ID", "table": "HR.ITEMS"}).key_columns == ("ID",)
 
 
-def _compile_problems(root_dir: Path, source: dict, **table) -> list[str]:
+def _compile_problems(root_dir: Path, source: dict, infer: bool = False, **table) -> list[str]:
     from mirrorspec.compile import compile_project
     from mirrorspec.errors import ProjectError
     from project_files import write
@@ -56,7 +57,10 @@ def _compile_problems(root_dir: Path, source: dict, **table) -> list[str]:
             "landing_zone": "landing", "warehouse": "warehouse"}}}},
         "tables/t.yml": {"tables": [{"name": "t", **table, "source": source}]}})
     try:
-        compile_project(root, infer=lambda *a: None)
+        if infer:
+            compile_project(root)
+        else:
+            compile_project(root, infer=lambda *a: None)
     except ProjectError as err:
         return [p.render() for p in err.problems]
     return []
@@ -76,3 +80,24 @@ def test_the_schema_accepts_the_options_and_refuses_others(tmp_path):
     bad = {"type": "canal", "path": "feed", "options": {"decimal_handling": "string"}}
     found = _compile_problems(tmp_path / "bad", bad, **table)
     assert any("decimal_handling" in p and "t.yml" in p for p in found), found
+
+
+def test_types_guessed_from_json_values_give_way_to_the_yaml(tmp_path):
+    """Maxwell and GoldenGate rows carry no types: compile guesses Int64/String from the JSON,
+    and a YAML declaring Int32 / DateTime for those columns is not a conflict (Canal's mysqlType
+    is a declaration: a conflict with it still is)."""
+    feed = tmp_path / "feed.json"
+    shutil.copy(FIXTURES / "maxwell" / "flink-maxwell-data.json", feed)
+    columns = [{"name": "id", "type": "Int32"}, {"name": "name", "type": "String"},
+               {"name": "description", "type": "String"}, {"name": "weight", "type": "Double"}]
+    source = {"type": "maxwell", "path": str(feed)}
+    assert _compile_problems(tmp_path / "maxwell", source, columns=columns, infer=True) == []
+    typo = [dict(c, name="nme") if c["name"] == "name" else c for c in columns]
+    found = _compile_problems(tmp_path / "typo", source, columns=typo, infer=True)
+    assert any("column 'nme' is not in the feed" in p for p in found), found
+
+    canal_feed = tmp_path / "canal.json"
+    shutil.copy(FIXTURES / "canal" / "flink-canal-data.json", canal_feed)
+    found = _compile_problems(tmp_path / "canal", {"type": "canal", "path": str(canal_feed)},
+                              columns=columns, infer=True)
+    assert any("'weight' is Double here but Single in the feed" in p for p in found), found
