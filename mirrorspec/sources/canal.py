@@ -94,7 +94,8 @@ def parse_text(text: str, file: str, shape: TableShape, options: RowImageOptions
             if kind == "TRUNCATE" and router.keeps(qualified_name(message), line):
                 yield change_row([None] * len(shape.columns), OP_TRUNCATE, None, file, line, 0,
                                  None)
-            elif kind != "TRUNCATE" and skipped is not None:
+            elif kind != "TRUNCATE" and skipped is not None and table_name_matches(
+                    options, qualified_name(message)):
                 skipped[DDL] = skipped.get(DDL, 0) + 1
             continue
         if kind not in ROW_TYPES:

@@ -64,7 +64,7 @@ def parse_text(text: str, file: str, shape: TableShape, options: RowImageOptions
                               hint="point the source at Maxwell's JSON output only")
         kind = message["type"]
         if kind in BOOTSTRAP_MARKERS or kind in DDL_TYPES:
-            if skipped is not None:
+            if skipped is not None and table_name_matches(options, qualified_name(message)):
                 name = "bootstrap" if kind in BOOTSTRAP_MARKERS else "ddl"
                 skipped[name] = skipped.get(name, 0) + 1
             continue

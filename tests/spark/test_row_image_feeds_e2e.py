@@ -81,6 +81,7 @@ def test_goldengate_canal_and_maxwell_feeds_mirror(spark, tmp_path):
         _canal("UPDATE", [{"id": "206", "name": "hammer", "description": "18oz carpenter hammer",
                            "weight": "1.0"}], old=[{"id": "106"}]),
         _canal("INSERT", [{"id": "1", "total": "9.99"}], table="orders"),  # another table
+        {**_canal("ALTER", None), "isDdl": True, "sql": "ALTER TABLE products2 ADD x INT"},
         _canal("UPDATE", [{"id": "102", "weight": "7.5"}], old=[{"weight": "5.17"}]),
     ]])
     maxwell = _feed(tmp_path, "maxwell", ["maxwell/flink-maxwell-data.json"], [[
@@ -110,6 +111,7 @@ def test_goldengate_canal_and_maxwell_feeds_mirror(spark, tmp_path):
         p for p in Path(tables[-1].landing_path).iterdir() if not p.name.startswith("_")]
     for name, result in published.items():
         assert result.status == "Published", (name, result.error)
+    # the ALTER of products2 is counted; the fixture's CREATE of user02 is another table's
     assert published["canal_items"].skipped == {"ddl": 1}
     assert published["maxwell_items"].skipped == {"bootstrap": 2}
 

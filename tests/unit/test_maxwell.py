@@ -94,6 +94,12 @@ def test_bootstrap_rows_are_upserts_and_markers_are_counted():
                  skipped=skipped)
     assert brief(rows) == [(1, OP_UPSERT, None)]
     assert skipped == {"bootstrap": 2, "ddl": 1}
+    # with options.table, another table's markers and DDL are not this table's to count
+    skipped = {}
+    parse([msg("bootstrap-start", {}, table="orders"),
+           {"type": "table-create", "database": "test", "table": "orders", "ts": 1}],
+          {"table": "product"}, skipped=skipped)
+    assert skipped == {}
 
 
 def test_unknown_type_names_file_line_and_field():
