@@ -55,6 +55,7 @@ SQL_TYPES = {-7: "Int64", -6: "Int16", 5: "Int16", 4: "Int32", -5: "Int64", 6: "
              93: "DateTime", -2: "ByteArray", -3: "ByteArray", -4: "ByteArray",
              2004: "ByteArray"}
 _WORD = re.compile(r"^\s*([a-zA-Z]+)")
+FULL_IMAGE_HINT = "set binlog_row_image=FULL on the MySQL server (Canal's requirement)"
 
 
 def data_type_for(mysql_type: str | None, sql_type: Any = None) -> str:
@@ -136,7 +137,8 @@ def _rows(reader: ImageReader, message: dict[str, Any], kind: str, file: str, li
         if isinstance(changed_before, dict) and any(
                 k in changed_before for k in reader.shape.key_columns):
             previous, _ = reader.values({**image, **changed_before}, line, f"old[{index}]", True)
-            pair = key_change_rows(reader, previous, values, present, None, file, line, part)
+            pair = key_change_rows(reader, previous, values, present, None, file, line, part,
+                                   FULL_IMAGE_HINT)
             if pair:
                 rows.extend(pair)
                 continue

@@ -104,7 +104,9 @@ def _rows(reader: ImageReader, message: dict[str, Any], position: str | None, fi
         if reader.has_keys(before):
             old, _ = reader.values(before, line, "before", True)
             full, full_present = reader.values({**before, **image}, line, "after", True)
-            changed = key_change_rows(reader, old, full, full_present, position, file, line, 0)
+            changed = key_change_rows(reader, old, full, full_present, position, file, line, 0,
+                                      "log full before images of updates (GETUPDATEBEFORES, "
+                                      "NOCOMPRESSUPDATES) for tables whose keys change")
             if changed:
                 return changed
         if not reader.has_keys(image):

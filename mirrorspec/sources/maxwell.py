@@ -102,7 +102,8 @@ def _rows(reader: ImageReader, message: dict[str, Any], kind: str, position: str
     old = message.get("old")
     if isinstance(old, dict) and any(k in old for k in reader.shape.key_columns):
         previous, _ = reader.values({**data, **old}, line, "old", True)
-        pair = key_change_rows(reader, previous, values, present, position, file, line, 0)
+        pair = key_change_rows(reader, previous, values, present, position, file, line, 0,
+                               "set binlog_row_image=FULL on the MySQL server")
         if pair:
             return pair
     return [change_row(values, OP_UPDATE, position, file, line, 0, present)]

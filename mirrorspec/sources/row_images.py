@@ -156,10 +156,20 @@ def change_row(values: list, op: int, position: str | None, file: str, line: int
 
 
 def key_change_rows(reader: ImageReader, old: list, new: list, present: list | None,
-                    position: str | None, file: str, line: int, part: int) -> list[Row] | None:
-    """Delete of the old key + insert of the new one when the key changed, else None."""
+                    position: str | None, file: str, line: int, part: int,
+                    hint: str = "") -> list[Row] | None:
+    """Delete of the old key + insert of the new one when the key changed, else None.
+
+    The new key's row must be whole: its missing columns could only come from the old key's
+    row, which these readers don't pair with it, and an absent column never becomes NULL."""
     if reader.key(old) == reader.key(new):
         return None
+    if present is not None:
+        missing = [n for n in reader.names if n not in present]
+        raise SourceError(f"key change without the whole new row (missing: "
+                          f"{', '.join(missing[:5])}{', …' if len(missing) > 5 else ''})",
+                          file=file, line=line, hint=hint or "configure the producer to send "
+                          "full row images")
     return [change_row(old, OP_DELETE, position, file, line, part, None),
             change_row(new, OP_INSERT, position, file, line, part + 1, present)]
 

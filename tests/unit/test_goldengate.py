@@ -156,3 +156,10 @@ def test_inference_reads_columns_and_primary_keys(tmp_path):
     assert [(c.name, c.data_type) for c in schema.columns] == [
         ("ID", "Int64"), ("NAME", "String"), ("PRICE", "Double")]
     assert schema.key_columns == ("ID",)
+
+
+def test_a_key_change_with_compressed_images_stops_instead_of_nulls():
+    with pytest.raises(SourceError) as caught:
+        parse([msg("U", "5", before={"id": 1}, after={"id": 2, "weight": 3.0})])
+    assert "key change without the whole new row" in caught.value.message
+    assert "GETUPDATEBEFORES" in caught.value.hint

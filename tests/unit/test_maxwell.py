@@ -127,3 +127,12 @@ def test_inference_reads_primary_key_columns():
     assert [(c.name, c.data_type) for c in schema.columns] == [
         ("id", "Int64"), ("name", "String"), ("description", "String"), ("weight", "Double")]
     assert schema.key_columns == ("id",)
+
+
+def test_a_key_change_without_the_whole_new_row_stops_instead_of_nulls():
+    """MINIMAL row images: the new key's other columns aren't in the message; landing them as
+    NULL would turn absent into NULL."""
+    with pytest.raises(SourceError) as caught:
+        parse([msg("update", {"id": 2, "weight": 1.0}, old={"id": 1})])
+    assert "key change without the whole new row" in caught.value.message
+    assert "name" in caught.value.message and "binlog_row_image=FULL" in caught.value.hint
