@@ -18,9 +18,9 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from mirrorspec.errors import SourceError
 from mirrorspec.sources import extended_json
-from mirrorspec.sources.base import OP_DELETE, OP_INSERT, InferredColumn, InferredSchema
+from mirrorspec.sources.base import (OP_DELETE, OP_INSERT, InferredColumn, InferredSchema,
+                                     iter_json_documents, list_feed_files)
 from mirrorspec.sources.debezium import Row, TableShape, coerce, read_local_text
-from mirrorspec.sources.base import iter_json_documents, list_feed_files
 
 ORDER_FIELDS = (("position", "string"), ("file", "string"), ("line", "bigint"), ("part", "int"))
 _ERRORS = (ValueError, TypeError, KeyError, ArithmeticError, binascii.Error)
@@ -181,10 +181,6 @@ def zero_date_to_null(value: Any, data_type: str) -> Any:
             and value.startswith("0000-00-00"):
         return None
     return value
-
-
-def text_of(raw: Any) -> str:
-    return raw if isinstance(raw, str) else str(raw)
 
 
 # --- schema inference from JSON values (compile time) ------------------------------------------
