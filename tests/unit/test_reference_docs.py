@@ -63,3 +63,53 @@ def test_user_docs_speak_of_the_product_not_of_its_history():
             line = text.count("\n", 0, match.start()) + 1
             found.append(f"{page.relative_to(REPO)}:{line}: dated heading")
     assert found == [], "history in user docs (it belongs in CHANGELOG.md):\n" + "\n".join(found)
+
+
+def test_the_help_of_every_command_renders():
+    """What docs/cli.md is generated from is what users see: `--help` works for every command."""
+    import click
+    from click.testing import CliRunner
+
+    from mirrorspec.cli import cli
+
+    def paths(group, path=()):
+        yield path
+        if isinstance(group, click.Group):
+            for name, command in group.commands.items():
+                yield from paths(command, path + (name,))
+
+    for path in paths(cli):
+        result = CliRunner().invoke(cli, [*path, "--help"])
+        assert result.exit_code == 0, (path, result.output)
+        assert "Usage: " in result.output
+
+
+def test_readme_says_how_to_put_mirrorspec_on_path_and_how_the_demo_keeps_its_folder():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "source .venv/bin/activate" in readme and '.venv/bin:$PATH' in readme
+    assert "MIRRORSPEC_DEMO_KEEP=0" in readme
+
+
+def test_every_page_is_in_the_site_navigation_and_the_index():
+    """A page a user can't reach from the docs index or the site's menu doesn't exist for them."""
+    import yaml
+
+    nav = yaml.safe_load((REPO / "mkdocs.yml").read_text())["nav"]
+
+    def pages(node):
+        if isinstance(node, str):
+            yield node
+        elif isinstance(node, list):
+            for item in node:
+                yield from pages(item)
+        elif isinstance(node, dict):
+            for value in node.values():
+                yield from pages(value)
+
+    in_nav = set(pages(nav))
+    on_disk = {str(p.relative_to(REPO / "docs")) for p in (REPO / "docs").rglob("*.md")
+               if "schemas" not in p.parts}
+    assert on_disk - in_nav == set(), "pages missing from mkdocs.yml's nav"
+    index = (REPO / "docs" / "index.md").read_text()
+    assert {p for p in on_disk if p != "index.md" and f"({p})" not in index} == set(), \
+        "pages the docs index doesn't link"
