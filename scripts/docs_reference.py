@@ -116,32 +116,15 @@ def _load(name: str) -> dict[str, Any]:
     return json.loads((SCHEMAS / f"{name}.schema.json").read_text())
 
 
-def _resolve(node: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
-    ref = node.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/") and "properties" not in node:
-        target: Any = root
-        for part in ref[2:].split("/"):
-            target = target[part]
-        merged = dict(target)
-        merged.update({k: v for k, v in node.items() if k != "$ref"})
-        return merged
-    return node
-
-
 def _type_text(node: dict[str, Any]) -> str:
     if "x-doc-type" in node:
         return str(node["x-doc-type"])
     kind = node.get("type")
     if "enum" in node:
-        return " \\| ".join(f"`{json.dumps(v)}`" if not isinstance(v, str) else f"`{v}`"
-                            for v in node["enum"])
+        return " \\| ".join(f"`{v}`" for v in node["enum"])
     if isinstance(kind, list):
         return " or ".join(str(k) for k in kind)
-    if kind == "array":
-        return "list"
-    if kind == "object":
-        return "mapping"
-    return str(kind or "any")
+    return {"array": "list", "object": "mapping", None: "any"}.get(kind, str(kind))
 
 
 def _default_text(node: dict[str, Any], required: bool) -> str:
@@ -152,53 +135,50 @@ def _default_text(node: dict[str, Any], required: bool) -> str:
     return "required" if required else "none"
 
 
-def _rows(node: dict[str, Any], root: dict[str, Any], prefix: str,
-          required: set[str]) -> Iterator[str]:
-    node = _resolve(node, root)
-    for key, sub in node.get("properties", {}).items():
+def walk(schema: Any, root: dict[str, Any], prefix: str = "",
+         required: frozenset[str] = frozenset()) -> Iterator[tuple[str, dict[str, Any], bool]]:
+    """(dotted key path, schema node, required) of every key a schema allows, depth first, the
+    way a YAML file nests them: `a.b`, `list[].key`, `<name>` for a free-form mapping's keys
+    (`x-doc-key-name` on the mapping names it). Local `$ref`s and if/then/else branches are
+    followed; a key reached twice is yielded each time (the caller keeps the first)."""
+    if not isinstance(schema, dict):
+        return
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target[part]
+        yield from walk(target, root, prefix, required)
+    needed = frozenset(schema.get("required", [])) | required
+    for key, sub in schema.get("properties", {}).items():
         if not isinstance(sub, dict):
             continue
         path = f"{prefix}.{key}" if prefix else key
-        full = _resolve(sub, root)
-        if "x-doc-meaning" in sub or "x-doc-meaning" in full:
-            meaning = sub.get("x-doc-meaning", full.get("x-doc-meaning"))
-            yield (f"| `{path}` | {_type_text({**full, **sub})} | "
-                   f"{_default_text({**full, **sub}, key in required)} | {meaning} |")
-        if sub.get("x-doc-expand", True) is False:
-            continue
-        yield from _children(full, root, path)
-    extra = node.get("additionalProperties")
-    if isinstance(extra, dict) and ("properties" in _resolve(extra, root) or "x-doc-meaning" in extra):
-        name = node.get("x-doc-key-name", "*")
+        yield path, sub, key in needed
+        yield from walk(sub, root, path)
+    extra = schema.get("additionalProperties")
+    if isinstance(extra, dict):
+        name = schema.get("x-doc-key-name", "*")
         path = f"{prefix}.{name}" if prefix else name
-        full = _resolve(extra, root)
-        if "x-doc-meaning" in extra:
-            yield (f"| `{path}` | {_type_text(full)} | {_default_text(extra, False)} | "
-                   f"{extra['x-doc-meaning']} |")
-        yield from _children(full, root, path)
-
-
-def _children(node: dict[str, Any], root: dict[str, Any], path: str) -> Iterator[str]:
-    required = set(node.get("required", []))
-    if "properties" in node or isinstance(node.get("additionalProperties"), dict):
-        yield from _rows(node, root, path, required)
-    items = node.get("items")
-    if isinstance(items, dict):
-        items = _resolve(items, root)
-        yield from _rows(items, root, path + "[]", set(items.get("required", [])))
+        yield path, extra, False
+        yield from walk(extra, root, path)
+    if isinstance(schema.get("items"), dict):
+        yield from walk(schema["items"], root, prefix + "[]")
     for branch in ("then", "else"):
-        if isinstance(node.get(branch), dict):
-            yield from _rows(node[branch], root, path, required)
+        yield from walk(schema.get(branch), root, prefix, required)
 
 
 def schema_table(name: str) -> str:
-    """The key table of one schema: a row per documented key, in the schema's order."""
+    """The key table of one schema: a row per key that carries its reference text
+    (`markdownDescription`, which editors show on hover too), in the schema's order."""
     root = _load(name)
-    start = root
-    if "x-doc-root" in root:  # e.g. tables.schema.json documents its `tables[]` items
-        start = root
-    rows = list(_rows(start, root, "", set(root.get("required", []))))
-    return "\n".join(["| key | type | default | meaning |", "|---|---|---|---|", *rows]) + "\n"
+    rows: dict[str, str] = {}
+    for path, node, required in walk(root, root):
+        if path in rows or "markdownDescription" not in node:
+            continue
+        rows[path] = (f"| `{path}` | {_type_text(node)} | {_default_text(node, required)} | "
+                      f"{node['markdownDescription']} |")
+    return "\n".join(["| key | type | default | meaning |", "|---|---|---|---|", *rows.values()]) + "\n"
 
 
 def project_reference_markdown(current: str) -> str:
