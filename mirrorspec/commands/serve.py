@@ -116,7 +116,8 @@ def _tls(params: dict[str, Any], temp: list[Path]):
 @click.option("--max-body", type=click.IntRange(1), default=4000 << 20, show_default=True,
               help="Largest request body in bytes (413 above).")
 @click.option("--mirror-every", type=click.FloatRange(min=0.1), default=None, metavar="SECONDS",
-              help="Run `mirrorspec mirror --watch SECONDS` beside the endpoint.")
+              help="Run `mirrorspec mirror --watch SECONDS` beside the endpoint (with --root: "
+                   "the interval of the engines startMirroring starts).")
 @click.option("--mirror-conf", multiple=True, metavar="KEY=VALUE",
               help="Spark conf for the --mirror-every process (repeatable).")
 @click.option("--ready-file", type=click.Path(dir_okay=False), default=None,
@@ -178,7 +179,7 @@ def serve(**params: Any) -> None:
             ca_file=ca_file, report=Path(params["report"]).resolve() if params["report"] else None,
             log_requests=params["log_requests"])
 
-        if params["mirror_every"]:
+        if params["mirror_every"] and root is None:  # with --root, startMirroring starts them
             mirror = supervise.start_mirror(landing, warehouse, params["mirror_every"],
                                             console.log_format, params["mirror_conf"])
         endpoint = Endpoint(config, log)
