@@ -80,6 +80,13 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self._handle("POST")
 
+    def do_CONNECT(self) -> None:  # serve as a publisher's HTTPS proxy (proxy.py)
+        services = getattr(self.server, "services", None)
+        if services is None:
+            self.send_error(405, "CONNECT is answered only by `mirrorspec serve`")
+            return
+        services.connect(self)
+
     def _handle(self, method: str) -> None:
         override = self.headers.get("X-HTTP-Method-Override")
         self.method = override.upper() if override and method in ("PUT", "POST") else method

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mirrorspec.serve import proxy
 from mirrorspec.serve.codes import ServeError
 from mirrorspec.serve.entra import Entra, Reply
 from mirrorspec.serve.fabric_api import MAX_BODY, FabricApi, error
@@ -118,6 +119,25 @@ class Services:
         if item is None or item.store is None or item.store is base.store:
             return base
         return ItemServer(base, item)
+
+    def connect(self, handler: Any) -> None:
+        """A CONNECT: a tunnel served here for Microsoft's hosts (proxy.py), else 403."""
+        context = handler.server.config.tls
+        target = handler.path
+        if context is None or not proxy.intercepted(target):
+            reason = (f"CONNECT {target}: serve answers only {', '.join(proxy.HOSTS)} (port 443), "
+                      "itself, and only over TLS (--self-signed); it forwards nothing")
+            handler.server.log("warning", reason, method="CONNECT", path=target, status=403)
+            handler.close_connection = True
+            handler.send_error(403, "Forbidden", reason)
+            return
+        if handler.server.config.log_requests:
+            handler.server.log("info", f"CONNECT {target} -> 200 (answered here)",
+                               method="CONNECT", path=target, status=200)
+        handler.close_connection = True
+        handler.send_response(200, "Connection Established")
+        handler.end_headers()
+        proxy.tunnel(handler, context)
 
     def close(self) -> None:
         self.registry.close()
