@@ -252,7 +252,9 @@ class Entra:
             return oauth_error(401, "invalid_client", 700027, f"Client assertion failed "
                                f"signature validation: no certificate is registered for "
                                f"'{client_id}' (it has a secret).")
-        options: dict[str, Any] = {"verify_aud": False, "require": ["exp", "iss", "sub"]}
+        # explicit: PyJWT skips the time checks with the signature's unless told otherwise
+        options: dict[str, Any] = {"verify_aud": False, "verify_exp": True, "verify_nbf": True,
+                                   "require": ["exp", "iss", "sub"]}
         if cert is None:  # open mode, no x5c: the claims are checked, the signature can't be
             options["verify_signature"] = False
         else:

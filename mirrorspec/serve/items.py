@@ -25,6 +25,7 @@ from typing import Any, Callable
 from mirrorspec.serve import monitoring, supervise
 from mirrorspec.serve.conformance import Conformance
 from mirrorspec.serve.names import ITEM_TYPE, Names, split_name
+from mirrorspec.serve.server import _remove_dead_staging as remove_dead_staging
 from mirrorspec.serve.store import Store
 
 REGISTRY_FILE = "fabric-items.json"
@@ -292,6 +293,7 @@ class Registry:
             return item
 
     def _open(self, item: Item) -> None:
+        remove_dead_staging(item.landing)  # a killed serve's uploads, as for the first item
         staging = item.landing.parent / f".{item.landing.name}.serve-staging-{os.getpid()}"
         warehouse = str(item.warehouse)
         item.store = Store(item.names, item.landing, item.warehouse, staging,
