@@ -60,7 +60,8 @@ def parse_clients(values: tuple[str, ...] | list[str]) -> dict[str, Client]:
     for value in values:
         client_id, sep, secret = value.partition(":")
         if not sep or not client_id.strip() or not secret:
-            raise ClientError(f"--client {client_id or value!r}…: give ID:SECRET or ID:@CERT.pem")
+            shown = repr(client_id.strip()) if sep else "value"  # never the secret part
+            raise ClientError(f"--client {shown}: give ID:SECRET or ID:@CERT.pem")
         client_id = client_id.strip()
         if secret.startswith("@"):
             path = Path(secret[1:])

@@ -107,5 +107,6 @@ def test_bad_requests_get_entras_errors():
 
 @pytest.mark.parametrize("value", ["nocolon", ":secret", "app:", "app:@/no/such.pem"])
 def test_client_options_are_checked(value):
-    with pytest.raises(ClientError, match="--client"):
+    with pytest.raises(ClientError, match="--client") as info:
         parse_clients([value])
+    assert "secret" not in str(info.value)  # the secret part is never echoed
