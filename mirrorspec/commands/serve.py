@@ -85,7 +85,7 @@ def _tls(params: dict[str, Any], temp: list[Path]):
               help="Host several mirrored databases (Fabric's /v1 API creates them), each with "
                    "its folders under this one.")
 @click.option("--client", "clients", multiple=True, metavar="ID:SECRET|ID:@CERT.pem",
-              envvar="MIRRORSPEC_SERVE_CLIENTS",
+              envvar="MIRRORSPEC_SERVE_CLIENTS", show_envvar=True,
               help="An Entra ID application the token endpoint accepts (repeatable; default: "
                    "any id and secret).")
 @click.option("--host", default="127.0.0.1", show_default=True, callback=_loopback,
@@ -104,7 +104,8 @@ def _tls(params: dict[str, Any], temp: list[Path]):
 @click.option("--ca-file", type=click.Path(dir_okay=False, exists=True), default=None,
               help="With --cert: the CA file clients should trust (for --ready-file).")
 @click.option("--self-signed", is_flag=True,
-              help="Make a CA and a certificate for 127.0.0.1/localhost (needs trustme).")
+              help="Make a CA and a certificate for 127.0.0.1/localhost and the Microsoft hosts "
+                   "serve answers as an HTTPS proxy (needs trustme).")
 @click.option("--unflushed", type=click.Choice(["visible", "hidden"]), default="visible",
               show_default=True,
               help="A created, not yet flushed file: a visible 0-byte file (as OneLake) or hidden.")
