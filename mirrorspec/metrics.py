@@ -20,7 +20,7 @@ from mirrorspec.files import LocalFS
 from mirrorspec.mirroring import data_file_format, is_reserved_name, mirror_id, parse_sequence
 from mirrorspec.progress.mirror import read_state
 
-STATUSES = ("Replicating", "NotStarted", "Waiting", "Failed", "Dropped", "Skipped")
+STATUSES = ("Replicating", "NotStarted", "Waiting", "Failed", "Dropped")
 
 
 def check_metrics_option(port: int | None, watch: float | None) -> None:
@@ -112,18 +112,20 @@ class WatchMetrics:
             console.warning(f"metrics: cannot serve on {host}:{port} ({exc}); going on "
                             "without a /metrics endpoint", metrics_port=port)
 
-    def observe(self, table: str, status: str, files_applied: int = 0, inserted: int = 0,
-                updated: int = 0, deleted: int = 0, landing_path: str | None = None,
-                delta_path: str | None = None) -> None:
-        """One table's outcome of a pass (`delta_path`: where its progress is recorded)."""
-        for known in STATUSES:
-            self.status.labels(table, known).set(1 if known == status else 0)
-        if status == "Failed":
-            self._failing[table] = self._failing.get(table, 0) + 1
-        else:
-            self._failing.pop(table, None)
-            self.last_sync.labels(table).set(time.time())
-        self.failures.labels(table).set(self._failing.get(table, 0))
+    def observe(self, table: str, status: str | None, files_applied: int = 0,
+                inserted: int = 0, updated: int = 0, deleted: int = 0,
+                landing_path: str | None = None, delta_path: str | None = None) -> None:
+        """One table's outcome of a pass (`delta_path`: where its progress is recorded);
+        `status` None (a skipped table, `run_results.fabric_status`) keeps its status gauges."""
+        if status is not None:
+            for known in STATUSES:
+                self.status.labels(table, known).set(1 if known == status else 0)
+            if status == "Failed":
+                self._failing[table] = self._failing.get(table, 0) + 1
+            else:
+                self._failing.pop(table, None)
+                self.last_sync.labels(table).set(time.time())
+            self.failures.labels(table).set(self._failing.get(table, 0))
         for change, count in (("inserted", inserted), ("updated", updated),
                               ("deleted", deleted)):
             self.rows.labels(table, change).inc(max(0, int(count or 0)))
@@ -149,12 +151,3 @@ class WatchMetrics:
             self._server.server_close()
             self._server = None
 
-
-def run_status(result: Any) -> str:
-    """The Fabric-style status of a `run` table result (TableRunResult)."""
-    if result.status == "error":
-        return "Failed"
-    if result.status == "skipped":
-        return "Skipped"
-    return str(result.mirror_status or {"waiting": "Waiting", "not_started": "NotStarted"}
-               .get(result.status, "Replicating"))

@@ -28,6 +28,21 @@ STATUSES = ("success", "error", "waiting", "not_started", "skipped")
 # a table's status as the engine (and Fabric's tables.json) says it -> its run result's status
 STATUS_OF_MIRROR = {"Replicating": "success", "Failed": "error", "Waiting": "waiting",
                     "NotStarted": "not_started"}
+# ... and back: the table status a run result shows when the engine left none (publish only)
+_MIRROR_OF_STATUS = {status: mirror for mirror, status in STATUS_OF_MIRROR.items()}
+
+
+def fabric_status(result: "TableRunResult") -> str | None:
+    """The table's status in tables.json after this result — Fabric's TableMirroringStatus
+    (`Replicating`, `Failed`) or mirrorspec's own (`Waiting`, `NotStarted`, `Dropped`) — read
+    the same by `status`, the OpenLineage events and the metrics endpoint. `Failed` for an
+    error in any step; None for a `skipped` table: it did not run, so it keeps the status it
+    had (Fabric has no "skipped" table state, and it did not replicate)."""
+    if result.failed:
+        return "Failed"
+    if result.status == "skipped":
+        return None
+    return result.mirror_status or _MIRROR_OF_STATUS.get(result.status, "Replicating")
 
 
 def utc_now() -> str:
