@@ -1,4 +1,5 @@
-"""JDBC URLs fit to print: credentials hidden in every form drivers accept.
+"""URLs fit to print: credentials hidden in every form JDBC drivers accept (`redact`), and an
+HTTP(S) service URL shown without its user-info or query values (`shown_url`).
 
 - user-info: `jdbc:mysql://alice:PW@host/db`, `jdbc:postgresql://alice@host/db`
 - Oracle's `user/password@`: `jdbc:oracle:thin:alice/PW@host:1521/svc` (and `@//host…`)
@@ -69,3 +70,17 @@ def host_and_port(url: str) -> tuple[str, int] | None:
     if port is None or not 0 < port < 65536:
         return None
     return found.group("ip6") or found.group("host"), port
+
+
+def shown_url(url: str) -> str:
+    """An http(s) URL as it may be printed: no `user:password@`, every query value (`?code=`,
+    `?api_key=`, a SAS `sig=`) and the fragment replaced by ***; the names stay, so the user
+    can still tell which URL it is."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    query = "&".join(f"{pair.partition('=')[0]}={HIDDEN}" if "=" in pair else HIDDEN
+                     for pair in parts.query.split("&") if pair)
+    return (f"{parts.scheme}://{host}{parts.path}" + (f"?{query}" if query else "")
+            + (f"#{HIDDEN}" if parts.fragment else ""))

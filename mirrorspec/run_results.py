@@ -231,5 +231,5 @@ def invalid_run_results(doc: Any) -> str | None:
 def _schema() -> dict[str, Any]:
     from importlib import resources
 
-    text = resources.files("mirrorspec").joinpath("schemas", "run_results.schema.json")
+    text = resources.files("mirrorspec").joinpath("schemas").joinpath("run_results.schema.json")
     return cast("dict[str, Any]", json.loads(text.read_text(encoding="utf-8")))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from mirrorspec import mirroring
 from mirrorspec.errors import MirrorspecError
@@ -67,7 +67,7 @@ def _same_text(path: Path, text: str) -> bool:
     return read_text(path) == text
 
 
-def own_plan(target: Path, project_name: str | None) -> dict | None:
+def own_plan(target: Path, project_name: str | None) -> dict[str, Any] | None:
     """The target's plan.json when it is a plan of `project_name` (any project's when None);
     None when there is none. Raises when it is another project's or not a mirrorspec plan:
     compile and clean touch no target holding one."""
@@ -84,7 +84,7 @@ def own_plan(target: Path, project_name: str | None) -> dict | None:
         raise _foreign(plan_path, "is not a mirrorspec plan") from None
     if project_name is not None and name != project_name:
         raise _foreign(plan_path, f"is the plan of project {name!r}, not {project_name!r}")
-    return cast("dict", doc)
+    return cast("dict[str, Any]", doc)
 
 
 def previous_files(target: Path, project_name: str | None, files: dict[str, str]
