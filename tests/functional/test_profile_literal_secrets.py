@@ -42,7 +42,7 @@ def test_a_literal_credential_is_refused_where_it_is_written(tmp_path, conf, out
                            log_format="text")
     shown = done.stdout + done.stderr
     assert done.returncode == 1, shown
-    assert f"profiles.yml:" in shown and f"{where}: looks like a credential" in shown
+    assert "profiles.yml:" in shown and f"{where}: looks like a credential" in shown
     assert "env_var('MIRRORSPEC_SECRET_" in shown
     assert SECRET_KEY not in shown and ACCESS_ID not in shown and "Zm9vYmFy" not in shown
     assert not (project / "target" / "plan.json").exists()
