@@ -50,10 +50,10 @@ def clean_target(target: Path, project_name: str, files: dict[str, str],
     deleted: list[Path] = []
     for relative, texts in sorted(written.items()):
         path = target / relative
-        if _is_file(path) and read_text(path) in texts:
+        if _is_file(path) and _inside(path, target) and read_text(path) in texts:
             deleted.append(_unlink(path))
     for name in RESULT_FILES:
-        if _is_json_object(target / name):
+        if _is_json_object(target / name):  # _is_file: not a link
             deleted.append(_unlink(target / name))
     site = target / DOCS_SITE
     if _is_docs_site(site):
@@ -83,6 +83,11 @@ def _refuse_sources(target: Path, sources: Iterable[tuple[str, str]]) -> None:
 
 def _is_file(path: Path) -> bool:
     return path.is_file() and not path.is_symlink()
+
+
+def _inside(path: Path, target: Path) -> bool:
+    """Whether `path` is in `target` without a link on the way (never delete through one)."""
+    return target in path.resolve().parents
 
 
 def _is_json_object(path: Path) -> bool:

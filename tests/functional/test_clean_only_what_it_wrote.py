@@ -92,3 +92,18 @@ def test_what_compile_and_run_wrote_goes_and_the_rest_stays(tmp_path):
     assert "left 1 file(s)" in done.stdout
     assert _files(target) == {"notes.txt": b"mine"}
     assert _files(project / "feeds") == {"orders/snapshot.csv": b"id\n1\n"}
+
+
+def test_nothing_is_deleted_through_a_link(tmp_path):
+    project = _project(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (project / "target").mkdir()
+    (project / "target" / "landing_zone").symlink_to(outside)
+    done = run_without_jvm("compile", "--project-dir", str(project), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    written = _files(outside)
+    assert written  # compile wrote its _metadata.json copy through the link
+    done = _clean(project, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _files(outside) == written
