@@ -311,6 +311,10 @@ class Project:
             return None
         if not isinstance(state, (str, os.PathLike)) or not Path(state).exists():
             raise UsageError(f"state={state!r}: give a previous target/ folder that exists")
+        plan = Path(state) / "plan.json" if Path(state).is_dir() else Path(state)
+        if not plan.is_file():
+            raise UsageError(f"state={state!r}: no plan.json there",
+                             hint="give a previous target/ folder (with plan.json)")
         return str(Path(state).resolve())
 
     @staticmethod

@@ -76,6 +76,7 @@ def test_a_wrong_type_is_a_located_usage_error(project, tmp_path):
     (lambda p: p.show("orders", timestamp="next tuesday"), "timestamp"),
     (lambda p: p.show("orders", timestamp=1700000000), "timestamp"),
     (lambda p: api.artifact_schema(["plan"]), "name"),
+    (lambda p: p.run(state=p.path), "state"),  # a folder without plan.json
 ])
 def test_the_reported_cases(project, call, parameter):
     with pytest.raises(api.UsageError) as caught:
