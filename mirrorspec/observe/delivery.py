@@ -10,6 +10,7 @@ time for what is queued.
 
 from __future__ import annotations
 
+import os
 import queue
 import socket
 import ssl
@@ -35,8 +36,7 @@ def post(url: str, body: bytes, headers: dict[str, str], seconds: float) -> int:
     try:
         if parts.scheme == "https":
             sock.settimeout(_left(deadline))
-            sock = ssl.create_default_context().wrap_socket(sock,
-                                                            server_hostname=parts.hostname)
+            sock = _tls().wrap_socket(sock, server_hostname=parts.hostname)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         host = parts.hostname if parts.port is None else f"{parts.hostname}:{parts.port}"
         head = [f"POST {target} HTTP/1.1", f"Host: {host}", f"Content-Length: {len(body)}",
@@ -49,6 +49,21 @@ def post(url: str, body: bytes, headers: dict[str, str], seconds: float) -> int:
     if status >= 300:
         raise DeliveryError(f"the collector answered HTTP {status}")
     return status
+
+
+def _tls() -> ssl.SSLContext:
+    """Certificates checked against what the openlineage-python client's HTTP transport
+    (requests) trusts: REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE, else certifi's bundle, else the
+    system's."""
+    cafile = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
+    if not cafile:
+        try:
+            import certifi
+
+            cafile = certifi.where()
+        except ImportError:
+            cafile = None
+    return ssl.create_default_context(cafile=cafile)
 
 
 def _left(deadline: float) -> float:

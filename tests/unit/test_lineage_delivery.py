@@ -154,3 +154,32 @@ def test_the_collector_url_is_shown_without_credentials_or_query_values(tmp_path
     assert f"127.0.0.1:{port}/api?code=***&api_key=***" in shown
     for secret in ("pw1", "SECRET2", "SECRET3", "alice"):
         assert secret not in shown
+
+
+def test_an_https_collector_is_verified_with_the_bundle_requests_would_use(tmp_path, console,
+                                                                           monkeypatch):
+    import ssl
+
+    trustme = pytest.importorskip("trustme")
+    from observe_helpers import Collector
+
+    ca = trustme.CA()
+    ca_file = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(ca_file))
+    collector = Collector()
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ca.issue_cert("127.0.0.1").configure_cert(context)
+    collector.server.socket = context.wrap_socket(collector.server.socket, server_side=True)
+    url = collector.url.replace("http://", "https://")
+    try:
+        monkeypatch.delenv("REQUESTS_CA_BUNDLE", raising=False)
+        emitter = LineageEmitter(url, "mirrorspec", console[0], timeout=10)
+        emitter.emit_pass([sample(tmp_path)])
+        assert emitter.flush(30) and emitter.sender.delivered == 0  # not trusted: refused
+        monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(ca_file))
+        emitter = LineageEmitter(url, "mirrorspec", console[0], timeout=10)
+        emitter.emit_pass([sample(tmp_path, "sales.other")])
+        assert emitter.flush(30) and emitter.sender.delivered == 2
+        assert [e["eventType"] for e in collector.events] == ["START", "FAIL"]
+    finally:
+        collector.close()
