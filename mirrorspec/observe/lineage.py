@@ -16,9 +16,9 @@ once; the URL is shown without credentials or query values.
 from __future__ import annotations
 
 import os
-from urllib.parse import urljoin
 from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable
+from urllib.parse import urljoin
 
 from mirrorspec import __version__
 from mirrorspec.console import Console
@@ -29,7 +29,7 @@ from mirrorspec.observe.samples import TableSample, dataset_for_path, require
 PRODUCER = "https://github.com/mirrorspec/mirrorspec"
 API_KEY_ENV = "OPENLINEAGE_API_KEY"  # the client's own variable; never printed
 DEFAULT_NAMESPACE = "mirrorspec"
-ENDPOINT = "api/v1/lineage"  # the collector's path, as the openlineage-python client's HTTP transport
+ENDPOINT = "api/v1/lineage"  # the collector's path (the openlineage-python HTTP transport's)
 
 
 def _openlineage() -> Any:
