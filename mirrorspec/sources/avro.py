@@ -250,7 +250,7 @@ def wire_lines(data: bytes, file: str):
     """Yield (line, key bytes or None, value bytes or None) of a file of Confluent wire-format
     messages, one per line in base64 (`[key<TAB>]value`; an empty value is a tombstone)."""
     for number, raw in enumerate(data.splitlines(), start=1):
-        line = raw.strip()
+        line = raw.strip(b" \r\n")
         if not line:
             continue
         parts = line.split(b"\t")
