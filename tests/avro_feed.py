@@ -57,7 +57,7 @@ class Registry:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802 (http.server's name)
+            def do_GET(self):
                 owner.requests.append(self.path)
                 if expected and self.headers.get("Authorization") != expected:
                     return self._send(401, {"error_code": 40101, "message": "Unauthorized"})

@@ -101,11 +101,12 @@ class Schema:
 def schema_of(text_or_doc: Any) -> Schema:
     """A Schema from an Avro schema (JSON text or parsed JSON). Raises ValueError."""
     import fastavro
+    from fastavro.schema import SchemaParseException, UnknownType
 
     doc = json.loads(text_or_doc) if isinstance(text_or_doc, str) else text_or_doc
     try:
         parsed = fastavro.parse_schema(avro.without_logical_types(doc))
-    except Exception as exc:  # fastavro raises SchemaParseException and others
+    except (SchemaParseException, UnknownType, TypeError, KeyError, AttributeError) as exc:
         raise ValueError(f"not an Avro schema: {exc}") from None
     names = avro.named_types(doc)
     return Schema(doc, parsed, avro.connect_schema(doc, names), names)
@@ -216,7 +217,7 @@ def _decoded(message: bytes, what: str, file: str, line: int, lookup: SchemaLook
     schema = lookup.get(schema_id, file, line)
     try:
         payload = avro.decode_body(body, schema.parsed)
-    except Exception as exc:  # fastavro raises EOFError, ValueError, …
+    except (EOFError, ValueError, TypeError, IndexError, KeyError, OverflowError) as exc:
         raise SourceError(f"the {what} doesn't decode with schema id {schema_id}: "
                           f"{type(exc).__name__}: {exc}", file=file, line=line,
                           hint="the registry's schema for this id is not the writer's") from None
