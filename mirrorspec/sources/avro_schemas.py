@@ -59,6 +59,12 @@ def avro_config(options: dict[str, Any] | None) -> AvroConfig | None:
         timeout=float(block.get("schema_registry_timeout_seconds", DEFAULT_TIMEOUT)))
 
 
+def is_wire_format(options: dict[str, Any] | None) -> bool:
+    """True when a table's messages are Confluent wire-format bytes (staged as base64 lines)."""
+    block = (options or {}).get("avro")
+    return isinstance(block, dict) and block.get("encoding") == CONFLUENT
+
+
 def resolve_paths(options: dict[str, Any], project_dir: str) -> dict[str, Any]:
     """`options` with the `.avsc` paths of `avro` made absolute (relative to the project)."""
     block = options.get("avro")
