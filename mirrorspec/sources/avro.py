@@ -258,6 +258,8 @@ def wire_lines(data: bytes, file: str):
             raise SourceError("more than one tab in a wire-format line", file=file, line=number,
                               hint="one message per line: base64 value, or base64 key, a tab, "
                                    "base64 value")
+        # Spark's base64() breaks lines every 76 characters; staging turns breaks into spaces
+        parts = [b"".join(p.split()) for p in parts]
         try:
             decoded = [base64.b64decode(p, validate=True) if p and p != b"null" else None
                        for p in parts]

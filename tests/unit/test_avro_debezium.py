@@ -158,3 +158,17 @@ def test_compile_infers_columns_from_the_value_schema():
     assert [(c.name, c.data_type) for c in inferred.columns] == [
         ("id", "Int32"), ("name", "String"), ("balance", "Double"), ("created_at", "DateTime"),
         ("birth_date", "IDate"), ("rating", "Int16")]
+
+
+def test_wire_lines_accept_base64_broken_into_chunks():
+    """Spark's base64() breaks its output every 76 characters; Kafka staging makes the breaks
+    spaces."""
+    parse = decoder({"encoding": "confluent", "schemas": {VALUE_ID: AVSC_VALUE,
+                                                          KEY_ID: str(FIXTURES / "customers-key.avsc")}})
+    chunked = []
+    for line in wire_feed().decode().splitlines():
+        key, _, value = line.partition("\t")
+        chunked.append(key + "\t" + " ".join(value[i:i + 76] for i in range(0, len(value), 76)))
+    assert any(" " in line for line in chunked)
+    rows = rows_of(parse, ("\n".join(chunked) + "\n").encode())
+    assert [r["name"] for r in rows] == ["Sally", "Sal"]
