@@ -840,7 +840,7 @@ class EventParser:
                               hint="a connector writes its events in position order: this "
                                    "file mixes two streams or was reordered; rewrite it in "
                                    "source order (the table stops here until then)")
-        return position.order(), stream_of(position)
+        return self._stream.order(position), stream_of(position)
 
     def _mongo_update(self, event: Event) -> tuple[list, list | None]:
         """A MongoDB update without the full document: the key (pre-image `before`, Kafka key

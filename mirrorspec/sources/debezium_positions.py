@@ -245,9 +245,12 @@ def position_of(source: dict[str, Any] | None) -> Position:
     return Position(phase, values, domain, monotone, fields)
 
 
+UNPOSITIONED = "no "  # how the `stream` of an event without a position starts
+
+
 def stream_of(position: Position) -> str:
     """The `stream` field of `_order`: the position's domain, or what is missing."""
-    return position.domain if position.known else f"no {position.fields}"
+    return position.domain if position.known else f"{UNPOSITIONED}{position.fields}"
 
 
 MISSING_HINT = ("keep the source block in the events (ExtractNewRecordState: add.fields with the "
@@ -256,10 +259,22 @@ MISSING_HINT = ("keep the source block in the events (ExtractNewRecordState: add
 
 
 class StreamCheck:
-    """Positions must not go backwards within one file (per domain, streaming events)."""
+    """One file's stream: positions must not go backwards within it (per domain, streaming
+    events), and an event without a position sorts where the file puts it."""
 
     def __init__(self) -> None:
         self._last: dict[str, Position] = {}
+        self._known: dict[int, tuple[int, ...]] = {}  # phase → the file's last known parts
+
+    def order(self, position: Position) -> tuple:
+        """The event's leading `_order` parts. Without a position it takes the file's previous
+        one (of its phase), so the file's line order places it; across files nothing does
+        (the reader refuses such keys: `stream_of` marks them)."""
+        if position.known:
+            self._known[position.phase] = position.parts
+            return position.order()
+        parts = self._known.get(position.phase, position.parts)
+        return (position.phase, *parts)
 
     def check(self, position: Position) -> str | None:
         """None, or why `position` can't follow the file's previous event."""

@@ -109,3 +109,19 @@ def test_a_key_without_positions_in_two_files_is_a_located_error(spark, tmp_path
     assert published.status != "Published"
     error = str(published.error)
     assert "can't be ordered" in error and "no source position" in error and ".json:1" in error
+
+
+def test_a_key_from_two_servers_is_a_located_error(spark, tmp_path):
+    """Binlog positions of two MySQL servers don't compare, even within one file."""
+    feed = tmp_path / "feed"
+    feed.mkdir()
+    events = [({"server_id": 1, "file": "mysql-bin.000009", "pos": 900}, "c"),
+              ({"server_id": 2, "file": "mysql-bin.000001", "pos": 4}, "u")]
+    (feed / "a.json").write_text("".join(json.dumps({
+        "op": op, "before": None, "after": {"id": 1, "name": op},
+        "source": {"connector": "mysql", "row": 0, **source}}) + "\n" for source, op in events))
+    table, plan = make_plan(tmp_path, feed, {})
+    published = mirror(spark, table, plan)
+    assert published.status != "Published"
+    error = str(published.error)
+    assert "two streams" in error and "server_id 1" in error and "a.json:2" in error, error

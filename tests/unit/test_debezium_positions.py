@@ -125,3 +125,16 @@ def test_connector_is_recognised_by_its_fields_without_source_connector():
     assert position_of({"file": "mysql-bin.000002", "pos": 5}).parts[:2] == (2, 5)
     assert position_of({"commit_lsn": "00000001:00000002:0003"}).parts[:3] == (1, 2, 3)
     assert not position_of({"ts_ms": 5}).known  # ts_ms is not a position
+
+
+def test_an_event_without_a_position_sorts_where_its_file_puts_it():
+    """It takes the file's previous position, so line order places it among its neighbours;
+    its `stream` marks it for the reader's cross-file check."""
+    text = "\n".join([event("c", "a", {"lsn": 500, "sequence": '["1","500"]'}, "postgresql", 1),
+                      json.dumps({"op": "u", "before": None, "after": {"id": 1, "v": "b"},
+                                  "source": {"ts_ms": 2}}),
+                      event("u", "c", {"lsn": 600, "sequence": '["2","600"]'}, "postgresql", 3)])
+    rows = list(parse_text(text, "f.json", SHAPE, DebeziumOptions()))
+    applied = sorted(rows, key=lambda r: r[3])
+    assert [r[1] for r in applied] == ["a", "b", "c"]
+    assert [r[3][-1] for r in rows] == ["", "no source position", ""]

@@ -11,7 +11,7 @@ from mirrorspec.errors import SourceError
 from mirrorspec.sources.base import OP_TRUNCATE, ReadResult
 from mirrorspec.sources.debezium import (DebeziumFormat, Row, parse_options, parse_text,
                                          table_shape)
-from mirrorspec.sources.debezium_positions import ABSENT, MISSING_HINT, ORDER_FIELDS, WIDTH
+from mirrorspec.sources.debezium_positions import MISSING_HINT, ORDER_FIELDS, UNPOSITIONED
 from mirrorspec.spark.publish.feeds.base import read_text_changes, skipped_rows
 
 DEBEZIUM_ORDER_FIELDS = ORDER_FIELDS
@@ -48,8 +48,9 @@ class DebeziumReader(DebeziumFormat):
             del skipped[kind]
         if not skipped:
             info.pop("skipped", None)
-        if shape.key_columns and len(files) > 1 and (
-                len(streams) > 1 or any(s.startswith("no ") for s in streams)):
+        positioned = {s for s in streams if not s.startswith(UNPOSITIONED)}
+        if shape.key_columns and (len(positioned) > 1 or (
+                len(files) > 1 and any(s.startswith(UNPOSITIONED) for s in streams))):
             _check_orderable(changes, shape.key_columns, info)
         if shape.key_columns and not table.key_columns:
             info["key_columns"] = list(shape.key_columns)
@@ -57,24 +58,24 @@ class DebeziumReader(DebeziumFormat):
 
 
 def _check_orderable(changes, keys: Sequence[str], info: dict[str, Any]) -> None:
-    """Fail when two events of one key sit in different files and nothing orders them: one
-    has no source position, or their positions come from different streams (servers, shards).
-    Within one file, the line orders them."""
+    """Fail when nothing orders two events of one key in one phase (snapshot, streaming):
+    they sit in different files and one has no source position (within one file the line
+    orders them), or their positions come from different streams (servers, shards)."""
     order = F.col("_order")
-    unknown = F.lit(True)
-    for i in range(WIDTH):
-        unknown = unknown & (order[f"p{i}"] == F.lit(ABSENT))
+    unknown = order["stream"].startswith(UNPOSITIONED)
     where = F.struct(F.col("_source_file").alias("file"), F.col("_source_line").alias("line"),
                      order["stream"].alias("stream"))
-    by_stream = F.struct(order["stream"].alias("stream"), F.col("_source_file").alias("file"),
-                         F.col("_source_line").alias("line"))
+    by_stream = F.when(~unknown, F.struct(order["stream"].alias("stream"),
+                                          F.col("_source_file").alias("file"),
+                                          F.col("_source_line").alias("line")))
     bad = (changes.where(F.col("_op") != OP_TRUNCATE)
-           .groupBy(*keys)
+           .groupBy(*keys, order["phase"])
            .agg(F.countDistinct("_source_file").alias("files"),
-                F.countDistinct(order["stream"]).alias("streams"),
+                F.countDistinct(F.when(~unknown, order["stream"])).alias("streams"),
                 F.min(F.when(unknown, where)).alias("unknown"),
                 F.min(by_stream).alias("first"), F.max(by_stream).alias("last"))
-           .where((F.col("files") > 1) & (F.col("unknown").isNotNull() | (F.col("streams") > 1)))
+           .where(((F.col("files") > 1) & F.col("unknown").isNotNull())
+                  | (F.col("streams") > 1))
            .limit(1).collect())
     if not bad:
         return
@@ -83,13 +84,11 @@ def _check_orderable(changes, keys: Sequence[str], info: dict[str, Any]) -> None
     row = bad[0]
     key = ", ".join(f"{k}={row[k]!r}" for k in keys)
     first, last, unknown_at = row["first"], row["last"], row["unknown"]
-    if unknown_at is not None:
+    if unknown_at is not None and row["files"] > 1:
         at = unknown_at
-        other = next(w for w in (first, last) if w["file"] != at["file"])
         raise SourceError(
-            f"events of key ({key}) in two files can't be ordered: this one has "
-            f"{at['stream']} (the other is {other['file']}:{other['line']})",
-            file=at["file"], line=at["line"], hint=MISSING_HINT)
+            f"events of key ({key}) in {row['files']} files can't be ordered: this one has "
+            f"{at['stream']}", file=at["file"], line=at["line"], hint=MISSING_HINT)
     raise SourceError(
         f"events of key ({key}) come from two streams whose positions don't compare "
         f"({first['stream']} at {first['file']}:{first['line']}, {last['stream']} here)",
