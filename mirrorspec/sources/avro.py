@@ -146,15 +146,11 @@ def is_wrapper(value: Any) -> bool:
     return isinstance(name, str) and (name in PRIMITIVES or ("." in name and " " not in name))
 
 
-def looks_avro_json(envelope: Any) -> bool:
-    """A Debezium envelope in Avro's JSON encoding: `after`/`before` wrapped in a union branch
-    named by a record (`{"server1.inventory.customers.Value": {…}}`)."""
-    if not isinstance(envelope, dict):
-        return False
-    for image in (envelope.get("after"), envelope.get("before")):
-        if is_wrapper(image) and isinstance(next(iter(image.values())), dict):
-            return True
-    return False
+def looks_avro_json(value: Any) -> bool:
+    """A Debezium envelope (or ExtractNewRecordState row) in Avro's JSON encoding: a member
+    wrapped in its union branch (`"after": {"server1.inventory.customers.Value": {…}}`,
+    `"name": {"string": "x"}`)."""
+    return isinstance(value, dict) and any(is_wrapper(v) for v in value.values())
 
 
 def unwrap_by_shape(value: Any) -> Any:

@@ -172,3 +172,13 @@ def test_wire_lines_accept_base64_broken_into_chunks():
     assert any(" " in line for line in chunked)
     rows = rows_of(parse, ("\n".join(chunked) + "\n").encode())
     assert [r["name"] for r in rows] == ["Sally", "Sal"]
+
+
+def test_unwrapped_rows_in_avro_json_lose_their_wrappers():
+    """ExtractNewRecordState rows printed by kafka-avro-console-consumer: nullable columns and
+    the added fields are unions too."""
+    shape = TableShape((("id", "Int32"), ("name", "String")), ("id",))
+    text = json.dumps({"id": 1, "name": {"string": "pen"}, "__op": {"string": "u"},
+                       "__lsn": {"long": 7}, "__deleted": {"string": "false"}})
+    rows = list(parse_text(text, "u.json", shape, DebeziumOptions()))
+    assert rows[0][:3] == (1, "pen", OP_UPDATE) and rows[0][3][2] == 7
