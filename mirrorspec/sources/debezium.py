@@ -14,7 +14,9 @@ JsonConverter `{schema, payload}` wrapper, optionally inside a Kafka record `{ke
 
 Options (`source.options`): `key_columns`, `decimal_handling` (double | string), `time_unit`
 (ms | us | ns, for integer timestamps without a schema), `unavailable_value_placeholder`,
-`table` (keep only events whose `source.table` — or `schema.table` — matches).
+`table` (keep only events whose `source.table` — or `schema.table` — matches), `unwrapped`,
+`avro` (Avro-encoded events: `avro.py`, `avro_schemas.py`). Avro JSON union wrappers found
+without an `avro` block are removed by their shape.
 
 This module is the pure parser (compile infers schemas with it; Spark workers run it); the Spark
 reader is `mirrorspec.spark.publish.feeds.debezium`.
