@@ -2,7 +2,9 @@
 Confluent-compatible schema registry (`GET /schemas/ids/{id}`), and how its records are read.
 
 `source.options.avro` (see docs/sources/avro.md):
-  encoding: json | confluent     Avro JSON (console-consumer dumps) or wire-format messages
+  encoding: json | confluent | container
+                                 Avro JSON (console-consumer dumps), wire-format messages, or
+                                 Avro object container files (a sink connector's .avro files)
   value_schema: <file.avsc>      the writer's schema of JSON dumps (else wrappers by shape)
   schemas: {<id>: <file.avsc>}   schema ids of wire-format messages, from files
   schema_registry_url, schema_registry_username, schema_registry_password,
@@ -13,6 +15,7 @@ Relative `.avsc` paths are resolved against the project folder at compile time.
 from __future__ import annotations
 
 import base64
+import io
 import json
 import os
 import urllib.error
@@ -24,7 +27,7 @@ from typing import Any, Callable, Iterator
 from mirrorspec.errors import SourceError
 from mirrorspec.sources import avro
 
-JSON, CONFLUENT = "json", "confluent"
+JSON, CONFLUENT, CONTAINER = "json", "confluent", "container"
 DEFAULT_TIMEOUT = 10.0
 
 
@@ -228,6 +231,22 @@ def _decoded(message: bytes, what: str, file: str, line: int, lookup: SchemaLook
                           f"{type(exc).__name__}: {exc}", file=file, line=line,
                           hint="the registry's schema for this id is not the writer's") from None
     return {"schema": schema.connect, "payload": payload}
+
+
+def container_records(data: bytes, file: str) -> Iterator[tuple[int, Any]]:
+    """(record number, `{schema, payload}`) of an Avro object container file; the writer's
+    schema is in the file (fastavro's logical-type values are read by the Debezium parser)."""
+    import fastavro
+
+    try:
+        records = fastavro.reader(io.BytesIO(data))
+        schema = schema_of(records.writer_schema)
+        for number, record in enumerate(records, start=1):
+            yield number, {"schema": schema.connect, "payload": record}
+    except (EOFError, ValueError, TypeError, IndexError, KeyError, OverflowError) as exc:
+        raise SourceError(f"not a readable Avro container file: {type(exc).__name__}: {exc}",
+                          file=file, hint="set source.options.avro.encoding to the files' "
+                                          "encoding") from None
 
 
 def json_records(records: Iterator[tuple[int, Any]], file: str, schema: Schema | None

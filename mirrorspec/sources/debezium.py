@@ -30,6 +30,7 @@ import datetime as dt
 import decimal
 import gzip
 import json
+import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -439,6 +440,8 @@ def decode(value: Any, kind: _Kind) -> Any:
     times and decimals as the helper types above). Raises ValueError."""
     if value is None:
         return None
+    if isinstance(value, (decimal.Decimal, dt.date, dt.time, uuid.UUID)):
+        return _native(value)  # an Avro decoder's logical-type object
     name = kind.name
     if name in _TS_MS:
         return _Timestamp(int(value) * 1000)
@@ -469,6 +472,20 @@ def decode(value: Any, kind: _Kind) -> Any:
         return _bytes(value["wkb"])
     if kind.type == "bytes":
         return _bytes(value)
+    return value
+
+
+def _native(value: Any) -> Any:
+    """A Python logical value as the helper types above (Decimal and UUID text unchanged)."""
+    if isinstance(value, dt.datetime):
+        return _Timestamp(_micros(value))
+    if isinstance(value, dt.date):
+        return _Date((value - _EPOCH_DATE).days)
+    if isinstance(value, dt.time):
+        return _TimeOfDay(((value.hour * 60 + value.minute) * 60 + value.second) * 1_000_000
+                          + value.microsecond)
+    if isinstance(value, uuid.UUID):
+        return str(value)
     return value
 
 
@@ -1082,6 +1099,13 @@ class DebeziumFormat:
         config = avro_schemas.avro_config(options)
         if config is None:
             return None
+        if config.encoding == avro_schemas.CONTAINER:
+            def parse_container(data: bytes, file: str, shape: TableShape,
+                                opts: DebeziumOptions, skipped: dict[str, int] | None = None,
+                                positions: dict[str, int] | None = None) -> Iterator[Row]:
+                yield from parse_records(avro_schemas.container_records(data, file), file,
+                                         shape, opts, skipped, positions)
+            return parse_container, True
         if config.encoding == avro_schemas.CONFLUENT:
             lookup = avro_schemas.SchemaLookup(config)
 

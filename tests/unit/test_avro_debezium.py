@@ -182,3 +182,42 @@ def test_unwrapped_rows_in_avro_json_lose_their_wrappers():
                        "__lsn": {"long": 7}, "__deleted": {"string": "false"}})
     rows = list(parse_text(text, "u.json", shape, DebeziumOptions()))
     assert rows[0][:3] == (1, "pen", OP_UPDATE) and rows[0][3][2] == 7
+
+
+def test_object_container_files_carry_their_schema():
+    """A sink connector's .avro files (fastavro writes one as the S3 sink's AvroFormat does)."""
+    import io
+
+    import fastavro
+
+    out = io.BytesIO()
+    fastavro.writer(out, fastavro.parse_schema(VALUE_SCHEMA), [
+        envelope("c", ROW, None, lsn=100, commit=90),
+        envelope("d", None, ROW, lsn=200, commit=190)])
+    rows = rows_of(decoder({"encoding": "container"}), out.getvalue(), file="part-0.avro")
+    assert [(r["op"], r["id"]) for r in rows] == [(OP_INSERT, 1), (OP_DELETE, 1)]
+    assert rows[0]["balance"] == pytest.approx(1234.5) and rows[0]["rating"] == 4
+    with pytest.raises(SourceError, match="container file") as err:
+        rows_of(decoder({"encoding": "container"}), b"not avro", file="bad.avro")
+    assert err.value.file == "bad.avro"
+
+
+def test_logical_type_objects_of_an_avro_decoder_land_like_their_json_values():
+    """fastavro gives container files' logical types as Python objects."""
+    import datetime as dt
+    import uuid
+
+    from mirrorspec.sources.debezium import _kind, coerce, decode
+
+    def land(value, name, data_type):
+        return coerce(decode(value, _kind({"type": "x", "name": name})), data_type)
+
+    utc = dt.timezone.utc
+    assert land(dt.datetime(2023, 11, 14, 19, 26, 40, 123456, tzinfo=utc),
+                "org.apache.kafka.connect.data.Timestamp", "DateTime") == 1699990000123456
+    assert land(dt.date(2022, 1, 8), "org.apache.kafka.connect.data.Date", "IDate") == 19000
+    assert land(dt.time(10, 20, 30, 5), "io.debezium.time.MicroTime", "String") == \
+        "10:20:30.000005"
+    assert land(decimal.Decimal("12.50"), "org.apache.kafka.connect.data.Decimal",
+                "String") == "12.50"
+    assert land(uuid.UUID(int=1), "", "String") == "00000000-0000-0000-0000-000000000001"
