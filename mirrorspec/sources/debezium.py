@@ -857,8 +857,9 @@ class EventParser:
         if problem:
             raise SourceError(problem, file=self.file, line=event.line,
                               hint="a connector writes its events in position order: this "
-                                   "file mixes two streams or was reordered; rewrite it in "
-                                   "source order (the table stops here until then)")
+                                   "file mixes two streams, was reordered, or repeats events "
+                                   "a restarted connector sent again; rewrite it in source "
+                                   "order (the table stops here until then)")
         return self._stream.order(position), stream_of(position)
 
     def _mongo_update(self, event: Event) -> tuple[list, list | None]:
