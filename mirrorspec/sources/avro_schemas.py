@@ -1,7 +1,7 @@
 """Where an Avro Debezium feed's schemas come from: `.avsc` files named in the YAML, or a
 Confluent-compatible schema registry (`GET /schemas/ids/{id}`), and how its records are read.
 
-`source.options.avro` (see docs/sources/avro.md):
+`source.options.avro` (see docs/sources/debezium.md, "Avro-encoded events"):
   encoding: json | confluent | container
                                  Avro JSON (console-consumer dumps), wire-format messages, or
                                  Avro object container files (a sink connector's .avro files)
