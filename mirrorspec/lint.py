@@ -62,8 +62,8 @@ RULES: dict[str, str] = {
     "content/type-change": "a column's type changes between files (Change column type)",
     "content/null-type": "a Parquet column of the Null logical type (Fabric reads it as an "
                          "integer: SchemaMergeFailure)",
-    "content/marker-position": "__rowMarker__ must be the final column",
-    "content/marker-type": "__rowMarker__ should be an integer column",
+    "content/marker-position": "__rowMarker__ must be the final column (--strict stops it)",
+    "content/marker-type": "__rowMarker__ should be an integer column (--strict stops it)",
     "content/row": "a bad row: __rowMarker__ value, NULL key in a 1/2/4 row, an update in a "
                    "keyless table, a malformed record or a value not of its type",
 }
@@ -413,19 +413,21 @@ def _lint_file(fs, file, metadata, union: list[_Column], report: TableReport, re
     return _lint_delimited(fs, file, metadata, union, report, where, stop, strict)
 
 
-def _schema_stop(columns, marker_last, metadata, union, stop, strict) -> Finding | None:
+def _schema_stop(columns, marker_last, metadata, union, stop, strict,
+                 marker_non_integer: str | None = None) -> Finding | None:
     trial = list(union)
     reason = checks.extend_columns(
         columns, trial, metadata.key_columns, strict, marker_last,
         type_of=lambda c: c.type, is_null=lambda t: t == "void", show=str,
-        retyped=lambda c, t: _Column(c.name, t))
+        retyped=lambda c, t: _Column(c.name, t), marker_non_integer=marker_non_integer)
     if reason is None:
         union[:] = trial
         return None
     rule = ("metadata/key-missing" if "missing from the file" in reason else
             "content/type-change" if "changed type" in reason else
             "content/null-type" if mirroring.NULL_TYPE_TEXT in reason else
-            "content/marker-position" if mirroring.ROW_MARKER_COLUMN in reason else
+            "content/marker-type" if mirroring.MARKER_NOT_INTEGER in reason else
+            "content/marker-position" if mirroring.MARKER_NOT_LAST in reason else
             "content/duplicate-column")
     return stop(rule, reason)
 
@@ -444,12 +446,16 @@ def _lint_parquet(file, metadata, union, report, where, stop, strict) -> Finding
     markers = [i for i, n in enumerate(names) if checks.is_marker(n)]
     marker = names[markers[0]] if markers else None
     marker_last = not markers or markers[0] == len(names) - 1
-    if not marker_last and not strict:
-        report.findings.append(Finding("content/marker-position", "warning",
-                                       f"{mirroring.ROW_MARKER_COLUMN} is not the final column",
-                                       column=marker, **where))
+    marker_type = schema.field(marker).type if marker else None
+    non_integer = (spark_type_name(marker_type) if marker_type is not None
+                   and not pa.types.is_integer(marker_type) else None)
+    if not strict:
+        for problem in mirroring.marker_column_problems(marker_last, non_integer):
+            rule = ("content/marker-type" if mirroring.MARKER_NOT_INTEGER in problem
+                    else "content/marker-position")
+            report.findings.append(Finding(rule, "warning", problem, column=marker, **where))
     columns = [_Column(f.name, spark_type_name(f.type)) for f in schema if not checks.is_marker(f.name)]
-    found = _schema_stop(columns, marker_last, metadata, union, stop, strict)
+    found = _schema_stop(columns, marker_last, metadata, union, stop, strict, non_integer)
     if found is not None:
         return found
     codecs = checks.unsupported_codecs(footer)
@@ -460,11 +466,6 @@ def _lint_parquet(file, metadata, union, report, where, stop, strict) -> Finding
     if out_of_range is not None:
         return stop("content/time-range", out_of_range[2], row=out_of_range[0],
                     column=out_of_range[1])
-    marker_type = schema.field(marker).type if marker else None
-    if marker is not None and not pa.types.is_integer(marker_type):
-        report.findings.append(Finding("content/marker-type", "warning",
-                                       f"{marker} is {marker_type}, not an integer column",
-                                       column=marker, **where))
     by_lower = {n.lower(): n for n in names}
     keys = [by_lower[k.lower()] for k in metadata.key_columns]
     try:
@@ -541,10 +542,10 @@ def _lint_delimited(fs, file, metadata, union, report, where, stop, strict) -> F
                         **where))
     markers = [i for i, n in enumerate(header) if checks.is_marker(n)]
     marker_last = not markers or markers[0] == len(header) - 1
-    if not marker_last and not strict:
-        add(Finding("content/marker-position", "warning",
-                    f"{mirroring.ROW_MARKER_COLUMN} is not the final column",
-                    column=header[markers[0]], **where))
+    if not strict:
+        for problem in mirroring.marker_column_problems(marker_last):
+            add(Finding("content/marker-position", "warning", problem,
+                        column=header[markers[0]], **where))
     declared = {c.name.lower(): c for c in metadata.columns}
     columns = [_Column(n, mirroring.spark_type_for(declared[n.lower()].data_type)
                        if n.lower() in declared else "string")

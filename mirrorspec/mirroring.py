@@ -48,6 +48,35 @@ def default_marker(upsert_default: bool) -> int:
     return int(RowMarker.UPSERT if upsert_default else RowMarker.INSERT)
 
 
+# What the seed asks of the marker column that partner writers often don't do. The engine reads
+# such files as the service does (the marker found by name wherever it stands; a numeric string
+# read as its number); lint warns, and `--strict` (engine and lint alike) stops the file.
+MARKER_NOT_LAST = f"{ROW_MARKER_COLUMN} is not the last column"
+MARKER_NOT_INTEGER = "column, not an integer"
+STRICT_SUFFIX = " (--strict)"
+
+
+def marker_column_problems(last: bool, non_integer_type: str | None = None) -> list[str]:
+    """What a file's `__rowMarker__` column does against the seed, each with its fix: not the
+    last column ("needs to be the final column"), or (`non_integer_type`: its type when a
+    Parquet marker column isn't an integer one, e.g. 'string') not the integers 0/1/2/4 the
+    seed lists. Empty when neither. Delimited files pass None: every cell there is text."""
+    problems = []
+    if not last:
+        problems.append(f"{MARKER_NOT_LAST}; the seed asks for it as the final column")
+    if non_integer_type is not None:
+        problems.append(f"{ROW_MARKER_COLUMN} is a {non_integer_type} {MARKER_NOT_INTEGER}; "
+                        "the seed's markers are the integers 0, 1, 2 and 4: write it as int32")
+    return problems
+
+
+def strict_marker_problem(last: bool, non_integer_type: str | None = None) -> str | None:
+    """Why `--strict` stops a file for its `__rowMarker__` column (see
+    `marker_column_problems`), or None."""
+    problems = marker_column_problems(last, non_integer_type)
+    return problems[0] + STRICT_SUFFIX if problems else None
+
+
 # --- file names -----------------------------------------------------------------------------
 
 def sequence_file_name(sequence: int, extension: str = "parquet") -> str:

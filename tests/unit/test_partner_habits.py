@@ -1,0 +1,132 @@
+"""Partner writers' habits, the parts that need no JVM: marker-column rules (one home in
+`mirroring`), BOM headers, and lint and the engine's schema check deciding alike — with and
+without `--strict` — on the very files (tests/spark/test_partner_habits.py mirrors them)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from mirrorspec import mirroring
+from mirrorspec.files import LocalFS
+from mirrorspec.landing import checks
+from mirrorspec.landing.layout import LandingFile
+from mirrorspec.lint import lint_landing_zone
+from mirrorspec.spark.mirror import batch
+
+M = mirroring.ROW_MARKER_COLUMN
+SEQ1 = mirroring.sequence_file_name(1)
+KEYED = {"keyColumns": ["id"]}
+
+
+def table(root, rel, metadata, name, data):
+    path = os.path.join(root, *rel.split("/"))
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, "_metadata.json"), "w") as handle:
+        json.dump(metadata, handle)
+    file = os.path.join(path, name)
+    if isinstance(data, pa.Table):
+        pq.write_table(data, file)
+    else:
+        with open(file, "wb") as handle:
+            handle.write(data)
+    return file
+
+
+def marker_table(marker, position, marker_type=pa.int32(), required=False):
+    columns = [pa.field("id", pa.int64()), pa.field("v", pa.string())]
+    columns.insert(position, pa.field(M, marker_type, nullable=not required))
+    values = {"id": [1], "v": ["a"], M: [marker]}
+    return pa.table({f.name: pa.array(values[f.name], f.type) for f in columns},
+                    schema=pa.schema(columns))
+
+
+# Each: (folder, metadata, file name, bytes or table, lint rule when not strict (warning) or
+# None, whether --strict stops the file)
+HABITS = [
+    ("string_marker_first", KEYED, SEQ1, marker_table("1", 0, pa.string()),
+     {"content/marker-type", "content/marker-position"}, True),
+    ("string_marker_last", KEYED, SEQ1, marker_table("4", 2, pa.string()),
+     {"content/marker-type"}, True),
+    ("int32_required_first", KEYED, SEQ1, marker_table(0, 0, required=True),
+     {"content/marker-position"}, True),
+    ("int32_last", KEYED, SEQ1, marker_table(0, 2), set(), False),
+    ("csv_marker_first", KEYED, mirroring.sequence_file_name(1, "csv"),
+     b'__rowMarker__,id,v\r\n"1",1,a\r\n', {"content/marker-position"}, True),
+    ("csv_marker_last", KEYED, mirroring.sequence_file_name(1, "csv"),
+     b"id,v,__rowMarker__\r\n1,a,1\r\n", set(), False),
+    ("rowid_key", {"keyColumns": ["__rowid__"]}, SEQ1,
+     pa.table({"__rowid__": pa.array([1], pa.int64()), "__source__": ["bc"],
+               M: pa.array([4], pa.int32())}), set(), False),
+    ("My Schema.schema/My Table", KEYED, SEQ1, marker_table(0, 2), set(), False),
+    ("bom_csv", KEYED, mirroring.sequence_file_name(1, "csv"),
+     b'\xef\xbb\xbf"id",v,__rowMarker__\r\n1,a,0\r\n', set(), False),
+    ("header_only_csv", KEYED, mirroring.sequence_file_name(1, "csv"),
+     b"id,v,__rowMarker__\r\n", set(), False),
+]
+
+
+@pytest.fixture(scope="module")
+def habits(tmp_path_factory):
+    root = str(tmp_path_factory.mktemp("habits"))
+    files = {rel: table(root, rel, metadata, name, data)
+             for rel, metadata, name, data, _, _ in HABITS}
+    return root, files
+
+
+def test_marker_problems_have_one_home():
+    assert mirroring.marker_column_problems(True) == []
+    assert mirroring.strict_marker_problem(True) is None
+    last, = mirroring.marker_column_problems(False)
+    assert last.startswith(mirroring.MARKER_NOT_LAST)
+    kind, = mirroring.marker_column_problems(True, "string")
+    assert "string" in kind and mirroring.MARKER_NOT_INTEGER in kind and "int32" in kind
+    assert mirroring.strict_marker_problem(False, "string") == last + " (--strict)"
+    assert mirroring.strict_marker_problem(True, "string") == kind + " (--strict)"
+
+
+@pytest.mark.parametrize("text", ["\ufeffid,v\r\n", '\ufeff"id","v"\r\n', "id,v\r\n"])
+def test_a_bom_never_stays_in_the_first_column_name(text):
+    file = LandingFile(SEQ1, "x.csv", 0, 0.0, "csv", 1)
+    assert checks.parse_header(text, file, mirroring.DelimitedOptions()) == ["id", "v"]
+
+
+@pytest.mark.parametrize("habit", HABITS, ids=lambda h: h[0])
+def test_lint_warns_and_strict_lint_stops(habits, habit):
+    root, _ = habits
+    rel, _, _, _, rules, strict_stops = habit
+    unique_id = ("My Schema.My Table" if rel.startswith("My Schema") else f"dbo.{rel}")
+    lenient = {t.unique_id: t for t in lint_landing_zone(root).tables}[unique_id]
+    assert lenient.stops_at is None, lenient.stops_at
+    assert {f.rule for f in lenient.findings} == rules
+    assert all(f.level == "warning" for f in lenient.findings)
+    strict = {t.unique_id: t for t in lint_landing_zone(root, strict=True).tables}[unique_id]
+    assert (strict.stops_at is not None) == strict_stops
+    if strict_stops:
+        assert strict.stops_at.rule in rules and "(--strict)" in strict.stops_at.message
+
+
+@pytest.mark.parametrize("habit", HABITS, ids=lambda h: h[0])
+def test_engine_schema_check_decides_as_lint(habits, habit):
+    """The engine's per-file check (`batch.file_schema` + `check_schema`, no JVM for local
+    files) gives lint's strict message, word for word, and accepts every habit otherwise."""
+    root, files = habits
+    rel, metadata, name, _, _, strict_stops = habit
+    parsed = mirroring.parse_metadata(metadata, "_metadata.json")
+    path = files[rel]
+    kind = mirroring.data_file_format(name)
+    file = LandingFile(name, path, os.path.getsize(path), 0.0, kind, 1)
+    schema = batch.file_schema(None, LocalFS(), file, parsed)
+    assert M not in [f.name for f in schema.fields]
+    assert batch.check_schema(schema, [], parsed.key_columns, False) is None
+    reason = batch.check_schema(schema, [], parsed.key_columns, True)
+    assert (reason is not None) == strict_stops
+    if strict_stops:
+        unique_id = ("My Schema.My Table" if rel.startswith("My Schema") else f"dbo.{rel}")
+        strict = {t.unique_id: t for t in lint_landing_zone(root, strict=True).tables}
+        assert strict[unique_id].stops_at.message == reason
+
