@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
+import time
 from collections import Counter
 
 import pyarrow as pa
@@ -139,7 +141,7 @@ def zone(spark, tmp_path_factory):
     write(path, seq(1, "csv"), b"LineNo,Item\r\n1,apple\r\n2,pear\r\n3,plum\r\n")
     write(path, seq(2, "csv"), b"LineNo,Item\r\n1,apple\r\n2,fig\r\n")
     # folders deleted and re-uploaded from file 1 (below: between the passes)
-    for name in ("recreated_unseen", "recreated_fewer", "recreated_seen"):
+    for name in ("recreated_unseen", "recreated_fewer", "recreated_seen", "recreated_midpass"):
         first_upload(landing, name)
     # bc2adls: a zero-byte CSV in the sequence, then the same name re-written
     path = folder(landing, "bc_zero_byte", KEYED)
@@ -169,15 +171,54 @@ def zone(spark, tmp_path_factory):
     reupload(landing, "recreated_fewer", 1)    # identity tells / the sequence restarted too
     shutil.rmtree(os.path.join(landing, "recreated_seen"))
     write(os.path.join(landing, "bc_zero_byte"), seq(2, "csv"), b"id,v,__rowMarker__\r\n")
-    second = snapshot(engine.mirror_landing_zone(spark, landing, warehouse,
-                                                 engine.MirrorOptions(threads=2)), warehouse)
+    # within the pass: right after this table's commit of file 4, the folder is deleted and
+    # re-uploaded as files 1..4 (names the pass listed and is about to move)
+    parquet(os.path.join(landing, "recreated_midpass"), seq(4), {"id": [4], "v": ["d"], M: [0]},
+            {"id": pa.int64()})
+    with recreated_after_commit(root, "dbo.recreated_midpass",
+                                lambda: reupload(landing, "recreated_midpass", 4)):
+        second = snapshot(engine.mirror_landing_zone(spark, landing, warehouse,
+                                                     engine.MirrorOptions(threads=2)), warehouse)
 
     reupload(landing, "recreated_seen", 2)
-    third = snapshot(engine.mirror_landing_zone(
-        spark, landing, warehouse, engine.MirrorOptions(threads=1, select=("recreated_seen",))),
-        warehouse)
+    third = snapshot(engine.mirror_landing_zone(spark, landing, warehouse, engine.MirrorOptions(
+        threads=1, select=("recreated_seen", "recreated_midpass"))), warehouse)
     return {"first": first, "second": second, "third": third, "lint": linted,
             "warehouse": warehouse}
+
+
+class recreated_after_commit:
+    """Runs `action` while the engine pauses right after `table`'s commit (the fault points of
+    mirrorspec.faults, in this process), then lets it go on."""
+
+    def __init__(self, root, table, action):
+        self.folder, self.table, self.action = str(root / "pause"), table, action
+        self.done = threading.Event()
+
+    def _wait_then_act(self):
+        reached = os.path.join(self.folder, "after_commit.reached")
+        deadline = time.monotonic() + 600
+        while not os.path.exists(reached) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if os.path.exists(reached):
+            self.action()
+            self.done.set()
+        open(os.path.join(self.folder, "after_commit.go"), "w").close()
+
+    def __enter__(self):
+        os.makedirs(self.folder, exist_ok=True)
+        os.environ.update(MIRRORSPEC_PAUSE_AT="after_commit", MIRRORSPEC_PAUSE_DIR=self.folder,
+                          MIRRORSPEC_CRASH_TABLE=self.table)
+        self.thread = threading.Thread(target=self._wait_then_act, daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        for name in ("MIRRORSPEC_PAUSE_AT", "MIRRORSPEC_PAUSE_DIR", "MIRRORSPEC_CRASH_TABLE"):
+            os.environ.pop(name, None)
+        open(os.path.join(self.folder, "after_commit.go"), "w").close()
+        self.thread.join()
+        assert self.done.is_set(), "the engine never reached after_commit"
 
 
 def replicating(snap, unique_id):
@@ -262,6 +303,18 @@ def test_a_folder_deleted_then_reuploaded_is_dropped_then_rebuilt(zone):
     outcome = replicating(zone["third"], "dbo.recreated_seen")
     assert outcome.files_applied == [seq(1), seq(2)]
     assert rows(zone["third"], "dbo.recreated_seen") == Counter({(10, 1): 1, (20, 2): 1})
+
+
+def test_a_folder_recreated_within_a_pass_is_rebuilt_on_the_next(zone):
+    """Deleted and re-uploaded from file 1 between the commit and the moves of one pass: the
+    new files (same names as the ones applied) stay in the folder, and the next pass rebuilds
+    the table from all of them."""
+    outcome = replicating(zone["second"], "dbo.recreated_midpass")
+    assert outcome.files_applied == [seq(4)]
+    outcome = replicating(zone["third"], "dbo.recreated_midpass")
+    assert outcome.files_applied == [seq(n) for n in range(1, 5)]
+    assert rows(zone["third"], "dbo.recreated_midpass") == Counter(
+        {(10 * n, n): 1 for n in range(1, 5)})
 
 
 def test_bc2adls_zero_byte_csv_stops_the_table_until_rewritten(zone):

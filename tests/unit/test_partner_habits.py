@@ -130,3 +130,23 @@ def test_engine_schema_check_decides_as_lint(habits, habit):
         strict = {t.unique_id: t for t in lint_landing_zone(root, strict=True).tables}
         assert strict[unique_id].stops_at.message == reason
 
+
+
+def test_a_file_replaced_since_its_listing_is_never_moved_to_processed(tmp_path):
+    """A publisher that deletes the folder and re-uploads from file 1 while a pass runs: the
+    pass moves only the files it listed (same size and time), never the new ones."""
+    from mirrorspec.landing.processed import ledger_path, move_to_processed
+
+    folder = tmp_path / "t"
+    folder.mkdir()
+    listed = []
+    for n in (1, 2):
+        path = folder / mirroring.sequence_file_name(n)
+        path.write_bytes(b"old")
+        listed.append(LandingFile(path.name, str(path), 3, path.stat().st_mtime, "parquet", n))
+    replaced = folder / listed[1].name
+    replaced.write_bytes(b"new file 2")
+    move_to_processed(LocalFS(), str(folder), listed, "dbo.t")
+    assert os.listdir(folder / mirroring.PROCESSED_FOLDER) == [listed[0].name]
+    assert replaced.read_bytes() == b"new file 2"
+    assert open(ledger_path(str(folder))).read().split() == [listed[0].name]
