@@ -64,6 +64,8 @@ RULES: dict[str, str] = {
                          "integer: SchemaMergeFailure)",
     "content/marker-position": "__rowMarker__ must be the final column (--strict stops it)",
     "content/marker-type": "__rowMarker__ should be an integer column (--strict stops it)",
+    "content/delete-not-nullable": "a delete row leaves a column declared IsNullable: false "
+                                   "empty (applied; the service has been reported to fail it)",
     "content/row": "a bad row: __rowMarker__ value, NULL key in a 1/2/4 row, an update in a "
                    "keyless table, a malformed record or a value not of its type",
 }
@@ -553,7 +555,11 @@ def _lint_delimited(fs, file, metadata, union, report, where, stop, strict) -> F
     found = _schema_stop(columns, marker_last, metadata, union, stop, strict)
     if found is not None:
         return found
-    bad = _first_bad_record(text, header, metadata)
+    notes: list[tuple[int, str]] = []
+    bad = _first_bad_record(text, header, metadata, notes)
+    for row, column in notes[:1]:
+        add(Finding("content/delete-not-nullable", "warning", mirroring.delete_not_nullable(
+            column), row=row, column=column, **where))
     if bad is not None:
         return stop("content/row", bad[1], row=bad[0], column=bad[2])
     return None
@@ -584,9 +590,12 @@ def _check_dialect(text: str, header: list[str], options, add, where) -> None:
                     f"end with {json.dumps(ending.group(0))}", row=1, **where))
 
 
-def _first_bad_record(text: str, header: list[str], metadata) -> tuple[int, str, str | None] | None:
+def _first_bad_record(text: str, header: list[str], metadata, notes: list[tuple[int, str]]
+                      ) -> tuple[int, str, str | None] | None:
     """The first bad data row (1-based), its problem and column, as the engine's row check
-    decides (malformed record, marker, value type, NULL key, keyless update)."""
+    decides (malformed record, marker, value type, NULL key, keyless update). Adds to `notes`
+    (row, column) of each delete row before it that leaves an `IsNullable: false` column empty
+    (applied here; see `mirroring.delete_not_nullable`)."""
     options = metadata.delimited
     reader = csv.reader(io.StringIO(text.lstrip("\ufeff"), newline=""), **checks.csv_dialect(options))
     try:
@@ -629,6 +638,9 @@ def _first_bad_record(text: str, header: list[str], metadata) -> tuple[int, str,
                     header[marker_at])
         if value_problems and marker != int(mirroring.RowMarker.DELETE):
             return number, value_problems[0][0], value_problems[0][1]
+        if marker == int(mirroring.RowMarker.DELETE):
+            notes += [(number, name) for problem, name in value_problems
+                      if problem.endswith("IsNullable: false") and name not in key_names]
         if marker in keyed_markers:
             if not metadata.keyed:
                 return (number, checks.KEYLESS_TEXT[0] + str(marker) + checks.KEYLESS_TEXT[1],

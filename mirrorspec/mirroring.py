@@ -187,6 +187,15 @@ def unsafe_name_reason(name: str, column: bool = False) -> str | None:
     return None
 
 
+def delete_not_nullable(column: str) -> str:
+    """What lint says of a delete row that leaves `column`, declared `IsNullable: false`, empty:
+    the engine applies it (a delete needs only its key columns, seed 000), but the service has
+    been reported to fail such rows (docs/semantics.md, "Business Central (bc2adls) threads")."""
+    return (f"a delete row leaves column {column} (IsNullable: false) empty: mirrorspec applies "
+            "it (a delete needs only its key columns), but Fabric has been reported to fail "
+            "such rows; declare non-key columns IsNullable: true")
+
+
 # --- data types -------------------------------------------------------------------------------
 
 # Parquet columns of the Null logical type (what pandas/pyarrow write for an all-null column,

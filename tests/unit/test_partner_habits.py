@@ -150,3 +150,26 @@ def test_a_file_replaced_since_its_listing_is_never_moved_to_processed(tmp_path)
     assert os.listdir(folder / mirroring.PROCESSED_FOLDER) == [listed[0].name]
     assert replaced.read_bytes() == b"new file 2"
     assert open(ledger_path(str(folder))).read().split() == [listed[0].name]
+
+
+def test_lint_warns_of_delete_rows_the_service_is_reported_to_fail(tmp_path):
+    """bc2adls' delete rows leave non-key columns empty: applied (no stop), but lint warns
+    once per file where a column is declared IsNullable: false."""
+    schema = {"keyColumns": ["systemId"], "SchemaDefinition": {"Columns": [
+        {"Name": "systemId", "DataType": "String", "IsNullable": False},
+        {"Name": "Description", "DataType": "String", "IsNullable": False},
+        {"Name": "SystemModifiedAt", "DataType": "DateTime"}]}}
+    head = b"systemId,Description,SystemModifiedAt,__rowMarker__\r\n"
+    table(str(tmp_path), "deletes", schema, mirroring.sequence_file_name(1, "csv"),
+          head + b"s1,one,,0\r\ns1,,,2\r\ns2,,,2\r\n")
+    table(str(tmp_path), "nullable", {**schema, "SchemaDefinition": {"Columns": [
+        {"Name": "systemId", "DataType": "String", "IsNullable": False},
+        {"Name": "Description", "DataType": "String"}]}},
+        mirroring.sequence_file_name(1, "csv"), head + b"s1,one,,0\r\ns1,,,2\r\n")
+    linted = {t.unique_id: t for t in lint_landing_zone(str(tmp_path)).tables}
+    deletes = linted["dbo.deletes"]
+    assert deletes.stops_at is None
+    assert [(f.rule, f.level, f.row, f.column) for f in deletes.findings] == [
+        ("content/delete-not-nullable", "warning", 2, "Description")]
+    assert deletes.findings[0].message == mirroring.delete_not_nullable("Description")
+    assert linted["dbo.nullable"].findings == []
