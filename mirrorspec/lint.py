@@ -64,6 +64,8 @@ RULES: dict[str, str] = {
                          "integer: SchemaMergeFailure)",
     "content/marker-position": "__rowMarker__ must be the final column (--strict stops it)",
     "content/marker-type": "__rowMarker__ should be an integer column (--strict stops it)",
+    "content/engine-column": "a column named like one of the mirroring engine's working "
+                             "columns (__marker, __p, …) or Spark's _metadata",
     "content/delete-not-nullable": "a delete row leaves a column declared IsNullable: false "
                                    "empty (applied; the service has been reported to fail it)",
     "content/row": "a bad row: __rowMarker__ value, NULL key in a 1/2/4 row, an update in a "
@@ -428,6 +430,7 @@ def _schema_stop(columns, marker_last, metadata, union, stop, strict,
     rule = ("metadata/key-missing" if "missing from the file" in reason else
             "content/type-change" if "changed type" in reason else
             "content/null-type" if mirroring.NULL_TYPE_TEXT in reason else
+            "content/engine-column" if mirroring.ENGINE_COLUMN_TEXT in reason else
             "content/marker-type" if mirroring.MARKER_NOT_INTEGER in reason else
             "content/marker-position" if mirroring.MARKER_NOT_LAST in reason else
             "content/duplicate-column")

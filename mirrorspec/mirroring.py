@@ -176,6 +176,8 @@ def unsafe_name_reason(name: str, column: bool = False) -> str | None:
                 "engine's working columns)")
     if column and name.lower() in RESERVED_COLUMNS:
         return "is reserved for mirrorspec's change columns (_op, _order, _present, …)"
+    if column and name.lower() in ENGINE_COLUMNS:
+        return f"{ENGINE_COLUMN_TEXT} (Spark's hidden _metadata column)"
     if name.startswith("_") and not column:
         return "starts with '_' (the landing zone treats such names as non-data)"
     if name.startswith("."):
@@ -185,6 +187,33 @@ def unsafe_name_reason(name: str, column: bool = False) -> str | None:
     if name != name.strip():
         return "has leading or trailing white space"
     return None
+
+
+# The engine's working columns (mirrorspec/spark/mirror: batch.py, fold.py, staged_source.py)
+# and Spark's hidden `_metadata` column, which tells each row's file. A landing column of the
+# same name (Spark compares names case-insensitively) would be overwritten by the engine's value
+# or hide Spark's, so such a file stops its table with `engine_column_clash`. Other names
+# starting with '__' (`__rowid__`, Debezium's `__op`, `__deleted`) are ordinary columns. A unit
+# test keeps this list equal to the names in the engine's code.
+ENGINE_COLUMNS = frozenset({
+    "_metadata",
+    "__marker", "__problem", "__file_order", "__row_order", "__corrupt_record",
+    "__value_problem", "__read_problem", "__marker_raw",
+    "__is_reset", "__action", "__insert_if_absent", "__ord", "__j", "__after", "__p",
+    "__first", "__ins_before_p", "__copies", "__reset", "__act", "__iia", "__i",
+})
+ENGINE_COLUMN_PREFIXES = ("__typed_", "__mirrorspec_")
+ENGINE_COLUMN_TEXT = "is a name the mirroring engine works with"
+
+
+def engine_column_clash(name: str) -> str | None:
+    """Why a landing column called `name` can't be mirrored by this engine, or None."""
+    lower = name.lower()
+    if lower not in ENGINE_COLUMNS and not lower.startswith(ENGINE_COLUMN_PREFIXES):
+        return None
+    return (f"column {name!r} {ENGINE_COLUMN_TEXT} (its own columns, or Spark's hidden "
+            "_metadata); mirroring it would overwrite its values: rename the column in the "
+            "files (the Fabric service reserves only __rowMarker__), then re-write them")
 
 
 def delete_not_nullable(column: str) -> str:

@@ -208,6 +208,9 @@ def extend_columns(fields: list, union: list, key_columns: Sequence[str], strict
         if lower in seen:
             return f"column {field.name!r} appears twice"
         seen.add(lower)
+        clash = mirroring.engine_column_clash(field.name)
+        if clash is not None:
+            return clash
         if is_null(type_of(field)):  # only Parquet columns of the Null logical type are
             return mirroring.null_type_reason(field.name)
         if lower not in known:

@@ -120,6 +120,10 @@ def zone(spark, tmp_path_factory):
                            M: [0, 0]}, {"__rowid__": pa.int64()})
     parquet(path, seq(2), {"__rowid__": [1, 2, 3], "__source__": ["bc", None, "bc"],
                            "v": ["a2", None, "c"], M: [4, 2, 4]}, {"__rowid__": pa.int64()})
+    # ... but not one the engine itself works with: the table stops at that file
+    path = folder(landing, "engine_column", KEYED)
+    parquet(path, seq(1), {"id": [1], "v": ["a"], M: [0]}, {"id": pa.int64()})
+    parquet(path, seq(2), {"id": [2], "__P": [7], M: [0]}, {"id": pa.int64()})
     # schema and table folders with spaces; a file name with a space, by modification time
     path = folder(landing, "My Schema.schema/My Table", KEYED)
     parquet(path, seq(1), {"id": [1, 2], "v": ["a", "b"], M: [0, 0]}, {"id": pa.int64()})
@@ -255,6 +259,13 @@ def test_double_underscore_columns_of_the_partner_are_table_columns(zone):
     assert columns == ["__rowid__", "__source__", "v"]
     assert rows(zone["first"], "dbo.rowid_key") == Counter(
         {(1, "bc", "a2"): 1, (3, "bc", "c"): 1})
+
+
+def test_a_column_named_like_an_engine_column_stops_its_table(zone):
+    outcome = zone["first"]["outcomes"]["dbo.engine_column"]
+    assert outcome.status == "Failed" and outcome.error["file"].endswith(seq(2))
+    assert "'__P' is a name the mirroring engine works with" in outcome.error["message"]
+    assert rows(zone["first"], "dbo.engine_column") == Counter({(1, "a"): 1})
 
 
 def test_schema_and_table_folders_with_spaces(zone):

@@ -173,3 +173,36 @@ def test_lint_warns_of_delete_rows_the_service_is_reported_to_fail(tmp_path):
         ("content/delete-not-nullable", "warning", 2, "Description")]
     assert deletes.findings[0].message == mirroring.delete_not_nullable("Description")
     assert linted["dbo.nullable"].findings == []
+
+
+def test_every_working_column_of_the_engine_is_refused_in_landing_files():
+    """The names the engine's code gives its own columns (string literals starting with '__'
+    in mirrorspec/spark/mirror) are all in `mirroring.ENGINE_COLUMNS` (or its prefixes): a
+    landing column of that name would be overwritten by the engine's value."""
+    import re
+    from pathlib import Path
+
+    import mirrorspec.spark.mirror as package
+
+    names = set()
+    for source in Path(package.__file__).parent.glob("*.py"):
+        names |= set(re.findall(r"[\"'](__[A-Za-z_]+)", source.read_text()))
+    names -= {M}
+    assert names and all(mirroring.engine_column_clash(n) for n in names), sorted(
+        n for n in names if not mirroring.engine_column_clash(n))
+    assert mirroring.engine_column_clash("__rowid__") is None
+    assert mirroring.engine_column_clash("__op") is None  # Debezium's unwrapped op column
+    assert "'__P'" in mirroring.engine_column_clash("__P")
+    assert mirroring.engine_column_clash("_METADATA") is not None
+
+
+def test_lint_and_engine_stop_a_file_with_an_engine_column(tmp_path):
+    file = table(str(tmp_path), "t", KEYED, SEQ1,
+                 pa.table({"id": pa.array([1], pa.int64()), "__p": [1],
+                           M: pa.array([0], pa.int32())}))
+    stop = lint_landing_zone(str(tmp_path)).tables[0].stops_at
+    assert stop.rule == "content/engine-column"
+    parsed = mirroring.parse_metadata(KEYED, "_metadata.json")
+    schema = batch.file_schema(None, LocalFS(), LandingFile(SEQ1, file, 1, 0.0, "parquet", 1),
+                               parsed)
+    assert batch.check_schema(schema, [], parsed.key_columns, False) == stop.message
