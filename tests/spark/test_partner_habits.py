@@ -147,6 +147,10 @@ def zone(spark, tmp_path_factory):
     # folders deleted and re-uploaded from file 1 (below: between the passes)
     for name in ("recreated_unseen", "recreated_fewer", "recreated_seen", "recreated_midpass"):
         first_upload(landing, name)
+    # a table failed by a type change; its publisher deletes the folder and re-uploads it
+    path = folder(landing, "recreated_failed", KEYED)
+    parquet(path, seq(1), {"id": [1], "v": ["a"], M: [0]}, {"id": pa.int64()})
+    parquet(path, seq(2), {"id": [2], "v": [2], M: [0]}, {"id": pa.int64(), "v": pa.int64()})
     # bc2adls: a zero-byte CSV in the sequence, then the same name re-written
     path = folder(landing, "bc_zero_byte", KEYED)
     write(path, seq(1, "csv"), b"id,v,__rowMarker__\r\n1,a,0\r\n")
@@ -173,6 +177,7 @@ def zone(spark, tmp_path_factory):
 
     reupload(landing, "recreated_unseen", 4)   # more files than were applied: only the folder
     reupload(landing, "recreated_fewer", 1)    # identity tells / the sequence restarted too
+    reupload(landing, "recreated_failed", 2)
     shutil.rmtree(os.path.join(landing, "recreated_seen"))
     write(os.path.join(landing, "bc_zero_byte"), seq(2, "csv"), b"id,v,__rowMarker__\r\n")
     # within the pass: right after this table's commit of file 4, the folder is deleted and
@@ -306,6 +311,15 @@ def test_a_folder_recreated_between_passes_rebuilds_the_table_with_its_new_schem
         {(10 * n, n): 1 for n in range(1, files + 1)})
     _, data = zone["second"]["tables"][f"dbo.{name}"]
     assert all(isinstance(r["v"], int) for r in data)  # v changed type from string to bigint
+
+
+def test_a_failed_tables_folder_recreated_with_the_new_type_replicates(zone):
+    outcome = zone["first"]["outcomes"]["dbo.recreated_failed"]
+    assert outcome.status == "Failed" and outcome.error["errorCode"] == "ColumnTypeChanged"
+    assert rows(zone["first"], "dbo.recreated_failed") == Counter({(1, "a"): 1})
+    outcome = replicating(zone["second"], "dbo.recreated_failed")
+    assert outcome.files_applied == [seq(1), seq(2)]
+    assert rows(zone["second"], "dbo.recreated_failed") == Counter({(10, 1): 1, (20, 2): 1})
 
 
 def test_a_folder_deleted_then_reuploaded_is_dropped_then_rebuilt(zone):
