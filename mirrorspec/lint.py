@@ -31,6 +31,7 @@ RULES: dict[str, str] = {
     "layout/nested-folder": "a folder inside a table folder; tables don't nest (Landing zone)",
     "layout/unsafe-name": "a table or schema name the landing zone can't carry",
     "layout/empty-folder": "a folder without _metadata.json or data files",
+    "layout/same-table": "two folders that are one table (a root folder is schema dbo)",
     "layout/partner-events": "_partnerEvents.json: invalid, or not at the landing-zone root",
     "metadata/missing": "every table folder must contain a _metadata.json file",
     "metadata/invalid": "_metadata.json is not valid JSON or has an invalid value",
@@ -159,6 +160,7 @@ def lint_landing_zone(landing_zone: str, tables: tuple[str, ...] = (),
             found.append((None, entry.name, entry.path))
         else:
             _not_a_table(fs, entry, result, rel)
+    _same_table(found, result, rel)
     for schema, name, path in found:
         unique_id = f"{mirroring.warehouse_schema(schema)}.{name}"
         if tables and not any(_selected(p, unique_id, name, rel(path)) for p in tables):
@@ -173,6 +175,22 @@ def lint_landing_zone(landing_zone: str, tables: tuple[str, ...] = (),
         raise LandingZoneError(f"no table matches {', '.join(tables)}", file=landing_zone,
                                code="NotFound", hint="name tables as schema.table, a name or a glob")
     return result
+
+
+def _same_table(found, result: LintResult, rel) -> None:
+    """Folders mirrored into one table: `orders/` and `dbo.schema/orders/` (a root table is
+    schema dbo), or names differing only in case (Spark and OneLake don't tell them apart)."""
+    by_table: dict[str, list[str]] = {}
+    for schema, name, path in found:
+        unique_id = f"{mirroring.warehouse_schema(schema)}.{name}".lower()
+        by_table.setdefault(unique_id, []).append(rel(path))
+    for folders in by_table.values():
+        if len(folders) > 1:
+            result.findings.append(Finding(
+                "layout/same-table", "error",
+                f"{' and '.join(folders)} are one table (a folder at the root is in schema "
+                f"{mirroring.DEFAULT_SCHEMA}): both would be mirrored into the same Delta table, "
+                "each replacing the other's rows; keep one folder", table=folders[0]))
 
 
 def _selected(pattern: str, unique_id: str, name: str, folder: str) -> bool:

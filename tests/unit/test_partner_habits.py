@@ -206,3 +206,17 @@ def test_lint_and_engine_stop_a_file_with_an_engine_column(tmp_path):
     schema = batch.file_schema(None, LocalFS(), LandingFile(SEQ1, file, 1, 0.0, "parquet", 1),
                                parsed)
     assert batch.check_schema(schema, [], parsed.key_columns, False) == stop.message
+
+
+def test_a_root_table_and_the_same_table_under_dbo_schema_are_one_table(tmp_path):
+    """A root folder is schema dbo: `orders/` beside `dbo.schema/orders/` is the same table."""
+    rows = pa.table({"id": pa.array([1], pa.int64()), M: pa.array([0], pa.int32())})
+    table(str(tmp_path), "orders", KEYED, SEQ1, rows)
+    table(str(tmp_path), "dbo.schema/orders", KEYED, SEQ1, rows)
+    table(str(tmp_path), "sales.schema/orders", KEYED, SEQ1, rows)
+    result = lint_landing_zone(str(tmp_path))
+    same = [f for f in result.findings if f.rule == "layout/same-table"]
+    assert [(f.level, f.table) for f in same] == [("error", "dbo.schema/orders")]
+    assert "dbo.schema/orders and orders are one table" in same[0].message
+    assert sorted(t.unique_id for t in result.tables) == ["dbo.orders", "dbo.orders",
+                                                           "sales.orders"]
