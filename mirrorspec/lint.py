@@ -179,10 +179,10 @@ def lint_landing_zone(landing_zone: str, tables: tuple[str, ...] = (),
 
 def _same_table(found, result: LintResult, rel) -> None:
     """Folders mirrored into one table: `orders/` and `dbo.schema/orders/` (a root table is
-    schema dbo), or names differing only in case (Spark and OneLake don't tell them apart)."""
+    schema dbo)."""
     by_table: dict[str, list[str]] = {}
     for schema, name, path in found:
-        unique_id = f"{mirroring.warehouse_schema(schema)}.{name}".lower()
+        unique_id = f"{mirroring.warehouse_schema(schema)}.{name}"
         by_table.setdefault(unique_id, []).append(rel(path))
     for folders in by_table.values():
         if len(folders) > 1:
