@@ -1,14 +1,17 @@
-"""Landing zones as partner writers and Microsoft's own samples write them, each habit one table,
-mirrored end to end and read back with delta-rs (docs/semantics.md, "Partner writers' habits").
+"""Landing zones as partner writers write them, each habit one table, mirrored end to end and
+read back with delta-rs (docs/semantics.md, "Partner writers' habits").
 
-One landing zone, three passes: pass 1 mirrors every habit; between passes 1 and 2 one folder is
-deleted and re-uploaded from file 1 (the engine never sees it missing), another is deleted
-(pass 2 drops it) and re-uploaded before pass 3, and a zero-byte file is re-written. A second,
-tiny landing zone is mirrored with `strict` (it stops at the schema check, no Spark job).
+One landing zone, three passes: pass 1 mirrors every habit; between passes 1 and 2 folders are
+deleted and re-uploaded from file 1 (the engine never sees them missing), another is deleted
+(pass 2 drops it) and re-uploaded before pass 3, and a zero-byte file is re-written; during
+pass 2 one more folder is re-uploaded right after its commit (pass 3 rebuilds it). A second,
+tiny landing zone is mirrored with `strict` (three of its tables stop at the schema check).
 """
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
 import json
 import os
 import shutil
@@ -97,7 +100,7 @@ def zone(spark, tmp_path_factory):
     root = tmp_path_factory.mktemp("partner_habits")
     landing, warehouse = str(root / "landing"), str(root / "warehouse")
 
-    # __rowMarker__ as a string and not last (Microsoft's samples; pandas object columns)
+    # __rowMarker__ as a string and not last (pandas object columns, text-typed writers)
     path = folder(landing, "string_marker", KEYED)
     parquet(path, seq(1), {M: ["0", "0", "0"], "id": [1, 2, 3], "v": ["a", "b", "c"]},
             {M: pa.string(), "id": pa.int64()})
@@ -196,38 +199,37 @@ def zone(spark, tmp_path_factory):
             "warehouse": warehouse}
 
 
-class recreated_after_commit:
+@contextlib.contextmanager
+def recreated_after_commit(root, table, action):
     """Runs `action` while the engine pauses right after `table`'s commit (the fault points of
-    mirrorspec.faults, in this process), then lets it go on."""
+    mirrorspec.faults, in this process: the pass runs in the `with` block), then lets it go on."""
+    folder = str(root / "pause")
+    os.makedirs(folder, exist_ok=True)
+    reached, go = (os.path.join(folder, f"after_commit.{n}") for n in ("reached", "go"))
+    acted = threading.Event()
 
-    def __init__(self, root, table, action):
-        self.folder, self.table, self.action = str(root / "pause"), table, action
-        self.done = threading.Event()
-
-    def _wait_then_act(self):
-        reached = os.path.join(self.folder, "after_commit.reached")
+    def wait_then_act():
         deadline = time.monotonic() + 600
-        while not os.path.exists(reached) and time.monotonic() < deadline:
+        while not os.path.exists(reached) and not os.path.exists(go) \
+                and time.monotonic() < deadline:
             time.sleep(0.05)
         if os.path.exists(reached):
-            self.action()
-            self.done.set()
-        open(os.path.join(self.folder, "after_commit.go"), "w").close()
+            action()
+            acted.set()
+        open(go, "w").close()
 
-    def __enter__(self):
-        os.makedirs(self.folder, exist_ok=True)
-        os.environ.update(MIRRORSPEC_PAUSE_AT="after_commit", MIRRORSPEC_PAUSE_DIR=self.folder,
-                          MIRRORSPEC_CRASH_TABLE=self.table)
-        self.thread = threading.Thread(target=self._wait_then_act, daemon=True)
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
+    os.environ.update(MIRRORSPEC_PAUSE_AT="after_commit", MIRRORSPEC_PAUSE_DIR=folder,
+                      MIRRORSPEC_CRASH_TABLE=table)
+    helper = threading.Thread(target=wait_then_act, daemon=True)
+    helper.start()
+    try:
+        yield
+    finally:
         for name in ("MIRRORSPEC_PAUSE_AT", "MIRRORSPEC_PAUSE_DIR", "MIRRORSPEC_CRASH_TABLE"):
             os.environ.pop(name, None)
-        open(os.path.join(self.folder, "after_commit.go"), "w").close()
-        self.thread.join()
-        assert self.done.is_set(), "the engine never reached after_commit"
+        open(go, "w").close()
+        helper.join()
+    assert acted.is_set(), "the engine never reached after_commit"
 
 
 def replicating(snap, unique_id):
@@ -364,7 +366,7 @@ def test_bc2adls_empty_datetime_cells_and_null_cells_of_delete_rows(zone):
     replicating(zone["first"], "dbo.bc_nulls")
     assert rows(zone["first"], "dbo.bc_nulls", ["systemId", "Description", "SystemModifiedAt",
                                                 "Amount"]) == Counter(
-        {("s2", "two", __import__("datetime").datetime(2025, 1, 2, 3, 4, 5), 2.0): 1})
+        {("s2", "two", dt.datetime(2025, 1, 2, 3, 4, 5), 2.0): 1})
 
 
 def test_lint_predicted_where_the_engine_stopped(zone):
