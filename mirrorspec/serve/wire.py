@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ET
 from email.utils import formatdate
 
 from mirrorspec.serve.codes import Code
+from mirrorspec.serve.properties import Props
 from mirrorspec.serve.store import Entry
 
 DEFAULT_VERSION = "2021-06-08"  # the x-ms-version of OneLake's documented sample response
@@ -83,8 +84,12 @@ def dfs_listing(entries: list[Entry]) -> bytes:
 
 
 def blob_listing(container: str, endpoint: str, entries: list[Entry], prefixes: list[str],
-                 query: dict[str, str], next_marker: str | None) -> bytes:
-    """B3's XML EnumerationResults (directories flat as blobs with hdi_isfolder)."""
+                 query: dict[str, str], next_marker: str | None,
+                 props: dict[str, Props | None] | None = None,
+                 with_metadata: bool = False) -> bytes:
+    """B3's XML EnumerationResults (directories flat as blobs with hdi_isfolder); each blob's
+    content properties, and its metadata with `include=metadata`."""
+    props = props or {}
     root = ET.Element("EnumerationResults", ServiceEndpoint=endpoint, ContainerName=container)
     for key, tag in (("prefix", "Prefix"), ("marker", "Marker"), ("maxresults", "MaxResults"),
                      ("delimiter", "Delimiter")):
@@ -100,17 +105,26 @@ def blob_listing(container: str, endpoint: str, entries: list[Entry], prefixes: 
             continue
         blob = ET.SubElement(blobs, "Blob")
         ET.SubElement(blob, "Name").text = name
-        props = ET.SubElement(blob, "Properties")
+        kept = props.get(entry.name) or Props()
+        element = ET.SubElement(blob, "Properties")
         for tag, value in (("Creation-Time", http_date(entry.created)),
                            ("Last-Modified", http_date(entry.mtime)), ("Etag", entry.etag),
                            ("Content-Length", str(entry.size)),
-                           ("Content-Type", "application/octet-stream"),
+                           ("Content-Type", kept.content_type or "application/octet-stream"),
+                           ("Content-Encoding", kept.content_encoding),
+                           ("Content-Language", kept.content_language),
+                           ("Content-MD5", kept.content_md5),
+                           ("Cache-Control", kept.cache_control),
+                           ("Content-Disposition", kept.content_disposition),
                            ("BlobType", "BlockBlob"),
                            ("ResourceType", "directory" if entry.is_dir else "file")):
-            ET.SubElement(props, tag).text = value
+            ET.SubElement(element, tag).text = value
         metadata = ET.SubElement(blob, "Metadata")
         if entry.is_dir:
             ET.SubElement(metadata, "hdi_isfolder").text = "true"
+        if with_metadata:
+            for key, value in kept.metadata.items():
+                ET.SubElement(metadata, key).text = value
     ET.SubElement(root, "NextMarker").text = next_marker or ""
     return b'<?xml version="1.0" encoding="utf-8"?>' + ET.tostring(root)
 
