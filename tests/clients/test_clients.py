@@ -96,7 +96,7 @@ def js(endpoint: OneLakeServe) -> tuple[list[str], dict[str, str]]:
     home.mkdir(parents=True, exist_ok=True)
     shutil.copy(HERE / "js" / "package.json", home / "package.json")
     run(["npm", "install", "--no-audit", "--no-fund", "--omit=dev"], cwd=home)
-    return (["node", str(HERE / "js" / "publisher.mjs")],
+    return (["node", str(HERE / "js" / "publisher.cjs")],
             {"NODE_EXTRA_CA_CERTS": endpoint.ready["ca_file"], "NODE_PATH": str(home / "node_modules")})
 
 
