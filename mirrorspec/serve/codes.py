@@ -27,6 +27,9 @@ CODES: dict[str, Code] = {
     "source_not_found": Code(404, "SourcePathNotFound"),
     "path_exists": Code(409, "PathAlreadyExists"),
     "directory_not_empty": Code(409, "DirectoryNotEmpty"),
+    # the Blob endpoint's name for it (Delete Blob of a non-empty directory on a hierarchical
+    # namespace: Azure/azure-cli#20884, Azure/azure-storage-azcopy#2219)
+    "directory_is_not_empty": Code(409, "DirectoryIsNotEmpty"),
     "path_conflict": Code(409, "PathConflict", why="a file where a directory is needed, or back"),
     "condition_not_met": Code(412, "ConditionNotMet"),
     "invalid_flush_position": Code(400, "InvalidFlushPosition"),

@@ -644,8 +644,13 @@ class Handler(BaseHTTPRequestHandler):
         self.drain()
         self._check_lease(place)
         recursive = self.query.get("recursive", "").lower() == "true"
-        self.server.store.delete(place, recursive)
         dfs = any(k in self.query for k in ("recursive", "paginated", "continuation"))
+        try:
+            self.server.store.delete(place, recursive)
+        except ServeError as exc:
+            if exc.key == "directory_not_empty" and not dfs:
+                self.blob = True  # Delete Blob's answer: DirectoryIsNotEmpty, an XML body
+            raise
         # DFS Delete answers 200, Blob Delete 202 (the Blob SDK accepts only 202; the DFS SDK both)
         self.respond(200 if dfs else 202, {"x-ms-delete-type-permanent": "true"})
 

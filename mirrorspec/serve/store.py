@@ -708,7 +708,7 @@ class Store:
             if entry.is_dir:
                 if not recursive and any(path.iterdir()):
                     raise ServeError("directory_not_empty", f"{place.ws_path} is not empty "
-                                     "(delete with recursive=true)")
+                                     "(delete with recursive=true)", blob="directory_is_not_empty")
                 shutil.rmtree(path)
             else:
                 path.unlink()

@@ -287,3 +287,15 @@ def test_paged_listings_follow_the_cursor(client):
         assert client.request("PUT", f"{LZ}/pages/{i:020d}.csv", b"p", BLOB)[0] == 201
     names = blob_names(client, f"&prefix={ITEM}/Files/LandingZone/pages/")
     assert names == [f"{ITEM}/Files/LandingZone/pages/{i:020d}.csv" for i in range(7)]
+
+
+def test_blob_delete_of_a_folder_with_entries_is_directory_is_not_empty(client):
+    # the Blob endpoint's answer on a hierarchical namespace (Azure/azure-cli#20884); DFS's is
+    # DirectoryNotEmpty, and a DFS delete with recursive=true removes the folder
+    assert client.request("PUT", f"{LZ}/full/a.csv", b"a", BLOB)[0] == 201
+    status, headers, body = client.request("DELETE", f"{LZ}/full")
+    assert (status, headers["x-ms-error-code"]) == (409, "DirectoryIsNotEmpty")
+    assert ET.fromstring(body).findtext("Code") == "DirectoryIsNotEmpty"
+    status, headers, _b = client.request("DELETE", f"{LZ}/full?recursive=false")
+    assert (status, headers["x-ms-error-code"]) == (409, "DirectoryNotEmpty")
+    assert client.request("DELETE", f"{LZ}/full?recursive=true")[0] == 200
