@@ -48,6 +48,7 @@ CODES: dict[str, Code] = {
     "block_list_too_long": Code(400, "BlockListTooLong"),
     "block_count": Code(409, "BlockCountExceedsLimit"),
     "copy_source_missing": Code(404, "CannotVerifyCopySource"),
+    "out_of_range_md5": Code(400, "OutOfRangeInput"),
     # leases (Blob error codes; 409 for the lease operation, 412 for a write it guards)
     "lease_present": Code(409, "LeaseAlreadyPresent"),
     "lease_not_present": Code(409, "LeaseNotPresentWithLeaseOperation"),

@@ -8,6 +8,7 @@ A HEAD never has a body; every error carries `x-ms-error-code`.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import time
 import uuid
@@ -345,8 +346,11 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 content.seek(start)
             headers["Content-Range"] = f"bytes {start}-{end}/{size}"
-            if (self.headers.get("x-ms-range-get-content-md5") or "").lower() != "true":
-                headers.pop("Content-MD5", None)  # the blob's MD5 is not the range's
+            blob_md5 = headers.pop("Content-MD5", None)  # the blob's MD5 is not the range's
+            if blob_md5:
+                headers["x-ms-blob-content-md5"] = blob_md5
+            if (self.headers.get("x-ms-range-get-content-md5") or "").lower() == "true":
+                content = _range_with_md5(content, end - start + 1, headers)
             self.respond(206, headers, content, length=end - start + 1)
         finally:
             if not isinstance(content, bytes):
@@ -570,7 +574,9 @@ class Handler(BaseHTTPRequestHandler):
             raise
         self._check_lease(dest)
         copy_id = str(uuid.uuid4())
-        copied = {"x-ms-copy-id": copy_id, "x-ms-copy-status": "success", "x-ms-copy-source": raw,
+        # the source without its query: a SAS signature is a secret, never echoed or kept
+        copied = {"x-ms-copy-id": copy_id, "x-ms-copy-status": "success",
+                  "x-ms-copy-source": raw.partition("?")[0],
                   "x-ms-copy-completion-time": wire.http_date(time.time())}
         self.server.conformance.before_publish(dest)
         etag = self.server.store.copy(source, dest, self.headers.get("If-Match"),
@@ -662,6 +668,16 @@ class Handler(BaseHTTPRequestHandler):
         if place.area == "landing" and not entry.is_dir:
             headers.update(self.server.store.leases.headers(place.rel))
         return headers
+
+
+def _range_with_md5(content: BinaryIO | bytes, length: int, headers: dict[str, str]) -> bytes:
+    """The range's bytes, its MD5 in Content-MD5 (the service computes it up to 4 MiB)."""
+    if length > 4 << 20:
+        raise ServeError("out_of_range_md5", f"x-ms-range-get-content-md5 needs a range of at most "
+                         f"4 MiB, not {length} bytes")
+    data = content if isinstance(content, bytes) else content.read(length)
+    headers["Content-MD5"] = base64.b64encode(hashlib.md5(data, usedforsecurity=False).digest()).decode()
+    return data
 
 
 def _content_type(place: Place) -> str:

@@ -192,6 +192,13 @@ def test_content_md5_is_kept_and_checked(client):
                           headers={"x-ms-content-md5": digest})[0] == 200
     for name in ("c.csv", "d.csv"):
         assert client.request("HEAD", f"{LZ}/md5/{name}")[1]["content-md5"] == digest
+    # a range: the blob's MD5 apart, the range's own only when asked for
+    status, headers, body = client.request("GET", f"{LZ}/md5/a.csv", headers={"x-ms-range": "bytes=1-3"})
+    assert (status, body, headers["x-ms-blob-content-md5"]) == (206, b"d5 ", digest)
+    assert "content-md5" not in headers
+    status, headers, _b = client.request("GET", f"{LZ}/md5/a.csv", headers={
+        "x-ms-range": "bytes=1-3", "x-ms-range-get-content-md5": "true"})
+    assert headers["content-md5"] == base64.b64encode(hashlib.md5(b"d5 ").digest()).decode()
     status, _h, body = client.request("GET", "/onelake/ws?restype=container&comp=list&prefix="
                                       f"{ITEM}/Files/LandingZone/md5/&maxresults=50")
     md5s = [e.text for e in ET.fromstring(body).iter("Content-MD5")]
@@ -263,8 +270,12 @@ def test_copy_blob_is_synchronous_within_the_endpoint(server, client):
                                          headers={"x-ms-copy-source": source_url})
     assert (status, headers["x-ms-copy-status"]) == (202, "success") and headers["x-ms-copy-id"]
     assert on_disk(server, "copy/dst.csv") == b"copied"
-    head = client.request("HEAD", f"{LZ}/copy/dst.csv")[1]
+    status, _h, _b = client.request("PUT", f"{LZ}/copy/signed.csv", headers={
+        "x-ms-copy-source": source_url + "?sv=2021-06-08&sig=c2VjcmV0"})
+    assert status == 202
+    head = client.request("HEAD", f"{LZ}/copy/signed.csv")[1]
     assert head["x-ms-meta-from"] == "src" and head["x-ms-copy-status"] == "success"
+    assert head["x-ms-copy-source"] == source_url  # the signature is not kept
     status, headers, _b = client.request("PUT", f"{LZ}/copy/none.csv", headers={
         "x-ms-copy-source": source_url.replace("src.csv", "missing.csv")})
     assert (status, headers["x-ms-error-code"]) == (404, "CannotVerifyCopySource")
