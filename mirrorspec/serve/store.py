@@ -215,18 +215,6 @@ class Store:
                 out.append((child, entry))
         return out
 
-    def walk(self, place: Place, recursive: bool) -> list[tuple[Place, Entry]]:
-        """Everything under a folder (recursive or not), sorted by name bytes."""
-        found = []
-        todo = [place]
-        while todo:
-            for child, entry in self.children(todo.pop()):
-                found.append((child, entry))
-                if recursive and entry.is_dir:
-                    todo.append(child)
-        found.sort(key=lambda pair: pair[1].name.encode("utf-8", "surrogateescape"))
-        return found
-
     def props_of(self, entry: Entry) -> Props | None:
         """The properties and metadata set on this version of a path (None: none set)."""
         with self._lock:
