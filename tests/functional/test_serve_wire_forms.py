@@ -125,9 +125,8 @@ def test_go_azdatalake_rename_source_carries_the_account(server, client):
     assert on_disk(server, "godl/final.csv") == b"godl"
 
 
-def test_python_and_dotnet_send_literal_slashes_and_escaped_segments(server, client):
-    # Python: azure-storage-blob 12.31.1 _blob_client_helpers.py: quote(blob_name, safe='~/');
-    # .NET: Azure.Storage.Blobs BlobUriBuilder escapes each segment and keeps '/'
+def test_python_sends_literal_slashes_and_escaped_segments(server, client):
+    # azure-storage-blob 12.31.1 (PyPI) _blob_client_helpers.py: quote(blob_name, safe='~/')
     path = f"{LZ}/py/%C3%A9t%C3%A9%20%2B%20x.csv"
     assert client.request("PUT", path, b"py", BLOB)[0] == 201
     assert on_disk(server, "py/été + x.csv") == b"py"
@@ -136,6 +135,22 @@ def test_python_and_dotnet_send_literal_slashes_and_escaped_segments(server, cli
                                     headers={"x-ms-rename-source": f"/ws/{ITEM}/Files/LandingZone/"
                                              "py/%C3%A9t%C3%A9%20%2B%20x.csv"})
     assert status == 201 and on_disk(server, "py/moved.csv") == b"py"
+
+
+def test_dotnet_escapes_each_segment_of_the_rename_source(server, client):
+    # Azure/azure-sdk-for-net sdk/storage/Azure.Storage.Files.DataLake/src/DataLakePathClient.cs
+    # @1d0b1e34 RenameInternal: renameSource = "/" + FileSystemName + "/" +
+    # DirectoryOrFilePath.EscapePath() (no account: DataLakeUriBuilder takes it off an IP-style
+    # URL); the request URL keeps it: /onelake/{fs}/{escaped path}
+    src = f"{LZ}/net/a%20b%23c.csv"
+    assert client.request("PUT", src + "?resource=file")[0] == 201
+    assert client.request("PATCH", src + "?action=append&position=0&flush=true", b"net")[0] == 200
+    status, headers, _b = client.request(
+        "PUT", f"{LZ}/net/00000000000000000001.csv?mode=legacy",
+        headers={"x-ms-rename-source": f"/ws/{ITEM}/Files/LandingZone/net/a%20b%23c.csv"})
+    assert status == 201, headers
+    assert on_disk(server, "net/00000000000000000001.csv") == b"net"
+    assert not (server.landing / "net" / "a b#c.csv").exists()
 
 
 @pytest.mark.parametrize("path", [f"{LZ}/t%2F..%2F..%2F..%2Fescape.csv", f"{LZ}/t/%2E%2E%2Fx.csv",
