@@ -377,6 +377,8 @@ class Store:
                 with open(path, "wb"):
                     pass
                 upload = Upload(staging, 0, etag_of(path.stat()), pending=False)
+                if entry is not None:
+                    self._props.pop(entry.etag, None)  # the truncated version's
             upload.props = props
             self._replace_upload(place.rel, upload)
             return upload.etag
@@ -411,6 +413,7 @@ class Store:
             staging = self._new_staging()
             shutil.copyfile(path, staging)  # appending to a committed file: start from its bytes
             upload = Upload(staging, entry.size, entry.etag, pending=False)
+            upload.props = self._props.get(entry.etag)  # its properties carry over
             self._uploads[place.rel] = upload
             return upload
 
