@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import xml.etree.ElementTree as ET
 from email.utils import formatdate
+from urllib.parse import quote
 
 from mirrorspec.serve.codes import Code
 from mirrorspec.serve.properties import Props
@@ -14,6 +16,8 @@ from mirrorspec.serve.store import Entry
 
 DEFAULT_VERSION = "2021-06-08"  # the x-ms-version of OneLake's documented sample response
 OWNER = "$superuser"
+# characters XML 1.0 cannot carry (a name put on disk by someone else may hold one)
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 PERMISSIONS = "---------"  # OneLake's values (docs: onelake-api-parity)
 
 
@@ -101,10 +105,10 @@ def blob_listing(container: str, endpoint: str, entries: list[Entry], prefixes: 
     items.sort(key=lambda pair: pair[0].encode("utf-8", "surrogateescape"))
     for name, entry in items:
         if entry is None:
-            ET.SubElement(ET.SubElement(blobs, "BlobPrefix"), "Name").text = name
+            _name(ET.SubElement(blobs, "BlobPrefix"), name)
             continue
         blob = ET.SubElement(blobs, "Blob")
-        ET.SubElement(blob, "Name").text = name
+        _name(blob, name)
         kept = props.get(entry.name) or Props()
         element = ET.SubElement(blob, "Properties")
         for tag, value in (("Creation-Time", http_date(entry.created)),
@@ -127,6 +131,17 @@ def blob_listing(container: str, endpoint: str, entries: list[Entry], prefixes: 
                 ET.SubElement(metadata, key).text = value
     ET.SubElement(root, "NextMarker").text = next_marker or ""
     return b'<?xml version="1.0" encoding="utf-8"?>' + ET.tostring(root)
+
+
+def _name(parent: ET.Element, name: str) -> None:
+    """A <Name>; one XML cannot carry is percent-encoded with Encoded="true", as the service
+    does, so the listing always parses."""
+    element = ET.SubElement(parent, "Name")
+    if _NOT_XML.search(name):
+        element.set("Encoded", "true")
+        element.text = quote(name.encode("utf-8", "surrogateescape"), safe="/")
+    else:
+        element.text = name
 
 
 def container_listing(name: str, etag: str, modified: str) -> bytes:

@@ -87,3 +87,15 @@ def test_blob_prefixes_and_delimiters(store, tmp_path):
     page, _m = store.list_page(lz(), recursive=True, after=None, size=10,
                                start=f"{LZ}/t/b.csv")
     assert [n.removeprefix(LZ + "/") for n, _e in page] == ["t/b.csv", "u", "u/c.csv"]
+
+
+def test_a_name_xml_cannot_carry_is_listed_encoded(store, tmp_path):
+    # put on disk by someone else (serve refuses such names): the listing must still parse
+    import xml.etree.ElementTree as ET
+
+    from mirrorspec.serve import wire
+    (tmp_path / "lz" / "a\x01b.csv").write_bytes(b"1")
+    page, _more = store.list_page(lz(), recursive=True, after=None, size=10)
+    body = wire.blob_listing("ws", "https://h/onelake/", [e for _n, e in page if e], [], {}, None)
+    name = ET.fromstring(body).find("Blobs/Blob/Name")
+    assert (name.get("Encoded"), name.text) == ("true", f"{LZ}/a%01b.csv")
