@@ -392,10 +392,10 @@ class _TableBuilder:
         inferred: tuple[str, ...] = ()
         if source.is_feed and source.path and (not keys or not columns):
             columns, keys, inferred = self._infer(source, columns, keys, locate)
-        if source.kafka is not None and source.type == "debezium" and not columns:
+        if source.kafka is not None and source.type != "qlik_replicate" and not columns:
             problems.append(locate.problem(
-                ("source", "kafka"), "a Debezium table read from Kafka needs its columns in the "
-                "YAML (compile doesn't read topics)", at_key=True,
+                ("source", "kafka"), f"a {source.type} table read from Kafka needs its columns "
+                "in the YAML (compile doesn't read topics)", at_key=True,
                 hint="declare columns (name and type); key_columns may come from the Kafka keys"))
 
         declared = [c.name for c in columns]
@@ -536,7 +536,8 @@ class _TableBuilder:
         feed_columns = tuple(Column(c.name, mirroring.canonical_data_type(c.data_type),
                                     bool(c.nullable)) for c in schema.columns)
         feed_keys = tuple(schema.key_columns)
-        self._compare_with_feed(columns, keys, feed_columns, feed_keys, origin, locate)
+        self._compare_with_feed(columns, keys, feed_columns, feed_keys, origin, locate,
+                                bool(getattr(schema, "types_guessed", False)))
         notes = []
         if not columns and feed_columns:
             for column, raw in zip(feed_columns, schema.columns):
@@ -569,7 +570,8 @@ class _TableBuilder:
 
     def _compare_with_feed(self, columns: tuple[Column, ...], keys: tuple[str, ...],
                            feed_columns: tuple[Column, ...], feed_keys: tuple[str, ...],
-                           origin: str, locate: "_Locator") -> None:
+                           origin: str, locate: "_Locator", types_guessed: bool = False
+                           ) -> None:
         if columns and feed_columns:
             by_name = {c.name.lower(): c for c in feed_columns}
             for index, column in enumerate(columns):
@@ -579,7 +581,8 @@ class _TableBuilder:
                         ("columns", index, "name"),
                         f"column '{column.name}' is not in the feed{origin}"
                         + suggest(column.name, [c.name for c in feed_columns])))
-                elif column.type and other.type and column.type != other.type:
+                elif column.type and other.type and column.type != other.type \
+                        and not types_guessed:
                     self.problems.append(locate.problem(
                         ("columns", index, "type"),
                         f"column '{column.name}' is {column.type} here but {other.type} "

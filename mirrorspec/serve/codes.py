@@ -39,6 +39,9 @@ CODES: dict[str, Code] = {
     "invalid_query": Code(400, "InvalidQueryParameterValue"),
     "invalid_header": Code(400, "InvalidHeaderValue"),
     "no_auth": Code(401, "NoAuthenticationInformation"),
+    "invalid_auth": Code(401, "InvalidAuthenticationInfo",
+                         why="--require-auth and a bearer token serve did not issue, expired, "
+                             "or for another audience"),
     "invalid_block_list": Code(400, "InvalidBlockList"),
     "internal_error": Code(500, "InternalError", why="a file-system error serve did not expect"),
     "container_exists": Code(409, "ContainerAlreadyExists"),

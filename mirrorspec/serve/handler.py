@@ -33,7 +33,8 @@ class ClientGone(Exception):
 
 
 def fake_token(resource: str) -> tuple[str, int]:
-    """An unsigned JWT-shaped bearer token in the storage audience, and its expiry."""
+    """An unsigned JWT-shaped bearer token in the storage audience, and its expiry (for an
+    endpoint without services; `serve` itself signs its tokens: services.py)."""
     expires = int(time.time()) + 3600
 
     def part(doc: dict) -> str:
@@ -79,6 +80,13 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         self._handle("POST")
+
+    def do_CONNECT(self) -> None:  # serve as a publisher's HTTPS proxy (proxy.py)
+        services = getattr(self.server, "services", None)
+        if services is None:
+            self.send_error(405, "CONNECT is answered only by `mirrorspec serve`")
+            return
+        services.connect(self)
 
     def _handle(self, method: str) -> None:
         override = self.headers.get("X-HTTP-Method-Override")
@@ -242,15 +250,24 @@ class Handler(BaseHTTPRequestHandler):
 
     # --- routing -----------------------------------------------------------------------------
     def _dispatch(self) -> None:
+        services = getattr(self.server, "services", None)  # Entra ID, /v1, items (services.py)
+        if services is not None and services.answer(self, decode_segments(self.raw_path)):
+            return
         if self.raw_path.rstrip("/") in TOKEN_ROUTES and self.method in ("GET", "POST"):
             self._token()
             return
-        if self.server.config.require_auth and not (
-                self.headers.get("Authorization") or "sig" in self.query):
-            raise ServeError("no_auth", "this endpoint runs with --require-auth: send a bearer "
-                             "token, a SharedKey signature or a SAS")
+        if self.server.config.require_auth:
+            authorization = self.headers.get("Authorization")
+            if not (authorization or "sig" in self.query):
+                raise ServeError("no_auth", "this endpoint runs with --require-auth: send a "
+                                 "bearer token, a SharedKey signature or a SAS")
+            if services is not None and authorization:
+                services.authorize_storage(authorization)
         host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
+        # a path may start with the workspace instead of the account (the JS SDK's renames)
         segments = strip_account(decode_segments(self.raw_path), host, self.server.names)
+        if services is not None:  # the item the path names, when serve hosts several
+            self.server = services.server_for(self.server, segments)
         place = place_of(segments, self.server.names)
         if place.item:
             self.server.conformance.item_segment(place.item)
@@ -267,7 +284,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def _token(self) -> None:
         resource = self.query.get("resource", "https://storage.azure.com")
-        token, expires = fake_token(resource)
+        services = getattr(self.server, "services", None)
+        token, expires = (services.managed_identity_token(resource) if services is not None
+                          else fake_token(resource))
         doc = {"access_token": token, "expires_on": str(expires), "resource": resource,
                "token_type": "Bearer"}
         if self.raw_path.startswith("/metadata/"):

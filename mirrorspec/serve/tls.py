@@ -8,6 +8,7 @@ import ssl
 from pathlib import Path
 
 from mirrorspec.errors import MirrorspecError
+from mirrorspec.serve.proxy import HOSTS
 
 
 def self_signed(folder: Path) -> tuple[Path, Path, Path]:
@@ -18,7 +19,8 @@ def self_signed(folder: Path) -> tuple[Path, Path, Path]:
         raise MirrorspecError("--self-signed needs the trustme package",
                               hint="pip install 'mirrorspec[serve]' (or give --cert and --key)") from None
     ca = trustme.CA(organization_name="mirrorspec serve (local test CA)")
-    cert = ca.issue_cert("127.0.0.1", "localhost", "::1")
+    # and the Microsoft hosts serve answers as a publisher's HTTPS proxy (proxy.py)
+    cert = ca.issue_cert("127.0.0.1", "localhost", "::1", *HOSTS)
     folder.mkdir(parents=True, exist_ok=True)
     chain, key, ca_file = folder / "server.pem", folder / "server.key", folder / "ca.pem"
     cert.cert_chain_pems[0].write_to_path(str(chain))

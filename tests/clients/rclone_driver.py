@@ -23,13 +23,14 @@ LISTED = int(os.environ["MS_LISTED"])
 LZ = f"ol:{WS}/{ITEM}/Files/LandingZone/{CLIENT}.schema"
 TABLE = f"{LZ}/orders"
 WORK = Path(tempfile.mkdtemp(prefix="rclone-driver-"))
+RCLONE = os.environ.get("MS_RCLONE", "rclone")
 ENV = {**os.environ, "RCLONE_CONFIG": str(WORK / "none.conf"), "RCLONE_CONFIG_OL_TYPE": "azureblob",
        "RCLONE_CONFIG_OL_SAS_URL": f"{URL}/{WS}?sv=2021-06-08&sr=c&sp=racwdl&sig=YW55"}
 failures = 0
 
 
 def rclone(*args: str) -> bytes:
-    done = subprocess.run(["rclone", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    done = subprocess.run([RCLONE, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           env=ENV, timeout=1200)
     if done.returncode != 0:
         raise RuntimeError(f"rclone {args[0]} exited {done.returncode}: "
