@@ -122,8 +122,25 @@ def rclone(endpoint: OneLakeServe) -> tuple[list[str], dict[str, str]]:
             {"SSL_CERT_FILE": endpoint.ready["ca_file"]})
 
 
+RCLONE_GO = "v1.76.0"
+
+
+def rclone_go(endpoint: OneLakeServe) -> tuple[list[str], dict[str, str]]:
+    """rclone built from the Go module proxy (a long build: only when asked for)."""
+    need("go")
+    binary = CACHE / "rclone" / "rclone"
+    if not binary.exists():
+        if os.environ.get("MIRRORSPEC_CLIENTS_RCLONE_GO") != "1":
+            pytest.skip(f"rclone {RCLONE_GO} is built from the Go module proxy only with "
+                        "MIRRORSPEC_CLIENTS_RCLONE_GO=1 (a long build)")
+        run(["go", "install", f"github.com/rclone/rclone@{RCLONE_GO}"],
+            env={**go_env(), "GOBIN": str(binary.parent)}, timeout=3600)
+    return ([sys.executable, str(HERE / "rclone_driver.py")],
+            {"SSL_CERT_FILE": endpoint.ready["ca_file"], "MS_RCLONE": str(binary)})
+
+
 DRIVERS: dict[str, Callable[[OneLakeServe], tuple[list[str], dict[str, str]]]] = {
-    "java": java, "go": go, "js": js, "azcopy": azcopy, "rclone": rclone,
+    "java": java, "go": go, "js": js, "azcopy": azcopy, "rclone": rclone, "rclone-go": rclone_go,
 }
 
 
