@@ -1,11 +1,13 @@
 """`make test-clients`: official Azure clients, unmodified, against `mirrorspec serve
---self-signed`, each with its own credential class taking its token from the endpoint's
-managed-identity route (`IDENTITY_ENDPOINT`), and each running a publisher's everyday steps.
+--self-signed`, each with its own credential (the SDKs' DefaultAzureCredential and azcopy's MSI
+login take their token from the endpoint's managed-identity route, `IDENTITY_ENDPOINT`; rclone
+uses a container SAS), each running a publisher's everyday steps.
 
 The clients come from their own registries into a cache (MIRRORSPEC_CLIENTS_CACHE, default
 ~/.cache/mirrorspec/clients): the Java SDK from Maven Central, the JS SDK from npm, the Go SDK
-from the Go module proxy, azcopy from npm, rclone from the Go module proxy. A missing toolchain
-is a skip that names it. The small driver programs beside this file are ours; they call the SDKs'
+from the Go module proxy, azcopy from npm, rclone from Debian's apt (and, with
+MIRRORSPEC_CLIENTS_RCLONE_GO=1, built from the Go module proxy). A missing toolchain, or a
+registry that can't be reached, is a skip that names it; a driver that doesn't build fails. The small driver programs beside this file are ours; they call the SDKs'
 public APIs only. Each prints `STEP <name> ok` or `STEP <name> FAIL <why>`; this file then checks
 the bytes on disk (sha256 against the source) and prints the step matrix.
 """
@@ -39,13 +41,20 @@ STEPS = ("create-table", "temp-rename", "list-paged", "read-full", "read-range",
          "lease", "delete-recursive", "monitoring")
 
 
+class InstallFailed(Exception):
+    """A registry download failed (no network, a version gone): the client is skipped."""
+
+
 def run(command: list[str], cwd: Path | None = None, env: dict | None = None,
-        timeout: float = 1800) -> str:
-    """A build/install step; its output on failure."""
+        timeout: float = 1800, install: bool = True) -> str:
+    """An install step (InstallFailed) or a build of our driver (AssertionError) on failure."""
     done = subprocess.run(command, cwd=cwd, env={**os.environ, **(env or {})}, timeout=timeout,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(command)} exited {done.returncode}:\n{done.stdout[-4000:]}")
+        why = f"{' '.join(command)} exited {done.returncode}:\n{done.stdout[-4000:]}"
+        if install:
+            raise InstallFailed(why)
+        raise AssertionError(why)
     return done.stdout
 
 
@@ -67,12 +76,12 @@ def java(endpoint: OneLakeServe) -> tuple[list[str], dict[str, str]]:
          f"-Dmdep.outputFile={classpath}"], cwd=HERE / "java")
     classes = home / "classes"
     run(["javac", "-d", str(classes), "-cp", classpath.read_text().strip(),
-         str(HERE / "java" / "Publisher.java")])
+         str(HERE / "java" / "Publisher.java")], install=False)
     store = home / "truststore.p12"
     store.unlink(missing_ok=True)
     run(["keytool", "-importcert", "-noprompt", "-alias", "mirrorspec-serve", "-file",
          endpoint.ready["ca_file"], "-keystore", str(store), "-storetype", "PKCS12",
-         "-storepass", "changeit"])
+         "-storepass", "changeit"], install=False)
     return (["java", f"-Djavax.net.ssl.trustStore={store}", "-Djavax.net.ssl.trustStorePassword="
              "changeit", "-Djavax.net.ssl.trustStoreType=PKCS12", "-cp",
              f"{classes}:{classpath.read_text().strip()}", "Publisher"], {})
@@ -81,7 +90,8 @@ def java(endpoint: OneLakeServe) -> tuple[list[str], dict[str, str]]:
 def go(endpoint: OneLakeServe) -> tuple[list[str], dict[str, str]]:
     need("go")
     binary = CACHE / "go" / "publisher"
-    run(["go", "build", "-o", str(binary), "."], cwd=HERE / "go", env=go_env())
+    run(["go", "mod", "download"], cwd=HERE / "go", env=go_env())
+    run(["go", "build", "-o", str(binary), "."], cwd=HERE / "go", env=go_env(), install=False)
     return [str(binary)], {"SSL_CERT_FILE": endpoint.ready["ca_file"]}
 
 
@@ -207,8 +217,8 @@ def test_client_runs_the_publisher_steps(client, tmp_path, sources):
             (big / f"{i:020d}.parquet").write_bytes(b"")
         try:
             command, env = DRIVERS[client](endpoint)
-        except RuntimeError as exc:
-            pytest.skip(f"{client}: could not install or build the client: {exc}")
+        except InstallFailed as exc:
+            pytest.skip(f"{client}: could not install the client: {exc}")
         done = subprocess.run(command, env={
             **os.environ, **env,
             "IDENTITY_ENDPOINT": endpoint.ready["token_url"], "IDENTITY_HEADER": "any",
@@ -227,6 +237,7 @@ def test_client_runs_the_publisher_steps(client, tmp_path, sources):
     finally:
         endpoint.stop()
     matrix = {name: ("ok" if not why else why) for name, why in steps.items()}
+    CACHE.mkdir(parents=True, exist_ok=True)
     (CACHE / f"matrix-{client}.json").write_text(json.dumps(matrix, indent=1) + "\n")
     print(f"\n{client}: " + ", ".join(f"{n}={v.split(':')[0] if v != 'ok' else v}"
                                        for n, v in matrix.items()))
