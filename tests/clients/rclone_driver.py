@@ -3,7 +3,8 @@ MS_ACCOUNT_URL: one `STEP <name> ok|FAIL <why>|skip <why>` line per step.
 
 rclone 1.60 (Debian's) takes the endpoint as a host suffix (`https://<account>.<endpoint>`), so
 a path-style IP endpoint is reached through a container SAS URL (`sas_url`; `serve` accepts any
-signature). rclone has no lease command; its `moveto` is Copy Blob + Delete Blob; `check` and
+signature); later ones (MS_RCLONE_ENV_AUTH=1) take the account URL as `endpoint` and sign in
+with `env_auth`. rclone has no lease command; its `moveto` is Copy Blob + Delete Blob; `check` and
 `md5sum` read the Content-MD5 kept from the upload, `lsl` the mtime it keeps in metadata."""
 
 from __future__ import annotations
@@ -24,8 +25,14 @@ LZ = f"ol:{WS}/{ITEM}/Files/LandingZone/{CLIENT}.schema"
 TABLE = f"{LZ}/orders"
 WORK = Path(tempfile.mkdtemp(prefix="rclone-driver-"))
 RCLONE = os.environ.get("MS_RCLONE", "rclone")
-ENV = {**os.environ, "RCLONE_CONFIG": str(WORK / "none.conf"), "RCLONE_CONFIG_OL_TYPE": "azureblob",
-       "RCLONE_CONFIG_OL_SAS_URL": f"{URL}/{WS}?sv=2021-06-08&sr=c&sp=racwdl&sig=YW55"}
+ENV = {**os.environ, "RCLONE_CONFIG": str(WORK / "none.conf"), "RCLONE_CONFIG_OL_TYPE": "azureblob"}
+if os.environ.get("MS_RCLONE_ENV_AUTH") == "1":
+    # rclone >= 1.62 (the track-2 SDK): a full endpoint URL, and env_auth's azidentity chain
+    # takes the managed-identity token from IDENTITY_ENDPOINT
+    ENV.update(RCLONE_CONFIG_OL_ACCOUNT="onelake", RCLONE_CONFIG_OL_ENDPOINT=URL,
+               RCLONE_CONFIG_OL_ENV_AUTH="true")
+else:
+    ENV["RCLONE_CONFIG_OL_SAS_URL"] = f"{URL}/{WS}?sv=2021-06-08&sr=c&sp=racwdl&sig=YW55"
 failures = 0
 
 

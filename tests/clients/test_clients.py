@@ -146,7 +146,8 @@ def rclone_go(endpoint: OneLakeServe) -> tuple[list[str], dict[str, str]]:
         run(["go", "install", f"github.com/rclone/rclone@{RCLONE_GO}"],
             env={**go_env(), "GOBIN": str(binary.parent)}, timeout=3600)
     return ([sys.executable, str(HERE / "rclone_driver.py")],
-            {"SSL_CERT_FILE": endpoint.ready["ca_file"], "MS_RCLONE": str(binary)})
+            {"SSL_CERT_FILE": endpoint.ready["ca_file"], "MS_RCLONE": str(binary),
+             "MS_RCLONE_ENV_AUTH": "1"})
 
 
 DRIVERS: dict[str, Callable[[OneLakeServe], tuple[list[str], dict[str, str]]]] = {
