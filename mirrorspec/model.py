@@ -21,7 +21,7 @@ from mirrorspec.load.project import LoadedProject
 from mirrorspec.load.validate import source_option_problems
 from mirrorspec.suggest import suggest
 from mirrorspec.load.yaml_doc import Document
-from mirrorspec.sources import LANDING_ZONE
+from mirrorspec.sources import LANDING_ZONE, resolve_options
 
 DELIMITED_FORMATS = ("csv", "delimited_text")
 # YAML key of `delimited:` → FileFormatTypeProperties name (seed 000)
@@ -169,6 +169,8 @@ def build_project(loaded: LoadedProject, target: str | None = None,
     if loaded.profiles_ok:
         output = _resolve_output(loaded, data.get("profile") or name, target, problems)
     _check_target_path(project_doc, loaded.project_dir, problems)
+    if loaded.profiles_ok:
+        _check_literal_secrets(loaded, output, problems)
     partner = None
     if data.get("partner"):
         raw = data["partner"]
@@ -211,6 +213,27 @@ def _check_target_path(doc: Document, project_dir: Path, problems: list[Mirrorsp
             ("target-path",), f"target-path '{value}' is outside the project folder",
             hint=f"set `{TARGET_OUTSIDE_KEY}: true` in the project file if compile may write "
                  "(and remove its own stale files) there; or use a folder inside the project"))
+
+
+def _check_literal_secrets(loaded: LoadedProject, output: Output,
+                           problems: list[MirrorspecError]) -> None:
+    """A credential written as is in the chosen profile output (an s3a secret key, an AKIA…
+    id, a SAS) would land in target/plan.json: refused, naming env_var() instead."""
+    from mirrorspec.load.secret_names import literal_secrets
+
+    doc = loaded.profiles
+    if doc is None:
+        return
+    where = (output.profile, "outputs", output.target)
+    spec = doc.data.get(output.profile) if isinstance(doc.data, dict) else None
+    outputs = spec.get("outputs") if isinstance(spec, dict) else None
+    out = outputs.get(output.target) if isinstance(outputs, dict) else None
+    for path in literal_secrets(out, where):
+        problems.append(doc.problem(
+            path, "looks like a credential written as is; compile would write it into "
+                  "target/plan.json",
+            hint="read it from the environment at run time: "
+                 "{{ env_var('MIRRORSPEC_SECRET_<NAME>') }} (docs/security.md)"))
 
 
 def _raise(problems: list[MirrorspecError]) -> None:
@@ -556,7 +579,8 @@ class _TableBuilder:
     def _ask_feed(self, source: Source, locate: "_Locator") -> Any:
         path = resolve_location(cast(str, source.path), self.loaded.project_dir)
         try:
-            return self.infer(source.type, path, dict(source.options))
+            return self.infer(source.type, path, resolve_options(
+                source.type, dict(source.options), str(self.loaded.project_dir)))
         except MirrorspecError as exc:
             self.problems.append(locate.problem(
                 "source", f"cannot read the feed's schema: {exc.render()}"))
