@@ -67,6 +67,12 @@ def need(*tools: str) -> None:
 # --- one builder per client: install into the cache, answer (command, extra env) --------------
 
 def java(endpoint: OneLakeServe) -> tuple[list[str], dict[str, str]]:
+    return [*java_runner(endpoint), "Publisher"], {}
+
+
+def java_runner(endpoint: OneLakeServe) -> list[str]:
+    """`java` with the SDK's classpath, our driver classes and the endpoint's CA trusted (the
+    main class is the caller's: Publisher, PublishTable)."""
     need("java", "javac", "mvn", "keytool")
     home = CACHE / "java"
     home.mkdir(parents=True, exist_ok=True)
@@ -76,15 +82,15 @@ def java(endpoint: OneLakeServe) -> tuple[list[str], dict[str, str]]:
          f"-Dmdep.outputFile={classpath}"], cwd=HERE / "java")
     classes = home / "classes"
     run(["javac", "-d", str(classes), "-cp", classpath.read_text().strip(),
-         str(HERE / "java" / "Publisher.java")], install=False)
+         *sorted(str(p) for p in (HERE / "java").glob("*.java"))], install=False)
     store = home / "truststore.p12"
     store.unlink(missing_ok=True)
     run(["keytool", "-importcert", "-noprompt", "-alias", "mirrorspec-serve", "-file",
          endpoint.ready["ca_file"], "-keystore", str(store), "-storetype", "PKCS12",
          "-storepass", "changeit"], install=False)
-    return (["java", f"-Djavax.net.ssl.trustStore={store}", "-Djavax.net.ssl.trustStorePassword="
-             "changeit", "-Djavax.net.ssl.trustStoreType=PKCS12", "-cp",
-             f"{classes}:{classpath.read_text().strip()}", "Publisher"], {})
+    return ["java", f"-Djavax.net.ssl.trustStore={store}", "-Djavax.net.ssl.trustStorePassword="
+            "changeit", "-Djavax.net.ssl.trustStoreType=PKCS12", "-cp",
+            f"{classes}:{classpath.read_text().strip()}"]
 
 
 def go(endpoint: OneLakeServe) -> tuple[list[str], dict[str, str]]:
