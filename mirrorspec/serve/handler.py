@@ -265,7 +265,9 @@ class Handler(BaseHTTPRequestHandler):
                 services.authorize_storage(authorization)
         host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
         # a path may start with the workspace instead of the account (the JS SDK's renames)
-        segments = strip_account(decode_segments(self.raw_path), host, self.server.names)
+        known = services.workspaces(self.server.names) if services is not None else \
+            self.server.names
+        segments = strip_account(decode_segments(self.raw_path), host, known)
         if services is not None:  # the item the path names, when serve hosts several
             self.server = services.server_for(self.server, segments)
         place = place_of(segments, self.server.names)
@@ -376,18 +378,20 @@ class Handler(BaseHTTPRequestHandler):
                 content.close()
 
     def _list_workspaces(self) -> None:
-        """List Filesystems (`?resource=account`) or List Containers (`?comp=list`): the one
+        """List Filesystems (`?resource=account`) or List Containers (`?comp=list`): every
         workspace served."""
-        names = self.server.names
+        services = getattr(self.server, "services", None)
+        names = services.workspace_names() if services is not None else \
+            [self.server.names.workspace]
         etag, modified = '"0x8D0000000000000"', wire.http_date(self.server.store.started)
         if self.query.get("resource", "").lower() == "account":
-            doc = {"filesystems": [{"name": names.workspace, "lastModified": modified,
-                                    "etag": etag.strip('"')}]}
+            doc = {"filesystems": [{"name": name, "lastModified": modified,
+                                    "etag": etag.strip('"')} for name in names]}
             self.respond(200, {"Content-Type": "application/json;charset=utf-8"},
                          json.dumps(doc).encode())
         elif self.query.get("comp", "").lower() == "list":
             self.respond(200, {"Content-Type": "application/xml"},
-                         wire.container_listing(names.workspace, etag, modified))
+                         wire.container_listing(names, etag, modified))
         else:
             raise ServeError("unsupported", "the account root answers only ?resource=account "
                              "and ?comp=list")
@@ -397,17 +401,18 @@ class Handler(BaseHTTPRequestHandler):
 
     def _list_paths(self, place: Place) -> None:
         """D9: on the workspace with `directory=`, or on a deeper path (the FT-SDK form)."""
-        directory = plain_segments(self.query.get("directory", ""))
-        base = place_of(self.segments + directory, self.server.names) if directory else place
-        store = self.server.store
-        entry = store.stat(base)
+        segments = self.segments + plain_segments(self.query.get("directory", ""))
+        servers = self._servers_under(segments)
+        base = place_of(segments, servers[0].names)
+        entry = servers[0].store.stat(base)
         if entry is None:
             raise ServeError("path_not_found", f"the directory {base.ws_path or '/'} does not exist")
         recursive = self.query.get("recursive", "false").lower() == "true"
         size = self._page_size()
         if entry.is_dir:
-            page, more = store.list_page(base, recursive, _after(self.query.get("continuation")),
-                                         size)
+            after = _after(self.query.get("continuation"))
+            page, more = _merged([s.store.list_page(place_of(segments, s.names), recursive,
+                                                    after, size) for s in servers], size)
             found = [e for _n, e in page if e is not None]
             token = wire.encode_token(page[-1][0]) if more and page else None
         else:  # listing a file lists that file (ADLS; ABFS's listStatus of a file relies on it)
@@ -426,22 +431,27 @@ class Handler(BaseHTTPRequestHandler):
         prefix = self.query.get("prefix", "")
         delimiter = self.query.get("delimiter", "")
         folder = prefix.rpartition("/")[0]
-        store = self.server.store
-        try:
-            base = place_of(self.segments + plain_segments(folder), self.server.names)
-        except ServeError:
-            base = None
-        page: list[tuple[str, Entry | None]] = []
-        more = False
-        if base is not None and (stat := store.stat(base)) is not None and stat.is_dir:
-            page, more = store.list_page(
-                base, recursive=not delimiter, after=_after(self.query.get("marker")),
-                size=self._page_size(), prefix=prefix,
-                start=self.query.get("startfrom", ""),  # object_store sends it
-                dirs_as_prefixes=bool(delimiter))
+        segments = self.segments + plain_segments(folder)
+        listings, stores = [], {}
+        size = self._page_size()
+        for server in self._servers_under(segments):
+            try:
+                base = place_of(segments, server.names)
+            except ServeError:
+                continue
+            store = server.store
+            if (stat := store.stat(base)) is not None and stat.is_dir:
+                found, more = store.list_page(
+                    base, recursive=not delimiter, after=_after(self.query.get("marker")),
+                    size=size, prefix=prefix,
+                    start=self.query.get("startfrom", ""),  # object_store sends it
+                    dirs_as_prefixes=bool(delimiter))
+                listings.append((found, more))
+                stores.update({name: store for name, _e in found})
+        page, more = _merged(listings, size)
         next_marker = wire.encode_token(page[-1][0]) if more and page else None
         include = {i.strip().lower() for i in self.query.get("include", "").split(",")}
-        props = {e.name: store.props_of(e) for _n, e in page if e is not None}
+        props = {e.name: stores[n].props_of(e) for n, e in page if e is not None}
         host = self.headers.get("Host") or "127.0.0.1"
         scheme = "https" if self.server.config.tls else "http"
         body = wire.blob_listing(place.workspace, f"{scheme}://{host}/onelake/",
@@ -449,6 +459,13 @@ class Handler(BaseHTTPRequestHandler):
                                  [n for n, e in page if e is None], self.query, next_marker,
                                  props, with_metadata="metadata" in include)
         self.respond(200, {"Content-Type": "application/xml"}, body)
+
+    def _servers_under(self, segments: list[str]) -> list[Any]:
+        """The server views a listing of `segments` reads: the item's own, or each item's at a
+        workspace that `serve --root` fills with several."""
+        services = getattr(self.server, "services", None)
+        return services.servers_under(self.server, segments) if services is not None \
+            else [self.server]
 
     # --- PUT / PATCH / DELETE -------------------------------------------------------------
     def _put(self, place: Place) -> None:
@@ -687,6 +704,17 @@ class Handler(BaseHTTPRequestHandler):
         if place.area == "landing" and not entry.is_dir:
             headers.update(self.server.store.leases.headers(place.rel))
         return headers
+
+
+def _merged(listings: list[tuple[list[tuple[str, Entry | None]], bool]],
+            size: int) -> tuple[list[tuple[str, Entry | None]], bool]:
+    """One page from the pages of several stores (each in byte order from the same cursor):
+    the first `size` names of them all, and whether more follow."""
+    if len(listings) == 1:
+        return listings[0]
+    names = sorted((row for page, _more in listings for row in page),
+                   key=lambda row: row[0].encode("utf-8", "surrogateescape"))
+    return names[:size], len(names) > size or any(more for _page, more in listings)
 
 
 def _range_with_md5(content: BinaryIO | bytes, length: int, headers: dict[str, str]) -> bytes:

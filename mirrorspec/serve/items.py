@@ -238,6 +238,10 @@ class Registry:
                     return ws
         raise FabricError(404, "WorkspaceNotFound", f"workspace {ref!r} does not exist here")
 
+    def all_workspaces(self) -> list[Workspace]:
+        with self._lock:
+            return list(self.workspaces.values())
+
     def items_of(self, ws: Workspace) -> list[Item]:
         with self._lock:
             return sorted((i for i in self.items.values() if i.workspace is ws),

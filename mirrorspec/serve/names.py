@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass
+from typing import Protocol
 from urllib.parse import unquote, urlsplit
 
 from mirrorspec.serve.codes import ServeError
@@ -78,6 +79,12 @@ class Names:
         return s in (self.item.lower(), self.item_id) or s.startswith(self.item.lower() + ".")
 
 
+class Workspaces(Protocol):
+    """What tells a workspace segment (`Names`, or every workspace `serve --root` hosts)."""
+
+    def is_workspace(self, segment: str) -> bool: ...
+
+
 @dataclass(frozen=True)
 class Place:
     """Where a request path points: `area` is one of account, workspace, item, files, landing,
@@ -122,7 +129,7 @@ def plain_segments(text: str) -> list[str]:
     return segments
 
 
-def strip_account(segments: list[str], host: str, names: Names | None = None) -> list[str]:
+def strip_account(segments: list[str], host: str, names: Workspaces | None = None) -> list[str]:
     """Segments after the account: path-style (`/onelake/...`) unless the Host is `onelake.*`.
     A path that starts with the served workspace has no account segment: the JS SDK sends a
     rename there (`DataLakePathClient.move` sets the whole URL path to `/{fs}/{path}`)."""

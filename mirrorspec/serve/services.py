@@ -37,6 +37,23 @@ class ItemServer:
         return getattr(self.base, name)
 
 
+class HostedWorkspaces:
+    """`is_workspace` over the start workspace and every one the registry holds (a storage
+    path may start with any of them instead of the account)."""
+
+    def __init__(self, names: Any, registry: Registry):
+        self.names, self.registry = names, registry
+
+    def is_workspace(self, segment: str) -> bool:
+        if self.names.is_workspace(segment):
+            return True
+        try:
+            self.registry.workspace(segment)
+        except FabricError:
+            return False
+        return True
+
+
 class Services:
     def __init__(self, registry: Registry, authority: TokenAuthority, entra: Entra,
                  require_auth: bool, page_size: int):
@@ -119,6 +136,29 @@ class Services:
         if item is None or item.store is None or item.store is base.store:
             return base
         return ItemServer(base, item)
+
+    def servers_under(self, server: Any, segments: list[str]) -> list[Any]:
+        """The item views whose stores hold what `segments` name: the one item a path below
+        an item names, or every item of a workspace (a listing of the workspace itself)."""
+        base = getattr(server, "base", server)
+        if len(segments) == 1:
+            try:
+                items = self.registry.items_of(self.registry.workspace(segments[0]))
+            except FabricError:
+                items = []
+            views = [base if item.store is base.store else ItemServer(base, item)
+                     for item in items if item.store is not None]
+            if views:
+                return views
+        return [self.server_for(base, segments)]
+
+    def workspace_names(self) -> list[str]:
+        """Every workspace served (List Filesystems, List Containers), by display name."""
+        return sorted((ws.name for ws in self.registry.all_workspaces()), key=str.lower)
+
+    def workspaces(self, names: Any) -> "HostedWorkspaces":
+        """The account-less path check over every workspace (`names`: the start one's)."""
+        return HostedWorkspaces(names, self.registry)
 
     def connect(self, handler: Any) -> None:
         """A CONNECT: a tunnel served here for Microsoft's hosts (proxy.py), else 403."""

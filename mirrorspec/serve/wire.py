@@ -144,14 +144,16 @@ def _name(parent: ET.Element, name: str) -> None:
         element.text = name
 
 
-def container_listing(name: str, etag: str, modified: str) -> bytes:
-    """List Containers' XML with the one workspace."""
+def container_listing(names: list[str], etag: str, modified: str) -> bytes:
+    """List Containers' XML with the workspaces served."""
     root = ET.Element("EnumerationResults", ServiceEndpoint="/onelake/")
-    container = ET.SubElement(ET.SubElement(root, "Containers"), "Container")
-    ET.SubElement(container, "Name").text = name
-    props = ET.SubElement(container, "Properties")
-    ET.SubElement(props, "Last-Modified").text = modified
-    ET.SubElement(props, "Etag").text = etag
+    containers = ET.SubElement(root, "Containers")
+    for name in names:
+        container = ET.SubElement(containers, "Container")
+        ET.SubElement(container, "Name").text = name
+        props = ET.SubElement(container, "Properties")
+        ET.SubElement(props, "Last-Modified").text = modified
+        ET.SubElement(props, "Etag").text = etag
     ET.SubElement(root, "NextMarker").text = ""
     return b'<?xml version="1.0" encoding="utf-8"?>' + ET.tostring(root)
 

@@ -10,6 +10,7 @@ import base64
 import http.client
 import json
 import shutil
+import xml.etree.ElementTree as ET
 from urllib.parse import urlsplit
 
 import pytest
@@ -197,6 +198,80 @@ def test_tables_status_is_paged_from_the_monitoring_status(api, served, db):
     assert second["continuationToken"] is None and second["continuationUri"] is None
     status, _h, err = api.call("POST", f"{base}?continuationToken=garbage")
     assert (status, err["errorCode"]) == (400, "InvalidContinuationToken")
+
+
+def storage_get(api: Api, path: str) -> tuple[int, dict, bytes]:
+    conn = http.client.HTTPConnection(api.host, api.port, timeout=30)
+    conn.request("GET", path)
+    response = conn.getresponse()
+    body = response.read()
+    conn.close()
+    return response.status, dict(response.getheaders()), body
+
+
+def list_paths(api: Api, path: str) -> list[str]:
+    """Every name of a List Paths, page after page (the module's serve pages by 1)."""
+    names, token = [], ""
+    while True:
+        query = f"&continuation={token}" if token else ""
+        status, headers, body = storage_get(api, path + query)
+        assert status == 200, body
+        names += [p["name"] for p in json.loads(body)["paths"]]
+        token = headers.get("x-ms-continuation", "")
+        if not token:
+            return names
+
+
+def list_blobs(api: Api, path: str) -> list[str]:
+    """Every blob name and prefix of a List Blobs, page after page."""
+    names, marker = [], ""
+    while True:
+        status, _h, body = storage_get(api, path + (f"&marker={marker}" if marker else ""))
+        assert status == 200, body
+        root = ET.fromstring(body)
+        names += [e.text for e in root.iter("Name") if e.text]
+        marker = root.findtext("NextMarker") or ""
+        if not marker:
+            return names
+
+
+def test_storage_lists_every_workspace_and_every_item(api, served, db):
+    status, _h, ws2 = api.call("POST", "/v1/workspaces", {"displayName": "ws2"})
+    assert status == 201, ws2
+    status, _h, other = api.call("POST", "/v1/workspaces/ws2/mirroredDatabases",
+                                 {"displayName": "other"})
+    assert status == 201, other
+    status, _h, body = storage_get(api, "/onelake?resource=account")
+    assert sorted(f["name"] for f in json.loads(body)["filesystems"]) == ["ws1", "ws2"]
+    assert list_blobs(api, "/onelake?comp=list") == ["ws1", "ws2"]
+
+    status, _h, items = api.call("GET", "/v1/workspaces/ws1/mirroredDatabases")
+    every = sorted(f"{i['displayName']}.MountedRelationalDatabase" for i in items["value"])
+    assert len(every) >= 2  # the start item and `sales`
+    assert list_paths(api, "/onelake/ws1?resource=filesystem&recursive=false") == every
+    assert list_blobs(api, "/onelake/ws1?restype=container&comp=list&delimiter=/") == \
+        [name + "/" for name in every]
+
+    table = "sales.MountedRelationalDatabase/Files/LandingZone/listed.schema/t"
+    assert api.storage("PUT", f"/onelake/ws1/{table}/a.csv", b"id\n1\n",
+                       {"x-ms-blob-type": "BlockBlob"}) == 201
+    listed = list_paths(api, "/onelake/ws1?resource=filesystem&recursive=true&directory="
+                        "sales.MountedRelationalDatabase/Files/LandingZone/listed.schema")
+    assert listed == [table, f"{table}/a.csv"]
+    assert list_blobs(api, f"/onelake/ws1?restype=container&comp=list&prefix={table}/") == \
+        [f"{table}/a.csv"]
+    everything = list_paths(api, "/onelake/ws1?resource=filesystem&recursive=true")
+    assert f"{table}/a.csv" in everything and everything == sorted(
+        everything, key=lambda n: n.encode())
+    assert {n.partition("/")[0] for n in everything} == set(every)
+
+    # a path may start with any hosted workspace instead of the account
+    lz = "other.MountedRelationalDatabase/Files/LandingZone/x.schema/t/f.csv"
+    assert api.storage("PUT", f"/ws2/{lz}", b"id\n2\n", {"x-ms-blob-type": "BlockBlob"}) == 201
+    landing = served.root / other["workspaceId"] / other["id"] / "Files" / "LandingZone"
+    assert (landing / "x.schema" / "t" / "f.csv").read_bytes() == b"id\n2\n"
+    assert list_blobs(api, f"/{ws2['id']}?restype=container&comp=list&prefix="
+                      "other.MountedRelationalDatabase/Files/LandingZone/x.schema/t/") == [lz]
 
 
 def test_delete_removes_the_item_and_its_folders_and_the_list_survives_a_restart(tmp_path):
