@@ -187,6 +187,7 @@ def serve(**params: Any) -> None:
         served = registry.adopt(f"{workspace}={workspace_id}", f"{item}={item_id}", landing,
                                 warehouse, endpoint.store, endpoint.conformance)
         registry.open_all()
+        registry.resume()  # the items whose mirroring was started before a restart
         services.attach(endpoint, registry, clients)
         if mirror is not None:
             registry.adopt_engine(served, mirror)

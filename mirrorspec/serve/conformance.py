@@ -60,9 +60,10 @@ class Conformance:
     """Collects findings; `log(severity, message, **fields)` prints each one as it happens."""
 
     def __init__(self, landing: Path, report: Path | None,
-                 log: Callable[..., None]):
+                 log: Callable[..., None], item: dict | None = None):
         self.landing = landing
         self.report = report
+        self.item = item  # the mirrored database the report is about (serve --root's others)
         self.log = log
         self.findings: list[Finding] = []
         self.requests = 0
@@ -186,7 +187,9 @@ class Conformance:
         counts: dict[str, int] = {}
         for f in findings:
             counts[f["kind"]] = counts.get(f["kind"], 0) + 1
-        return {"requests": self.requests, "errors": sum(f["severity"] == "error" for f in findings),
+        item = {"item": self.item} if self.item is not None else {}
+        return {**item, "requests": self.requests,
+                "errors": sum(f["severity"] == "error" for f in findings),
                 "warnings": sum(f["severity"] == "warning" for f in findings),
                 "counts": counts, "findings": findings}
 

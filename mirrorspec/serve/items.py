@@ -2,8 +2,12 @@
 
 With `--root DIR` every mirrored database has its own folders, `DIR/<workspace id>/<item id>/`
 holding `Files/LandingZone` and `Tables` (the warehouse), and the list is kept in
-`DIR/fabric-items.json` across restarts. Without `--root` the one item of `--landing-zone` /
+`DIR/fabric-items.json` across restarts, with whether mirroring was started: a serve started
+again restarts those engines (`resume`). Without `--root` the one item of `--landing-zone` /
 `--warehouse` is the only one (items can't be created or deleted then).
+
+With `--report FILE` each item has its conformance report: FILE for the item serve was started
+with, `<FILE's stem>.<item id><FILE's suffix>` beside it for every other one.
 
 Each item is served through its own `Store` and `Conformance`; `route` gives the handler a view
 of the server bound to the item a storage path names.
@@ -70,6 +74,7 @@ class Item:
     conformance: Conformance | None = None
     engine: subprocess.Popen | None = None
     state: str = "Initialized"  # Fabric's MirroringStatus: Initialized, Running, Stopped
+    wanted: str = ""  # "Running" after startMirroring, "Stopped" after stopMirroring (kept)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -81,8 +86,11 @@ class Item:
                 "description": self.description, "workspaceId": self.workspace.id}
 
     def record(self) -> dict[str, Any]:
-        return {"id": self.id, "workspaceId": self.workspace.id, "displayName": self.name,
-                "description": self.description, "parts": self.parts}
+        doc = {"id": self.id, "workspaceId": self.workspace.id, "displayName": self.name,
+               "description": self.description, "parts": self.parts}
+        if self.wanted:
+            doc["mirroring"] = self.wanted
+        return doc
 
 
 def check_name(value: Any, what: str) -> str:
@@ -163,6 +171,7 @@ class Registry:
         self.workspaces: dict[str, Workspace] = {}
         self.items: dict[str, Item] = {}
         self.adopted: Item | None = None  # served with the endpoint's own store
+        self.report: Path | None = None  # the adopted item's report (--report), set by adopt
 
     # --- loading --------------------------------------------------------------------------
     def load(self) -> None:
@@ -178,8 +187,11 @@ class Registry:
                 self.workspaces[ws["id"]] = Workspace(ws["id"], ws["displayName"],
                                                       ws.get("description", ""))
             for rec in doc.get("items") or []:
-                self._add(self.workspaces[rec["workspaceId"]], rec["id"], rec["displayName"],
-                          rec.get("description", ""), rec["parts"])
+                item = self._add(self.workspaces[rec["workspaceId"]], rec["id"],
+                                 rec["displayName"], rec.get("description", ""), rec["parts"])
+                item.wanted = str(rec.get("mirroring") or "")
+                if item.wanted == "Stopped":
+                    item.state = "Stopped"
         except (OSError, ValueError, KeyError, TypeError) as exc:
             from mirrorspec.errors import MirrorspecError
 
@@ -200,7 +212,9 @@ class Registry:
                                   landing, warehouse)
                 self._save()
             found.store, found.conformance = store, conformance
-            self.adopted = found
+            conformance.item = found.doc()
+            conformance.write_report()
+            self.adopted, self.report = found, conformance.report
             return found
 
     def folders_of(self, workspace_id: str, item_id: str) -> tuple[Path, Path]:
@@ -302,7 +316,14 @@ class Registry:
         warehouse = str(item.warehouse)
         item.store = Store(item.names, item.landing, item.warehouse, staging,
                            lambda: monitoring.render(warehouse), self.unflushed)
-        item.conformance = Conformance(item.landing, None, self.log)
+        item.conformance = Conformance(item.landing, self.report_of(item), self.log,
+                                       item=item.doc())
+
+    def report_of(self, item: Item) -> Path | None:
+        """The conformance report of an item other than the adopted one (with --report)."""
+        if self.report is None:
+            return None
+        return self.report.with_name(f"{self.report.stem}.{item.id}{self.report.suffix}")
 
     def open_all(self) -> None:
         """Stores for the loaded items (the adopted one already has the endpoint's)."""
@@ -349,6 +370,26 @@ class Registry:
 
     # --- engines --------------------------------------------------------------------------
     def start(self, item: Item) -> None:
+        """startMirroring: the engine started, and restarted by the next serve (`resume`)."""
+        self._start(item)
+        with self._lock:
+            item.wanted = "Running"
+            self._save()
+
+    def resume(self) -> None:
+        """Restart the engines of the items whose mirroring was started and not stopped (as
+        Fabric keeps replicating); an item that can't start is logged and stays Stopped."""
+        for item in list(self.items.values()):
+            if item.wanted != "Running":
+                continue
+            try:
+                self._start(item, resumed=True)
+            except FabricError as exc:
+                item.state = "Stopped"
+                self.log("warning", f"mirroring of {item.workspace.name}/{item.name} was not "
+                         f"restarted: {exc.message}", item=item.id)
+
+    def _start(self, item: Item, resumed: bool = False) -> None:
         """`mirrorspec mirror --watch` on the item's folders (a no-op when it runs)."""
         with item.lock:
             if item.engine is not None and item.engine.poll() is None:
@@ -362,14 +403,22 @@ class Registry:
             item.engine = self._launcher.start(item.landing, item.warehouse, s.every,
                                                s.log_format, s.conf)
             item.state = "Running"
-        self.log("info", f"mirroring started for {item.workspace.name}/{item.name} "
-                 f"(engine pid {item.engine.pid})", item=item.id)
+        self.log("info", f"mirroring {'restarted' if resumed else 'started'} for "
+                 f"{item.workspace.name}/{item.name} (engine pid {item.engine.pid})", item=item.id)
 
     def adopt_engine(self, item: Item, process: subprocess.Popen) -> None:
         with item.lock:
             item.engine, item.state = process, "Running"
 
     def stop(self, item: Item) -> None:
+        """stopMirroring: the engine stopped, and not restarted by the next serve."""
+        self._halt(item)
+        with self._lock:
+            if item.wanted:
+                item.wanted = "Stopped"
+                self._save()
+
+    def _halt(self, item: Item) -> None:
         with item.lock:
             engine, item.engine = item.engine, None
             if engine is None:
@@ -391,7 +440,9 @@ class Registry:
     def close(self) -> None:
         """Stop every engine and drop every item's uncommitted uploads."""
         for item in list(self.items.values()):
-            self.stop(item)
+            self._halt(item)  # a started mirroring stays started: the next serve resumes it
             if item.store is not None and item is not self.adopted:  # the endpoint closes its own
                 item.store.close()
+                if item.conformance is not None:
+                    item.conformance.write_report()
         self._launcher.close()
