@@ -6,7 +6,8 @@ and a mirrored database (`POST /v1/workspaces/{ws}/mirroredDatabases`, a base64 
 definition), starts mirroring; the Java driver (tests/clients/java/PublishTable.java, its own
 ClientSecretCredential against AZURE_AUTHORITY_HOST=serve) publishes one table into the item's
 landing zone; `getTablesMirroringStatus` is read until the table is Replicating with its row
-count; `stopMirroring` ends the engine and every process it started. Waits are on states.
+count. serve is then restarted on the same `--root`: the started mirroring is restarted with it,
+and `stopMirroring` ends the engine and every process it started. Waits are on states.
 """
 
 from __future__ import annotations
@@ -124,6 +125,33 @@ def alive(pids: set[int]) -> set[int]:
     return left
 
 
+def engine_of(server: OneLakeServe, verb: str) -> int:
+    """The pid of the one engine serve says it `verb` (started, restarted) for orders_db."""
+    said = [e["message"] for e in server.events()
+            if e.get("message", "").startswith(f"mirroring {verb} for sales/orders_db")]
+    assert len(said) == 1, server.log()[-4000:]
+    return int(re.search(r"engine pid (\d+)", said[0]).group(1))
+
+
+def stop_and_check(fabric: Fabric, base: str, pid: int) -> None:
+    """stopMirroring ends the engine and, shortly after, every process it started."""
+    tree = process_tree(pid)
+    assert pid in tree, "the engine ended before stopMirroring"
+    assert fabric.call("POST", f"{base}/stopMirroring") == (200, None)
+    assert fabric.call("POST", f"{base}/getMirroringStatus") == (200, {"status": "Stopped"})
+    assert pid not in alive(tree), "stopMirroring returned with the engine running"
+    gone_by(tree)
+
+
+def gone_by(tree: set[int]) -> None:
+    left = alive(tree)
+    deadline = time.monotonic() + 60
+    while left and time.monotonic() < deadline:  # the JVM ends when its parent's pipe closes
+        time.sleep(0.2)
+        left = alive(tree)
+    assert not left, f"processes of the engine left: {sorted(left)}"
+
+
 def test_java_sdk_publishes_into_a_mirrored_database_created_through_v1(tmp_path):
     sources = tmp_path / "sources"
     sources.mkdir()
@@ -134,7 +162,6 @@ def test_java_sdk_publishes_into_a_mirrored_database_created_through_v1(tmp_path
     for pair in MIRROR_CONF:
         args += ["--mirror-conf", pair]
     server = OneLakeServe(tmp_path, *args, root=tmp_path / "root")
-    engine: set[int] = set()
     try:
         try:
             command = java_runner(server)
@@ -152,10 +179,7 @@ def test_java_sdk_publishes_into_a_mirrored_database_created_through_v1(tmp_path
         base = f"workspaces/{ws['id']}/mirroredDatabases/{item['id']}"
         assert fabric.call("POST", f"{base}/startMirroring") == (200, None)
         assert fabric.call("POST", f"{base}/getMirroringStatus") == (200, {"status": "Running"})
-        started = [e for e in server.events()
-                   if e.get("message", "").startswith("mirroring started for sales/orders_db")]
-        assert len(started) == 1, server.log()
-        engine_pid = int(re.search(r"engine pid (\d+)", started[0]["message"]).group(1))
+        engine_pid = engine_of(server, "started")
 
         published = subprocess.run([*command, "PublishTable"], env={
             **os.environ, "MS_AUTHORITY_HOST": server.ready["authority_host"],
@@ -185,19 +209,24 @@ def test_java_sdk_publishes_into_a_mirrored_database_created_through_v1(tmp_path
         assert entry["sourceSchemaName"] == "sales"
 
         engine = process_tree(engine_pid)
-        assert engine_pid in engine, "the engine ended before stopMirroring"
-        assert fabric.call("POST", f"{base}/stopMirroring") == (200, None)
-        assert fabric.call("POST", f"{base}/getMirroringStatus") == (200, {"status": "Stopped"})
-        assert engine_pid not in alive(engine), "stopMirroring returned with the engine running"
-        left = alive(engine)
-        deadline = time.monotonic() + 60
-        while left and time.monotonic() < deadline:  # the JVM ends when its parent's pipe closes
-            time.sleep(0.2)
-            left = alive(engine)
-        assert not left, f"processes of the engine left after stopMirroring: {sorted(left)}"
     finally:
         assert server.stop() == 0, server.log()[-4000:]
-        assert not alive(engine)
+    gone_by(engine)  # serve's stop ends the engine; the item stays started
+
+    again = tmp_path / "again"
+    again.mkdir()
+    server = OneLakeServe(again, *args, root=tmp_path / "root")
+    try:
+        fabric = Fabric(server.ready)
+        resumed = engine_of(server, "restarted")
+        assert fabric.call("POST", f"{base}/getMirroringStatus") == (200, {"status": "Running"})
+        status, page = fabric.call("POST", f"{base}/getTablesMirroringStatus")
+        assert status == 200 and [(t["sourceTableName"], t["status"],
+                                   t["metrics"]["processedRows"]) for t in page["data"]] == [
+            ("orders", "Replicating", len(ROWS))], page
+        stop_and_check(fabric, base, resumed)
+    finally:
+        assert server.stop() == 0, server.log()[-4000:]
     landing = tmp_path / "root" / ws["id"] / item["id"] / "Files" / "LandingZone"
     table = landing / "sales.schema" / "orders"
     assert not list(table.glob("_*.tmp")), "the temporary upload is still there"
