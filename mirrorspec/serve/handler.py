@@ -403,6 +403,10 @@ class Handler(BaseHTTPRequestHandler):
         """D9: on the workspace with `directory=`, or on a deeper path (the FT-SDK form)."""
         segments = self.segments + plain_segments(self.query.get("directory", ""))
         servers = self._servers_under(segments)
+        if not servers:  # a workspace that holds no mirrored database yet
+            self.respond(200, {"Content-Type": "application/json;charset=utf-8"},
+                         wire.dfs_listing([]))
+            return
         base = place_of(segments, servers[0].names)
         entry = servers[0].store.stat(base)
         if entry is None:

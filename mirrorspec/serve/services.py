@@ -16,7 +16,8 @@ from mirrorspec.serve import proxy
 from mirrorspec.serve.codes import ServeError
 from mirrorspec.serve.entra import Entra, Reply
 from mirrorspec.serve.fabric_api import MAX_BODY, FabricApi, error
-from mirrorspec.serve.items import FabricError, Item, Registry
+from mirrorspec.serve.items import FabricError, Item, Registry, Workspace
+from mirrorspec.serve.names import Names
 from mirrorspec.serve.tokens import (FABRIC_AUDIENCES, LOCAL_ISSUER, STORAGE_AUDIENCES,
                                      TokenAuthority, TokenRefused)
 
@@ -35,6 +36,27 @@ class ItemServer:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.base, name)
+
+
+class NoItemNames(Names):
+    """The names of a workspace that holds no mirrored database yet: no item segment is one."""
+
+    def is_item(self, segment: str) -> bool:
+        return False
+
+    @property
+    def item_path(self) -> str:
+        return "no mirrored database yet"
+
+
+class EmptyWorkspaceServer(ItemServer):
+    """A workspace created through `/v1` with no item: its own paths answer (an empty listing),
+    every path below it is an item that is not found."""
+
+    def __init__(self, base: Any, ws: Workspace):
+        self.base = base
+        self.names = NoItemNames(ws.name, ws.id, "", "")
+        self.store, self.conformance = base.store, base.conformance
 
 
 class HostedWorkspaces:
@@ -129,11 +151,12 @@ class Services:
         try:
             ws = self.registry.workspace(segments[0])
             items = self.registry.items_of(ws)
-            item = self.registry.item(ws, segments[1]) if len(segments) > 1 else \
-                (items[0] if items else None)
+            if not items:
+                return EmptyWorkspaceServer(base, ws)
+            item = self.registry.item(ws, segments[1]) if len(segments) > 1 else items[0]
         except FabricError:
             return base  # place_of answers FilesystemNotFound / PathNotFound
-        if item is None or item.store is None or item.store is base.store:
+        if item.store is None or item.store is base.store:
             return base
         return ItemServer(base, item)
 
@@ -145,11 +168,9 @@ class Services:
             try:
                 items = self.registry.items_of(self.registry.workspace(segments[0]))
             except FabricError:
-                items = []
-            views = [base if item.store is base.store else ItemServer(base, item)
-                     for item in items if item.store is not None]
-            if views:
-                return views
+                return [self.server_for(base, segments)]
+            return [base if item.store is base.store else ItemServer(base, item)
+                    for item in items if item.store is not None]
         return [self.server_for(base, segments)]
 
     def workspace_names(self) -> list[str]:

@@ -274,6 +274,21 @@ def test_storage_lists_every_workspace_and_every_item(api, served, db):
                       "other.MountedRelationalDatabase/Files/LandingZone/x.schema/t/") == [lz]
 
 
+def test_a_workspace_with_no_item_yet_lists_empty(api, served):
+    status, _h, ws = api.call("POST", "/v1/workspaces", {"displayName": "bare"})
+    assert status == 201, ws
+    status, _h, body = storage_get(api, "/onelake?resource=account")
+    assert "bare" in [f["name"] for f in json.loads(body)["filesystems"]]
+    for ref in ("bare", ws["id"]):
+        assert list_paths(api, f"/onelake/{ref}?resource=filesystem&recursive=true") == []
+        assert list_blobs(api, f"/onelake/{ref}?restype=container&comp=list") == []
+        assert api.storage("HEAD", f"/onelake/{ref}?resource=filesystem") == 200
+    path = "/onelake/bare/db.MountedRelationalDatabase/Files/LandingZone/t.schema/x.csv"
+    before = sorted(served.root.rglob("*"))
+    assert api.storage("PUT", path, b"id\n1\n", {"x-ms-blob-type": "BlockBlob"}) == 404
+    assert sorted(served.root.rglob("*")) == before  # nothing written anywhere
+
+
 def test_delete_removes_the_item_and_its_folders_and_the_list_survives_a_restart(tmp_path):
     root = tmp_path / "root"
     server = OneLakeServe(tmp_path, root=root)
