@@ -35,6 +35,7 @@ CODES: dict[str, Code] = {
     "invalid_input": Code(400, "InvalidInput"),
     "invalid_query": Code(400, "InvalidQueryParameterValue"),
     "invalid_header": Code(400, "InvalidHeaderValue"),
+    "invalid_uri": Code(400, "InvalidUri"),
     "no_auth": Code(401, "NoAuthenticationInformation"),
     "invalid_block_list": Code(400, "InvalidBlockList"),
     "internal_error": Code(500, "InternalError", why="a file-system error serve did not expect"),
@@ -57,6 +58,9 @@ CODES: dict[str, Code] = {
                         why="a DFS/Blob operation this endpoint does not emulate"),
     "item_not_found": Code(404, "PathNotFound", guessed=True,
                            why="an item name or GUID other than the served one"),
+    "host_not_allowed": Code(403, "AuthorizationFailure", guessed=True,
+                             why="a Host (or absolute request target) naming another server: "
+                                 "DNS rebinding"),
 }
 
 
