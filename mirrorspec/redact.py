@@ -20,7 +20,7 @@ SECRET_PARAMETERS = frozenset({
     "access_token", "refresh_token", "id_token", "assertion", "client_assertion",
 })
 
-_ENCODED = r"%[0-9A-Fa-f]{2}"
+_ENCODED = r"%(?!3[DdFfBb]|26)[0-9A-Fa-f]{2}"  # an encoded character, not = ? ; &
 # a separator (? & ;, maybe percent-encoded), a name, =, and the value up to the next separator
 _PARAMETER = re.compile(
     r"(?P<head>(?:[?&;]|%3[Ff]|%26|%3[Bb])(?P<name>(?:[\w.\-]|" + _ENCODED + r")+)"

@@ -296,7 +296,9 @@ class Handler(BaseHTTPRequestHandler):
                 self.headers.get("Authorization") or "sig" in self.query):
             raise ServeError("no_auth", "this endpoint runs with --require-auth: send a bearer "
                              "token, a SharedKey signature or a SAS")
-        segments = strip_account(decode_segments(self.raw_path), self.host)
+        segments = decode_segments(self.raw_path)
+        if self.host_kind not in ("dfs", "blob"):  # a OneLake host name carries the account
+            segments = strip_account(segments, self.host)
         place = place_of(segments, self.server.names)
         if place.item:
             self.server.conformance.item_segment(place.item)
