@@ -255,3 +255,15 @@ def test_a_report_folder_that_cant_be_made_is_a_one_line_error(tmp_path):
     assert result.returncode == 1
     assert "--report file/sub/report.json: can't create its folder" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_bytes_retained_by_a_flush_can_be_flushed_later(server):
+    path = f"{LZ}/retain/a.csv"
+    for method, query, body in (("PUT", "?resource=file", b""),
+                                ("PATCH", "?action=append&position=0", b"0123456789"),
+                                ("PATCH", "?action=flush&position=5&retainUncommittedData=true", b""),
+                                ("PATCH", "?action=flush&position=10", b"")):
+        answer = exchange(server, request(method, path + query, f"Content-Length: {len(body)}",
+                                          body=body))
+        assert statuses(answer)[0] < 300, (query, answer)
+    assert (server.landing / "retain" / "a.csv").read_bytes() == b"0123456789"
