@@ -138,7 +138,7 @@ class Endpoint:
         self.log = log = redacting(log)
         landing = config.landing.resolve()
         _remove_dead_staging(landing)
-        self.staging = landing.parent / f".{landing.name}.serve-staging-{os.getpid()}"
+        self.staging = _staging_beside(landing)
         self.store = Store(config.names, landing, config.warehouse, self.staging,
                            lambda: monitoring.render(str(config.warehouse)), config.unflushed)
         self.conformance = Conformance(landing, config.report, log)
@@ -191,6 +191,32 @@ class Endpoint:
         self.store.close()
         self.conformance.close()
         return finished
+
+
+def _staging_beside(landing: Path) -> Path:
+    """The folder where uncommitted bytes wait: beside the landing zone, so the engine never
+    lists it and clients never see it, on the same filesystem, so a flush is one rename.
+
+    A landing zone that is a mount point (or under a parent serve can't write) can't have one:
+    that is a clear error at start, not a failed flush later."""
+    from mirrorspec.errors import MirrorspecError
+
+    staging = landing.parent / f".{landing.name}.serve-staging-{os.getpid()}"
+    hint = ("serve stages uploads in a folder beside the landing zone, on the same filesystem "
+            "(a flush publishes with one rename): give a landing zone that is a folder inside "
+            "a writable folder of its filesystem, not a mount point")
+    try:
+        landing.mkdir(parents=True, exist_ok=True)
+        staging.mkdir(exist_ok=True)
+        same = staging.stat().st_dev == landing.stat().st_dev
+    except OSError as exc:
+        raise MirrorspecError(f"can't create the staging folder {staging}: "
+                              f"{exc.strerror or exc}", hint=hint) from None
+    if not same:
+        staging.rmdir()
+        raise MirrorspecError(f"the landing zone {landing} is a mount point: the staging folder "
+                              f"{staging} beside it is on another filesystem", hint=hint)
+    return staging
 
 
 def _remove_dead_staging(landing: Path) -> None:

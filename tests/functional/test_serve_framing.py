@@ -9,7 +9,6 @@ import json
 import re
 import socket
 import ssl
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -99,8 +98,9 @@ def test_an_absolute_form_target_names_its_host_too(server):
 
 @pytest.mark.parametrize("hosts", [[], ["127.0.0.1", "localhost"]])
 def test_http_1_1_needs_exactly_one_host(server, hosts):
-    answer = exchange(server, request("GET", "/onelake/ws?resource=filesystem", host=None,
-                                      *[f"Host: {h}" for h in hosts]))
+    host_lines = [f"Host: {h}" for h in hosts]
+    answer = exchange(server, request("GET", "/onelake/ws?resource=filesystem", *host_lines,
+                                      host=None))
     assert statuses(answer) == [400] and b"InvalidHeaderValue" in answer
 
 
