@@ -37,6 +37,9 @@ CODES: dict[str, Code] = {
     "invalid_header": Code(400, "InvalidHeaderValue"),
     "invalid_uri": Code(400, "InvalidUri"),
     "no_auth": Code(401, "NoAuthenticationInformation"),
+    "invalid_auth": Code(401, "InvalidAuthenticationInfo",
+                         why="--require-auth and a bearer token serve did not issue, expired, "
+                             "or for another audience"),
     "invalid_block_list": Code(400, "InvalidBlockList"),
     "internal_error": Code(500, "InternalError", why="a file-system error serve did not expect"),
     # --- guessed: OneLake's docs say "rejected"/"not allowed" without a code (spec §6 R1) ----

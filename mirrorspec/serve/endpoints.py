@@ -2,8 +2,8 @@
 
 Besides its bound address and `localhost`, `serve` answers the real service's host names, so a
 client whose base URL can't be changed reaches it through /etc/hosts or a proxy: the DFS host
-speaks the DFS dialect, the Blob host the Blob dialect, the Fabric API host reaches the
-dispatcher for `/v1`. `--allow-host` adds aliases; one shaped like a OneLake host
+speaks the DFS dialect, the Blob host the Blob dialect, the Fabric API host (`/v1`) and the
+Entra ID host reach the dispatcher's services. `--allow-host` adds aliases; one shaped like a OneLake host
 (`<region->onelake.dfs.…`, `onelake.blob.…`) is routed as that host is. Any other name is
 refused (mirrorspec.hosts: the DNS-rebinding rule).
 """
@@ -17,7 +17,8 @@ from mirrorspec.hosts import allowed_hosts
 DFS_HOST = "onelake.dfs.fabric.microsoft.com"
 BLOB_HOST = "onelake.blob.fabric.microsoft.com"
 API_HOST = "api.fabric.microsoft.com"
-FABRIC_HOSTS = (DFS_HOST, BLOB_HOST, API_HOST)
+LOGIN_HOST = "login.microsoftonline.com"  # Entra ID (entra.py), reached through proxy.py too
+FABRIC_HOSTS = (LOGIN_HOST, DFS_HOST, BLOB_HOST, API_HOST)
 LOCAL_NAMES = ("127.0.0.1", "localhost", "::1")
 
 

@@ -34,7 +34,8 @@ class ClientGone(Exception):
 
 
 def fake_token(resource: str) -> tuple[str, int]:
-    """An unsigned JWT-shaped bearer token in the storage audience, and its expiry."""
+    """An unsigned JWT-shaped bearer token in the storage audience, and its expiry (for an
+    endpoint without services; `serve` itself signs its tokens: services.py)."""
     expires = int(time.time()) + 3600
 
     def part(doc: dict) -> str:
@@ -84,6 +85,13 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         self._handle("POST")
+
+    def do_CONNECT(self) -> None:  # serve as a publisher's HTTPS proxy (proxy.py)
+        services = getattr(self.server, "services", None)
+        if services is None:
+            self.send_error(405, "CONNECT is answered only by `mirrorspec serve`")
+            return
+        services.connect(self)
 
     def _handle(self, method: str) -> None:
         self.server.begin_request()
@@ -289,16 +297,24 @@ class Handler(BaseHTTPRequestHandler):
 
     # --- routing -----------------------------------------------------------------------------
     def _dispatch(self) -> None:
+        services = getattr(self.server, "services", None)  # Entra ID, /v1, items (services.py)
+        if services is not None and services.answer(self, decode_segments(self.raw_path)):
+            return
         if self.raw_path.rstrip("/") in TOKEN_ROUTES and self.method in ("GET", "POST"):
             self._token()
             return
-        if self.server.config.require_auth and not (
-                self.headers.get("Authorization") or "sig" in self.query):
-            raise ServeError("no_auth", "this endpoint runs with --require-auth: send a bearer "
-                             "token, a SharedKey signature or a SAS")
+        if self.server.config.require_auth:
+            authorization = self.headers.get("Authorization")
+            if not (authorization or "sig" in self.query):
+                raise ServeError("no_auth", "this endpoint runs with --require-auth: send a "
+                                 "bearer token, a SharedKey signature or a SAS")
+            if services is not None and authorization:
+                services.authorize_storage(authorization)
         segments = decode_segments(self.raw_path)
         if self.host_kind not in ("dfs", "blob"):  # a OneLake host name carries the account
             segments = strip_account(segments, self.host)
+        if services is not None:  # the item the path names, when serve hosts several
+            self.server = services.server_for(self.server, segments)
         place = place_of(segments, self.server.names)
         if place.item:
             self.server.conformance.item_segment(place.item)
@@ -315,7 +331,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def _token(self) -> None:
         resource = self.query.get("resource", "https://storage.azure.com")
-        token, expires = fake_token(resource)
+        services = getattr(self.server, "services", None)
+        token, expires = (services.managed_identity_token(resource) if services is not None
+                          else fake_token(resource))
         doc = {"access_token": token, "expires_on": str(expires), "resource": resource,
                "token_type": "Bearer"}
         if self.raw_path.startswith("/metadata/"):

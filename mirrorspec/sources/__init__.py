@@ -23,6 +23,9 @@ REGISTRY: dict[str, str] = {
     "aws_dms": "mirrorspec.sources.aws_dms:AwsDmsFormat",
     "csv": "mirrorspec.sources.extract:CsvExtractFormat",
     "parquet": "mirrorspec.sources.extract:ParquetExtractFormat",
+    "goldengate": "mirrorspec.sources.goldengate:GoldenGateFormat",
+    "canal": "mirrorspec.sources.canal:CanalFormat",
+    "maxwell": "mirrorspec.sources.maxwell:MaxwellFormat",
 }
 FEED_TYPES: tuple[str, ...] = tuple(REGISTRY)
 LANDING_ZONE = "landing_zone"

@@ -201,12 +201,14 @@ def test_require_auth_and_a_clean_stop(tmp_path):
         status, _h, body = c.request("GET", "/msi/token?resource=https://storage.azure.com",
                                      headers={"Authorization": ""})
         assert status == 200 and json.loads(body)["token_type"] == "Bearer"
+        token = json.loads(body)["access_token"].encode()  # --require-auth checks it
         staging = [p for p in tmp_path.iterdir() if ".serve-staging-" in p.name]
         assert staging  # uncommitted bytes wait beside, never inside, the landing zone
         # a request in flight when SIGTERM arrives still gets its answer, then serve exits 0
         with socket.create_connection((c.host, c.port), timeout=30) as sock:
             sock.sendall(b"PUT /onelake/local/local.MountedRelationalDatabase/Files/LandingZone/"
-                         b"x/f.csv HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer x\r\n"
+                         b"x/f.csv HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + token +
+                         b"\r\n"
                          b"x-ms-blob-type: BlockBlob\r\nExpect: 100-continue\r\n"
                          b"Content-Length: 4\r\n\r\n")
             assert sock.recv(100).startswith(b"HTTP/1.1 100")
