@@ -84,6 +84,13 @@ $(AIRFLOW_STAMP): pyproject.toml $(AIRFLOW_CONSTRAINTS)
 test-airflow: $(STAMP) $(AIRFLOW_STAMP)
 	$(BIN)/python -m pytest -q -m extra tests/spark/test_orchestration_recipes.py -k real_airflow
 
+# Official Azure clients (Java, Go and JS SDKs, azcopy, rclone) against `mirrorspec serve
+# --self-signed`, installed from their registries into ~/.cache/mirrorspec/clients (minutes the
+# first time). A missing toolchain is a skip. Not part of `make test` (network, toolchains).
+.PHONY: test-clients
+test-clients: $(STAMP)
+	MIRRORSPEC_TEST_CLIENTS=1 $(BIN)/python -m pytest -q -rs -m clients tests/clients -s
+
 test-fast: lint
 	$(BIN)/python -m pytest -q -m "not spark and not cluster"
 

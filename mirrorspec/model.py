@@ -22,7 +22,7 @@ from mirrorspec.load.project import LoadedProject
 from mirrorspec.load.validate import source_option_problems
 from mirrorspec.suggest import suggest
 from mirrorspec.load.yaml_doc import Document
-from mirrorspec.sources import LANDING_ZONE
+from mirrorspec.sources import LANDING_ZONE, resolve_options
 
 DELIMITED_FORMATS = ("csv", "delimited_text")
 # YAML key of `delimited:` → FileFormatTypeProperties name (seed 000)
@@ -590,7 +590,8 @@ class _TableBuilder:
     def _ask_feed(self, source: Source, locate: "_Locator") -> Any:
         path = resolve_location(cast(str, source.path), self.loaded.project_dir)
         try:
-            return self.infer(source.type, path, dict(source.options))
+            return self.infer(source.type, path, resolve_options(
+                source.type, dict(source.options), str(self.loaded.project_dir)))
         except MirrorspecError as exc:
             self.problems.append(locate.problem(
                 "source", f"cannot read the feed's schema: {exc.render()}"))

@@ -8,6 +8,7 @@ A HEAD never has a body; every error carries `x-ms-error-code`.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import time
 import uuid
@@ -17,11 +18,11 @@ from urllib.parse import parse_qsl, urlsplit
 
 from mirrorspec.hosts import host_allowed, host_name
 from mirrorspec.redact import redact_text
-from mirrorspec.serve import endpoints, framing, wire
+from mirrorspec.serve import endpoints, framing, properties, wire
 from mirrorspec.serve.codes import ServeError
 from mirrorspec.serve.names import (Place, decode_segments, parse_rename_source, place_of,
-                                    plain_segments, strip_account)
-from mirrorspec.serve.store import Entry, same_etag
+                                    plain_segments, source_url_segments, strip_account)
+from mirrorspec.serve.store import MAX_BLOB_SIZE, Entry, same_etag
 
 CHUNK = 1 << 20
 _DFS_PARAMS = ("resource", "action", "upn", "directory", "recursive", "mode")
@@ -312,7 +313,8 @@ class Handler(BaseHTTPRequestHandler):
                 services.authorize_storage(authorization)
         segments = decode_segments(self.raw_path)
         if self.host_kind not in ("dfs", "blob"):  # a OneLake host name carries the account
-            segments = strip_account(segments, self.host)
+            # a path may start with the workspace instead of the account (the JS SDK's renames)
+            segments = strip_account(segments, self.host, self.server.names)
         if services is not None:  # the item the path names, when serve hosts several
             self.server = services.server_for(self.server, segments)
         place = place_of(segments, self.server.names)
@@ -343,15 +345,28 @@ class Handler(BaseHTTPRequestHandler):
 
     # --- HEAD / GET ---------------------------------------------------------------------------
     def _head(self, place: Place) -> None:
+        if self._account_info():
+            return
         entry = self.server.store.stat(place)
         if entry is None:
             raise ServeError("path_not_found", f"{place.ws_path} does not exist", blob="blob_not_found")
-        headers = wire.entry_headers(entry, _content_type(place))
+        headers = self._entry_headers(place, entry)
         if self.query.get("action", "").lower() == "getaccesscontrol":
             headers["x-ms-acl"] = "user::rwx,group::r-x,other::---"
         self.respond(200, headers, length=entry.size)
 
+    def _account_info(self) -> bool:
+        """Get Account Information (`?restype=account&comp=properties`), on any path."""
+        if (self.query.get("restype", "").lower(), self.query.get("comp", "").lower()) != (
+                "account", "properties"):
+            return False
+        self.respond(200, {"x-ms-sku-name": "Standard_RAGRS", "x-ms-account-kind": "StorageV2",
+                           "x-ms-is-hns-enabled": "true"})
+        return True
+
     def _get(self, place: Place) -> None:
+        if self._account_info():
+            return
         if place.area == "account":
             self._list_workspaces()
             return
@@ -365,7 +380,18 @@ class Handler(BaseHTTPRequestHandler):
         if self.query.get("resource", "").lower() == "filesystem":
             self._list_paths(place)
             return
-        if "comp" in self.query:
+        comp = self.query.get("comp", "").lower()
+        if comp == "metadata":  # Get Blob Metadata: HEAD's answer without the body
+            entry = self.server.store.stat(place)
+            if entry is None:
+                raise ServeError("path_not_found", f"{place.ws_path} does not exist",
+                                 blob="blob_not_found")
+            headers = self._entry_headers(place, entry)
+            self.respond(200, {k: v for k, v in headers.items()
+                               if k.lower().startswith(properties.META_PREFIX) or k == "ETag"
+                               or k == "Last-Modified"})
+            return
+        if comp:
             raise ServeError("unsupported", f"comp={self.query['comp']} is not emulated")
         self._read(place)
 
@@ -377,7 +403,7 @@ class Handler(BaseHTTPRequestHandler):
                 raise ServeError("condition_not_met", f"{place.ws_path}: If-Match {if_match} does "
                                  f"not match {entry.etag}")
             span = self.headers.get("x-ms-range") or self.headers.get("Range")
-            headers = wire.entry_headers(entry, _content_type(place))
+            headers = self._entry_headers(place, entry)
             size = entry.size
             if not span:
                 self.respond(200, headers, content, length=size)
@@ -388,6 +414,11 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 content.seek(start)
             headers["Content-Range"] = f"bytes {start}-{end}/{size}"
+            blob_md5 = headers.pop("Content-MD5", None)  # the blob's MD5 is not the range's
+            if blob_md5:
+                headers["x-ms-blob-content-md5"] = blob_md5
+            if (self.headers.get("x-ms-range-get-content-md5") or "").lower() == "true":
+                content = _range_with_md5(content, end - start + 1, headers)
             self.respond(206, headers, content, length=end - start + 1)
         finally:
             if not isinstance(content, bytes):
@@ -410,6 +441,9 @@ class Handler(BaseHTTPRequestHandler):
             raise ServeError("unsupported", "the account root answers only ?resource=account "
                              "and ?comp=list")
 
+    def _page_size(self) -> int:
+        return max(1, min(self.server.config.page_size, _int(self.query, "maxresults", 5000)))
+
     def _list_paths(self, place: Place) -> None:
         """D9: on the workspace with `directory=`, or on a deeper path (the FT-SDK form)."""
         directory = plain_segments(self.query.get("directory", ""))
@@ -419,17 +453,22 @@ class Handler(BaseHTTPRequestHandler):
         if entry is None:
             raise ServeError("path_not_found", f"the directory {base.ws_path or '/'} does not exist")
         recursive = self.query.get("recursive", "false").lower() == "true"
-        # listing a file lists that file (ADLS; ABFS's listStatus of a file relies on it)
-        entries = [e for _p, e in store.walk(base, recursive)] if entry.is_dir else [entry]
-        size = min(self.server.config.page_size, _int(self.query, "maxresults", 5000))
-        found, token = wire.page(entries, _after(self.query.get("continuation")), max(1, size))
+        size = self._page_size()
+        if entry.is_dir:
+            page, more = store.list_page(base, recursive, _after(self.query.get("continuation")),
+                                         size)
+            found = [e for _n, e in page if e is not None]
+            token = wire.encode_token(page[-1][0]) if more and page else None
+        else:  # listing a file lists that file (ADLS; ABFS's listStatus of a file relies on it)
+            found, token = wire.page([entry], _after(self.query.get("continuation")), size)
         headers = {"Content-Type": "application/json;charset=utf-8"}
         if token:
             headers["x-ms-continuation"] = token
         self.respond(200, headers, wire.dfs_listing(found))
 
     def _list_blobs(self, place: Place) -> None:
-        """B3: List Blobs, flat (recursive, directories as hdi_isfolder blobs) or by delimiter."""
+        """B3: List Blobs, flat (recursive, directories as hdi_isfolder blobs) or by delimiter,
+        one page from the cursor (`marker`)."""
         if place.area != "workspace":
             raise ServeError("unsupported", "List Blobs is a container (workspace) operation",
                              blob="unsupported")
@@ -441,30 +480,23 @@ class Handler(BaseHTTPRequestHandler):
             base = place_of(self.segments + plain_segments(folder), self.server.names)
         except ServeError:
             base = None
-        entries: list[Entry] = []
+        page: list[tuple[str, Entry | None]] = []
+        more = False
         if base is not None and (stat := store.stat(base)) is not None and stat.is_dir:
-            entries = [e for _p, e in store.walk(base, recursive=not delimiter)
-                       if e.name.startswith(prefix)]
-        prefixes = []
-        if delimiter:
-            prefixes = [e.name + delimiter for e in entries if e.is_dir]
-            entries = [e for e in entries if not e.is_dir]
-        merged = sorted([(e.name, e) for e in entries] + [(p, None) for p in prefixes],
-                        key=lambda pair: pair[0].encode("utf-8", "surrogateescape"))
-        after = _after(self.query.get("marker"))
-        if after is not None:
-            merged = [m for m in merged if m[0].encode("utf-8", "surrogateescape") > after]
-        start = self.query.get("startfrom")  # names from this one on (object_store sends it)
-        if start:
-            merged = [m for m in merged if m[0] >= start]
-        size = max(1, min(self.server.config.page_size, _int(self.query, "maxresults", 5000)))
-        next_marker = wire.encode_token(merged[size - 1][0]) if len(merged) > size else None
-        merged = merged[:size]
+            page, more = store.list_page(
+                base, recursive=not delimiter, after=_after(self.query.get("marker")),
+                size=self._page_size(), prefix=prefix,
+                start=self.query.get("startfrom", ""),  # object_store sends it
+                dirs_as_prefixes=bool(delimiter))
+        next_marker = wire.encode_token(page[-1][0]) if more and page else None
+        include = {i.strip().lower() for i in self.query.get("include", "").split(",")}
+        props = {e.name: store.props_of(e) for _n, e in page if e is not None}
         host = self.headers.get("Host") or "127.0.0.1"
         scheme = "https" if self.server.config.tls else "http"
         body = wire.blob_listing(place.workspace, f"{scheme}://{host}/onelake/",
-                                 [e for _n, e in merged if e is not None],
-                                 [n for n, e in merged if e is None], self.query, next_marker)
+                                 [e for _n, e in page if e is not None],
+                                 [n for n, e in page if e is None], self.query, next_marker,
+                                 props, with_metadata="metadata" in include)
         self.respond(200, {"Content-Type": "application/xml"}, body)
 
     # --- PUT / PATCH / DELETE -------------------------------------------------------------
@@ -475,8 +507,14 @@ class Handler(BaseHTTPRequestHandler):
             self._rename(place)
             return
         resource = self.query.get("resource", "").lower()
+        comp = self.query.get("comp", "").lower()
         if resource == "filesystem" or self.query.get("restype", "").lower() == "container":
-            raise ServeError("managed_folder", "workspaces can't be created or deleted here")
+            self.drain()
+            if place.area == "workspace" and not comp:
+                # the served workspace exists; any other is refused in place_of
+                raise ServeError("filesystem_exists", f"the workspace {place.workspace!r} "
+                                 "already exists", blob="container_exists")
+            raise ServeError("managed_folder", "workspaces can't be created or changed here")
         if resource == "directory":
             self.drain()
             etag = store.create_dir(place, self.headers.get("If-None-Match"))
@@ -484,17 +522,34 @@ class Handler(BaseHTTPRequestHandler):
             return
         if resource == "file":
             self.drain()
+            self._check_lease(place)
             conformance.before_publish(place)  # before the create truncates a _metadata.json
             etag = store.create_file(place, self.headers.get("If-Match"),
-                                     self.headers.get("If-None-Match"))
+                                     self.headers.get("If-None-Match"),
+                                     properties.from_request(self.headers, "dfs"))
             conformance.created(place, visible=not store.hidden)
             self._created(etag)
             return
-        comp = self.query.get("comp", "").lower()
+        if comp in ("metadata", "properties"):
+            self.drain()
+            self._check_lease(place)
+            self._check_conditions(place)
+            if comp == "metadata":
+                etag = store.set_properties(place, metadata=properties.metadata_of(self.headers))
+            else:
+                etag = store.set_properties(place, props=properties.from_request(self.headers,
+                                                                                 "blob"))
+            self._created(etag, status=200)
+            return
+        if comp == "lease":
+            self.drain()
+            self._lease(place)
+            return
         if comp == "block":
             block_id = self.query.get("blockid", "")
             if not block_id:
                 raise ServeError("invalid_query", "Put Block needs blockid=")
+            self._check_lease(place)
             store.put_block(place, block_id, self.body())
             self.respond(201, {"x-ms-request-server-encrypted": "true"})
             return
@@ -503,23 +558,32 @@ class Handler(BaseHTTPRequestHandler):
                 ids = wire.parse_block_list(self.body_bytes(MAX_BLOCK_LIST))
             except ValueError as exc:
                 raise ServeError("invalid_block_list", str(exc)) from None
+            self._check_lease(place)
             conformance.before_publish(place)
             etag = store.put_block_list(place, ids, self.headers.get("If-Match"),
-                                        self.headers.get("If-None-Match"))
+                                        self.headers.get("If-None-Match"),
+                                        properties.from_request(self.headers, "blob"))
             self._published(place)
             self._created(etag)
             return
         if comp:
             raise ServeError("unsupported", f"comp={comp} is not emulated")
+        if "x-ms-copy-source" in self.headers:
+            self.drain()
+            self._copy(place)
+            return
         if "x-ms-blob-type" in self.headers:
+            self._check_lease(place)
             conformance.before_publish(place)
             etag = store.put_blob(place, self.body(), self.headers.get("If-Match"),
-                                  self.headers.get("If-None-Match"))
+                                  self.headers.get("If-None-Match"),
+                                  properties.from_request(self.headers, "put-blob"),
+                                  properties.md5_header(self.headers.get("Content-MD5")))
             self._published(place)
             self._created(etag)
             return
-        raise ServeError("unsupported", "a PUT needs resource=, x-ms-rename-source, comp= or "
-                         "x-ms-blob-type")
+        raise ServeError("unsupported", "a PUT needs resource=, x-ms-rename-source, comp=, "
+                         "x-ms-copy-source or x-ms-blob-type")
 
     def _created(self, etag: str, status: int = 201) -> None:
         self.respond(status, {"ETag": f'"{etag}"', "Last-Modified": wire.http_date(time.time()),
@@ -530,10 +594,70 @@ class Handler(BaseHTTPRequestHandler):
         if entry is not None and not entry.is_dir:
             self.server.conformance.published(place, entry.size)
 
+    def _check_lease(self, place: Place, header: str = "x-ms-lease-id") -> None:
+        """412 when a lease guards `place` and the request does not hold it."""
+        if place.area == "landing":
+            self.server.store.leases.check_write(place.rel, self.headers.get(header))
+
+    def _check_conditions(self, place: Place) -> None:
+        """If-Match / If-None-Match on an operation that changes an existing path."""
+        entry = self.server.store.stat(place)
+        if entry is None:
+            raise ServeError("path_not_found", f"{place.ws_path} does not exist",
+                             blob="blob_not_found")
+        if_match, if_none = self.headers.get("If-Match"), self.headers.get("If-None-Match")
+        if (if_match and not same_etag(if_match, entry.etag)) or (
+                if_none and same_etag(if_none, entry.etag)):
+            raise ServeError("condition_not_met", f"{place.ws_path}: the condition on its ETag "
+                             f"{entry.etag} is not met")
+
+    def _lease(self, place: Place) -> None:
+        """Lease Blob: acquire, renew, change, release, break."""
+        store = self.server.store
+        store.writable(place, "lease")
+        entry = store.stat(place)
+        if entry is None or entry.is_dir:
+            raise ServeError("path_not_found", f"{place.ws_path} does not exist",
+                             blob="blob_not_found")
+        self._check_conditions(place)
+        h = self.headers
+        status, headers = store.leases.act(
+            place.rel, (h.get("x-ms-lease-action") or "").lower(), h.get("x-ms-lease-id"),
+            h.get("x-ms-proposed-lease-id"), h.get("x-ms-lease-duration"),
+            h.get("x-ms-lease-break-period"))
+        headers.update({"ETag": f'"{entry.etag}"', "Last-Modified": wire.http_date(entry.mtime)})
+        self.respond(status, headers)
+
+    def _copy(self, dest: Place) -> None:
+        """Copy Blob / Copy Blob From URL within this endpoint: done before the answer, so the
+        status is `success` at once (no polling)."""
+        raw = self.headers["x-ms-copy-source"]
+        host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
+        try:
+            source = place_of(source_url_segments(raw, host, self.server.names), self.server.names)
+        except ServeError as exc:
+            if exc.key in ("filesystem_not_found", "item_not_found"):
+                raise ServeError("copy_source_missing", f"copy source {raw!r}: {exc.message}") \
+                    from None
+            raise
+        self._check_lease(dest)
+        copy_id = str(uuid.uuid4())
+        # the source without its query: a SAS signature is a secret, never echoed or kept
+        copied = {"x-ms-copy-id": copy_id, "x-ms-copy-status": "success",
+                  "x-ms-copy-source": raw.partition("?")[0],
+                  "x-ms-copy-completion-time": wire.http_date(time.time())}
+        self.server.conformance.before_publish(dest)
+        etag = self.server.store.copy(source, dest, self.headers.get("If-Match"),
+                                      self.headers.get("If-None-Match"),
+                                      properties.metadata_of(self.headers), copied)
+        self._published(dest)
+        self.respond(202, {"ETag": f'"{etag}"', "Last-Modified": wire.http_date(time.time()),
+                           "x-ms-copy-id": copy_id, "x-ms-copy-status": "success"})
+
     def _rename(self, dest: Place) -> None:
         raw = self.headers["x-ms-rename-source"]
         host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
-        source_segments, form = parse_rename_source(raw, host)
+        source_segments, form = parse_rename_source(raw, host, self.server.names)
         self.rename_form = form
         try:
             source = place_of(source_segments, self.server.names)
@@ -543,6 +667,8 @@ class Handler(BaseHTTPRequestHandler):
                 raise ServeError("source_not_found", f"rename source {raw!r} does not exist: "
                                  f"{exc.message}") from None
             raise
+        self._check_lease(source, "x-ms-source-lease-id")
+        self._check_lease(dest)
         store = self.server.store
         self.server.conformance.before_publish(dest)
         try:
@@ -559,7 +685,8 @@ class Handler(BaseHTTPRequestHandler):
         action = self.query.get("action", "").lower()
         store = self.server.store
         if action == "append":
-            position = _int(self.query, "position", None)
+            position = _position(self.query)
+            self._check_lease(place)
             upload = store.append(place, position, self.body())
             if self.query.get("flush", "").lower() == "true":
                 self.server.conformance.before_publish(place)
@@ -572,11 +699,13 @@ class Handler(BaseHTTPRequestHandler):
             return
         if action == "flush":
             self.drain()
-            position = _int(self.query, "position", None)
+            position = _position(self.query)
+            self._check_lease(place)
             retain = self.query.get("retainuncommitteddata", "").lower() == "true"
             self.server.conformance.before_publish(place)
             etag = store.flush(place, position, self.headers.get("If-Match"),
-                               self.headers.get("If-None-Match"), retain)
+                               self.headers.get("If-None-Match"), retain,
+                               properties.from_request(self.headers, "dfs"))
             self._published(place)
             self._created(etag, status=200)
             return
@@ -587,16 +716,50 @@ class Handler(BaseHTTPRequestHandler):
                 self.query.get("restype", "").lower() == "container":
             raise ServeError("managed_folder", "workspaces can't be created or deleted here")
         self.drain()
+        self._check_lease(place)
         recursive = self.query.get("recursive", "").lower() == "true"
-        self.server.conformance.before_delete(place)  # a re-key by delete + upload is one too
-        self.server.store.delete(place, recursive)
         dfs = any(k in self.query for k in ("recursive", "paginated", "continuation"))
+        self.server.conformance.before_delete(place)  # a re-key by delete + upload is one too
+        try:
+            self.server.store.delete(place, recursive)
+        except ServeError as exc:
+            if exc.key == "directory_not_empty" and not dfs:
+                self.blob = True  # Delete Blob's answer: DirectoryIsNotEmpty, an XML body
+            raise
         # DFS Delete answers 200, Blob Delete 202 (the Blob SDK accepts only 202; the DFS SDK both)
         self.respond(200 if dfs else 202, {"x-ms-delete-type-permanent": "true"})
+
+    def _entry_headers(self, place: Place, entry: Entry) -> dict[str, str]:
+        """HEAD / GET headers: the entry's, its properties and metadata, its lease."""
+        headers = wire.entry_headers(entry)
+        headers.update(properties.response_headers(self.server.store.props_of(entry),
+                                                   _content_type(place)))
+        if place.area == "landing" and not entry.is_dir:
+            headers.update(self.server.store.leases.headers(place.rel))
+        return headers
+
+
+def _range_with_md5(content: BinaryIO | bytes, length: int, headers: dict[str, str]) -> bytes:
+    """The range's bytes, its MD5 in Content-MD5 (the service computes it up to 4 MiB)."""
+    if length > 4 << 20:
+        raise ServeError("out_of_range_md5", f"x-ms-range-get-content-md5 needs a range of at most "
+                         f"4 MiB, not {length} bytes")
+    data = content if isinstance(content, bytes) else content.read(length)
+    headers["Content-MD5"] = base64.b64encode(hashlib.md5(data, usedforsecurity=False).digest()).decode()
+    return data
 
 
 def _content_type(place: Place) -> str:
     return "application/json" if place.area == "monitoring" else "application/octet-stream"
+
+
+def _position(query: dict[str, str]) -> int:
+    """`position=` of an append or flush: required, 0 up to the largest blob's size."""
+    position = _int(query, "position", None)
+    if position > MAX_BLOB_SIZE:
+        raise ServeError("invalid_query", f"position={position} is past the largest blob "
+                         f"({MAX_BLOB_SIZE} bytes)")
+    return position
 
 
 def _int(query: dict[str, str], key: str, default: int | None) -> int:
