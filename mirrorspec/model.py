@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping, cast
 
 from mirrorspec import mirroring
 from mirrorspec.errors import Location, MirrorspecError, ProjectError
+from mirrorspec.files import folders_overlap
 from mirrorspec.load.project import LoadedProject
 from mirrorspec.load.validate import source_option_problems
 from mirrorspec.suggest import suggest
@@ -285,11 +286,21 @@ def _resolve_output(loaded: LoadedProject, profile: str, target: str | None,
     spark = out.get("spark") or {}
     conf = {str(k): _conf_text(v) for k, v in (spark.get("conf") or {}).items()}
     defaults = Output(profile, chosen)  # the profile defaults live on Output only
-    return Output(profile, chosen, out.get("landing_zone") or defaults.landing_zone,
-                  out.get("warehouse") or defaults.warehouse,
-                  spark.get("master") or defaults.spark_master, spark.get("remote"), conf,
-                  out.get("deletion_vectors", defaults.deletion_vectors),
-                  out.get("settle_seconds", defaults.settle_seconds))
+    output = Output(profile, chosen, out.get("landing_zone") or defaults.landing_zone,
+                    out.get("warehouse") or defaults.warehouse,
+                    spark.get("master") or defaults.spark_master, spark.get("remote"), conf,
+                    out.get("deletion_vectors", defaults.deletion_vectors),
+                    out.get("settle_seconds", defaults.settle_seconds))
+    landing = resolve_location(output.landing_zone, loaded.project_dir)
+    warehouse = resolve_location(output.warehouse, loaded.project_dir)
+    if folders_overlap(landing, warehouse):
+        key = "warehouse" if "warehouse" in out else "landing_zone"
+        problems.append(doc.problem(
+            (profile, "outputs", chosen, key),
+            f"the landing zone {landing} and the warehouse {warehouse} overlap: a publisher "
+            "writing the landing zone could write the Delta tables",
+            hint="give landing_zone and warehouse folders apart, neither inside the other"))
+    return output
 
 
 def _conf_text(value: Any) -> str:

@@ -7,6 +7,7 @@ See docs/onelake.md. The command only resolves folders, names and TLS, then runs
 from __future__ import annotations
 
 import ipaddress
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -18,6 +19,7 @@ from mirrorspec.commands.params import get_console, project_options, stop_on_sig
 from mirrorspec.errors import MirrorspecError
 
 LOOPBACK_NAMES = ("localhost",)
+_HOST_NAME = re.compile(r"(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?\.?")
 DEFAULT_ENGINE_EVERY = 5.0  # seconds between engine passes of a startMirroring without --mirror-every
 
 
@@ -31,6 +33,15 @@ def _loopback(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
         pass
     raise click.BadParameter(f"{value!r}: serve binds only an IPv4 loopback address (it accepts "
                              "any credential; see docs/security.md)")
+
+
+def _host_names(_ctx: click.Context, _param: click.Parameter,
+                value: tuple[str, ...]) -> tuple[str, ...]:
+    for name in value:
+        if not _HOST_NAME.fullmatch(name):
+            raise click.BadParameter(f"{name!r} is not a host name (letters, digits, '-' and "
+                                     "'.'; no port, no wildcard)")
+    return tuple(name.lower().rstrip(".") for name in value)
 
 
 def _folders(params: dict[str, Any]) -> tuple[Path, Path, str]:
@@ -54,11 +65,33 @@ def _folders(params: dict[str, Any]) -> tuple[Path, Path, str]:
         if "://" in str(value):
             raise MirrorspecError(f"the {what} {value} is not a local folder: serve backs local "
                                   "folders only", hint="give --landing-zone/--warehouse folders")
+    from mirrorspec.files import folders_overlap
+
+    if folders_overlap(str(landing), str(warehouse)):
+        raise MirrorspecError(f"the landing zone {landing} and the warehouse {warehouse} overlap: "
+                              "a publisher could write Tables/ through Files/LandingZone",
+                              hint="give --landing-zone and --warehouse folders apart, neither "
+                                   "inside the other")
     return Path(landing).resolve(), Path(warehouse).resolve(), name
+
+
+def _report(params: dict[str, Any]) -> Path | None:
+    """The --report file, its folder created (a folder that can't be is an error at start)."""
+    if not params["report"]:
+        return None
+    report = Path(params["report"]).resolve()
+    try:
+        report.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise MirrorspecError(f"--report {params['report']}: can't create its folder "
+                              f"{report.parent}: {exc.strerror}",
+                              hint="give a --report path in a folder you can write") from None
+    return report
 
 
 def _tls(params: dict[str, Any], temp: list[Path]):
     from mirrorspec.serve import tls
+    from mirrorspec.serve.endpoints import certificate_names
 
     cert, key = params["cert"], params["key"]
     if bool(cert) != bool(key):
@@ -68,7 +101,8 @@ def _tls(params: dict[str, Any], temp: list[Path]):
     if params["self_signed"]:
         folder = Path(tempfile.mkdtemp(prefix="mirrorspec-serve-tls-"))
         temp.append(folder)
-        chain, private, ca_file = tls.self_signed(folder)
+        chain, private, ca_file = tls.self_signed(
+            folder, certificate_names(params["host"], params["allow_host"]))
         return tls.server_context(chain, private), ca_file
     if cert:
         return tls.server_context(Path(cert), Path(key)), Path(params["ca_file"] or cert)
@@ -111,6 +145,10 @@ def _tls(params: dict[str, Any], temp: list[Path]):
               help="A created, not yet flushed file: a visible 0-byte file (as OneLake) or hidden.")
 @click.option("--page-size", type=click.IntRange(1, 5000), default=5000, show_default=True,
               help="Most entries per listing page (small values exercise continuation).")
+@click.option("--allow-host", multiple=True, metavar="NAME", callback=_host_names,
+              help="Another name clients may send in Host (a proxy's, a hosts-file alias); "
+                   "repeatable. 127.0.0.1, localhost and the real OneLake/Fabric names always "
+                   "are.")
 @click.option("--require-auth", is_flag=True,
               help="Answer 401 without a bearer token serve issued (for the service's audience), "
                    "a SharedKey signature or a SAS.")
@@ -130,11 +168,14 @@ def serve(**params: Any) -> None:
     """Serve the landing zone as Fabric's OneLake DFS/Blob endpoint, for any publisher."""
     from mirrorspec.serve import entra, services, supervise
     from mirrorspec.serve import names as names_mod
+    from mirrorspec.redact import redact_fields, redact_text
+    from mirrorspec.serve.endpoints import served_hosts
     from mirrorspec.serve.items import EngineSettings, Registry
     from mirrorspec.serve.server import Config, Endpoint, write_ready_file
 
     console = get_console()
     landing, warehouse, default_name = _folders(params)
+    report = _report(params)
     try:
         workspace, workspace_id = names_mod.split_name(params["workspace"] or default_name,
                                                        "workspace")
@@ -143,9 +184,9 @@ def serve(**params: Any) -> None:
     except ValueError as exc:
         raise MirrorspecError(str(exc)) from None
 
-    def log(level: str, message: str, **fields: Any) -> None:
+    def log(level: str, message: str, **fields: Any) -> None:  # credentials never written
         getattr(console, level if level in ("info", "warning", "error") else "info")(
-            message, **fields)
+            redact_text(message), **redact_fields(fields))
 
     root = Path(params["root"]).resolve() if params["root"] else None
     registry = Registry(root, EngineSettings(params["mirror_every"] or DEFAULT_ENGINE_EVERY,
@@ -177,8 +218,8 @@ def serve(**params: Any) -> None:
             warehouse=warehouse, host=params["host"], port=params["port"],
             unflushed=params["unflushed"], page_size=params["page_size"],
             require_auth=params["require_auth"], max_body=params["max_body"], tls=context,
-            ca_file=ca_file, report=Path(params["report"]).resolve() if params["report"] else None,
-            log_requests=params["log_requests"])
+            ca_file=ca_file, report=report, log_requests=params["log_requests"],
+            allowed_hosts=served_hosts(params["host"], params["allow_host"]))
 
         if params["mirror_every"] and root is None:  # with --root, startMirroring starts them
             mirror = supervise.start_mirror(landing, warehouse, params["mirror_every"],

@@ -38,6 +38,7 @@ CODES: dict[str, Code] = {
     "invalid_input": Code(400, "InvalidInput"),
     "invalid_query": Code(400, "InvalidQueryParameterValue"),
     "invalid_header": Code(400, "InvalidHeaderValue"),
+    "invalid_uri": Code(400, "InvalidUri"),
     "no_auth": Code(401, "NoAuthenticationInformation"),
     "invalid_auth": Code(401, "InvalidAuthenticationInfo",
                          why="--require-auth and a bearer token serve did not issue, expired, "
@@ -83,6 +84,9 @@ CODES: dict[str, Code] = {
                         why="a DFS/Blob operation this endpoint does not emulate"),
     "item_not_found": Code(404, "PathNotFound", guessed=True,
                            why="an item name or GUID other than the served one"),
+    "host_not_allowed": Code(403, "AuthorizationFailure", guessed=True,
+                             why="a Host (or absolute request target) naming another server: "
+                                 "DNS rebinding"),
 }
 
 

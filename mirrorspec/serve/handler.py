@@ -16,7 +16,9 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, BinaryIO, Iterator
 from urllib.parse import parse_qsl, urlsplit
 
-from mirrorspec.serve import properties, wire
+from mirrorspec.hosts import host_allowed, host_name
+from mirrorspec.redact import redact_text
+from mirrorspec.serve import endpoints, framing, properties, wire
 from mirrorspec.serve.codes import ServeError
 from mirrorspec.serve.names import (Place, decode_segments, parse_rename_source, place_of,
                                     plain_segments, source_url_segments, strip_account)
@@ -56,12 +58,16 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args) -> None:
         pass  # the server logs each request itself (OneLakeServer.log)
 
+    def parse_request(self) -> bool:
+        self.expect_continue = False
+        return super().parse_request()
+
     def handle_expect_100(self) -> bool:
-        # counted from here: a client told "100 Continue" gets its answer even if serve stops
-        if hasattr(self, "do_" + self.command):  # else http.server answers 501 without _handle
-            self.server.begin_request()
-            self.counted = True
-        return super().handle_expect_100()
+        """`Expect: 100-continue` is answered when the body is first read (`body`), once the
+        request passed its checks: a refused one (413, a foreign Host, bad framing) gets its
+        refusal, never `100 Continue` first."""
+        self.expect_continue = True
+        return True
 
     def do_GET(self) -> None:
         self._handle("GET")
@@ -89,25 +95,18 @@ class Handler(BaseHTTPRequestHandler):
         services.connect(self)
 
     def _handle(self, method: str) -> None:
-        override = self.headers.get("X-HTTP-Method-Override")
-        self.method = override.upper() if override and method in ("PUT", "POST") else method
-        url = urlsplit(self.path)
-        self.raw_path = url.path
-        self.query = {k.lower(): v for k, v in parse_qsl(url.query, keep_blank_values=True)}
-        self.blob = ("comp" in self.query or "restype" in self.query
-                     or "x-ms-blob-type" in self.headers
-                     or (self.method == "HEAD" and not any(p in self.query for p in _DFS_PARAMS)))
-        self.body_left = self._content_length()
+        self.server.begin_request()
+        self.started = started = time.monotonic()
+        self.method, self.raw_path, self.query, self.blob = method, self.path, {}, False
+        self.host, self.host_kind = "", None
+        self.body_left, self.chunked = 0, False
         self.status = 0
         self.error_code = ""
         self.rename_form: str | None = None
         self.logged = False
-        self.started = started = time.monotonic()
-        if not getattr(self, "counted", False):
-            self.server.begin_request()
-        self.counted = False
         try:
             try:
+                self._read_request(method)
                 self._dispatch()
             except ServeError as exc:
                 self._refuse(exc)
@@ -131,26 +130,69 @@ class Handler(BaseHTTPRequestHandler):
         finally:
             self.server.end_request(self, time.monotonic() - started)
 
-    def _content_length(self) -> int:
-        """Bytes of body still to read: Content-Length, or 1 for a chunked body (unknown until
-        its last chunk; nonzero means "not read yet")."""
-        self.chunked = "chunked" in (self.headers.get("Transfer-Encoding") or "").lower()
-        if self.chunked:
-            return 1
+    def _read_request(self, method: str) -> None:
+        """Framing, Host and target, checked before anything else (a refusal here closes the
+        connection when the body's end is unknown)."""
         try:
-            return max(0, int(self.headers.get("Content-Length") or 0))
-        except ValueError:
-            return 0
+            length = framing.body_length(self.headers.get_all("Content-Length") or [],
+                                         self.headers.get_all("Transfer-Encoding") or [])
+        except framing.FramingError as exc:
+            self.body_left = 1  # where this request ends is unknown: close after the answer
+            raise ServeError("invalid_header", str(exc)) from None
+        self.chunked = length == framing.CHUNKED
+        self.body_left = 1 if self.chunked else length  # chunked: nonzero until its last chunk
+        if self.headers.defects:  # a header line email.parser could not read (`Name : v`, …)
+            self.body_left = self.body_left or 1
+            raise ServeError("invalid_header", "a header line is malformed (no 'Name: value')")
+        target = self._check_host()
+        override = self.headers.get("X-HTTP-Method-Override")
+        self.method = override.upper() if override and method in ("PUT", "POST") else method
+        path, _, query = target.partition("?")
+        self.raw_path = path.partition("#")[0]
+        self.query = {k.lower(): v for k, v in parse_qsl(query, keep_blank_values=True)}
+        self.blob = (self.host_kind == "blob" or self.host_kind != "dfs" and (
+            "comp" in self.query or "restype" in self.query or "x-ms-blob-type" in self.headers
+            or (self.method == "HEAD" and not any(p in self.query for p in _DFS_PARAMS))))
+
+    def _check_host(self) -> str:
+        """The request target in origin form, once its Host (and an absolute-form target's
+        authority) names this server: a foreign name is DNS rebinding or a proxy request."""
+        hosts = self.headers.get_all("Host") or []
+        target = self.path
+        if len(hosts) > 1:
+            raise ServeError("invalid_header", "the request has several Host headers")
+        if not hosts and self.request_version >= "HTTP/1.1":
+            raise ServeError("invalid_header", "an HTTP/1.1 request needs a Host header")
+        names = [hosts[0]] if hosts else []
+        if not target.startswith("/"):
+            url = urlsplit(target)
+            if url.scheme.lower() not in ("http", "https") or not url.netloc:
+                raise ServeError("invalid_uri", f"the request target {target[:80]!r} is neither "
+                                 "a path nor an http(s) URL")
+            names.append(url.netloc.rpartition("@")[2])
+            target = (url.path or "/") + (f"?{url.query}" if url.query else "")
+        allowed = self.server.config.allowed_hosts
+        for name in names:
+            if not host_allowed(name, allowed):
+                raise ServeError("host_not_allowed", f"Host {name[:80]!r} is not a name this "
+                                 "endpoint serves (give it with --allow-host if it should be)")
+        self.host = host_name(names[-1]) if names else ""
+        self.host_kind = endpoints.kind_of(self.host)
+        return target
 
     def body(self, limit: int | None = None) -> Iterator[bytes]:
         """The request body in chunks (never all in memory); ClientGone on a short body."""
         cap = self.server.config.max_body if limit is None else limit
+        if not self.chunked and self.body_left > cap:
+            raise ServeError("body_too_large", f"the body of {self.body_left} bytes is over the "
+                             f"limit of {cap} bytes")
+        if self.expect_continue and self.body_left:
+            self.expect_continue = False
+            self.send_response_only(100)
+            self.end_headers()
         if self.chunked:
             yield from self._chunked_body(cap)
             return
-        if self.body_left > cap:
-            raise ServeError("body_too_large", f"the body of {self.body_left} bytes is over the "
-                             f"limit of {cap} bytes")
         while self.body_left > 0:
             chunk = self.rfile.read(min(CHUNK, self.body_left))
             if not chunk:
@@ -161,31 +203,36 @@ class Handler(BaseHTTPRequestHandler):
     def _chunked_body(self, cap: int) -> Iterator[bytes]:
         """Transfer-Encoding: chunked (clients that stream a body of unknown length)."""
         total = 0
-        while True:
-            line = self.rfile.readline(1 << 16)
-            if not line:
-                raise ClientGone()
-            try:
-                size = int(line.split(b";", 1)[0].strip(), 16)
-            except ValueError:
-                raise ServeError("invalid_input", f"a chunk size line {line[:40]!r} is not "
-                                 "hexadecimal") from None
-            if size == 0:
-                while self.rfile.readline(1 << 16) not in (b"\r\n", b"\n", b""):
-                    pass  # trailer fields are ignored
-                self.body_left = 0
-                return
-            total += size
-            if total > cap:
-                raise ServeError("body_too_large", f"the chunked body is over the limit of "
-                                 f"{cap} bytes")
-            while size > 0:
-                chunk = self.rfile.read(min(CHUNK, size))
-                if not chunk:
-                    raise ClientGone()
-                size -= len(chunk)
-                yield chunk
-            self.rfile.readline(1 << 16)  # the CRLF after the chunk's data
+        try:
+            while True:
+                size = framing.chunk_size(self._line())
+                if size == 0:
+                    for _ in range(framing.MAX_TRAILERS + 1):
+                        if self._line() in (b"\r\n", b"\n"):
+                            break  # trailer fields are ignored
+                    else:
+                        raise framing.FramingError("the chunked body has too many trailer lines")
+                    self.body_left = 0
+                    return
+                total += size
+                if total > cap:
+                    raise ServeError("body_too_large", f"the chunked body is over the limit of "
+                                     f"{cap} bytes")
+                while size > 0:
+                    chunk = self.rfile.read(min(CHUNK, size))
+                    if not chunk:
+                        raise ClientGone()
+                    size -= len(chunk)
+                    yield chunk
+                framing.chunk_end(self._line())
+        except framing.FramingError as exc:
+            raise ServeError("invalid_input", str(exc)) from None
+
+    def _line(self) -> bytes:
+        line = self.rfile.readline(framing.MAX_LINE + 1)
+        if not line:
+            raise ClientGone()
+        return line
 
     def body_bytes(self, limit: int) -> bytes:
         return b"".join(self.body(limit))
@@ -228,14 +275,15 @@ class Handler(BaseHTTPRequestHandler):
     def _refuse_unless_answered(self, exc: ServeError) -> None:
         if self.status:  # the answer had started: all that is left is to drop the connection
             self.close_connection = True
-            self.error_code, self.error_message = exc.code_for(self.blob).code, exc.message
+            self.error_code = exc.code_for(self.blob).code
+            self.error_message = redact_text(exc.message)
             return
         self._refuse(exc)
 
     def _refuse(self, exc: ServeError) -> None:
         code = exc.code_for(self.blob)
         self.error_code = code.code
-        self.error_message = exc.message
+        self.error_message = message = redact_text(exc.message)
         headers = {"x-ms-error-code": code.code, **exc.headers}
         if code.status == 401:
             headers["WWW-Authenticate"] = ("Bearer authorization_uri=https://login.microsoftonline"
@@ -244,7 +292,7 @@ class Handler(BaseHTTPRequestHandler):
         if self.method == "HEAD":
             self.respond(code.status, headers)
             return
-        body, content_type = wire.error_body(code, exc.message, self.blob)
+        body, content_type = wire.error_body(code, message, self.blob)
         headers["Content-Type"] = content_type
         self.respond(code.status, headers, body)
 
@@ -263,11 +311,12 @@ class Handler(BaseHTTPRequestHandler):
                                  "bearer token, a SharedKey signature or a SAS")
             if services is not None and authorization:
                 services.authorize_storage(authorization)
-        host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
-        # a path may start with the workspace instead of the account (the JS SDK's renames)
-        known = services.workspaces(self.server.names) if services is not None else \
-            self.server.names
-        segments = strip_account(decode_segments(self.raw_path), host, known)
+        segments = decode_segments(self.raw_path)
+        if self.host_kind not in ("dfs", "blob"):  # a OneLake host name carries the account
+            # a path may start with a workspace instead of the account (the JS SDK's renames)
+            known = services.workspaces(self.server.names) if services is not None else \
+                self.server.names
+            segments = strip_account(segments, self.host, known)
         if services is not None:  # the item the path names, when serve hosts several
             self.server = services.server_for(self.server, segments)
         place = place_of(segments, self.server.names)
@@ -691,6 +740,7 @@ class Handler(BaseHTTPRequestHandler):
         self._check_lease(place)
         recursive = self.query.get("recursive", "").lower() == "true"
         dfs = any(k in self.query for k in ("recursive", "paginated", "continuation"))
+        self.server.conformance.before_delete(place)  # a re-key by delete + upload is one too
         try:
             self.server.store.delete(place, recursive)
         except ServeError as exc:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from mirrorspec.errors import MirrorspecError
 from mirrorspec.serve import monitoring, supervise
 from mirrorspec.serve.conformance import Conformance
 from mirrorspec.serve.names import ITEM_TYPE, Names, split_name
@@ -193,8 +194,6 @@ class Registry:
                 if item.wanted == "Stopped":
                     item.state = "Stopped"
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            from mirrorspec.errors import MirrorspecError
-
             raise MirrorspecError(f"{path}: not a registry serve wrote ({exc})",
                                   hint="move it away to start from no items") from None
 
@@ -316,8 +315,13 @@ class Registry:
         warehouse = str(item.warehouse)
         item.store = Store(item.names, item.landing, item.warehouse, staging,
                            lambda: monitoring.render(warehouse), self.unflushed)
-        item.conformance = Conformance(item.landing, self.report_of(item), self.log,
-                                       item=item.doc())
+        try:
+            item.conformance = Conformance(item.landing, self.report_of(item), self.log,
+                                           item=item.doc())
+        except MirrorspecError as exc:  # the start item's report was writable: rare
+            self.log("warning", f"{exc}; the findings of {item.workspace.name}/{item.name} are "
+                     "only logged", item=item.id)
+            item.conformance = Conformance(item.landing, None, self.log, item=item.doc())
 
     def report_of(self, item: Item) -> Path | None:
         """The conformance report of an item other than the adopted one (with --report)."""
@@ -444,5 +448,5 @@ class Registry:
             if item.store is not None and item is not self.adopted:  # the endpoint closes its own
                 item.store.close()
                 if item.conformance is not None:
-                    item.conformance.write_report()
+                    item.conformance.close()
         self._launcher.close()

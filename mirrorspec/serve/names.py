@@ -183,7 +183,10 @@ def parse_rename_source(value: str, host: str,
     `+query` when a `?...` suffix (SAS, MDB's stray `?resource=file`) was stripped."""
     value = value.strip()
     if "://" in value:
-        parts = urlsplit(value)
+        try:
+            parts = urlsplit(value)
+        except ValueError as exc:  # `http://[::1` (an unclosed IPv6 literal)
+            raise ServeError("invalid_header", f"x-ms-rename-source {value[:80]!r}: {exc}") from None
         form = "url+query" if parts.query else "url"
         return source_url_segments(value, host, names), form
     path, sep, _query = value.partition("?")

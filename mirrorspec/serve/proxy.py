@@ -15,8 +15,9 @@ import ssl
 import threading
 from typing import Any
 
-HOSTS = ("login.microsoftonline.com", "onelake.dfs.fabric.microsoft.com",
-         "onelake.blob.fabric.microsoft.com", "api.fabric.microsoft.com")
+from mirrorspec.serve.endpoints import FABRIC_HOSTS
+
+HOSTS = FABRIC_HOSTS
 CHUNK = 1 << 16
 
 

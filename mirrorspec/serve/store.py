@@ -503,6 +503,7 @@ class Store:
         new_etag = etag_of(path.stat())
         if retain and position < upload.length:
             upload.pending, upload.etag, upload.base = False, new_etag, position
+            upload.ranges = [(max(a, position), b) for a, b in upload.ranges if b > position]
         else:
             self._uploads.pop(place.rel, None)
             upload.dead = True
