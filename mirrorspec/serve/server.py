@@ -86,7 +86,8 @@ class OneLakeServer(ThreadingHTTPServer):
         with self._idle:
             self._in_flight -= 1
             self._idle.notify_all()
-        self.conformance.requests += 1
+        # counted in the report of the item the request addressed (`serve --root`: its view)
+        getattr(handler.server, "conformance", self.conformance).requests += 1
         if not handler.logged:  # no answer was sent (the client went away)
             self.log_request(handler, seconds)
 

@@ -315,6 +315,28 @@ def test_delete_removes_the_item_and_its_folders_and_the_list_survives_a_restart
         assert again.stop() == 0
 
 
+def test_each_item_has_its_own_conformance_report(tmp_path):
+    report = tmp_path / "reports" / "conformance.json"
+    server = OneLakeServe(tmp_path, "--report", str(report), root=tmp_path / "root")
+    try:
+        api = Api(server.ready["url"])
+        status, _h, item = api.call("POST", "/v1/workspaces/local/mirroredDatabases",
+                                    {"displayName": "other"})
+        assert status == 201, item
+        lz = "/onelake/local/other.MountedRelationalDatabase/Files/LandingZone/s.schema/t"
+        assert api.storage("PUT", f"{lz}/data.csv", b"id\n1\n",
+                           {"x-ms-blob-type": "BlockBlob"}) == 201
+    finally:
+        assert server.stop() == 0
+    own = json.loads((report.parent / f"conformance.{item['id']}.json").read_text())
+    assert own["item"]["id"] == item["id"] and own["requests"] == 1
+    assert [(f["kind"], f["path"]) for f in own["findings"]] == [
+        ("not-sequence-name", "other.MountedRelationalDatabase/Files/LandingZone/s.schema/t/"
+                              "data.csv")]
+    start = json.loads(report.read_text())
+    assert start["item"]["displayName"] == "local" and start["findings"] == []
+
+
 def test_single_item_flags_serve_one_item_the_api_can_read(tmp_path):
     server = OneLakeServe(tmp_path, "--workspace", "ws", "--item", "db")
     try:
