@@ -5,7 +5,6 @@ that doesn't know a schema id stops the table at that message's offset."""
 from __future__ import annotations
 
 import base64
-import os
 import sys
 from pathlib import Path
 
@@ -17,7 +16,6 @@ from reference_model import read_delta_rs
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "scripts"))
 
-from local_kafka import LocalBroker  # noqa: E402
 
 from mirrorspec.compile import compile_project  # noqa: E402
 from mirrorspec.spark.run import run_plan  # noqa: E402
@@ -27,15 +25,6 @@ pytestmark = pytest.mark.kafka
 
 COLUMNS = [{"name": "id", "type": "Int32"}, {"name": "name", "type": "String"},
            {"name": "balance", "type": "Double"}]
-
-
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory):
-    if os.environ.get("MIRRORSPEC_SKIP_KAFKA"):
-        pytest.skip("the Kafka broker's jars are not available (scripts/ensure_kafka.sh)")
-    server = LocalBroker(tmp_path_factory.mktemp("kafka")).start()
-    yield server
-    server.stop()
 
 
 def row(i: int, name: str, balance: str) -> dict:

@@ -5,7 +5,6 @@ Maxwell topic routed by `options.table`."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -25,15 +24,6 @@ pytestmark = pytest.mark.kafka
 FIXTURES = REPO / "tests" / "fixtures"
 COLUMNS = [{"name": "id", "type": "Int32"}, {"name": "name", "type": "String"},
            {"name": "description", "type": "String"}, {"name": "weight", "type": "Double"}]
-
-
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory):
-    if os.environ.get("MIRRORSPEC_SKIP_KAFKA"):
-        pytest.skip("the Kafka broker's jars are not available (scripts/ensure_kafka.sh)")
-    server = LocalBroker(tmp_path_factory.mktemp("kafka")).start()
-    yield server
-    server.stop()
 
 
 def _produce(broker: LocalBroker, topic: str, lines: list[str]) -> None:
