@@ -27,7 +27,7 @@ from mirrorspec.errors import SourceError
 from mirrorspec.sources.base import (OP_DELETE, OP_INSERT, OP_TRUNCATE, OP_UPDATE,
                                      InferredColumn, InferredSchema, iter_json_documents)
 from mirrorspec.sources.debezium import Row, TableShape
-from mirrorspec.sources.row_images import (ImageReader, RowImageOptions, TableRouter,
+from mirrorspec.sources.row_images import (qualified_name, ImageReader, RowImageOptions, TableRouter,
                                            change_row, inferred, key_change_rows, local_messages,
                                            parse_options, table_name_matches,
                                            zero_date_to_null)
@@ -75,10 +75,6 @@ def _prepare(value: Any, data_type: str) -> Any:
     if data_type == "ByteArray" and isinstance(value, str):
         return value.encode("latin-1")  # Canal writes bytes as ISO-8859-1 text
     return zero_date_to_null(value, data_type)
-
-
-def qualified_name(message: dict[str, Any]) -> str:
-    return f"{message.get('database') or ''}.{message.get('table') or ''}"
 
 
 def parse_text(text: str, file: str, shape: TableShape, options: RowImageOptions,

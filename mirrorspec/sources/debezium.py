@@ -1035,14 +1035,20 @@ def _mongo_document(event: Event) -> dict[str, Any] | None:
     return None
 
 
+def local_feed_texts(path: str) -> Iterator[tuple[str, str]]:
+    """(file, text) of each local feed file under `path`, in order; an unreadable one is a
+    SourceError naming it."""
+    for file in list_feed_files(path):
+        try:
+            yield file, read_local_text(file)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SourceError(f"cannot read feed file: {exc}", file=file) from None
+
+
 def _local_events(path: str, limit: int = 10_000, unwrapped: bool = False
                   ) -> Iterator[tuple[str, Event]]:
     seen = 0
-    for file in list_feed_files(path):
-        try:
-            text = read_local_text(file)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SourceError(f"cannot read feed file: {exc}", file=file) from None
+    for file, text in local_feed_texts(path):
         for line, raw in iter_records(text, file):
             event = to_event(line, raw, file, unwrapped)
             if isinstance(event, Event):

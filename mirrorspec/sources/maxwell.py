@@ -26,7 +26,7 @@ from mirrorspec.errors import SourceError
 from mirrorspec.sources.base import (OP_DELETE, OP_INSERT, OP_UPDATE, OP_UPSERT, InferredSchema,
                                      iter_json_documents)
 from mirrorspec.sources.debezium import Row, TableShape
-from mirrorspec.sources.row_images import (ImageReader, PositionGuard, RowImageOptions,
+from mirrorspec.sources.row_images import (qualified_name, ImageReader, PositionGuard, RowImageOptions,
                                            TableRouter, change_row, inferred, json_columns,
                                            key_change_rows, local_messages, parse_options,
                                            table_name_matches, zero_date_to_null)
@@ -46,10 +46,6 @@ def position_key(position: str) -> str:
     if not match:
         raise ValueError(f"{position!r} is not binlog-file:offset")
     return f"{match['base']}.{int(match['number']):020d}:{int(match['offset']):020d}"
-
-
-def qualified_name(message: dict[str, Any]) -> str:
-    return f"{message.get('database') or ''}.{message.get('table') or ''}"
 
 
 def parse_text(text: str, file: str, shape: TableShape, options: RowImageOptions,

@@ -19,8 +19,8 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from mirrorspec.errors import SourceError
 from mirrorspec.sources import extended_json
 from mirrorspec.sources.base import (OP_DELETE, OP_INSERT, InferredColumn, InferredSchema,
-                                     iter_json_documents, list_feed_files)
-from mirrorspec.sources.debezium import Row, TableShape, coerce, read_local_text
+                                     iter_json_documents)
+from mirrorspec.sources.debezium import Row, TableShape, coerce, local_feed_texts
 
 ORDER_FIELDS = (("position", "string"), ("file", "string"), ("line", "bigint"), ("part", "int"))
 _ERRORS = (ValueError, TypeError, KeyError, ArithmeticError, binascii.Error)
@@ -196,14 +196,15 @@ def json_columns(images: Iterable[dict[str, Any]]) -> tuple[InferredColumn, ...]
     return tuple(InferredColumn(name, kind or "String") for name, kind in kinds.items())
 
 
+def qualified_name(message: dict[str, Any]) -> str:
+    """`database.table` of a MySQL binlog message (Canal, Maxwell)."""
+    return f"{message.get('database') or ''}.{message.get('table') or ''}"
+
+
 def local_messages(path: str, limit: int = 10_000) -> Iterator[tuple[str, int, Any]]:
     """(file, line, message) of the first `limit` JSON messages under a local feed path."""
     seen = 0
-    for file in list_feed_files(path):
-        try:
-            text = read_local_text(file)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SourceError(f"cannot read feed file: {exc}", file=file) from None
+    for file, text in local_feed_texts(path):
         for line, message in iter_json_documents(text, file):
             yield file, line, message
             seen += 1
