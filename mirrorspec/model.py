@@ -118,8 +118,9 @@ class Output:
     spark_master: str = "local[*]"
     spark_remote: str | None = None
     spark_conf: dict[str, str] = field(default_factory=dict)
-    deletion_vectors: bool = True
+    deletion_vectors: bool | None = None  # None: by each table's size (docs/readers.md)
     settle_seconds: float = 0
+    threads: int | None = None  # tables mirrored at once by run/mirror; None: the default
 
 
 @dataclass(frozen=True)
@@ -266,7 +267,8 @@ def _resolve_output(loaded: LoadedProject, profile: str, target: str | None,
                   out.get("warehouse") or defaults.warehouse,
                   spark.get("master") or defaults.spark_master, spark.get("remote"), conf,
                   out.get("deletion_vectors", defaults.deletion_vectors),
-                  out.get("settle_seconds", defaults.settle_seconds))
+                  out.get("settle_seconds", defaults.settle_seconds),
+                  out.get("threads", defaults.threads))
 
 
 def _conf_text(value: Any) -> str:
