@@ -100,7 +100,7 @@ def land(landing: Path, names: list[str], sequence: int, data) -> None:
 # --- mirrorspec, as whole commands -----------------------------------------------------------------
 
 def run_mirror(landing: Path, warehouse: Path, master: str, threads: int | None,
-               log: Path) -> dict:
+               log: Path, code: str | None = None) -> dict:
     """One `mirrorspec mirror` pass: wall seconds, seconds after `Spark started`, peak RSS of
     the process tree, exit code, and each table's own seconds."""
     command = [sys.executable, "-m", "mirrorspec", "mirror", "--landing-zone", str(landing),
@@ -108,6 +108,8 @@ def run_mirror(landing: Path, warehouse: Path, master: str, threads: int | None,
     if threads:
         command += ["--threads", str(threads)]
     env = dict(os.environ, MIRRORSPEC_SPARK_LOG_LEVEL="ERROR", NO_COLOR="1")
+    if code:  # another checkout's mirrorspec (--baseline)
+        env["PYTHONPATH"] = code
     began = time.perf_counter()
     spark_up = None
     seconds: dict[str, float] = {}
@@ -286,8 +288,12 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--tables", default="1,10,50,200", help="the Ts, comma separated")
     parser.add_argument("--rows", type=int, default=1000)
     parser.add_argument("--changes", type=int, default=10)
-    parser.add_argument("--threads", type=int, default=None,
-                        help="mirrorspec's --threads (default: its own default)")
+    parser.add_argument("--threads", default="",
+                        help="mirrorspec's --threads, comma separated to compare several "
+                             "(default: its own default)")
+    parser.add_argument("--baseline", default=None, metavar="CHECKOUT",
+                        help="also time another checkout's mirrorspec (e.g. /work/main), "
+                             "with its own defaults")
     parser.add_argument("--plain-threads", type=int, default=2,
                         help="threads of the threaded plain delta-spark loop")
     parser.add_argument("--master", default="local[2]")
@@ -312,48 +318,55 @@ def main(argv: list[str] | None = None) -> dict:
     work.mkdir(parents=True, exist_ok=True)
     figures: dict = {"machine": machine(), "loadavg_before": loadavg(), "runs": []}
     print(f"load average before: {figures['loadavg_before']}  (log: {log})", flush=True)
+    variants: list[tuple[str, int | None, str | None]] = [
+        (f"threads {t}" if t else "mirrorspec", int(t) if t else None, None)
+        for t in (args.threads.split(",") if args.threads else [""])]
+    if args.baseline:
+        variants.append(("baseline", None, args.baseline))
     for count in [int(t) for t in args.tables.split(",") if t.strip()]:
         root = work / f"T{count}"
         shutil.rmtree(root, ignore_errors=True)
-        landing, warehouse = root / "landing", root / "warehouse"
         names = table_names(count)
-        land(landing, names, 1, load_table(args.rows))
-        first = run_mirror(landing, warehouse, args.master, args.threads, log)
-        land(landing, names, 2, change_table(args.rows, args.changes))
-        # the plain loops read both files from a copy (the mirror pass moves file 1 away)
+        run: dict = {"tables": count}
+        for label, threads, code in variants:
+            landing, warehouse = root / label / "landing", root / label / "warehouse"
+            land(landing, names, 1, load_table(args.rows))
+            first = run_mirror(landing, warehouse, args.master, threads, log, code)
+            land(landing, names, 2, change_table(args.rows, args.changes))
+            second = run_mirror(landing, warehouse, args.master, threads, log, code)
+            run[label] = second["beyond_start"]
+            run[f"{label} exit"] = (first["exit"], second["exit"])
+            run[f"{label} peak"] = second["peak_rss"]
+            print(f"T={count} {label}: pass 2 {second['beyond_start']:.1f} s beyond the start "
+                  f"({second['wall']:.1f} s whole), exits {first['exit']}/{second['exit']}, "
+                  f"peak {fmt_bytes(second['peak_rss'])}; load {loadavg()}", flush=True)
         plain_landing = root / "plain-landing"
         land(plain_landing, names, 1, load_table(args.rows))
         land(plain_landing, names, 2, change_table(args.rows, args.changes))
-        second = run_mirror(landing, warehouse, args.master, args.threads, log)
-        plain_seq = run_plain(plain_landing, root / "plain-seq", args.master, 1, log)
-        plain_thr = run_plain(plain_landing, root / "plain-thr", args.master, args.plain_threads,
-                              log)
-        rs = run_delta_rs(plain_landing, root / "delta-rs")
-        run = {"tables": count, "load_exit": first["exit"], "exit": second["exit"],
-               "pass2_wall": second["wall"], "pass2": second["beyond_start"],
-               "peak_rss": second["peak_rss"], "plain_seq": plain_seq,
-               "plain_thr": plain_thr, "delta_rs": rs, "loadavg": loadavg()}
+        run["plain"] = run_plain(plain_landing, root / "plain-seq", args.master, 1, log)
+        run["plain threaded"] = run_plain(plain_landing, root / "plain-thr", args.master,
+                                          args.plain_threads, log)
+        run["delta-rs"] = run_delta_rs(plain_landing, root / "delta-rs")
+        run["loadavg"] = loadavg()
         figures["runs"].append(run)
-        print(f"T={count}: mirrorspec pass 2 {run['pass2']:.1f} s beyond the start "
-              f"(exit {run['exit']}, peak {fmt_bytes(run['peak_rss'])}), plain "
-              f"{run['plain_seq']:.1f} s, threaded {run['plain_thr']:.1f} s, delta-rs "
-              f"{rs:.2f} s; load {run['loadavg']}", flush=True)
+        print(f"T={count}: plain {run['plain']:.1f} s, plain on {args.plain_threads} threads "
+              f"{run['plain threaded']:.1f} s, delta-rs {run['delta-rs']:.2f} s; load "
+              f"{run['loadavg']}", flush=True)
     runs = figures["runs"]
-    print_table(("T", "mirrorspec pass 2 (beyond start)", "plain MERGE loop",
-                 f"plain, {args.plain_threads} threads", "delta-rs", "peak RSS", "exit"),
-                [(r["tables"], f"{r['pass2']:.1f}", f"{r['plain_seq']:.1f}",
-                  f"{r['plain_thr']:.1f}", f"{r['delta_rs']:.2f}", fmt_bytes(r["peak_rss"]),
-                  r["exit"]) for r in runs])
-    slopes = {key: slope([(r["tables"], r[key]) for r in runs])
-              for key in ("pass2", "plain_seq", "plain_thr", "delta_rs")}
+    keys = [v[0] for v in variants] + ["plain", "plain threaded", "delta-rs"]
+    print_table(["T"] + keys + ["load average after"],
+                [[r["tables"]] + [f"{r[k]:.2f}" for k in keys] + [r["loadavg"]] for r in runs])
+    slopes = {key: slope([(r["tables"], r[key]) for r in runs]) for key in keys}
     figures["slopes"] = slopes
-    if slopes["pass2"] is not None:
+    if len(runs) > 1:
         print("per-table slope (s): " + ", ".join(f"{k} {v:.3f}" for k, v in slopes.items()
                                                   if v is not None))
-        for key in ("plain_seq", "plain_thr"):
-            if slopes[key]:
-                figures[f"ratio_{key}"] = slopes["pass2"] / slopes[key]
-                print(f"mirrorspec / {key}: {figures[f'ratio_{key}']:.2f}")
+        for label, _threads, _code in variants:
+            for key in ("plain", "plain threaded"):
+                if slopes[label] is not None and slopes[key]:
+                    ratio = slopes[label] / slopes[key]
+                    figures[f"ratio {label} / {key}"] = ratio
+                    print(f"slope ratio {label} / {key}: {ratio:.2f}")
     if not args.no_watch:
         figures["watch"] = {}
         for count in (1, args.watch_tables):
