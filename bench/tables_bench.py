@@ -47,7 +47,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import REPO_ROOT, PeakMemory, emit, fmt_bytes, machine, print_table
+from _common import REPO_ROOT, PeakMemory, TreeCpu, emit, fmt_bytes, machine, print_table, tree_cpu_seconds
 
 MARKER = "__rowMarker__"
 _FINISHED = re.compile(r"\bOK (\S+): .* in ([\d.]+)s")
@@ -101,8 +101,10 @@ def land(landing: Path, names: list[str], sequence: int, data) -> None:
 
 def run_mirror(landing: Path, warehouse: Path, master: str, threads: int | None,
                log: Path, code: str | None = None) -> dict:
-    """One `mirrorspec mirror` pass: wall seconds, seconds after `Spark started`, peak RSS of
-    the process tree, exit code, and each table's own seconds."""
+    """One `mirrorspec mirror` pass: wall seconds, seconds and CPU seconds (of the process tree)
+    after `Spark started`, peak RSS of the process tree, exit code, each table's own seconds.
+    `code`: another checkout to run instead (it is also the working folder: `python -m` looks
+    there first)."""
     command = [sys.executable, "-m", "mirrorspec", "mirror", "--landing-zone", str(landing),
                "--warehouse", str(warehouse), "--master", master]
     if threads:
@@ -112,22 +114,29 @@ def run_mirror(landing: Path, warehouse: Path, master: str, threads: int | None,
         env["PYTHONPATH"] = code
     began = time.perf_counter()
     spark_up = None
+    cpu_at_start = 0.0
     seconds: dict[str, float] = {}
     with open(log, "a", encoding="utf-8") as out:
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   cwd=str(REPO_ROOT), env=env, text=True)
+                                   cwd=code or str(REPO_ROOT), env=env, text=True)
+        cpu = TreeCpu(process.pid)
+        cpu.start()
         with PeakMemory(process.pid) as memory:
             assert process.stdout is not None
             for line in process.stdout:
                 out.write(line)
                 if spark_up is None and "Spark started" in line:
                     spark_up = time.perf_counter()
+                    cpu_at_start = cpu.seconds
                 found = _FINISHED.search(line)
                 if found:
                     seconds[found.group(1)] = float(found.group(2))
             process.wait()
     end = time.perf_counter()
+    cpu.done.set()
+    cpu.join()
     return {"wall": end - began, "beyond_start": end - (spark_up or began),
+            "cpu_beyond_start": cpu.seconds - cpu_at_start,
             "peak_rss": memory.peak, "exit": process.returncode, "tables": seconds}
 
 
@@ -158,10 +167,11 @@ def plain_worker(args) -> None:
                                values={c: f"s.{c}" for c in ("id", "payload", "amount")})
          .execute())
 
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), tree_cpu_seconds()
     with ThreadPoolExecutor(max_workers=args.plain_threads) as pool:
         list(pool.map(merge, names))
-    print(json.dumps({"seconds": time.perf_counter() - began}), flush=True)
+    print(json.dumps({"seconds": time.perf_counter() - began,
+                      "cpu": tree_cpu_seconds() - cpu}), flush=True)
     spark.stop()
 
 
@@ -175,8 +185,9 @@ def create_tables(landing: Path, root: Path) -> None:
         write_deltalake(str(root / folder.name), first)
 
 
-def run_plain(landing: Path, work: Path, master: str, threads: int, log: Path) -> float:
-    """Seconds of the plain delta-spark MERGE loop on `threads` threads (1: one after another)."""
+def run_plain(landing: Path, work: Path, master: str, threads: int, log: Path) -> dict:
+    """Seconds and CPU seconds (process tree) of the plain delta-spark MERGE loop on `threads`
+    threads (1: one after another)."""
     create_tables(landing, work)
     command = [sys.executable, __file__, "--plain-worker", str(work), "--landing", str(landing),
                "--master", master, "--plain-threads", str(threads)]
@@ -186,12 +197,13 @@ def run_plain(landing: Path, work: Path, master: str, threads: int, log: Path) -
         out.write(done.stdout + done.stderr)
     if done.returncode != 0:
         raise SystemExit(f"the plain delta-spark loop failed; see {log}")
-    return float(json.loads(done.stdout.strip().splitlines()[-1])["seconds"])
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 # --- delta-rs ---------------------------------------------------------------------------------
 
-def run_delta_rs(landing: Path, work: Path) -> float:
+def run_delta_rs(landing: Path, work: Path) -> tuple[float, float]:
+    """Seconds and CPU seconds of the delta-rs MERGE loop."""
     import pyarrow.parquet as pq
     from deltalake import DeltaTable, write_deltalake
 
@@ -199,7 +211,7 @@ def run_delta_rs(landing: Path, work: Path) -> float:
     for name in names:
         first = pq.read_table(landing / name / f"{1:020d}.parquet").drop_columns([MARKER])
         write_deltalake(str(work / name), first)
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     for name in names:
         source = pq.read_table(landing / name / f"{2:020d}.parquet")
         (DeltaTable(str(work / name))
@@ -209,7 +221,7 @@ def run_delta_rs(landing: Path, work: Path) -> float:
          .when_not_matched_insert({c: f"s.{c}" for c in ("id", "payload", "amount")},
                                   predicate=f"s.{MARKER} != 2")
          .execute())
-    return time.perf_counter() - began
+    return time.perf_counter() - began, time.process_time() - cpu
 
 
 # --- watch latency and a long history ---------------------------------------------------------------
@@ -335,18 +347,21 @@ def main(argv: list[str] | None = None) -> dict:
             land(landing, names, 2, change_table(args.rows, args.changes))
             second = run_mirror(landing, warehouse, args.master, threads, log, code)
             run[label] = second["beyond_start"]
+            run[f"{label} cpu"] = second["cpu_beyond_start"]
             run[f"{label} exit"] = (first["exit"], second["exit"])
             run[f"{label} peak"] = second["peak_rss"]
             print(f"T={count} {label}: pass 2 {second['beyond_start']:.1f} s beyond the start "
-                  f"({second['wall']:.1f} s whole), exits {first['exit']}/{second['exit']}, "
+                  f"({second['wall']:.1f} s whole; CPU {second['cpu_beyond_start']:.1f} s), "
+                  f"exits {first['exit']}/{second['exit']}, "
                   f"peak {fmt_bytes(second['peak_rss'])}; load {loadavg()}", flush=True)
         plain_landing = root / "plain-landing"
         land(plain_landing, names, 1, load_table(args.rows))
         land(plain_landing, names, 2, change_table(args.rows, args.changes))
-        run["plain"] = run_plain(plain_landing, root / "plain-seq", args.master, 1, log)
-        run["plain threaded"] = run_plain(plain_landing, root / "plain-thr", args.master,
-                                          args.plain_threads, log)
-        run["delta-rs"] = run_delta_rs(plain_landing, root / "delta-rs")
+        for key, threads in (("plain", 1), ("plain threaded", args.plain_threads)):
+            plain = run_plain(plain_landing, root / key.replace(" ", "-"), args.master, threads,
+                              log)
+            run[key], run[f"{key} cpu"] = plain["seconds"], plain["cpu"]
+        run["delta-rs"], run["delta-rs cpu"] = run_delta_rs(plain_landing, root / "delta-rs")
         run["loadavg"] = loadavg()
         figures["runs"].append(run)
         print(f"T={count}: plain {run['plain']:.1f} s, plain on {args.plain_threads} threads "
@@ -354,6 +369,7 @@ def main(argv: list[str] | None = None) -> dict:
               f"{run['loadavg']}", flush=True)
     runs = figures["runs"]
     keys = [v[0] for v in variants] + ["plain", "plain threaded", "delta-rs"]
+    keys += [f"{k} cpu" for k in keys]
     print_table(["T"] + keys + ["load average after"],
                 [[r["tables"]] + [f"{r[k]:.2f}" for k in keys] + [r["loadavg"]] for r in runs])
     slopes = {key: slope([(r["tables"], r[key]) for r in runs]) for key in keys}
@@ -363,10 +379,11 @@ def main(argv: list[str] | None = None) -> dict:
                                                   if v is not None))
         for label, _threads, _code in variants:
             for key in ("plain", "plain threaded"):
-                if slopes[label] is not None and slopes[key]:
-                    ratio = slopes[label] / slopes[key]
-                    figures[f"ratio {label} / {key}"] = ratio
-                    print(f"slope ratio {label} / {key}: {ratio:.2f}")
+                for unit in ("", " cpu"):  # wall seconds, then CPU seconds
+                    mine, theirs = slopes[label + unit], slopes[key + unit]
+                    if mine is not None and theirs:
+                        figures[f"ratio {label}{unit} / {key}{unit}"] = mine / theirs
+                        print(f"slope ratio {label}{unit} / {key}{unit}: {mine / theirs:.2f}")
     if not args.no_watch:
         figures["watch"] = {}
         for count in (1, args.watch_tables):
