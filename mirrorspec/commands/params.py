@@ -28,7 +28,7 @@ def default_table_threads() -> int:
     """Tables mirrored at once when neither `--threads` nor the profile output's `threads`
     says: twice the CPU cores, 2 to 8. A small table's pass waits on the driver's planning
     about half its time, so a second table per core keeps the cores busy
-    (bench/tables_bench.py)."""
+    (`bench/tables_bench.py --threads 2,4` compares)."""
     import os
 
     return max(2, min(8, 2 * (os.cpu_count() or 1)))
