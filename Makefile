@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_PROJECT ?= projects/parquet_orders
 
-.PHONY: demo demo-kafka demo-onelake lint test test-extras test-airflow test-fast test-spark test-deep test-cluster bench clean
+.PHONY: demo demo-kafka demo-onelake lint test test-extras test-airflow test-fast test-spark test-deep test-cluster bench clean docs docs-reference dist
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -84,6 +84,13 @@ $(AIRFLOW_STAMP): pyproject.toml $(AIRFLOW_CONSTRAINTS)
 test-airflow: $(STAMP) $(AIRFLOW_STAMP)
 	$(BIN)/python -m pytest -q -m extra tests/spark/test_orchestration_recipes.py -k real_airflow
 
+# Official Azure clients (Java, Go and JS SDKs, azcopy, rclone) against `mirrorspec serve
+# --self-signed`, installed from their registries into ~/.cache/mirrorspec/clients (minutes the
+# first time). A missing toolchain is a skip. Not part of `make test` (network, toolchains).
+.PHONY: test-clients
+test-clients: $(STAMP)
+	MIRRORSPEC_TEST_CLIENTS=1 $(BIN)/python -m pytest -q -rs -m clients tests/clients -s
+
 test-fast: lint
 	$(BIN)/python -m pytest -q -m "not spark and not cluster"
 
@@ -101,8 +108,25 @@ test-deep: $(STAMP)
 test-cluster: $(STAMP)
 	$(BIN)/python -m pytest -q -m cluster
 
+# The documentation site (mkdocs.yml → site/), strict: a broken link or anchor, or a page left
+# out of the navigation, fails the build. CI runs it after `make test`.
+docs: $(STAMP)
+	$(BIN)/python scripts/docs_reference.py --check
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+	@echo "docs site: site/index.html"
+
+# docs/cli.md and project-reference.md's key tables, generated from the commands and the schemas.
+docs-reference: $(STAMP)
+	$(BIN)/python scripts/docs_reference.py
+
+# The release: an sdist and a wheel in dist/ (built offline from the venv's build backend).
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --no-isolation --outdir dist .
+	@ls dist
+
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py
 
 clean:
-	rm -rf $(VENV) $(AIRFLOW_VENV) target .pytest_cache .mypy_cache .ruff_cache .import_linter_cache
+	rm -rf $(VENV) $(AIRFLOW_VENV) target site dist build .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

@@ -62,8 +62,8 @@ def artifact_schema(name: str) -> dict[str, Any]:
     import json
     from importlib import resources
 
-    if name not in ARTIFACT_SCHEMAS:
-        raise UsageError(f"artifact_schema({name!r}): no such artifact",
+    if not isinstance(name, str) or name not in ARTIFACT_SCHEMAS:
+        raise UsageError(f"artifact_schema(name={name!r}): no such artifact",
                          hint=f"one of {', '.join(ARTIFACT_SCHEMAS)}")
     folder = resources.files("mirrorspec").joinpath("schemas")
     text = folder.joinpath(ARTIFACT_SCHEMAS[name]).read_text(encoding="utf-8")
@@ -91,6 +91,24 @@ def _positive(value: Any, name: str) -> int:
 def _flag(value: Any, name: str) -> bool:
     if not isinstance(value, bool):
         raise UsageError(f"{name}={value!r}: give True or False")
+    return value
+
+
+def _path(value: Any, name: str, optional: bool = False) -> str | None:
+    """A path argument (str or os.PathLike) as a str; None stays None when `optional`."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, (str, os.PathLike)) or not os.fspath(value):
+        raise UsageError(f"{name}={value!r}: give a path (a str or pathlib.Path)")
+    return str(os.fspath(value))
+
+
+def _text(value: Any, name: str, what: str, optional: bool = False) -> str | None:
+    """A string argument (`what` says what it names); None stays None when `optional`."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise UsageError(f"{name}={value!r}: give {what} as a str")
     return value
 
 
@@ -147,6 +165,7 @@ class Project:
                  on_event: EventCallback | None = None):
         if not isinstance(path, (str, os.PathLike)):
             raise UsageError(f"Project(path={path!r}): give the project folder as a str or Path")
+        _path(profiles_dir, "profiles_dir", optional=True)
         if target is not None and (not isinstance(target, str) or not target.strip()):
             raise UsageError(f"Project(target={target!r}): give the name of a profile output")
         if vars is not None and not (isinstance(vars, Mapping)
@@ -275,10 +294,8 @@ class Project:
             raise UsageError("show(): give version or timestamp, not both")
         if where is not None and not isinstance(where, str):
             raise UsageError(f"show(where={where!r}): give a Spark SQL condition as a str")
-        from mirrorspec.readers.delta import parse_timestamp
-
-        as_of = timestamp if isinstance(timestamp, datetime) or timestamp is None \
-            else parse_timestamp(str(timestamp))
+        _text(table, "table", "a table's unique id or name")
+        as_of = _as_of(timestamp)
         console = self._console()
         plan = self._context(console).plan
         from mirrorspec.selection import resolve_table
@@ -288,11 +305,16 @@ class Project:
                            as_of, list(target.key_columns), console)
 
     # --- helpers --------------------------------------------------------------------------------
-    def _state(self, state: Any) -> str | None:
+    @staticmethod
+    def _state(state: Any) -> str | None:
         if state is None:
             return None
         if not isinstance(state, (str, os.PathLike)) or not Path(state).exists():
             raise UsageError(f"state={state!r}: give a previous target/ folder that exists")
+        plan = Path(state) / "plan.json" if Path(state).is_dir() else Path(state)
+        if not plan.is_file():
+            raise UsageError(f"state={state!r}: no plan.json there",
+                             hint="give a previous target/ folder (with plan.json)")
         return str(Path(state).resolve())
 
     @staticmethod
@@ -304,6 +326,23 @@ class Project:
         if isinstance(value, str):
             return parse_duration(value, "stale_after")
         raise UsageError(f"stale_after={value!r}: give a duration such as '15m' or a timedelta")
+
+
+def _as_of(timestamp: Any) -> datetime | None:
+    """show(timestamp=…): a datetime, or an ISO 8601 str read as `mirrorspec show --timestamp`
+    reads it (its error names the argument, not the flag)."""
+    if timestamp is None or isinstance(timestamp, datetime):
+        return timestamp
+    if not isinstance(timestamp, str):
+        raise UsageError(f"show(timestamp={timestamp!r}): give a datetime or an ISO 8601 str")
+    from mirrorspec.readers.delta import parse_timestamp
+
+    try:
+        return parse_timestamp(timestamp)
+    except InspectError:
+        raise UsageError(f"show(timestamp={timestamp!r}): not a date or time",
+                         hint="e.g. '2026-01-31' or '2026-01-31T12:00:00Z' (UTC unless it has "
+                              "an offset), or a datetime") from None
 
 
 def _read_arrow(plan: Any, path: str, name: str, limit: int | None, where: str | None,
@@ -348,9 +387,9 @@ def mirror_landing_zone(landing_zone: str | os.PathLike[str], warehouse: str | o
     from mirrorspec.preflight import require_landing_zone
     from mirrorspec.files import normalize
 
-    if not isinstance(landing_zone, (str, os.PathLike)) or not isinstance(
-            warehouse, (str, os.PathLike)):
-        raise UsageError("mirror_landing_zone(): give landing_zone and warehouse as paths or URIs")
+    _path(landing_zone, "landing_zone")
+    _path(warehouse, "warehouse")
+    _text(master, "master", "a Spark master URL such as 'local[*]'")
     select_ = _selectors(select, "select")
     threads = _positive(threads, "threads")
     strict = _flag(strict, "strict")

@@ -161,8 +161,30 @@ def _write_traceback() -> str:
     return path
 
 
+def version_text() -> str:
+    """`mirrorspec --version`: the package and the Spark, Delta Lake and Python it runs with."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def installed(name: str) -> str:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "not installed"
+
+    python = ".".join(str(part) for part in sys.version_info[:3])
+    return (f"mirrorspec {__version__} (Spark {installed('pyspark')}, "
+            f"Delta Lake {installed('delta-spark')}, Python {python})")
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(version_text())
+        ctx.exit()
+
+
 @click.group(cls=MirrorspecGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "--version", prog_name="mirrorspec")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version of mirrorspec, Spark, Delta Lake and Python, and exit.")
 @click.pass_context
 def cli(ctx: click.Context, log_format: str, quiet: bool, no_color: bool) -> None:
     """mirrorspec: declarative Fabric open-mirroring pipelines on Spark and Delta Lake."""

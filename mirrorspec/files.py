@@ -80,6 +80,17 @@ def outside_root(path: str, root: str) -> str | None:
     return real
 
 
+def folders_overlap(first: str, second: str) -> bool:
+    """Whether two folders are the same or one is inside the other: local paths with
+    relative parts and symbolic links resolved, URIs compared as written."""
+    if is_remote(first) or is_remote(second):
+        a, b = first.rstrip("/") + "/", second.rstrip("/") + "/"
+        return a.lower().startswith(b.lower()) or b.lower().startswith(a.lower())
+    a = os.path.realpath(os.path.expanduser(local_path(first))).rstrip(os.sep) + os.sep
+    b = os.path.realpath(os.path.expanduser(local_path(second))).rstrip(os.sep) + os.sep
+    return a.startswith(b) or b.startswith(a)
+
+
 class FileSystem:
     """The filesystem protocol: `LocalFS` here, `HadoopFS` (spark.platform.hadoop_fs) for URIs.
     Subclasses implement the primitives; the readers below derive from them."""

@@ -31,6 +31,7 @@ RULES: dict[str, str] = {
     "layout/nested-folder": "a folder inside a table folder; tables don't nest (Landing zone)",
     "layout/unsafe-name": "a table or schema name the landing zone can't carry",
     "layout/empty-folder": "a folder without _metadata.json or data files",
+    "layout/same-table": "two folders that are one table (a root folder is schema dbo)",
     "layout/partner-events": "_partnerEvents.json: invalid, or not at the landing-zone root",
     "metadata/missing": "every table folder must contain a _metadata.json file",
     "metadata/invalid": "_metadata.json is not valid JSON or has an invalid value",
@@ -62,8 +63,12 @@ RULES: dict[str, str] = {
     "content/type-change": "a column's type changes between files (Change column type)",
     "content/null-type": "a Parquet column of the Null logical type (Fabric reads it as an "
                          "integer: SchemaMergeFailure)",
-    "content/marker-position": "__rowMarker__ must be the final column",
-    "content/marker-type": "__rowMarker__ should be an integer column",
+    "content/marker-position": "__rowMarker__ must be the final column (--strict stops it)",
+    "content/marker-type": "__rowMarker__ should be an integer column (--strict stops it)",
+    "content/engine-column": "a column named like one of the mirroring engine's working "
+                             "columns (__marker, __p, …) or Spark's _metadata",
+    "content/delete-not-nullable": "a delete row leaves a column declared IsNullable: false "
+                                   "empty (applied; the service has been reported to fail it)",
     "content/row": "a bad row: __rowMarker__ value, NULL key in a 1/2/4 row, an update in a "
                    "keyless table, a malformed record or a value not of its type",
 }
@@ -155,6 +160,7 @@ def lint_landing_zone(landing_zone: str, tables: tuple[str, ...] = (),
             found.append((None, entry.name, entry.path))
         else:
             _not_a_table(fs, entry, result, rel)
+    _same_table(found, result, rel)
     for schema, name, path in found:
         unique_id = f"{mirroring.warehouse_schema(schema)}.{name}"
         if tables and not any(_selected(p, unique_id, name, rel(path)) for p in tables):
@@ -169,6 +175,22 @@ def lint_landing_zone(landing_zone: str, tables: tuple[str, ...] = (),
         raise LandingZoneError(f"no table matches {', '.join(tables)}", file=landing_zone,
                                code="NotFound", hint="name tables as schema.table, a name or a glob")
     return result
+
+
+def _same_table(found, result: LintResult, rel) -> None:
+    """Folders mirrored into one table: `orders/` and `dbo.schema/orders/` (a root table is
+    schema dbo)."""
+    by_table: dict[str, list[str]] = {}
+    for schema, name, path in found:
+        unique_id = f"{mirroring.warehouse_schema(schema)}.{name}"
+        by_table.setdefault(unique_id, []).append(rel(path))
+    for folders in by_table.values():
+        if len(folders) > 1:
+            result.findings.append(Finding(
+                "layout/same-table", "error",
+                f"{' and '.join(folders)} are one table (a folder at the root is in schema "
+                f"{mirroring.DEFAULT_SCHEMA}): both would be mirrored into the same Delta table, "
+                "each replacing the other's rows; keep one folder", table=folders[0]))
 
 
 def _selected(pattern: str, unique_id: str, name: str, folder: str) -> bool:
@@ -413,19 +435,22 @@ def _lint_file(fs, file, metadata, union: list[_Column], report: TableReport, re
     return _lint_delimited(fs, file, metadata, union, report, where, stop, strict)
 
 
-def _schema_stop(columns, marker_last, metadata, union, stop, strict) -> Finding | None:
+def _schema_stop(columns, marker_last, metadata, union, stop, strict,
+                 marker_non_integer: str | None = None) -> Finding | None:
     trial = list(union)
     reason = checks.extend_columns(
         columns, trial, metadata.key_columns, strict, marker_last,
         type_of=lambda c: c.type, is_null=lambda t: t == "void", show=str,
-        retyped=lambda c, t: _Column(c.name, t))
+        retyped=lambda c, t: _Column(c.name, t), marker_non_integer=marker_non_integer)
     if reason is None:
         union[:] = trial
         return None
     rule = ("metadata/key-missing" if "missing from the file" in reason else
             "content/type-change" if "changed type" in reason else
             "content/null-type" if mirroring.NULL_TYPE_TEXT in reason else
-            "content/marker-position" if mirroring.ROW_MARKER_COLUMN in reason else
+            "content/engine-column" if mirroring.ENGINE_COLUMN_TEXT in reason else
+            "content/marker-type" if mirroring.MARKER_NOT_INTEGER in reason else
+            "content/marker-position" if mirroring.MARKER_NOT_LAST in reason else
             "content/duplicate-column")
     return stop(rule, reason)
 
@@ -444,12 +469,16 @@ def _lint_parquet(file, metadata, union, report, where, stop, strict) -> Finding
     markers = [i for i, n in enumerate(names) if checks.is_marker(n)]
     marker = names[markers[0]] if markers else None
     marker_last = not markers or markers[0] == len(names) - 1
-    if not marker_last and not strict:
-        report.findings.append(Finding("content/marker-position", "warning",
-                                       f"{mirroring.ROW_MARKER_COLUMN} is not the final column",
-                                       column=marker, **where))
+    marker_type = schema.field(marker).type if marker else None
+    non_integer = (spark_type_name(marker_type) if marker_type is not None
+                   and not pa.types.is_integer(marker_type) else None)
+    if not strict:
+        for problem in mirroring.marker_column_problems(marker_last, non_integer):
+            rule = ("content/marker-type" if mirroring.MARKER_NOT_INTEGER in problem
+                    else "content/marker-position")
+            report.findings.append(Finding(rule, "warning", problem, column=marker, **where))
     columns = [_Column(f.name, spark_type_name(f.type)) for f in schema if not checks.is_marker(f.name)]
-    found = _schema_stop(columns, marker_last, metadata, union, stop, strict)
+    found = _schema_stop(columns, marker_last, metadata, union, stop, strict, non_integer)
     if found is not None:
         return found
     codecs = checks.unsupported_codecs(footer)
@@ -460,11 +489,6 @@ def _lint_parquet(file, metadata, union, report, where, stop, strict) -> Finding
     if out_of_range is not None:
         return stop("content/time-range", out_of_range[2], row=out_of_range[0],
                     column=out_of_range[1])
-    marker_type = schema.field(marker).type if marker else None
-    if marker is not None and not pa.types.is_integer(marker_type):
-        report.findings.append(Finding("content/marker-type", "warning",
-                                       f"{marker} is {marker_type}, not an integer column",
-                                       column=marker, **where))
     by_lower = {n.lower(): n for n in names}
     keys = [by_lower[k.lower()] for k in metadata.key_columns]
     try:
@@ -541,10 +565,10 @@ def _lint_delimited(fs, file, metadata, union, report, where, stop, strict) -> F
                         **where))
     markers = [i for i, n in enumerate(header) if checks.is_marker(n)]
     marker_last = not markers or markers[0] == len(header) - 1
-    if not marker_last and not strict:
-        add(Finding("content/marker-position", "warning",
-                    f"{mirroring.ROW_MARKER_COLUMN} is not the final column",
-                    column=header[markers[0]], **where))
+    if not strict:
+        for problem in mirroring.marker_column_problems(marker_last):
+            add(Finding("content/marker-position", "warning", problem,
+                        column=header[markers[0]], **where))
     declared = {c.name.lower(): c for c in metadata.columns}
     columns = [_Column(n, mirroring.spark_type_for(declared[n.lower()].data_type)
                        if n.lower() in declared else "string")
@@ -552,7 +576,11 @@ def _lint_delimited(fs, file, metadata, union, report, where, stop, strict) -> F
     found = _schema_stop(columns, marker_last, metadata, union, stop, strict)
     if found is not None:
         return found
-    bad = _first_bad_record(text, header, metadata)
+    notes: list[tuple[int, str]] = []
+    bad = _first_bad_record(text, header, metadata, notes)
+    for row, column in notes[:1]:
+        add(Finding("content/delete-not-nullable", "warning", mirroring.delete_not_nullable(
+            column), row=row, column=column, **where))
     if bad is not None:
         return stop("content/row", bad[1], row=bad[0], column=bad[2])
     return None
@@ -583,9 +611,12 @@ def _check_dialect(text: str, header: list[str], options, add, where) -> None:
                     f"end with {json.dumps(ending.group(0))}", row=1, **where))
 
 
-def _first_bad_record(text: str, header: list[str], metadata) -> tuple[int, str, str | None] | None:
+def _first_bad_record(text: str, header: list[str], metadata, notes: list[tuple[int, str]]
+                      ) -> tuple[int, str, str | None] | None:
     """The first bad data row (1-based), its problem and column, as the engine's row check
-    decides (malformed record, marker, value type, NULL key, keyless update)."""
+    decides (malformed record, marker, value type, NULL key, keyless update). Adds to `notes`
+    (row, column) of each delete row before it that leaves an `IsNullable: false` column empty
+    (applied here; see `mirroring.delete_not_nullable`)."""
     options = metadata.delimited
     reader = csv.reader(io.StringIO(text.lstrip("\ufeff"), newline=""), **checks.csv_dialect(options))
     try:
@@ -628,6 +659,9 @@ def _first_bad_record(text: str, header: list[str], metadata) -> tuple[int, str,
                     header[marker_at])
         if value_problems and marker != int(mirroring.RowMarker.DELETE):
             return number, value_problems[0][0], value_problems[0][1]
+        if marker == int(mirroring.RowMarker.DELETE):
+            notes += [(number, name) for problem, name in value_problems
+                      if problem.endswith("IsNullable: false") and name not in key_names]
         if marker in keyed_markers:
             if not metadata.keyed:
                 return (number, checks.KEYLESS_TEXT[0] + str(marker) + checks.KEYLESS_TEXT[1],

@@ -6,7 +6,9 @@ successful pass, the landing files still pending in its folder (local folders), 
 (counters by change), consecutive failed passes, Kafka lag per partition (`run --watch`); per
 pass: its duration and a pass counter. The
 endpoint never takes the service down: a port that can't be bound is one warning, and the
-passes go on without metrics.
+passes go on without metrics. It is served on its own threads (one per scrape, daemons), each
+socket read and write bounded by `SCRAPE_TIMEOUT`: a scraper that stalls or reads slowly loses
+its connection and never holds a pass, another scrape or the service's exit.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from mirrorspec.files import LocalFS
 from mirrorspec.mirroring import data_file_format, is_reserved_name, mirror_id, parse_sequence
 from mirrorspec.progress.mirror import read_state
 
-STATUSES = ("Replicating", "NotStarted", "Waiting", "Failed", "Dropped", "Skipped")
+STATUSES = ("Replicating", "NotStarted", "Waiting", "Failed", "Dropped")
+SCRAPE_TIMEOUT = 10.0  # seconds a scrape's socket may wait on one read or write
 
 
 def check_metrics_option(port: int | None, watch: float | None) -> None:
@@ -76,8 +79,9 @@ def pending_files(landing_path: str, delta_path: str | None = None,
 class WatchMetrics:
     """The gauges and counters of a watching service, served on `port` (0: any free port)."""
 
-    def __init__(self, port: int, console: Any, host: str = "127.0.0.1"):
-        from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
+    def __init__(self, port: int, console: Any, host: str = "127.0.0.1",
+                 scrape_timeout: float = SCRAPE_TIMEOUT):
+        from prometheus_client import CollectorRegistry, Counter, Gauge
 
         self.registry = CollectorRegistry()
         labels = ["table"]
@@ -105,25 +109,27 @@ class WatchMetrics:
         self._server: Any = None
         self._failing: dict[str, int] = {}
         try:
-            self._server, _thread = start_http_server(port, addr=host, registry=self.registry)
+            self._server = _serve(self.registry, host, port, scrape_timeout)
             self.port = int(self._server.server_port)
             console.info(f"metrics: http://{host}:{self.port}/metrics", metrics_port=self.port)
         except OSError as exc:
             console.warning(f"metrics: cannot serve on {host}:{port} ({exc}); going on "
                             "without a /metrics endpoint", metrics_port=port)
 
-    def observe(self, table: str, status: str, files_applied: int = 0, inserted: int = 0,
-                updated: int = 0, deleted: int = 0, landing_path: str | None = None,
-                delta_path: str | None = None) -> None:
-        """One table's outcome of a pass (`delta_path`: where its progress is recorded)."""
-        for known in STATUSES:
-            self.status.labels(table, known).set(1 if known == status else 0)
-        if status == "Failed":
-            self._failing[table] = self._failing.get(table, 0) + 1
-        else:
-            self._failing.pop(table, None)
-            self.last_sync.labels(table).set(time.time())
-        self.failures.labels(table).set(self._failing.get(table, 0))
+    def observe(self, table: str, status: str | None, files_applied: int = 0,
+                inserted: int = 0, updated: int = 0, deleted: int = 0,
+                landing_path: str | None = None, delta_path: str | None = None) -> None:
+        """One table's outcome of a pass (`delta_path`: where its progress is recorded);
+        `status` None (a skipped table, `run_results.fabric_status`) keeps its status gauges."""
+        if status is not None:
+            for known in STATUSES:
+                self.status.labels(table, known).set(1 if known == status else 0)
+            if status == "Failed":
+                self._failing[table] = self._failing.get(table, 0) + 1
+            else:
+                self._failing.pop(table, None)
+                self.last_sync.labels(table).set(time.time())
+            self.failures.labels(table).set(self._failing.get(table, 0))
         for change, count in (("inserted", inserted), ("updated", updated),
                               ("deleted", deleted)):
             self.rows.labels(table, change).inc(max(0, int(count or 0)))
@@ -150,11 +156,33 @@ class WatchMetrics:
             self._server = None
 
 
-def run_status(result: Any) -> str:
-    """The Fabric-style status of a `run` table result (TableRunResult)."""
-    if result.status == "error":
-        return "Failed"
-    if result.status == "skipped":
-        return "Skipped"
-    return str(result.mirror_status or {"waiting": "Waiting", "not_started": "NotStarted"}
-               .get(result.status, "Replicating"))
+def _serve(registry: Any, host: str, port: int, timeout: float) -> Any:
+    """prometheus_client's WSGI app on a thread-per-scrape server whose sockets time out."""
+    import io
+    import threading
+    from socketserver import ThreadingMixIn
+    from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+    from prometheus_client import make_wsgi_app
+
+    class Scrape(WSGIRequestHandler):
+        def setup(self) -> None:
+            self.timeout = timeout  # StreamRequestHandler: every read and write on the socket
+            super().setup()
+
+        def get_stderr(self) -> Any:
+            return io.StringIO()  # a scraper that went away is not an error of the service
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    class Server(ThreadingMixIn, WSGIServer):
+        daemon_threads = True  # a stalled scrape never keeps the process, or close(), waiting
+        block_on_close = False
+
+        def handle_error(self, request: Any, client_address: Any) -> None:
+            pass  # a timed-out or vanished scraper: its connection is closed, nothing else
+
+    server = make_server(host, port, make_wsgi_app(registry), Server, handler_class=Scrape)
+    threading.Thread(target=server.serve_forever, name="mirrorspec-metrics", daemon=True).start()
+    return server

@@ -48,6 +48,35 @@ def default_marker(upsert_default: bool) -> int:
     return int(RowMarker.UPSERT if upsert_default else RowMarker.INSERT)
 
 
+# What the seed asks of the marker column that partner writers often don't do. The engine reads
+# such files as the service does (the marker found by name wherever it stands; a numeric string
+# read as its number); lint warns, and `--strict` (engine and lint alike) stops the file.
+MARKER_NOT_LAST = f"{ROW_MARKER_COLUMN} is not the last column"
+MARKER_NOT_INTEGER = "column, not an integer"
+STRICT_SUFFIX = " (--strict)"
+
+
+def marker_column_problems(last: bool, non_integer_type: str | None = None) -> list[str]:
+    """What a file's `__rowMarker__` column does against the seed, each with its fix: not the
+    last column ("needs to be the final column"), or (`non_integer_type`: its type when a
+    Parquet marker column isn't an integer one, e.g. 'string') not the integers 0/1/2/4 the
+    seed lists. Empty when neither. Delimited files pass None: every cell there is text."""
+    problems = []
+    if not last:
+        problems.append(f"{MARKER_NOT_LAST}; the seed asks for it as the final column")
+    if non_integer_type is not None:
+        problems.append(f"{ROW_MARKER_COLUMN} is a {non_integer_type} {MARKER_NOT_INTEGER}; "
+                        "the seed's markers are the integers 0, 1, 2 and 4: write it as int32")
+    return problems
+
+
+def strict_marker_problem(last: bool, non_integer_type: str | None = None) -> str | None:
+    """Why `--strict` stops a file for its `__rowMarker__` column (see
+    `marker_column_problems`), or None."""
+    problems = marker_column_problems(last, non_integer_type)
+    return problems[0] + STRICT_SUFFIX if problems else None
+
+
 # --- file names -----------------------------------------------------------------------------
 
 def sequence_file_name(sequence: int, extension: str = "parquet") -> str:
@@ -147,6 +176,8 @@ def unsafe_name_reason(name: str, column: bool = False) -> str | None:
                 "engine's working columns)")
     if column and name.lower() in RESERVED_COLUMNS:
         return "is reserved for mirrorspec's change columns (_op, _order, _present, …)"
+    if column and name.lower() in ENGINE_COLUMNS:
+        return f"{ENGINE_COLUMN_TEXT} (Spark's hidden _metadata column)"
     if name.startswith("_") and not column:
         return "starts with '_' (the landing zone treats such names as non-data)"
     if name.startswith("."):
@@ -156,6 +187,42 @@ def unsafe_name_reason(name: str, column: bool = False) -> str | None:
     if name != name.strip():
         return "has leading or trailing white space"
     return None
+
+
+# The engine's working columns (mirrorspec/spark/mirror: batch.py, fold.py, staged_source.py)
+# and Spark's hidden `_metadata` column, which tells each row's file. A landing column of the
+# same name (Spark compares names case-insensitively) would be overwritten by the engine's value
+# or hide Spark's, so such a file stops its table with `engine_column_clash`. Other names
+# starting with '__' (`__rowid__`, Debezium's `__op`, `__deleted`) are ordinary columns. A unit
+# test keeps this list equal to the names in the engine's code.
+ENGINE_COLUMNS = frozenset({
+    "_metadata",
+    "__marker", "__problem", "__file_order", "__row_order", "__corrupt_record",
+    "__value_problem", "__read_problem", "__marker_raw",
+    "__is_reset", "__action", "__insert_if_absent", "__ord", "__j", "__after", "__p",
+    "__first", "__ins_before_p", "__copies", "__reset", "__act", "__iia", "__i",
+})
+ENGINE_COLUMN_PREFIXES = ("__typed_", "__mirrorspec_")
+ENGINE_COLUMN_TEXT = "is a name the mirroring engine works with"
+
+
+def engine_column_clash(name: str) -> str | None:
+    """Why a landing column called `name` can't be mirrored by this engine, or None."""
+    lower = name.lower()
+    if lower not in ENGINE_COLUMNS and not lower.startswith(ENGINE_COLUMN_PREFIXES):
+        return None
+    return (f"column {name!r} {ENGINE_COLUMN_TEXT} (its own columns, or Spark's hidden "
+            "_metadata); mirroring it would overwrite its values: rename the column in the "
+            "files (the Fabric service reserves only __rowMarker__), then re-write them")
+
+
+def delete_not_nullable(column: str) -> str:
+    """What lint says of a delete row that leaves `column`, declared `IsNullable: false`, empty:
+    the engine applies it (a delete needs only its key columns, seed 000), but the service has
+    been reported to fail such rows (docs/semantics.md, "Business Central (bc2adls) threads")."""
+    return (f"a delete row leaves column {column} (IsNullable: false) empty: mirrorspec applies "
+            "it (a delete needs only its key columns), but Fabric has been reported to fail "
+            "such rows; declare non-key columns IsNullable: true")
 
 
 # --- data types -------------------------------------------------------------------------------

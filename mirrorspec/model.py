@@ -17,11 +17,12 @@ from typing import Any, Callable, Mapping, cast
 
 from mirrorspec import mirroring
 from mirrorspec.errors import Location, MirrorspecError, ProjectError
+from mirrorspec.files import folders_overlap
 from mirrorspec.load.project import LoadedProject
 from mirrorspec.load.validate import source_option_problems
 from mirrorspec.suggest import suggest
 from mirrorspec.load.yaml_doc import Document
-from mirrorspec.sources import LANDING_ZONE
+from mirrorspec.sources import LANDING_ZONE, resolve_options
 
 DELIMITED_FORMATS = ("csv", "delimited_text")
 # YAML key of `delimited:` → FileFormatTypeProperties name (seed 000)
@@ -170,6 +171,8 @@ def build_project(loaded: LoadedProject, target: str | None = None,
     if loaded.profiles_ok:
         output = _resolve_output(loaded, data.get("profile") or name, target, problems)
     _check_target_path(project_doc, loaded.project_dir, problems)
+    if loaded.profiles_ok:
+        _check_literal_secrets(loaded, output, problems)
     partner = None
     if data.get("partner"):
         raw = data["partner"]
@@ -212,6 +215,27 @@ def _check_target_path(doc: Document, project_dir: Path, problems: list[Mirrorsp
             ("target-path",), f"target-path '{value}' is outside the project folder",
             hint=f"set `{TARGET_OUTSIDE_KEY}: true` in the project file if compile may write "
                  "(and remove its own stale files) there; or use a folder inside the project"))
+
+
+def _check_literal_secrets(loaded: LoadedProject, output: Output,
+                           problems: list[MirrorspecError]) -> None:
+    """A credential written as is in the chosen profile output (an s3a secret key, an AKIA…
+    id, a SAS) would land in target/plan.json: refused, naming env_var() instead."""
+    from mirrorspec.load.secret_names import literal_secrets
+
+    doc = loaded.profiles
+    if doc is None:
+        return
+    where = (output.profile, "outputs", output.target)
+    spec = doc.data.get(output.profile) if isinstance(doc.data, dict) else None
+    outputs = spec.get("outputs") if isinstance(spec, dict) else None
+    out = outputs.get(output.target) if isinstance(outputs, dict) else None
+    for path in literal_secrets(out, where):
+        problems.append(doc.problem(
+            path, "looks like a credential written as is; compile would write it into "
+                  "target/plan.json",
+            hint="read it from the environment at run time: "
+                 "{{ env_var('MIRRORSPEC_SECRET_<NAME>') }} (docs/security.md)"))
 
 
 def _raise(problems: list[MirrorspecError]) -> None:
@@ -263,12 +287,22 @@ def _resolve_output(loaded: LoadedProject, profile: str, target: str | None,
     spark = out.get("spark") or {}
     conf = {str(k): _conf_text(v) for k, v in (spark.get("conf") or {}).items()}
     defaults = Output(profile, chosen)  # the profile defaults live on Output only
-    return Output(profile, chosen, out.get("landing_zone") or defaults.landing_zone,
-                  out.get("warehouse") or defaults.warehouse,
-                  spark.get("master") or defaults.spark_master, spark.get("remote"), conf,
-                  out.get("deletion_vectors", defaults.deletion_vectors),
-                  out.get("settle_seconds", defaults.settle_seconds),
-                  out.get("threads", defaults.threads))
+    output = Output(profile, chosen, out.get("landing_zone") or defaults.landing_zone,
+                    out.get("warehouse") or defaults.warehouse,
+                    spark.get("master") or defaults.spark_master, spark.get("remote"), conf,
+                    out.get("deletion_vectors", defaults.deletion_vectors),
+                    out.get("settle_seconds", defaults.settle_seconds),
+                    out.get("threads", defaults.threads))
+    landing = resolve_location(output.landing_zone, loaded.project_dir)
+    warehouse = resolve_location(output.warehouse, loaded.project_dir)
+    if folders_overlap(landing, warehouse):
+        key = "warehouse" if "warehouse" in out else "landing_zone"
+        problems.append(doc.problem(
+            (profile, "outputs", chosen, key),
+            f"the landing zone {landing} and the warehouse {warehouse} overlap: a publisher "
+            "writing the landing zone could write the Delta tables",
+            hint="give landing_zone and warehouse folders apart, neither inside the other"))
+    return output
 
 
 def _conf_text(value: Any) -> str:
@@ -394,10 +428,10 @@ class _TableBuilder:
         inferred: tuple[str, ...] = ()
         if source.is_feed and source.path and (not keys or not columns):
             columns, keys, inferred = self._infer(source, columns, keys, locate)
-        if source.kafka is not None and source.type == "debezium" and not columns:
+        if source.kafka is not None and source.type != "qlik_replicate" and not columns:
             problems.append(locate.problem(
-                ("source", "kafka"), "a Debezium table read from Kafka needs its columns in the "
-                "YAML (compile doesn't read topics)", at_key=True,
+                ("source", "kafka"), f"a {source.type} table read from Kafka needs its columns "
+                "in the YAML (compile doesn't read topics)", at_key=True,
                 hint="declare columns (name and type); key_columns may come from the Kafka keys"))
 
         declared = [c.name for c in columns]
@@ -538,7 +572,8 @@ class _TableBuilder:
         feed_columns = tuple(Column(c.name, mirroring.canonical_data_type(c.data_type),
                                     bool(c.nullable)) for c in schema.columns)
         feed_keys = tuple(schema.key_columns)
-        self._compare_with_feed(columns, keys, feed_columns, feed_keys, origin, locate)
+        self._compare_with_feed(columns, keys, feed_columns, feed_keys, origin, locate,
+                                bool(getattr(schema, "types_guessed", False)))
         notes = []
         if not columns and feed_columns:
             for column, raw in zip(feed_columns, schema.columns):
@@ -557,7 +592,8 @@ class _TableBuilder:
     def _ask_feed(self, source: Source, locate: "_Locator") -> Any:
         path = resolve_location(cast(str, source.path), self.loaded.project_dir)
         try:
-            return self.infer(source.type, path, dict(source.options))
+            return self.infer(source.type, path, resolve_options(
+                source.type, dict(source.options), str(self.loaded.project_dir)))
         except MirrorspecError as exc:
             self.problems.append(locate.problem(
                 "source", f"cannot read the feed's schema: {exc.render()}"))
@@ -571,7 +607,8 @@ class _TableBuilder:
 
     def _compare_with_feed(self, columns: tuple[Column, ...], keys: tuple[str, ...],
                            feed_columns: tuple[Column, ...], feed_keys: tuple[str, ...],
-                           origin: str, locate: "_Locator") -> None:
+                           origin: str, locate: "_Locator", types_guessed: bool = False
+                           ) -> None:
         if columns and feed_columns:
             by_name = {c.name.lower(): c for c in feed_columns}
             for index, column in enumerate(columns):
@@ -581,7 +618,8 @@ class _TableBuilder:
                         ("columns", index, "name"),
                         f"column '{column.name}' is not in the feed{origin}"
                         + suggest(column.name, [c.name for c in feed_columns])))
-                elif column.type and other.type and column.type != other.type:
+                elif column.type and other.type and column.type != other.type \
+                        and not types_guessed:
                     self.problems.append(locate.problem(
                         ("columns", index, "type"),
                         f"column '{column.name}' is {column.type} here but {other.type} "

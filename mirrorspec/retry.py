@@ -28,7 +28,7 @@ class RetrySelection:
 
 def retry_selection(target_dir: str | os.PathLike[str]) -> RetrySelection:
     """What the last run_results.json in `target_dir` leaves to retry."""
-    doc = read_run_results(target_dir)
+    doc = read_run_results(target_dir, validate=True)
     command = str(doc.get("command") or "")
     if command not in RETRIED_COMMANDS:
         raise MirrorspecError(f"the last run_results.json in {target_dir} is of `{command}`",

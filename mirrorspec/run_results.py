@@ -16,7 +16,7 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from mirrorspec import __version__
 from mirrorspec.errors import FailedRun, MirrorspecError
@@ -28,6 +28,21 @@ STATUSES = ("success", "error", "waiting", "not_started", "skipped")
 # a table's status as the engine (and Fabric's tables.json) says it -> its run result's status
 STATUS_OF_MIRROR = {"Replicating": "success", "Failed": "error", "Waiting": "waiting",
                     "NotStarted": "not_started"}
+# ... and back: the table status a run result shows when the engine left none (publish only)
+_MIRROR_OF_STATUS = {status: mirror for mirror, status in STATUS_OF_MIRROR.items()}
+
+
+def fabric_status(result: "TableRunResult") -> str | None:
+    """The table's status in tables.json after this result — Fabric's TableMirroringStatus
+    (`Replicating`, `Failed`) or mirrorspec's own (`Waiting`, `NotStarted`, `Dropped`) — read
+    the same by `status`, the OpenLineage events and the metrics endpoint. `Failed` for an
+    error in any step; None for a `skipped` table: it did not run, so it keeps the status it
+    had (Fabric has no "skipped" table state, and it did not replicate)."""
+    if result.failed:
+        return "Failed"
+    if result.status == "skipped":
+        return None
+    return result.mirror_status or _MIRROR_OF_STATUS.get(result.status, "Replicating")
 
 
 def utc_now() -> str:
@@ -173,14 +188,48 @@ def safe_args(**args: Any) -> dict[str, Any]:
     return out
 
 
-def read_run_results(path: str | os.PathLike) -> dict[str, Any]:
-    """Load a run_results.json (a target folder or the file itself) as a dict."""
+def read_run_results(path: str | os.PathLike, validate: bool = False) -> dict[str, Any]:
+    """Load a run_results.json (a target folder or the file itself) as a dict; with `validate`,
+    checked against its JSON Schema (`invalid_run_results` names the first bad field)."""
     path = Path(path)
     if path.is_dir():
         path = path / RUN_RESULTS_FILE
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise MirrorspecError(f"{path}: no run results", hint="run `mirrorspec run` first") from None
     except json.JSONDecodeError as exc:
         raise MirrorspecError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MirrorspecError(f"{path}: can't be read: {getattr(exc, 'strerror', None) or exc}"
+                              ) from None
+    if validate:
+        problem = invalid_run_results(doc)
+        if problem is not None:
+            raise MirrorspecError(f"invalid run_results.json: {path}: {problem}",
+                                  hint="it is not what `mirrorspec run` writes (schemas/"
+                                       "run_results.schema.json); run again to rewrite it")
+    return cast("dict[str, Any]", doc)
+
+
+def invalid_run_results(doc: Any) -> str | None:
+    """The first field of `doc` that breaks mirrorspec/schemas/run_results.schema.json, as
+    `$.json.path: what is wrong`; None when it is valid."""
+    from jsonschema import Draft202012Validator
+
+    errors = sorted(Draft202012Validator(_schema()).iter_errors(doc),
+                    key=lambda e: (len(e.absolute_path), [str(p) for p in e.absolute_path]))
+    if not errors:
+        return None
+    error = errors[0]
+    where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}"
+                          for p in error.absolute_path)
+    message = error.message if len(error.message) <= 200 else error.message[:200] + "…"
+    return f"{where}: {message}"
+
+
+def _schema() -> dict[str, Any]:
+    from importlib import resources
+
+    text = resources.files("mirrorspec").joinpath("schemas").joinpath("run_results.schema.json")
+    return cast("dict[str, Any]", json.loads(text.read_text(encoding="utf-8")))

@@ -52,6 +52,23 @@ def pytest_collection_modifyitems(config, items):
 # Here rather than in tests/spark/conftest.py: a second module named `conftest` would shadow
 # this one for the tests that import from it (`from conftest import REPO_ROOT`).
 
+@pytest.fixture(scope="session")
+def broker(tmp_path_factory):
+    """One local Kafka broker (KRaft, 127.0.0.1) for every `kafka` test of the session: each
+    starts in tens of seconds, and the tests keep to topics of their own. A test that stops it
+    starts it again before it ends."""
+    if os.environ.get("MIRRORSPEC_SKIP_KAFKA"):
+        pytest.skip("the Kafka broker's jars are not available (scripts/ensure_kafka.sh)")
+    import sys
+
+    sys.path.insert(0, str(REPO_ROOT / "scripts"))
+    from local_kafka import LocalBroker
+
+    server = LocalBroker(tmp_path_factory.mktemp("kafka")).start()
+    yield server
+    server.stop()
+
+
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory):
     """One S3-API server for the module."""

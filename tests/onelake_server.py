@@ -18,16 +18,17 @@ class OneLakeServe:
     """`serve ARGS --ready-file …`; `ready` is the ready file's JSON; `stop()` sends SIGTERM."""
 
     def __init__(self, tmp: Path, *args: str, project: Path | None = None,
-                 env: dict[str, str] | None = None):
-        """Serves `tmp/landing_zone` and `tmp/warehouse`, or `project`'s (with --project-dir)."""
+                 env: dict[str, str] | None = None, root: Path | None = None):
+        """Serves `tmp/landing_zone` and `tmp/warehouse`, `project`'s (with --project-dir), or
+        the items under `root` (with --root)."""
         base = project or tmp
         self.landing, self.warehouse = base / "landing_zone", base / "warehouse"
         self.ready_file = tmp / "ready.json"
         self.ready_file.unlink(missing_ok=True)  # a killed serve's file is not this one's
         self.log_path = tmp / "serve.log"
         self._log = open(self.log_path, "wb")
-        folders = (["--project-dir", str(project)] if project else
-                   ["--landing-zone", str(self.landing), "--warehouse", str(self.warehouse)])
+        folders = (["--project-dir", str(project)] if project else ["--root", str(root)] if root
+                   else ["--landing-zone", str(self.landing), "--warehouse", str(self.warehouse)])
         command = [sys.executable, "-c", BLOCK_PYSPARK, "serve", *folders, "--ready-file",
                    str(self.ready_file), "--log-format", "json", *args]
         self.process = subprocess.Popen(

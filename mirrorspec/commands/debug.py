@@ -161,13 +161,15 @@ def _services(plan, jdbc: str | None) -> list[Check]:
                                 "check spark.hadoop.fs.s3a.endpoint in the profile, or the "
                                 "network"))
     if jdbc:
-        parsed = urlparse(jdbc.removeprefix("jdbc:"))
-        if not parsed.hostname:
-            found.append(Check("jdbc", FAIL, f"{jdbc}: no host:port in it",
+        from mirrorspec.jdbc_urls import host_and_port
+
+        server = host_and_port(jdbc)
+        if server is None:
+            found.append(Check("jdbc", FAIL, "the --jdbc URL names no host:port",
                                "give it as jdbc:postgresql://host:port/database"))
         else:
-            found.append(_reachable(f"jdbc {parsed.hostname}", parsed.hostname,
-                                    parsed.port or 5432, "start the database or fix the URL"))
+            found.append(_reachable(f"jdbc {server[0]}", server[0], server[1],
+                                    "start the database or fix the URL"))
     return found
 
 

@@ -305,20 +305,26 @@ def _files(files: list[str]) -> str:
 @plan_options
 @warehouse_option
 @click.option("--to", "dest", required=True, type=click.Path(dir_okay=False),
-              help="The file to write: FILE.parquet or FILE.csv (the suffix says the format).")
+              help="The file to write: FILE.parquet or FILE.csv (the suffix says the format); "
+                   "never inside a warehouse or landing zone.")
 @click.option("--version", "version", type=click.IntRange(min=0), default=None,
               help="The table as of this Delta version (default: the latest).")
-def export(table: str, dest: str, version: int | None, **params: Any) -> None:
+@click.option("--force", is_flag=True, help="Replace the --to file when it exists.")
+def export(table: str, dest: str, version: int | None, force: bool, **params: Any) -> None:
     """Write a mirrored table to one Parquet or CSV file, deletion vectors applied (no JVM):
     for readers that refuse the table's features (docs/readers.md)."""
     from mirrorspec.readers.errors import DeltaRsUnsupported
-    from mirrorspec.readers.export import export_format, export_table
+    from mirrorspec.readers.export import check_destination, export_table
 
-    export_format(dest)  # a bad suffix is refused before anything is read
+    protected = _export_protected(params)
+    check_destination(dest, protected, force)  # refused before anything is read
     console = get_console()
     name, path, plan, _keys = _resolve(table, params)
+    if plan is not None:
+        protected += [("warehouse", plan.warehouse), ("landing zone", plan.landing_zone)]
     try:
-        done = export_table(path, name, dest, version, storage_options=_storage(plan))
+        done = export_table(path, name, dest, version, storage_options=_storage(plan),
+                            force=force, protected=protected)
     except DeltaRsUnsupported as exc:
         raise MirrorspecError(
             f"{name}: export reads through delta-rs, which can't read this table: {exc}",
@@ -327,6 +333,28 @@ def export(table: str, dest: str, version: int | None, **params: Any) -> None:
     console.result(f"{name} (version {done.version}): {done.rows} row(s) written to {done.path} "
                    f"({done.format})", table=name, version=done.version, rows=done.rows,
                    path=done.path, format=done.format)
+
+
+def _export_protected(params: dict[str, Any]) -> list[tuple[str, str]]:
+    """The folders `export --to` must stay out of that are known before the table is read:
+    --warehouse, and the warehouse and landing zone of the project in --project-dir (when
+    there is one: with --warehouse it is read only for this check)."""
+    protected = [("warehouse", params["warehouse"])] if params.get("warehouse") else []
+    from mirrorspec.load.project import PROJECT_FILE
+
+    if params.get("plan_path") or not (Path(params["project_dir"]) / PROJECT_FILE).is_file():
+        return protected
+    from mirrorspec.compile import validate_project
+
+    try:
+        plan = validate_project(params["project_dir"], target=params["target"],
+                                vars=params["vars_text"], profiles_dir=params["profiles_dir"],
+                                check_landing=False).plan
+    except MirrorspecError:
+        if params.get("warehouse"):
+            return protected  # --warehouse reads no project: a broken one is not its concern
+        raise
+    return protected + [("warehouse", plan.warehouse), ("landing zone", plan.landing_zone)]
 
 
 COMMANDS = [status, show, history, export]

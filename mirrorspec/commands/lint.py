@@ -21,7 +21,8 @@ from mirrorspec.errors import FailedRun
                    "column types).")
 @click.option("--strict", is_flag=True,
               help="Warnings fail too (exit 1); a __rowMarker__ that isn't the last column "
-                   "stops its table, as `mirror --strict` does.")
+                   "(or, in Parquet, isn't an integer column) stops its table, as "
+                   "`mirror --strict` does.")
 @click.option("--output", "-o", default=None, type=click.Path(dir_okay=False),
               help="Write the report to this file instead of standard output.")
 def lint(landing_zone: str, tables: tuple[str, ...], output_format: str, warehouse: str | None,

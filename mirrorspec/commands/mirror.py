@@ -157,7 +157,8 @@ def _summary(console, result) -> None:
 @metrics_host
 @lineage_options
 @click.option("--strict", is_flag=True,
-              help="Fail a file whose __rowMarker__ is not its last column.")
+              help="Fail a file whose __rowMarker__ is not its last column, or (Parquet) "
+                   "not an integer column.")
 @click.option("--retention-days", type=click.FloatRange(min=0), default=PROCESSED_RETENTION_DAYS,
               show_default=True,
               help="Days processed files stay in _ProcessedFiles.")

@@ -12,7 +12,6 @@ import click
 
 from mirrorspec.commands.params import get_console, plan_options, project_options, selection_options
 from mirrorspec.console import Console
-from mirrorspec.errors import MirrorspecError
 
 
 def _show(path: Any) -> str:
@@ -148,37 +147,39 @@ def _plan_without_writing(params: dict[str, Any]):
 @project_options
 def clean(project_dir: str, target: str | None, vars_text: str | None,
           profiles_dir: str | None) -> None:
-    """Delete the project's target folder (plan.json, results, docs site). Never the landing
-    zone, the warehouse or the publisher state: a target folder holding one is refused."""
-    import shutil
-
+    """Delete what mirrorspec wrote in the target folder (plan.json, the _metadata.json copies,
+    results, the docs site) and nothing else. A target folder holding another project's
+    plan.json, or any of this project's sources (its YAML, feeds, landing zone, warehouse,
+    publisher state), is refused whole."""
     from mirrorspec.compile import validate_project
+    from mirrorspec.compile.clean import clean_target
+    from mirrorspec.load.project import PROFILES_FILE
 
     console = get_console()
     result = validate_project(project_dir, target=target, vars=vars_text,
                               profiles_dir=profiles_dir, check_landing=False)
-    folder = Path(result.target_dir).resolve()
-    project = Path(project_dir).resolve()
-    plan = result.plan
-    if folder == project or folder in project.parents:
-        raise MirrorspecError(f"target-path {folder} holds the project itself; not deleted",
-                              hint="point target-path at a folder of its own")
-    for what, where in (("landing zone", plan.landing_zone), ("warehouse", plan.warehouse),
-                        ("publisher state", plan.state_path)):
-        local = where.removeprefix("file:")
-        if "://" not in local and _inside(Path(local), folder):
-            raise MirrorspecError(f"the {what} {where} is inside the target folder {folder}; "
-                                  "not deleted", hint="move it out of target-path (profiles.yml)")
-    if not folder.exists():
-        console.result(f"Nothing to clean: {_show(folder)} does not exist", path=str(folder))
+    plan, project = result.plan, result.project
+    sources = [("project", str(project.project_dir)),
+               ("profiles.yml", str(Path(profiles_dir or project.project_dir) / PROFILES_FILE)),
+               ("landing zone", plan.landing_zone), ("warehouse", plan.warehouse),
+               ("publisher state", plan.state_path)]
+    for table in plan.tables:
+        if table.yaml_file:
+            sources.append((f"table file of {table.unique_id}",
+                            str(project.project_dir / table.yaml_file)))
+        if table.source.path:
+            sources.append((f"feed of {table.unique_id}", table.source.path))
+    folder = Path(result.target_dir)
+    done = clean_target(folder, plan.project_name, result.files, sources)
+    if not done.deleted:
+        console.result(f"Nothing to clean in {_show(folder)}"
+                       + (f" ({len(done.left)} file(s) mirrorspec didn't write, left alone)"
+                          if done.left else ""), path=str(folder), deleted=0)
         return
-    shutil.rmtree(folder)
-    console.result(f"Deleted {_show(folder)}", path=str(folder))
-
-
-def _inside(path: Path, folder: Path) -> bool:
-    path = path.resolve()
-    return path == folder or folder in path.parents
+    left = (f"; left {len(done.left)} file(s) mirrorspec didn't write, e.g. "
+            f"{_show(done.left[0])}" if done.left else "")
+    console.result(f"Deleted {len(done.deleted)} file(s) mirrorspec wrote in {_show(folder)}"
+                   + left, path=str(folder), deleted=len(done.deleted), left=len(done.left))
 
 
 COMMANDS = [init, validate, compile, ls, clean]

@@ -132,8 +132,9 @@ def _watch(console: Console, seconds: float, params: dict[str, Any],
     import time
 
     from mirrorspec.heartbeat import Heartbeat
-    from mirrorspec.metrics import WatchMetrics, run_status
+    from mirrorspec.metrics import WatchMetrics
     from mirrorspec.progress.publish import kafka_offset_rows
+    from mirrorspec.run_results import fabric_status
     from mirrorspec.spark.mirror.warm import SnapshotWarmer
 
     stop = stop_on_signals(console, "the current pass")
@@ -151,7 +152,7 @@ def _watch(console: Console, seconds: float, params: dict[str, Any],
                 folders = {t.unique_id: t for t in ctx.plan.tables}
                 for r in results.results:
                     table = folders.get(r.unique_id)
-                    metrics.observe(r.unique_id, run_status(r), len(r.files_applied),
+                    metrics.observe(r.unique_id, fabric_status(r), len(r.files_applied),
                                     r.rows_inserted, r.rows_updated, r.rows_deleted,
                                     table and table.landing_path, table and table.delta_path)
                 metrics.observe_kafka(kafka_offset_rows(ctx.plan))

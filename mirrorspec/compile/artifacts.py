@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any, cast
 
 from mirrorspec import mirroring
 from mirrorspec.errors import MirrorspecError
@@ -31,7 +32,7 @@ def write_artifacts(target: Path, files: dict[str, str], project_name: str | Non
 
 
 def _write(target: Path, files: dict[str, str], project_name: str | None) -> list[Path]:
-    previous = _previous_files(target, project_name, files)
+    previous = previous_files(target, project_name, files)
     target.mkdir(parents=True, exist_ok=True)
     _remove_stale(target, previous, set(files))
     written = []
@@ -54,7 +55,7 @@ def _write(target: Path, files: dict[str, str], project_name: str | None) -> lis
     return written
 
 
-def _read_text(path: Path) -> str | None:
+def read_text(path: Path) -> str | None:
     try:
         with open(path, encoding="utf-8", newline="") as handle:
             return handle.read()
@@ -63,24 +64,19 @@ def _read_text(path: Path) -> str | None:
 
 
 def _same_text(path: Path, text: str) -> bool:
-    return _read_text(path) == text
+    return read_text(path) == text
 
 
-def _previous_files(target: Path, project_name: str | None, files: dict[str, str]
-                    ) -> dict[str, object]:
-    """The files the previous compile of this project wrote (relative path → the JSON object
-    it wrote there); raises when the target holds another project's plan.json or files
-    compile didn't write."""
+def own_plan(target: Path, project_name: str | None) -> dict[str, Any] | None:
+    """The target's plan.json when it is a plan of `project_name` (any project's when None);
+    None when there is none. Raises when it is another project's or not a mirrorspec plan:
+    compile and clean touch no target holding one."""
     plan_path = target / PLAN_FILE
-    text = _read_text(plan_path)
+    text = read_text(plan_path)
     if text is None:
         if plan_path.exists():
             raise _foreign(plan_path, "can't be read as text")
-        for relative in sorted(files):
-            path = target / relative
-            if path.exists() and not _same_text(path, files[relative]):
-                raise _foreign(path, "exists and no plan.json says compile wrote it")
-        return {}
+        return None
     try:
         doc = json.loads(text)
         name = doc.get("project_name")
@@ -88,6 +84,21 @@ def _previous_files(target: Path, project_name: str | None, files: dict[str, str
         raise _foreign(plan_path, "is not a mirrorspec plan") from None
     if project_name is not None and name != project_name:
         raise _foreign(plan_path, f"is the plan of project {name!r}, not {project_name!r}")
+    return cast("dict[str, Any]", doc)
+
+
+def previous_files(target: Path, project_name: str | None, files: dict[str, str]
+                    ) -> dict[str, object]:
+    """The files the previous compile of this project wrote (relative path → the JSON object
+    it wrote there); raises when the target holds another project's plan.json or files
+    compile didn't write."""
+    doc = own_plan(target, project_name)
+    if doc is None:
+        for relative in sorted(files):
+            path = target / relative
+            if path.exists() and not _same_text(path, files[relative]):
+                raise _foreign(path, "exists and no plan.json says compile wrote it")
+        return {}
     previous: dict[str, object] = {}
     for table in doc.get("tables") or []:
         try:
@@ -102,7 +113,7 @@ def _previous_files(target: Path, project_name: str | None, files: dict[str, str
 
 def _foreign(path: Path, why: str) -> MirrorspecError:
     return MirrorspecError(
-        f"{path} {why}; compile won't overwrite or delete files it didn't write",
+        f"{path} {why}; mirrorspec won't overwrite or delete files it didn't write",
         hint="point target-path at a folder of its own (or empty this one)")
 
 

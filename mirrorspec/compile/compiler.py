@@ -13,6 +13,7 @@ from mirrorspec.plan import (PLAN_VERSION, STEP_MIRROR, STEP_PUBLISH, ColumnSpec
                              SparkSpec, TablePlan, TableStep)
 from mirrorspec.errors import Location, MirrorspecError
 from mirrorspec.model import Project, Table, is_uri, resolve_location
+from mirrorspec.sources import resolve_options
 
 STATE_FOLDER = "_mirrorspec"
 
@@ -89,7 +90,9 @@ def _table_plan(table: Table, project: Project, landing_zone: str, warehouse: st
         columns=[ColumnSpec(c.name, c.type, True if c.nullable is None else c.nullable,
                             c.description) for c in table.columns],
         file_format=table.format,
-        source=SourceSpec(table.source.type, source_path, dict(table.source.options),
+        source=SourceSpec(table.source.type, source_path,
+                          resolve_options(table.source.type, dict(table.source.options),
+                                          str(project.project_dir)),
                           dict(table.source.kafka) if table.source.kafka else None),
         steps=steps,
         tags=list(table.tags),

@@ -9,40 +9,14 @@ site folder (404), so a link there can't publish a file from elsewhere.
 from __future__ import annotations
 
 import functools
-import ipaddress
 import os
-import socket
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from mirrorspec.hosts import allowed_hosts, host_allowed
 
-def allowed_hosts(host: str) -> frozenset[str]:
-    """The names a `Host` header may carry for a server bound to `host` (IP literals are
-    always accepted: a browser sends one only when it connected to that address)."""
-    names = {"localhost", host.lower()}
-    if host in ("", "0.0.0.0", "::"):  # every interface: the machine's own names too
-        names.update({socket.gethostname().lower(), socket.getfqdn().lower()})
-    return frozenset(names)
-
-
-def _host_name(header: str) -> str:
-    header = header.strip().lower()
-    if header.startswith("["):  # [::1]:8080
-        return header[1:header.find("]")] if "]" in header else header
-    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
-
-
-def host_allowed(header: str | None, allowed: frozenset[str]) -> bool:
-    """Whether a request's `Host` header names this server (HTTP/1.0 may omit it)."""
-    if header is None:
-        return True
-    name = _host_name(header).rstrip(".")
-    try:
-        ipaddress.ip_address(name)
-        return True
-    except ValueError:
-        return name in allowed
+__all__ = ["allowed_hosts", "host_allowed", "make_server"]
 
 
 class _SiteHandler(SimpleHTTPRequestHandler):

@@ -182,16 +182,20 @@ def _open_text(filesystem, file):
 def extend_columns(fields: list, union: list, key_columns: Sequence[str], strict: bool,
                    marker_last: bool, *, type_of: Callable[[Any], Any],
                    is_null: Callable[[Any], bool], show: Callable[[Any], str],
-                   retyped: Callable[[Any, Any], Any]) -> str | None:
+                   retyped: Callable[[Any, Any], Any],
+                   marker_non_integer: str | None = None) -> str | None:
     """Why a file with columns `fields` (marker apart) can't be applied after the columns in
     `union`, or None. Extends `union` with the file's new columns (first-seen order).
+    `marker_last` and `marker_non_integer` describe its marker column for `strict`
+    (`mirroring.strict_marker_problem`).
 
     Works on any column objects with `.name`: the engine passes Spark StructFields, lint its own
     (name, type name) columns; `type_of`, `is_null`, `show` and `retyped` read and rebuild them.
     """
-    if strict and not marker_last:
-        return (f"{mirroring.ROW_MARKER_COLUMN} is not the last column (--strict); "
-                "write it as the final column")
+    if strict:
+        problem = mirroring.strict_marker_problem(marker_last, marker_non_integer)
+        if problem is not None:
+            return problem
     names = {f.name.lower() for f in fields}
     missing = [k for k in key_columns if k.lower() not in names]
     if missing:
@@ -204,6 +208,9 @@ def extend_columns(fields: list, union: list, key_columns: Sequence[str], strict
         if lower in seen:
             return f"column {field.name!r} appears twice"
         seen.add(lower)
+        clash = mirroring.engine_column_clash(field.name)
+        if clash is not None:
+            return clash
         if is_null(type_of(field)):  # only Parquet columns of the Null logical type are
             return mirroring.null_type_reason(field.name)
         if lower not in known:

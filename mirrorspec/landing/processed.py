@@ -13,7 +13,7 @@ from mirrorspec import mirroring
 from mirrorspec.errors import LandingZoneError
 from mirrorspec.faults import crash_point
 from mirrorspec.files import Entry, Files, FileSystem, join, outside_root
-from mirrorspec.landing.layout import LandingFile, time_order_key
+from mirrorspec.landing.layout import LandingFile, file_stats, same_version, time_order_key
 from mirrorspec.progress.mirror import engine_commits, log_versions, state_copies, txn_version_of
 
 
@@ -24,7 +24,16 @@ def ledger_path(landing_path: str) -> str:
 
 def move_to_processed(fs: FileSystem, landing_path: str, files: list[LandingFile],
                       unique_id: str) -> None:
-    """Move applied files into `_ProcessedFiles/` (after their commit), keeping their names."""
+    """Move applied files into `_ProcessedFiles/` (after their commit), keeping their names.
+
+    A file whose size, time or ETag differ from its listing is not the file that was applied:
+    a publisher deleted the folder and re-uploaded it from file 1 while the pass ran (or wrote
+    the file again in place). It stays where it is, for the next pass to find the recreated
+    folder (or warn about the rewrite)."""
+    now = {e.name: e for e in fs.list(landing_path)}
+    files = [f for f in files if f.name not in now or same_version(now[f.name], file_stats(f))]
+    if not files:
+        return
     processed = join(landing_path, mirroring.PROCESSED_FOLDER)
     # Recorded before the moves: the purge deletes only names the engine moved itself.
     fs.append_lines(ledger_path(landing_path), [f.name for f in files])

@@ -12,8 +12,11 @@ from typing import Any, Callable
 
 Check = Callable[[Any], bool]
 
+# Keywords that describe and never constrain: JSON Schema's own, VS Code's `markdownDescription`
+# (the reference text editors show on hover), and `x-…` extensions (the reference page's
+# type and default columns: scripts/docs_reference.py).
 _ANNOTATIONS = {"$schema", "$id", "$defs", "title", "description", "default", "examples",
-                "$comment"}
+                "$comment", "markdownDescription"}
 _TYPES: dict[str, Check] = {
     "object": lambda v: isinstance(v, dict),
     "array": lambda v: isinstance(v, list),
@@ -72,7 +75,7 @@ class SchemaCompiler:
             return lambda v: False
         checks: list[Check] = []
         for keyword, value in schema.items():
-            if keyword in _ANNOTATIONS or keyword in ("then", "else"):
+            if keyword in _ANNOTATIONS or keyword.startswith("x-") or keyword in ("then", "else"):
                 continue
             checks.append(self._keyword(file, schema, keyword, value))
         if not checks:

@@ -6,11 +6,16 @@ artifacts (dbt-labs/dbt-core, `core/dbt/constants.py`: SECRET_ENV_PREFIX). mirro
 for other tools (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`), so a variable outside the prefix is
 refused when its name is on the deny-list below or its value looks like a credential, unless
 the project file lists it under `env-vars-not-secret:` (docs/security.md).
+
+The same value-shape rule finds a credential written literally in profiles.yml
+(`literal_secrets`): compile refuses it, since everything in the chosen output reaches
+target/plan.json.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any, Iterator
 
 NOT_SECRET_KEY = "env-vars-not-secret"  # the project file's list of variables that are not secrets
 # Words of a variable name (split on `_`) that name a credential.
@@ -48,3 +53,17 @@ def secret_reason(name: str, value: str | None) -> str | None:
     if value is not None and _value_looks_secret(value):
         return "its value looks like a credential"
     return None
+
+
+def literal_secrets(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """The key paths (below `path`) of every string in `value` (dicts and lists walked) that
+    looks like a credential by `secret_reason`'s value rule."""
+    if isinstance(value, str):
+        if _value_looks_secret(value):
+            yield path
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from literal_secrets(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from literal_secrets(item, (*path, index))

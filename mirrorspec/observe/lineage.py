@@ -5,7 +5,12 @@ A table that applied files or whose outcome changed gets one run: a START and a 
 FAIL) event. The input dataset is the feed (Kafka topics, the feed folder) or the landing
 folder; the output is the Delta table with the schema facet (read with delta-rs, no JVM) and the
 outputStatistics facet (rows and files applied). A failure carries the errorMessage facet.
-A collector that can't be reached is a warning, once: lineage never stops a run.
+
+Lineage never stops or slows a run: the pass only queues its events (`delivery.BackgroundSender`,
+bounded: a full queue drops events, counted and warned once), one background thread sends them,
+each within a total deadline (`delivery.post`: a collector that drips its answer is cut off),
+and at exit the queue gets a bounded wait. A collector that can't be reached is a warning,
+once; the URL is shown without credentials or query values.
 """
 
 from __future__ import annotations
@@ -13,14 +18,18 @@ from __future__ import annotations
 import os
 from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable
+from urllib.parse import urljoin
 
 from mirrorspec import __version__
 from mirrorspec.console import Console
+from mirrorspec.jdbc_urls import shown_url
+from mirrorspec.observe.delivery import BackgroundSender, post
 from mirrorspec.observe.samples import TableSample, dataset_for_path, require
 
 PRODUCER = "https://github.com/mirrorspec/mirrorspec"
 API_KEY_ENV = "OPENLINEAGE_API_KEY"  # the client's own variable; never printed
 DEFAULT_NAMESPACE = "mirrorspec"
+ENDPOINT = "api/v1/lineage"  # the collector's path (the openlineage-python HTTP transport's)
 
 
 def _openlineage() -> Any:
@@ -81,68 +90,78 @@ def run_events(sample: TableSample, namespace: str, ended: datetime,
     return [start, end]
 
 
-def _redacted(url: str) -> str:
-    """`url` without a user:password@ part (secrets never reach the log)."""
-    scheme, sep, rest = url.partition("://")
-    host, slash, path = rest.partition("/")
-    return f"{scheme}{sep}{host.rpartition('@')[2]}{slash}{path}"
-
-
 def _iso(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00",
                                                                                        "Z")
 
 
 class LineageEmitter:
-    """Sends each pass's run events to an OpenLineage HTTP collector."""
+    """Sends each pass's run events to an OpenLineage HTTP collector, off the pass's path."""
 
-    def __init__(self, url: str, namespace: str, console: Console, timeout: float = 5.0):
+    def __init__(self, url: str, namespace: str, console: Console, timeout: float = 5.0,
+                 queue_size: int = 1000, flush_seconds: float = 5.0):
         client_class = _openlineage()
-        from openlineage.client.transport.http import (ApiKeyTokenProvider, HttpConfig,
-                                                       HttpTransport, TokenProvider)
+        from openlineage.client.serde import Serde
+        from openlineage.client.transport.transport import Transport
 
+        headers = {"Content-Type": "application/json"}
         api_key = os.environ.get(API_KEY_ENV)
-        auth = ApiKeyTokenProvider({"apiKey": api_key}) if api_key else TokenProvider({})
-        # no retries: a pass must not wait on a collector that is down (next pass tries again)
-        config = HttpConfig(url=url, timeout=timeout, auth=auth,
-                            retry={"total": 0, "connect": 0, "read": 0})
-        self.client = client_class(transport=HttpTransport(config))
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        endpoint = urljoin(url, ENDPOINT)  # as the client's HttpTransport joins them
+
+        class _DeadlineTransport(Transport):
+            """The client's transport: one POST per event, bounded in total time."""
+
+            kind = "mirrorspec-http"
+
+            def emit(self, event: Any) -> Any:
+                return post(endpoint, Serde.to_json(event).encode("utf-8"), headers, timeout)
+
+        self.client = client_class(transport=_DeadlineTransport())
         self.url, self.namespace, self.console = url, namespace, console
+        self.flush_seconds = flush_seconds
         self.warned = False
         self._last: dict[str, tuple] = {}
+        self.sender = BackgroundSender(self.client.emit, queue_size, self._failed, self._dropped)
 
     def emit_pass(self, samples: Iterable[TableSample],
                   ended: datetime | None = None) -> int:
-        """Events for the tables that applied files or changed outcome; returns how many
-        events the collector accepted."""
+        """Queue the events of the tables that applied files or changed outcome; returns how
+        many were queued (never waits for the collector)."""
         ended = ended or datetime.now(timezone.utc)
-        sent = 0
+        queued = 0
         for sample in samples:
             outcome = (sample.status, sample.error)
             if not sample.files_applied and self._last.get(sample.table) == outcome:
                 continue
             schema = None if sample.status == "NotStarted" else delta_schema(sample.delta_path)
             for event in run_events(sample, self.namespace, ended, schema):
-                if not self._send(event):
-                    return sent  # the collector is down: the rest of the pass would wait too
-                sent += 1
+                queued += self.sender.put(event)
             self._last[sample.table] = outcome
-        return sent
+        return queued
 
-    def _send(self, event: Any) -> bool:
-        try:
-            self.client.emit(event)
-            return True
-        except Exception as exc:  # noqa: BLE001 - lineage never stops a run
-            if not self.warned:
-                self.warned = True
-                self.console.warning(f"OpenLineage: can't send events to {_redacted(self.url)} "
-                                     f"({type(exc).__name__}); the run goes on without lineage "
-                                     "(warned once)")
-            return False
+    def flush(self, seconds: float | None = None) -> bool:
+        """Wait (at most `seconds`, default flush_seconds) until the queued events are sent."""
+        return self.sender.flush(self.flush_seconds if seconds is None else seconds)
+
+    def _failed(self, exc: BaseException) -> None:
+        if not self.warned:
+            self.warned = True
+            self.console.warning(f"OpenLineage: can't send events to {shown_url(self.url)} "
+                                 f"({type(exc).__name__}); the run goes on without lineage "
+                                 "(warned once)")
+
+    def _dropped(self, count: int) -> None:
+        self.console.warning(f"OpenLineage: the collector at {shown_url(self.url)} takes "
+                             "events slower than the passes make them; events are dropped "
+                             "while its queue is full (counted at exit; warned once)")
 
     def close(self) -> None:
-        try:
-            self.client.close(timeout=1.0)
-        except Exception:  # noqa: BLE001, S110 - closing at exit: nothing left to report to
-            pass
+        """Wait at most flush_seconds for the queued events, then give up on the rest."""
+        left = self.sender.close(self.flush_seconds)
+        dropped = self.sender.dropped
+        if left or dropped:
+            self.console.warning(f"OpenLineage: {left + dropped} event(s) not sent to "
+                                 f"{shown_url(self.url)} ({dropped} dropped from a full "
+                                 f"queue, {left} still queued at exit)")

@@ -11,7 +11,7 @@ from typing import Any, Iterable
 
 from mirrorspec.errors import SetupError
 from mirrorspec.plan import Plan, TablePlan
-from mirrorspec.run_results import RunResults, TableRunResult
+from mirrorspec.run_results import RunResults, fabric_status
 
 _OBJECT_STORES = ("s3", "s3a", "s3n", "gs", "gcs", "abfs", "abfss", "wasb", "wasbs")
 
@@ -83,13 +83,6 @@ def sample_from_outcome(outcome: Any) -> TableSample:
         inputs=(dataset_for_path(outcome.landing_path),) if outcome.landing_path else ())
 
 
-def _status(result: TableRunResult) -> str:
-    if result.failed:
-        return "Failed"
-    return result.mirror_status or {"waiting": "Waiting",
-                                    "not_started": "NotStarted"}.get(result.status, "Replicating")
-
-
 def _inputs(table: TablePlan) -> tuple[Dataset, ...]:
     """The feed `run` publishes (Kafka topics, the feed folder), else the landing folder."""
     kafka = table.source.kafka
@@ -103,15 +96,17 @@ def _inputs(table: TablePlan) -> tuple[Dataset, ...]:
 
 
 def samples_from_run(plan: Plan, results: RunResults) -> list[TableSample]:
-    """A `run` pass: one sample per table in `results` that ran (skipped ones are left out)."""
+    """A `run` pass: one sample per table in `results` that ran (a skipped one has no new
+    status, `run_results.fabric_status`, and is left out)."""
     by_id = {t.unique_id: t for t in plan.tables}
     samples = []
     for result in results.results:
         table = by_id.get(result.unique_id)
-        if table is None or result.status == "skipped":
+        status = fabric_status(result)
+        if table is None or status is None:
             continue
         samples.append(TableSample(
-            table=result.unique_id, status=_status(result), delta_path=table.delta_path,
+            table=result.unique_id, status=status, delta_path=table.delta_path,
             files_applied=len(result.files_applied), rows_inserted=result.rows_inserted,
             rows_updated=result.rows_updated, rows_deleted=result.rows_deleted,
             seconds=result.execution_time, error=result.error if result.failed else None,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import tempfile
 from dataclasses import dataclass
+from typing import Iterable
 
 from mirrorspec.readers.delta import open_table
 from mirrorspec.readers.errors import DeltaRsUnsupported, InspectError
@@ -35,18 +36,47 @@ def export_format(dest: str) -> str:
     return FORMATS[suffix]
 
 
+def check_destination(dest: str, protected: Iterable[tuple[str, str]] = (),
+                      force: bool = False) -> None:
+    """Refuse a `--to` file inside one of the `protected` (what, folder) pairs — the
+    warehouse and landing zone the command reads and the project's — after resolving relative
+    paths and symlinks (a link into a table is the table's file), and an existing file unless
+    `force`; also a folder that doesn't exist. Local folders only: a URI can't hold `dest`."""
+    export_format(dest)
+    real = os.path.realpath(dest)
+    for what, folder in protected:
+        local = folder[len("file:"):] if folder.startswith("file:") else folder
+        if not local or "://" in local:
+            continue
+        root = os.path.realpath(local)
+        if os.path.commonpath([root, real]) == root:
+            raise InspectError(f"--to {dest}: inside the {what} {local}; export never writes "
+                               "there (a table's own files would be replaced)",
+                               hint="write the file outside the warehouse and the landing zone")
+    folder = os.path.dirname(real)
+    if not os.path.isdir(folder):
+        raise InspectError(f"--to {dest}: the folder {folder} does not exist",
+                           hint="create it first, or write the file somewhere else")
+    if os.path.lexists(dest) and not force:
+        raise InspectError(f"--to {dest}: the file exists; not replaced",
+                           hint="give --force to replace it, or another file name")
+    if os.path.isdir(real):
+        raise InspectError(f"--to {dest}: a folder, not a file",
+                           hint="name the file FILE.parquet or FILE.csv")
+
+
 def export_table(path: str, name: str, dest: str, version: int | None = None,
-                 storage_options: dict | None = None) -> Exported:
-    """Write the rows of the Delta table at `path` (as of `version`) to `dest`."""
+                 storage_options: dict | None = None, force: bool = False,
+                 protected: Iterable[tuple[str, str]] = ()) -> Exported:
+    """Write the rows of the Delta table at `path` (as of `version`) to `dest`: refused by
+    `check_destination` first (the table's folder is always protected)."""
     import pyarrow as pa
     from deltalake import QueryBuilder
     from deltalake.exceptions import DeltaError
 
     fmt = export_format(dest)
+    check_destination(dest, [*protected, ("table", path)], force)
     folder = os.path.dirname(os.path.abspath(dest))
-    if not os.path.isdir(folder):
-        raise InspectError(f"--to {dest}: the folder {folder} does not exist",
-                           hint="create it first, or write the file somewhere else")
     table = open_table(path, name, version, storage_options=storage_options)
     fd, temp = tempfile.mkstemp(prefix=".export-", suffix=os.path.splitext(dest)[1], dir=folder)
     os.close(fd)

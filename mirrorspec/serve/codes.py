@@ -27,6 +27,9 @@ CODES: dict[str, Code] = {
     "source_not_found": Code(404, "SourcePathNotFound"),
     "path_exists": Code(409, "PathAlreadyExists"),
     "directory_not_empty": Code(409, "DirectoryNotEmpty"),
+    # the Blob endpoint's name for it (Delete Blob of a non-empty directory on a hierarchical
+    # namespace: Azure/azure-cli#20884, Azure/azure-storage-azcopy#2219)
+    "directory_is_not_empty": Code(409, "DirectoryIsNotEmpty"),
     "path_conflict": Code(409, "PathConflict", why="a file where a directory is needed, or back"),
     "condition_not_met": Code(412, "ConditionNotMet"),
     "invalid_flush_position": Code(400, "InvalidFlushPosition"),
@@ -35,12 +38,36 @@ CODES: dict[str, Code] = {
     "invalid_input": Code(400, "InvalidInput"),
     "invalid_query": Code(400, "InvalidQueryParameterValue"),
     "invalid_header": Code(400, "InvalidHeaderValue"),
+    "invalid_uri": Code(400, "InvalidUri"),
     "no_auth": Code(401, "NoAuthenticationInformation"),
+    "invalid_auth": Code(401, "InvalidAuthenticationInfo",
+                         why="--require-auth and a bearer token serve did not issue, expired, "
+                             "or for another audience"),
     "invalid_block_list": Code(400, "InvalidBlockList"),
     "internal_error": Code(500, "InternalError", why="a file-system error serve did not expect"),
+    "container_exists": Code(409, "ContainerAlreadyExists"),
+    "filesystem_exists": Code(409, "FilesystemAlreadyExists"),
+    "invalid_metadata": Code(400, "InvalidMetadata"),
+    "md5_mismatch": Code(400, "Md5Mismatch"),
+    "block_list_too_long": Code(400, "BlockListTooLong"),
+    "block_count": Code(409, "BlockCountExceedsLimit"),
+    "copy_source_missing": Code(404, "CannotVerifyCopySource"),
+    "out_of_range_md5": Code(400, "OutOfRangeInput"),
+    # leases (Blob error codes; 409 for the lease operation, 412 for a write it guards)
+    "lease_present": Code(409, "LeaseAlreadyPresent"),
+    "lease_not_present": Code(409, "LeaseNotPresentWithLeaseOperation"),
+    "lease_id_mismatch": Code(409, "LeaseIdMismatchWithLeaseOperation"),
+    "lease_breaking": Code(409, "LeaseIsBreakingAndCannotBeAcquired"),
+    "lease_breaking_change": Code(409, "LeaseIsBreakingAndCannotBeChanged"),
+    "lease_broken": Code(409, "LeaseIsBrokenAndCannotBeRenewed"),
+    "lease_id_missing": Code(412, "LeaseIdMissing"),
+    "lease_mismatch_write": Code(412, "LeaseIdMismatchWithBlobOperation"),
+    "lease_not_present_write": Code(412, "LeaseNotPresentWithBlobOperation"),
     # --- guessed: OneLake's docs say "rejected"/"not allowed" without a code (spec §6 R1) ----
     "invalid_name": Code(400, "InvalidResourceName", guessed=True,
-                         why="a path holding '..', '.', an encoded '/' or '\\', or NUL"),
+                         why="a path holding '..', '.', '\\', NUL or another control character"),
+    "invalid_source_uri": Code(400, "InvalidSourceUri", guessed=True,
+                               why="a rename or copy source URL on another host"),
     "rename_parent_missing": Code(404, "RenameDestinationParentPathNotFound", guessed=True,
                                   why="ADLS's answer; whether OneLake creates the parent instead "
                                       "is unverified"),
@@ -57,6 +84,9 @@ CODES: dict[str, Code] = {
                         why="a DFS/Blob operation this endpoint does not emulate"),
     "item_not_found": Code(404, "PathNotFound", guessed=True,
                            why="an item name or GUID other than the served one"),
+    "host_not_allowed": Code(403, "AuthorizationFailure", guessed=True,
+                             why="a Host (or absolute request target) naming another server: "
+                                 "DNS rebinding"),
 }
 
 

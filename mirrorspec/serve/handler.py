@@ -8,6 +8,7 @@ A HEAD never has a body; every error carries `x-ms-error-code`.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import time
 import uuid
@@ -15,11 +16,13 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, BinaryIO, Iterator
 from urllib.parse import parse_qsl, urlsplit
 
-from mirrorspec.serve import wire
+from mirrorspec.hosts import host_allowed, host_name
+from mirrorspec.redact import redact_text
+from mirrorspec.serve import endpoints, framing, properties, wire
 from mirrorspec.serve.codes import ServeError
 from mirrorspec.serve.names import (Place, decode_segments, parse_rename_source, place_of,
-                                    plain_segments, strip_account)
-from mirrorspec.serve.store import Entry, same_etag
+                                    plain_segments, source_url_segments, strip_account)
+from mirrorspec.serve.store import MAX_BLOB_SIZE, Entry, same_etag
 
 CHUNK = 1 << 20
 _DFS_PARAMS = ("resource", "action", "upn", "directory", "recursive", "mode")
@@ -32,7 +35,8 @@ class ClientGone(Exception):
 
 
 def fake_token(resource: str) -> tuple[str, int]:
-    """An unsigned JWT-shaped bearer token in the storage audience, and its expiry."""
+    """An unsigned JWT-shaped bearer token in the storage audience, and its expiry (for an
+    endpoint without services; `serve` itself signs its tokens: services.py)."""
     expires = int(time.time()) + 3600
 
     def part(doc: dict) -> str:
@@ -54,12 +58,16 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args) -> None:
         pass  # the server logs each request itself (OneLakeServer.log)
 
+    def parse_request(self) -> bool:
+        self.expect_continue = False
+        return super().parse_request()
+
     def handle_expect_100(self) -> bool:
-        # counted from here: a client told "100 Continue" gets its answer even if serve stops
-        if hasattr(self, "do_" + self.command):  # else http.server answers 501 without _handle
-            self.server.begin_request()
-            self.counted = True
-        return super().handle_expect_100()
+        """`Expect: 100-continue` is answered when the body is first read (`body`), once the
+        request passed its checks: a refused one (413, a foreign Host, bad framing) gets its
+        refusal, never `100 Continue` first."""
+        self.expect_continue = True
+        return True
 
     def do_GET(self) -> None:
         self._handle("GET")
@@ -79,26 +87,26 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self._handle("POST")
 
+    def do_CONNECT(self) -> None:  # serve as a publisher's HTTPS proxy (proxy.py)
+        services = getattr(self.server, "services", None)
+        if services is None:
+            self.send_error(405, "CONNECT is answered only by `mirrorspec serve`")
+            return
+        services.connect(self)
+
     def _handle(self, method: str) -> None:
-        override = self.headers.get("X-HTTP-Method-Override")
-        self.method = override.upper() if override and method in ("PUT", "POST") else method
-        url = urlsplit(self.path)
-        self.raw_path = url.path
-        self.query = {k.lower(): v for k, v in parse_qsl(url.query, keep_blank_values=True)}
-        self.blob = ("comp" in self.query or "restype" in self.query
-                     or "x-ms-blob-type" in self.headers
-                     or (self.method == "HEAD" and not any(p in self.query for p in _DFS_PARAMS)))
-        self.body_left = self._content_length()
+        self.server.begin_request()
+        self.started = started = time.monotonic()
+        self.method, self.raw_path, self.query, self.blob = method, self.path, {}, False
+        self.host, self.host_kind = "", None
+        self.body_left, self.chunked = 0, False
         self.status = 0
         self.error_code = ""
         self.rename_form: str | None = None
         self.logged = False
-        self.started = started = time.monotonic()
-        if not getattr(self, "counted", False):
-            self.server.begin_request()
-        self.counted = False
         try:
             try:
+                self._read_request(method)
                 self._dispatch()
             except ServeError as exc:
                 self._refuse(exc)
@@ -122,26 +130,69 @@ class Handler(BaseHTTPRequestHandler):
         finally:
             self.server.end_request(self, time.monotonic() - started)
 
-    def _content_length(self) -> int:
-        """Bytes of body still to read: Content-Length, or 1 for a chunked body (unknown until
-        its last chunk; nonzero means "not read yet")."""
-        self.chunked = "chunked" in (self.headers.get("Transfer-Encoding") or "").lower()
-        if self.chunked:
-            return 1
+    def _read_request(self, method: str) -> None:
+        """Framing, Host and target, checked before anything else (a refusal here closes the
+        connection when the body's end is unknown)."""
         try:
-            return max(0, int(self.headers.get("Content-Length") or 0))
-        except ValueError:
-            return 0
+            length = framing.body_length(self.headers.get_all("Content-Length") or [],
+                                         self.headers.get_all("Transfer-Encoding") or [])
+        except framing.FramingError as exc:
+            self.body_left = 1  # where this request ends is unknown: close after the answer
+            raise ServeError("invalid_header", str(exc)) from None
+        self.chunked = length == framing.CHUNKED
+        self.body_left = 1 if self.chunked else length  # chunked: nonzero until its last chunk
+        if self.headers.defects:  # a header line email.parser could not read (`Name : v`, …)
+            self.body_left = self.body_left or 1
+            raise ServeError("invalid_header", "a header line is malformed (no 'Name: value')")
+        target = self._check_host()
+        override = self.headers.get("X-HTTP-Method-Override")
+        self.method = override.upper() if override and method in ("PUT", "POST") else method
+        path, _, query = target.partition("?")
+        self.raw_path = path.partition("#")[0]
+        self.query = {k.lower(): v for k, v in parse_qsl(query, keep_blank_values=True)}
+        self.blob = (self.host_kind == "blob" or self.host_kind != "dfs" and (
+            "comp" in self.query or "restype" in self.query or "x-ms-blob-type" in self.headers
+            or (self.method == "HEAD" and not any(p in self.query for p in _DFS_PARAMS))))
+
+    def _check_host(self) -> str:
+        """The request target in origin form, once its Host (and an absolute-form target's
+        authority) names this server: a foreign name is DNS rebinding or a proxy request."""
+        hosts = self.headers.get_all("Host") or []
+        target = self.path
+        if len(hosts) > 1:
+            raise ServeError("invalid_header", "the request has several Host headers")
+        if not hosts and self.request_version >= "HTTP/1.1":
+            raise ServeError("invalid_header", "an HTTP/1.1 request needs a Host header")
+        names = [hosts[0]] if hosts else []
+        if not target.startswith("/"):
+            url = urlsplit(target)
+            if url.scheme.lower() not in ("http", "https") or not url.netloc:
+                raise ServeError("invalid_uri", f"the request target {target[:80]!r} is neither "
+                                 "a path nor an http(s) URL")
+            names.append(url.netloc.rpartition("@")[2])
+            target = (url.path or "/") + (f"?{url.query}" if url.query else "")
+        allowed = self.server.config.allowed_hosts
+        for name in names:
+            if not host_allowed(name, allowed):
+                raise ServeError("host_not_allowed", f"Host {name[:80]!r} is not a name this "
+                                 "endpoint serves (give it with --allow-host if it should be)")
+        self.host = host_name(names[-1]) if names else ""
+        self.host_kind = endpoints.kind_of(self.host)
+        return target
 
     def body(self, limit: int | None = None) -> Iterator[bytes]:
         """The request body in chunks (never all in memory); ClientGone on a short body."""
         cap = self.server.config.max_body if limit is None else limit
+        if not self.chunked and self.body_left > cap:
+            raise ServeError("body_too_large", f"the body of {self.body_left} bytes is over the "
+                             f"limit of {cap} bytes")
+        if self.expect_continue and self.body_left:
+            self.expect_continue = False
+            self.send_response_only(100)
+            self.end_headers()
         if self.chunked:
             yield from self._chunked_body(cap)
             return
-        if self.body_left > cap:
-            raise ServeError("body_too_large", f"the body of {self.body_left} bytes is over the "
-                             f"limit of {cap} bytes")
         while self.body_left > 0:
             chunk = self.rfile.read(min(CHUNK, self.body_left))
             if not chunk:
@@ -152,31 +203,36 @@ class Handler(BaseHTTPRequestHandler):
     def _chunked_body(self, cap: int) -> Iterator[bytes]:
         """Transfer-Encoding: chunked (clients that stream a body of unknown length)."""
         total = 0
-        while True:
-            line = self.rfile.readline(1 << 16)
-            if not line:
-                raise ClientGone()
-            try:
-                size = int(line.split(b";", 1)[0].strip(), 16)
-            except ValueError:
-                raise ServeError("invalid_input", f"a chunk size line {line[:40]!r} is not "
-                                 "hexadecimal") from None
-            if size == 0:
-                while self.rfile.readline(1 << 16) not in (b"\r\n", b"\n", b""):
-                    pass  # trailer fields are ignored
-                self.body_left = 0
-                return
-            total += size
-            if total > cap:
-                raise ServeError("body_too_large", f"the chunked body is over the limit of "
-                                 f"{cap} bytes")
-            while size > 0:
-                chunk = self.rfile.read(min(CHUNK, size))
-                if not chunk:
-                    raise ClientGone()
-                size -= len(chunk)
-                yield chunk
-            self.rfile.readline(1 << 16)  # the CRLF after the chunk's data
+        try:
+            while True:
+                size = framing.chunk_size(self._line())
+                if size == 0:
+                    for _ in range(framing.MAX_TRAILERS + 1):
+                        if self._line() in (b"\r\n", b"\n"):
+                            break  # trailer fields are ignored
+                    else:
+                        raise framing.FramingError("the chunked body has too many trailer lines")
+                    self.body_left = 0
+                    return
+                total += size
+                if total > cap:
+                    raise ServeError("body_too_large", f"the chunked body is over the limit of "
+                                     f"{cap} bytes")
+                while size > 0:
+                    chunk = self.rfile.read(min(CHUNK, size))
+                    if not chunk:
+                        raise ClientGone()
+                    size -= len(chunk)
+                    yield chunk
+                framing.chunk_end(self._line())
+        except framing.FramingError as exc:
+            raise ServeError("invalid_input", str(exc)) from None
+
+    def _line(self) -> bytes:
+        line = self.rfile.readline(framing.MAX_LINE + 1)
+        if not line:
+            raise ClientGone()
+        return line
 
     def body_bytes(self, limit: int) -> bytes:
         return b"".join(self.body(limit))
@@ -219,14 +275,15 @@ class Handler(BaseHTTPRequestHandler):
     def _refuse_unless_answered(self, exc: ServeError) -> None:
         if self.status:  # the answer had started: all that is left is to drop the connection
             self.close_connection = True
-            self.error_code, self.error_message = exc.code_for(self.blob).code, exc.message
+            self.error_code = exc.code_for(self.blob).code
+            self.error_message = redact_text(exc.message)
             return
         self._refuse(exc)
 
     def _refuse(self, exc: ServeError) -> None:
         code = exc.code_for(self.blob)
         self.error_code = code.code
-        self.error_message = exc.message
+        self.error_message = message = redact_text(exc.message)
         headers = {"x-ms-error-code": code.code, **exc.headers}
         if code.status == 401:
             headers["WWW-Authenticate"] = ("Bearer authorization_uri=https://login.microsoftonline"
@@ -235,21 +292,33 @@ class Handler(BaseHTTPRequestHandler):
         if self.method == "HEAD":
             self.respond(code.status, headers)
             return
-        body, content_type = wire.error_body(code, exc.message, self.blob)
+        body, content_type = wire.error_body(code, message, self.blob)
         headers["Content-Type"] = content_type
         self.respond(code.status, headers, body)
 
     # --- routing -----------------------------------------------------------------------------
     def _dispatch(self) -> None:
+        services = getattr(self.server, "services", None)  # Entra ID, /v1, items (services.py)
+        if services is not None and services.answer(self, decode_segments(self.raw_path)):
+            return
         if self.raw_path.rstrip("/") in TOKEN_ROUTES and self.method in ("GET", "POST"):
             self._token()
             return
-        if self.server.config.require_auth and not (
-                self.headers.get("Authorization") or "sig" in self.query):
-            raise ServeError("no_auth", "this endpoint runs with --require-auth: send a bearer "
-                             "token, a SharedKey signature or a SAS")
-        host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
-        segments = strip_account(decode_segments(self.raw_path), host)
+        if self.server.config.require_auth:
+            authorization = self.headers.get("Authorization")
+            if not (authorization or "sig" in self.query):
+                raise ServeError("no_auth", "this endpoint runs with --require-auth: send a "
+                                 "bearer token, a SharedKey signature or a SAS")
+            if services is not None and authorization:
+                services.authorize_storage(authorization)
+        segments = decode_segments(self.raw_path)
+        if self.host_kind not in ("dfs", "blob"):  # a OneLake host name carries the account
+            # a path may start with a workspace instead of the account (the JS SDK's renames)
+            known = services.workspaces(self.server.names) if services is not None else \
+                self.server.names
+            segments = strip_account(segments, self.host, known)
+        if services is not None:  # the item the path names, when serve hosts several
+            self.server = services.server_for(self.server, segments)
         place = place_of(segments, self.server.names)
         if place.item:
             self.server.conformance.item_segment(place.item)
@@ -266,7 +335,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def _token(self) -> None:
         resource = self.query.get("resource", "https://storage.azure.com")
-        token, expires = fake_token(resource)
+        services = getattr(self.server, "services", None)
+        token, expires = (services.managed_identity_token(resource) if services is not None
+                          else fake_token(resource))
         doc = {"access_token": token, "expires_on": str(expires), "resource": resource,
                "token_type": "Bearer"}
         if self.raw_path.startswith("/metadata/"):
@@ -276,15 +347,28 @@ class Handler(BaseHTTPRequestHandler):
 
     # --- HEAD / GET ---------------------------------------------------------------------------
     def _head(self, place: Place) -> None:
+        if self._account_info():
+            return
         entry = self.server.store.stat(place)
         if entry is None:
             raise ServeError("path_not_found", f"{place.ws_path} does not exist", blob="blob_not_found")
-        headers = wire.entry_headers(entry, _content_type(place))
+        headers = self._entry_headers(place, entry)
         if self.query.get("action", "").lower() == "getaccesscontrol":
             headers["x-ms-acl"] = "user::rwx,group::r-x,other::---"
         self.respond(200, headers, length=entry.size)
 
+    def _account_info(self) -> bool:
+        """Get Account Information (`?restype=account&comp=properties`), on any path."""
+        if (self.query.get("restype", "").lower(), self.query.get("comp", "").lower()) != (
+                "account", "properties"):
+            return False
+        self.respond(200, {"x-ms-sku-name": "Standard_RAGRS", "x-ms-account-kind": "StorageV2",
+                           "x-ms-is-hns-enabled": "true"})
+        return True
+
     def _get(self, place: Place) -> None:
+        if self._account_info():
+            return
         if place.area == "account":
             self._list_workspaces()
             return
@@ -298,7 +382,18 @@ class Handler(BaseHTTPRequestHandler):
         if self.query.get("resource", "").lower() == "filesystem":
             self._list_paths(place)
             return
-        if "comp" in self.query:
+        comp = self.query.get("comp", "").lower()
+        if comp == "metadata":  # Get Blob Metadata: HEAD's answer without the body
+            entry = self.server.store.stat(place)
+            if entry is None:
+                raise ServeError("path_not_found", f"{place.ws_path} does not exist",
+                                 blob="blob_not_found")
+            headers = self._entry_headers(place, entry)
+            self.respond(200, {k: v for k, v in headers.items()
+                               if k.lower().startswith(properties.META_PREFIX) or k == "ETag"
+                               or k == "Last-Modified"})
+            return
+        if comp:
             raise ServeError("unsupported", f"comp={self.query['comp']} is not emulated")
         self._read(place)
 
@@ -310,7 +405,7 @@ class Handler(BaseHTTPRequestHandler):
                 raise ServeError("condition_not_met", f"{place.ws_path}: If-Match {if_match} does "
                                  f"not match {entry.etag}")
             span = self.headers.get("x-ms-range") or self.headers.get("Range")
-            headers = wire.entry_headers(entry, _content_type(place))
+            headers = self._entry_headers(place, entry)
             size = entry.size
             if not span:
                 self.respond(200, headers, content, length=size)
@@ -321,84 +416,109 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 content.seek(start)
             headers["Content-Range"] = f"bytes {start}-{end}/{size}"
+            blob_md5 = headers.pop("Content-MD5", None)  # the blob's MD5 is not the range's
+            if blob_md5:
+                headers["x-ms-blob-content-md5"] = blob_md5
+            if (self.headers.get("x-ms-range-get-content-md5") or "").lower() == "true":
+                content = _range_with_md5(content, end - start + 1, headers)
             self.respond(206, headers, content, length=end - start + 1)
         finally:
             if not isinstance(content, bytes):
                 content.close()
 
     def _list_workspaces(self) -> None:
-        """List Filesystems (`?resource=account`) or List Containers (`?comp=list`): the one
+        """List Filesystems (`?resource=account`) or List Containers (`?comp=list`): every
         workspace served."""
-        names = self.server.names
+        services = getattr(self.server, "services", None)
+        names = services.workspace_names() if services is not None else \
+            [self.server.names.workspace]
         etag, modified = '"0x8D0000000000000"', wire.http_date(self.server.store.started)
         if self.query.get("resource", "").lower() == "account":
-            doc = {"filesystems": [{"name": names.workspace, "lastModified": modified,
-                                    "etag": etag.strip('"')}]}
+            doc = {"filesystems": [{"name": name, "lastModified": modified,
+                                    "etag": etag.strip('"')} for name in names]}
             self.respond(200, {"Content-Type": "application/json;charset=utf-8"},
                          json.dumps(doc).encode())
         elif self.query.get("comp", "").lower() == "list":
             self.respond(200, {"Content-Type": "application/xml"},
-                         wire.container_listing(names.workspace, etag, modified))
+                         wire.container_listing(names, etag, modified))
         else:
             raise ServeError("unsupported", "the account root answers only ?resource=account "
                              "and ?comp=list")
 
+    def _page_size(self) -> int:
+        return max(1, min(self.server.config.page_size, _int(self.query, "maxresults", 5000)))
+
     def _list_paths(self, place: Place) -> None:
         """D9: on the workspace with `directory=`, or on a deeper path (the FT-SDK form)."""
-        directory = plain_segments(self.query.get("directory", ""))
-        base = place_of(self.segments + directory, self.server.names) if directory else place
-        store = self.server.store
-        entry = store.stat(base)
+        segments = self.segments + plain_segments(self.query.get("directory", ""))
+        servers = self._servers_under(segments)
+        if not servers:  # a workspace that holds no mirrored database yet
+            self.respond(200, {"Content-Type": "application/json;charset=utf-8"},
+                         wire.dfs_listing([]))
+            return
+        base = place_of(segments, servers[0].names)
+        entry = servers[0].store.stat(base)
         if entry is None:
             raise ServeError("path_not_found", f"the directory {base.ws_path or '/'} does not exist")
         recursive = self.query.get("recursive", "false").lower() == "true"
-        # listing a file lists that file (ADLS; ABFS's listStatus of a file relies on it)
-        entries = [e for _p, e in store.walk(base, recursive)] if entry.is_dir else [entry]
-        size = min(self.server.config.page_size, _int(self.query, "maxresults", 5000))
-        found, token = wire.page(entries, _after(self.query.get("continuation")), max(1, size))
+        size = self._page_size()
+        if entry.is_dir:
+            after = _after(self.query.get("continuation"))
+            page, more = _merged([s.store.list_page(place_of(segments, s.names), recursive,
+                                                    after, size) for s in servers], size)
+            found = [e for _n, e in page if e is not None]
+            token = wire.encode_token(page[-1][0]) if more and page else None
+        else:  # listing a file lists that file (ADLS; ABFS's listStatus of a file relies on it)
+            found, token = wire.page([entry], _after(self.query.get("continuation")), size)
         headers = {"Content-Type": "application/json;charset=utf-8"}
         if token:
             headers["x-ms-continuation"] = token
         self.respond(200, headers, wire.dfs_listing(found))
 
     def _list_blobs(self, place: Place) -> None:
-        """B3: List Blobs, flat (recursive, directories as hdi_isfolder blobs) or by delimiter."""
+        """B3: List Blobs, flat (recursive, directories as hdi_isfolder blobs) or by delimiter,
+        one page from the cursor (`marker`)."""
         if place.area != "workspace":
             raise ServeError("unsupported", "List Blobs is a container (workspace) operation",
                              blob="unsupported")
         prefix = self.query.get("prefix", "")
         delimiter = self.query.get("delimiter", "")
         folder = prefix.rpartition("/")[0]
-        store = self.server.store
-        try:
-            base = place_of(self.segments + plain_segments(folder), self.server.names)
-        except ServeError:
-            base = None
-        entries: list[Entry] = []
-        if base is not None and (stat := store.stat(base)) is not None and stat.is_dir:
-            entries = [e for _p, e in store.walk(base, recursive=not delimiter)
-                       if e.name.startswith(prefix)]
-        prefixes = []
-        if delimiter:
-            prefixes = [e.name + delimiter for e in entries if e.is_dir]
-            entries = [e for e in entries if not e.is_dir]
-        merged = sorted([(e.name, e) for e in entries] + [(p, None) for p in prefixes],
-                        key=lambda pair: pair[0].encode("utf-8", "surrogateescape"))
-        after = _after(self.query.get("marker"))
-        if after is not None:
-            merged = [m for m in merged if m[0].encode("utf-8", "surrogateescape") > after]
-        start = self.query.get("startfrom")  # names from this one on (object_store sends it)
-        if start:
-            merged = [m for m in merged if m[0] >= start]
-        size = max(1, min(self.server.config.page_size, _int(self.query, "maxresults", 5000)))
-        next_marker = wire.encode_token(merged[size - 1][0]) if len(merged) > size else None
-        merged = merged[:size]
+        segments = self.segments + plain_segments(folder)
+        listings, stores = [], {}
+        size = self._page_size()
+        for server in self._servers_under(segments):
+            try:
+                base = place_of(segments, server.names)
+            except ServeError:
+                continue
+            store = server.store
+            if (stat := store.stat(base)) is not None and stat.is_dir:
+                found, more = store.list_page(
+                    base, recursive=not delimiter, after=_after(self.query.get("marker")),
+                    size=size, prefix=prefix,
+                    start=self.query.get("startfrom", ""),  # object_store sends it
+                    dirs_as_prefixes=bool(delimiter))
+                listings.append((found, more))
+                stores.update({name: store for name, _e in found})
+        page, more = _merged(listings, size)
+        next_marker = wire.encode_token(page[-1][0]) if more and page else None
+        include = {i.strip().lower() for i in self.query.get("include", "").split(",")}
+        props = {e.name: stores[n].props_of(e) for n, e in page if e is not None}
         host = self.headers.get("Host") or "127.0.0.1"
         scheme = "https" if self.server.config.tls else "http"
         body = wire.blob_listing(place.workspace, f"{scheme}://{host}/onelake/",
-                                 [e for _n, e in merged if e is not None],
-                                 [n for n, e in merged if e is None], self.query, next_marker)
+                                 [e for _n, e in page if e is not None],
+                                 [n for n, e in page if e is None], self.query, next_marker,
+                                 props, with_metadata="metadata" in include)
         self.respond(200, {"Content-Type": "application/xml"}, body)
+
+    def _servers_under(self, segments: list[str]) -> list[Any]:
+        """The server views a listing of `segments` reads: the item's own, or each item's at a
+        workspace that `serve --root` fills with several."""
+        services = getattr(self.server, "services", None)
+        return services.servers_under(self.server, segments) if services is not None \
+            else [self.server]
 
     # --- PUT / PATCH / DELETE -------------------------------------------------------------
     def _put(self, place: Place) -> None:
@@ -408,8 +528,14 @@ class Handler(BaseHTTPRequestHandler):
             self._rename(place)
             return
         resource = self.query.get("resource", "").lower()
+        comp = self.query.get("comp", "").lower()
         if resource == "filesystem" or self.query.get("restype", "").lower() == "container":
-            raise ServeError("managed_folder", "workspaces can't be created or deleted here")
+            self.drain()
+            if place.area == "workspace" and not comp:
+                # the served workspace exists; any other is refused in place_of
+                raise ServeError("filesystem_exists", f"the workspace {place.workspace!r} "
+                                 "already exists", blob="container_exists")
+            raise ServeError("managed_folder", "workspaces can't be created or changed here")
         if resource == "directory":
             self.drain()
             etag = store.create_dir(place, self.headers.get("If-None-Match"))
@@ -417,17 +543,34 @@ class Handler(BaseHTTPRequestHandler):
             return
         if resource == "file":
             self.drain()
+            self._check_lease(place)
             conformance.before_publish(place)  # before the create truncates a _metadata.json
             etag = store.create_file(place, self.headers.get("If-Match"),
-                                     self.headers.get("If-None-Match"))
+                                     self.headers.get("If-None-Match"),
+                                     properties.from_request(self.headers, "dfs"))
             conformance.created(place, visible=not store.hidden)
             self._created(etag)
             return
-        comp = self.query.get("comp", "").lower()
+        if comp in ("metadata", "properties"):
+            self.drain()
+            self._check_lease(place)
+            self._check_conditions(place)
+            if comp == "metadata":
+                etag = store.set_properties(place, metadata=properties.metadata_of(self.headers))
+            else:
+                etag = store.set_properties(place, props=properties.from_request(self.headers,
+                                                                                 "blob"))
+            self._created(etag, status=200)
+            return
+        if comp == "lease":
+            self.drain()
+            self._lease(place)
+            return
         if comp == "block":
             block_id = self.query.get("blockid", "")
             if not block_id:
                 raise ServeError("invalid_query", "Put Block needs blockid=")
+            self._check_lease(place)
             store.put_block(place, block_id, self.body())
             self.respond(201, {"x-ms-request-server-encrypted": "true"})
             return
@@ -436,23 +579,32 @@ class Handler(BaseHTTPRequestHandler):
                 ids = wire.parse_block_list(self.body_bytes(MAX_BLOCK_LIST))
             except ValueError as exc:
                 raise ServeError("invalid_block_list", str(exc)) from None
+            self._check_lease(place)
             conformance.before_publish(place)
             etag = store.put_block_list(place, ids, self.headers.get("If-Match"),
-                                        self.headers.get("If-None-Match"))
+                                        self.headers.get("If-None-Match"),
+                                        properties.from_request(self.headers, "blob"))
             self._published(place)
             self._created(etag)
             return
         if comp:
             raise ServeError("unsupported", f"comp={comp} is not emulated")
+        if "x-ms-copy-source" in self.headers:
+            self.drain()
+            self._copy(place)
+            return
         if "x-ms-blob-type" in self.headers:
+            self._check_lease(place)
             conformance.before_publish(place)
             etag = store.put_blob(place, self.body(), self.headers.get("If-Match"),
-                                  self.headers.get("If-None-Match"))
+                                  self.headers.get("If-None-Match"),
+                                  properties.from_request(self.headers, "put-blob"),
+                                  properties.md5_header(self.headers.get("Content-MD5")))
             self._published(place)
             self._created(etag)
             return
-        raise ServeError("unsupported", "a PUT needs resource=, x-ms-rename-source, comp= or "
-                         "x-ms-blob-type")
+        raise ServeError("unsupported", "a PUT needs resource=, x-ms-rename-source, comp=, "
+                         "x-ms-copy-source or x-ms-blob-type")
 
     def _created(self, etag: str, status: int = 201) -> None:
         self.respond(status, {"ETag": f'"{etag}"', "Last-Modified": wire.http_date(time.time()),
@@ -463,10 +615,70 @@ class Handler(BaseHTTPRequestHandler):
         if entry is not None and not entry.is_dir:
             self.server.conformance.published(place, entry.size)
 
+    def _check_lease(self, place: Place, header: str = "x-ms-lease-id") -> None:
+        """412 when a lease guards `place` and the request does not hold it."""
+        if place.area == "landing":
+            self.server.store.leases.check_write(place.rel, self.headers.get(header))
+
+    def _check_conditions(self, place: Place) -> None:
+        """If-Match / If-None-Match on an operation that changes an existing path."""
+        entry = self.server.store.stat(place)
+        if entry is None:
+            raise ServeError("path_not_found", f"{place.ws_path} does not exist",
+                             blob="blob_not_found")
+        if_match, if_none = self.headers.get("If-Match"), self.headers.get("If-None-Match")
+        if (if_match and not same_etag(if_match, entry.etag)) or (
+                if_none and same_etag(if_none, entry.etag)):
+            raise ServeError("condition_not_met", f"{place.ws_path}: the condition on its ETag "
+                             f"{entry.etag} is not met")
+
+    def _lease(self, place: Place) -> None:
+        """Lease Blob: acquire, renew, change, release, break."""
+        store = self.server.store
+        store.writable(place, "lease")
+        entry = store.stat(place)
+        if entry is None or entry.is_dir:
+            raise ServeError("path_not_found", f"{place.ws_path} does not exist",
+                             blob="blob_not_found")
+        self._check_conditions(place)
+        h = self.headers
+        status, headers = store.leases.act(
+            place.rel, (h.get("x-ms-lease-action") or "").lower(), h.get("x-ms-lease-id"),
+            h.get("x-ms-proposed-lease-id"), h.get("x-ms-lease-duration"),
+            h.get("x-ms-lease-break-period"))
+        headers.update({"ETag": f'"{entry.etag}"', "Last-Modified": wire.http_date(entry.mtime)})
+        self.respond(status, headers)
+
+    def _copy(self, dest: Place) -> None:
+        """Copy Blob / Copy Blob From URL within this endpoint: done before the answer, so the
+        status is `success` at once (no polling)."""
+        raw = self.headers["x-ms-copy-source"]
+        host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
+        try:
+            source = place_of(source_url_segments(raw, host, self.server.names), self.server.names)
+        except ServeError as exc:
+            if exc.key in ("filesystem_not_found", "item_not_found"):
+                raise ServeError("copy_source_missing", f"copy source {raw!r}: {exc.message}") \
+                    from None
+            raise
+        self._check_lease(dest)
+        copy_id = str(uuid.uuid4())
+        # the source without its query: a SAS signature is a secret, never echoed or kept
+        copied = {"x-ms-copy-id": copy_id, "x-ms-copy-status": "success",
+                  "x-ms-copy-source": raw.partition("?")[0],
+                  "x-ms-copy-completion-time": wire.http_date(time.time())}
+        self.server.conformance.before_publish(dest)
+        etag = self.server.store.copy(source, dest, self.headers.get("If-Match"),
+                                      self.headers.get("If-None-Match"),
+                                      properties.metadata_of(self.headers), copied)
+        self._published(dest)
+        self.respond(202, {"ETag": f'"{etag}"', "Last-Modified": wire.http_date(time.time()),
+                           "x-ms-copy-id": copy_id, "x-ms-copy-status": "success"})
+
     def _rename(self, dest: Place) -> None:
         raw = self.headers["x-ms-rename-source"]
         host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
-        source_segments, form = parse_rename_source(raw, host)
+        source_segments, form = parse_rename_source(raw, host, self.server.names)
         self.rename_form = form
         try:
             source = place_of(source_segments, self.server.names)
@@ -476,6 +688,8 @@ class Handler(BaseHTTPRequestHandler):
                 raise ServeError("source_not_found", f"rename source {raw!r} does not exist: "
                                  f"{exc.message}") from None
             raise
+        self._check_lease(source, "x-ms-source-lease-id")
+        self._check_lease(dest)
         store = self.server.store
         self.server.conformance.before_publish(dest)
         try:
@@ -492,7 +706,8 @@ class Handler(BaseHTTPRequestHandler):
         action = self.query.get("action", "").lower()
         store = self.server.store
         if action == "append":
-            position = _int(self.query, "position", None)
+            position = _position(self.query)
+            self._check_lease(place)
             upload = store.append(place, position, self.body())
             if self.query.get("flush", "").lower() == "true":
                 self.server.conformance.before_publish(place)
@@ -505,11 +720,13 @@ class Handler(BaseHTTPRequestHandler):
             return
         if action == "flush":
             self.drain()
-            position = _int(self.query, "position", None)
+            position = _position(self.query)
+            self._check_lease(place)
             retain = self.query.get("retainuncommitteddata", "").lower() == "true"
             self.server.conformance.before_publish(place)
             etag = store.flush(place, position, self.headers.get("If-Match"),
-                               self.headers.get("If-None-Match"), retain)
+                               self.headers.get("If-None-Match"), retain,
+                               properties.from_request(self.headers, "dfs"))
             self._published(place)
             self._created(etag, status=200)
             return
@@ -520,15 +737,61 @@ class Handler(BaseHTTPRequestHandler):
                 self.query.get("restype", "").lower() == "container":
             raise ServeError("managed_folder", "workspaces can't be created or deleted here")
         self.drain()
+        self._check_lease(place)
         recursive = self.query.get("recursive", "").lower() == "true"
-        self.server.store.delete(place, recursive)
         dfs = any(k in self.query for k in ("recursive", "paginated", "continuation"))
+        self.server.conformance.before_delete(place)  # a re-key by delete + upload is one too
+        try:
+            self.server.store.delete(place, recursive)
+        except ServeError as exc:
+            if exc.key == "directory_not_empty" and not dfs:
+                self.blob = True  # Delete Blob's answer: DirectoryIsNotEmpty, an XML body
+            raise
         # DFS Delete answers 200, Blob Delete 202 (the Blob SDK accepts only 202; the DFS SDK both)
         self.respond(200 if dfs else 202, {"x-ms-delete-type-permanent": "true"})
+
+    def _entry_headers(self, place: Place, entry: Entry) -> dict[str, str]:
+        """HEAD / GET headers: the entry's, its properties and metadata, its lease."""
+        headers = wire.entry_headers(entry)
+        headers.update(properties.response_headers(self.server.store.props_of(entry),
+                                                   _content_type(place)))
+        if place.area == "landing" and not entry.is_dir:
+            headers.update(self.server.store.leases.headers(place.rel))
+        return headers
+
+
+def _merged(listings: list[tuple[list[tuple[str, Entry | None]], bool]],
+            size: int) -> tuple[list[tuple[str, Entry | None]], bool]:
+    """One page from the pages of several stores (each in byte order from the same cursor):
+    the first `size` names of them all, and whether more follow."""
+    if len(listings) == 1:
+        return listings[0]
+    names = sorted((row for page, _more in listings for row in page),
+                   key=lambda row: row[0].encode("utf-8", "surrogateescape"))
+    return names[:size], len(names) > size or any(more for _page, more in listings)
+
+
+def _range_with_md5(content: BinaryIO | bytes, length: int, headers: dict[str, str]) -> bytes:
+    """The range's bytes, its MD5 in Content-MD5 (the service computes it up to 4 MiB)."""
+    if length > 4 << 20:
+        raise ServeError("out_of_range_md5", f"x-ms-range-get-content-md5 needs a range of at most "
+                         f"4 MiB, not {length} bytes")
+    data = content if isinstance(content, bytes) else content.read(length)
+    headers["Content-MD5"] = base64.b64encode(hashlib.md5(data, usedforsecurity=False).digest()).decode()
+    return data
 
 
 def _content_type(place: Place) -> str:
     return "application/json" if place.area == "monitoring" else "application/octet-stream"
+
+
+def _position(query: dict[str, str]) -> int:
+    """`position=` of an append or flush: required, 0 up to the largest blob's size."""
+    position = _int(query, "position", None)
+    if position > MAX_BLOB_SIZE:
+        raise ServeError("invalid_query", f"position={position} is past the largest blob "
+                         f"({MAX_BLOB_SIZE} bytes)")
+    return position
 
 
 def _int(query: dict[str, str], key: str, default: int | None) -> int:

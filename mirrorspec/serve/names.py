@@ -1,11 +1,16 @@
 """URL → place: the account, workspace, item and area a request path names, refusing unsafe
-segments (`..`, `.`, an encoded `/` or `\\`, NUL) before anything touches the disk."""
+segments (`..`, `.`, `\\`, NUL, control characters) before anything touches the disk.
+
+A path is percent-decoded once and then split on `/`, as Azure Storage reads it: `%2F` is a
+separator (the Go SDK escapes every `/` of a blob name with `url.PathEscape`, the Java SDK on both
+dialects), so `a%2F..%2Fb` is the segments `a`, `..`, `b` and refused for its `..`."""
 
 from __future__ import annotations
 
 import re
 import uuid
 from dataclasses import dataclass
+from typing import Protocol
 from urllib.parse import unquote, urlsplit
 
 from mirrorspec.serve.codes import ServeError
@@ -19,7 +24,9 @@ ITEM_TYPE = "MountedRelationalDatabase"
 # FIELD §11 (docs/onelake.md): `fab` resolves `.MirroredDatabase`, real OneLake paths did not
 MISLEADING_ITEM_TYPES = ("mirroreddatabase",)
 _NAMESPACE = uuid.UUID("6f1c3f9e-0d7a-4c55-9a43-2b1e5c7d8a10")
-_ENCODED_SEPARATOR = re.compile(r"%(2f|5c)", re.IGNORECASE)
+# C0 controls and DEL: a name holding one makes every later List Blobs XML unparseable
+# (XML 1.0 has no escape for most of them); U+FFFE/U+FFFF are not XML characters either
+_UNSAFE_CHARACTER = re.compile("[\x00-\x1f\x7f\ufffe\uffff\\\\]")
 
 # area → the path segments under the item that lead to it
 AREA_PREFIX = {
@@ -72,6 +79,12 @@ class Names:
         return s in (self.item.lower(), self.item_id) or s.startswith(self.item.lower() + ".")
 
 
+class Workspaces(Protocol):
+    """What tells a workspace segment (`Names`, or every workspace `serve --root` hosts)."""
+
+    def is_workspace(self, segment: str) -> bool: ...
+
+
 @dataclass(frozen=True)
 class Place:
     """Where a request path points: `area` is one of account, workspace, item, files, landing,
@@ -96,42 +109,40 @@ class Place:
 
 
 def decode_segments(raw_path: str) -> list[str]:
-    """The decoded, non-empty segments of a percent-encoded path; unsafe ones refused."""
-    segments = []
-    for raw in raw_path.split("/"):
-        if not raw:
-            continue
-        if _ENCODED_SEPARATOR.search(raw):
-            raise ServeError("invalid_name", f"the path segment {raw!r} holds an encoded separator")
-        try:
-            segment = unquote(raw, errors="strict")
-        except UnicodeDecodeError:
-            raise ServeError("invalid_name", f"the path segment {raw!r} is not UTF-8") from None
-        if segment in (".", "..") or "\x00" in segment or "\\" in segment or "/" in segment:
-            raise ServeError("invalid_name", f"the path segment {segment!r} is not allowed")
-        segments.append(segment)
-    return segments
+    """The non-empty segments of a percent-encoded path, decoded once then split on `/`
+    (an encoded `%2F` separates like `/`); unsafe segments refused."""
+    try:
+        decoded = unquote(raw_path, errors="strict")
+    except UnicodeDecodeError:
+        raise ServeError("invalid_name", f"the path {raw_path!r} is not UTF-8") from None
+    return plain_segments(decoded)
 
 
 def plain_segments(text: str) -> list[str]:
-    """The segments of an already-decoded path (a `directory=` query value), checked alike."""
+    """The segments of an already-decoded path (a `directory=` query value, a blob name),
+    checked alike: `..`, `.`, `\\`, NUL and control characters are refused."""
     segments = [s for s in text.split("/") if s]
     for segment in segments:
-        if segment in (".", "..") or "\x00" in segment or "\\" in segment:
-            raise ServeError("invalid_name", f"the path segment {segment!r} is not allowed")
+        if segment in (".", "..") or _UNSAFE_CHARACTER.search(segment):
+            raise ServeError("invalid_name", f"the path segment {segment!r} is not allowed "
+                             "(no '.', '..', '\\\\' or control characters)")
     return segments
 
 
-def strip_account(segments: list[str], host: str) -> list[str]:
-    """Segments after the account: path-style (`/onelake/...`) unless the Host is `onelake.*`."""
+def strip_account(segments: list[str], host: str, names: Workspaces | None = None) -> list[str]:
+    """Segments after the account: path-style (`/onelake/...`) unless the Host is `onelake.*`.
+    A path that starts with the served workspace has no account segment: the JS SDK sends a
+    rename there (`DataLakePathClient.move` sets the whole URL path to `/{fs}/{path}`)."""
     if host.lower().startswith(ACCOUNT + "."):
         return segments
     if not segments:
         return segments
-    if segments[0].lower() not in (ACCOUNT, ABFS_NULL_ACCOUNT):
-        raise ServeError("unknown_account", f"account {segments[0]!r} is not {ACCOUNT!r} "
-                         f"(path-style URLs start with /{ACCOUNT}/)")
-    return segments[1:]
+    if segments[0].lower() in (ACCOUNT, ABFS_NULL_ACCOUNT):
+        return segments[1:]
+    if names is not None and names.is_workspace(segments[0]):
+        return segments
+    raise ServeError("unknown_account", f"account {segments[0]!r} is not {ACCOUNT!r} "
+                     f"(path-style URLs start with /{ACCOUNT}/)")
 
 
 def place_of(segments: list[str], names: Names) -> Place:
@@ -164,14 +175,40 @@ def place_of(segments: list[str], names: Names) -> Place:
     return Place("outside", ws, item, tuple(rest))
 
 
-def parse_rename_source(value: str, host: str) -> tuple[list[str], str]:
+def parse_rename_source(value: str, host: str,
+                        names: Names | None = None) -> tuple[list[str], str]:
     """The workspace-level segments an `x-ms-rename-source` names, and its form: `path`
-    (`/{ws}/{path}`, no account), `url` (a full URL, path-style account included) and either
-    with `+query` when a `?...` suffix (SAS, MDB's stray `?resource=file`) was stripped."""
+    (`/{ws}/{path}`, no account), `account-path` (`/onelake/{ws}/{path}`: the JS and Go SDKs on
+    a path-style URL), `url` (a full URL, path-style account included) and any of them with
+    `+query` when a `?...` suffix (SAS, MDB's stray `?resource=file`) was stripped."""
     value = value.strip()
     if "://" in value:
-        parts = urlsplit(value)
+        try:
+            parts = urlsplit(value)
+        except ValueError as exc:  # `http://[::1` (an unclosed IPv6 literal)
+            raise ServeError("invalid_header", f"x-ms-rename-source {value[:80]!r}: {exc}") from None
         form = "url+query" if parts.query else "url"
-        return strip_account(decode_segments(parts.path), parts.hostname or host), form
+        return source_url_segments(value, host, names), form
     path, sep, _query = value.partition("?")
-    return decode_segments(path), "path+query" if sep else "path"
+    segments, form = decode_segments(path), "path"
+    if (segments and segments[0].lower() in (ACCOUNT, ABFS_NULL_ACCOUNT)
+            and not (names is not None and names.is_workspace(segments[0]))):
+        segments, form = segments[1:], "account-path"
+    return segments, form + "+query" if sep else form
+
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def source_url_segments(url: str, host: str, names: Names | None = None) -> list[str]:
+    """The workspace-level segments of a source URL (a rename's or Copy Blob's); a URL on
+    another host is refused: this endpoint copies and moves only within itself."""
+    parts = urlsplit(url)
+    source_host = (parts.hostname or "").lower()
+    here = host.lower().strip("[]")
+    same = (source_host == here or (source_host in _LOOPBACK and here in _LOOPBACK)
+            or (source_host.startswith(ACCOUNT + ".") and here.startswith(ACCOUNT + ".")))
+    if source_host and here and not same:
+        raise ServeError("invalid_source_uri", f"the source {url!r} is on another host than "
+                         f"this endpoint ({host})")
+    return strip_account(decode_segments(parts.path), source_host or host, names)

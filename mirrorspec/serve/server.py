@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import ssl
 import threading
@@ -20,8 +19,10 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable
 
+from mirrorspec.redact import redact_fields, redact_text
 from mirrorspec.serve import monitoring
 from mirrorspec.serve.conformance import Conformance
+from mirrorspec.serve.endpoints import served_hosts
 from mirrorspec.serve.handler import Handler
 from mirrorspec.serve.names import Names
 from mirrorspec.serve.store import Store
@@ -46,6 +47,7 @@ class Config:
     ca_file: Path | None = None
     report: Path | None = None
     log_requests: bool = False
+    allowed_hosts: frozenset[str] = served_hosts("127.0.0.1")
 
 
 Log = Callable[..., None]
@@ -84,7 +86,8 @@ class OneLakeServer(ThreadingHTTPServer):
         with self._idle:
             self._in_flight -= 1
             self._idle.notify_all()
-        self.conformance.requests += 1
+        # counted in the report of the item the request addressed (`serve --root`: its view)
+        getattr(handler.server, "conformance", self.conformance).requests += 1
         if not handler.logged:  # no answer was sent (the client went away)
             self.log_request(handler, seconds)
 
@@ -93,7 +96,7 @@ class OneLakeServer(ThreadingHTTPServer):
         answer finds the line): refusals always, the rest with --log-requests."""
         handler.logged = True
         status, code = handler.status, handler.error_code
-        path = _redact(handler.path)
+        path = redact_text(handler.path)
         line = f"{handler.method} {path} -> {status}"
         fields = {"method": handler.method, "path": path, "status": status,
                   "seconds": round(seconds, 4)}
@@ -121,12 +124,11 @@ class OneLakeServer(ThreadingHTTPServer):
         return True
 
 
-_SECRET_QUERY = re.compile(r"(?i)([?&](?:sig|se|skoid|sktid|skt|ske)=)[^&]*")
-
-
-def _redact(path: str) -> str:
-    """A request path for the log: SAS signature values replaced."""
-    return _SECRET_QUERY.sub(r"\1REDACTED", path)
+def redacting(log: Log) -> Log:
+    """`log` with credentials taken out of the message and every field (mirrorspec.redact)."""
+    def write(level: str, message: str, **fields: Any) -> None:
+        log(level, redact_text(message), **redact_fields(fields))
+    return write
 
 
 class Endpoint:
@@ -134,10 +136,10 @@ class Endpoint:
 
     def __init__(self, config: Config, log: Log):
         self.config = config
-        self.log = log
+        self.log = log = redacting(log)
         landing = config.landing.resolve()
         _remove_dead_staging(landing)
-        self.staging = landing.parent / f".{landing.name}.serve-staging-{os.getpid()}"
+        self.staging = _staging_beside(landing)
         self.store = Store(config.names, landing, config.warehouse, self.staging,
                            lambda: monitoring.render(str(config.warehouse)), config.unflushed)
         self.conformance = Conformance(landing, config.report, log)
@@ -188,8 +190,34 @@ class Endpoint:
         finished = self.httpd.wait_idle(grace)
         self.httpd.server_close()
         self.store.close()
-        self.conformance.write_report()
+        self.conformance.close()
         return finished
+
+
+def _staging_beside(landing: Path) -> Path:
+    """The folder where uncommitted bytes wait: beside the landing zone, so the engine never
+    lists it and clients never see it, on the same filesystem, so a flush is one rename.
+
+    A landing zone that is a mount point (or under a parent serve can't write) can't have one:
+    that is a clear error at start, not a failed flush later."""
+    from mirrorspec.errors import MirrorspecError
+
+    staging = landing.parent / f".{landing.name}.serve-staging-{os.getpid()}"
+    hint = ("serve stages uploads in a folder beside the landing zone, on the same filesystem "
+            "(a flush publishes with one rename): give a landing zone that is a folder inside "
+            "a writable folder of its filesystem, not a mount point")
+    try:
+        landing.mkdir(parents=True, exist_ok=True)
+        staging.mkdir(exist_ok=True)
+        same = staging.stat().st_dev == landing.stat().st_dev
+    except OSError as exc:
+        raise MirrorspecError(f"can't create the staging folder {staging}: "
+                              f"{exc.strerror or exc}", hint=hint) from None
+    if not same:
+        staging.rmdir()
+        raise MirrorspecError(f"the landing zone {landing} is a mount point: the staging folder "
+                              f"{staging} beside it is on another filesystem", hint=hint)
+    return staging
 
 
 def _remove_dead_staging(landing: Path) -> None:

@@ -12,21 +12,30 @@ Rules publishers depend on (docs/onelake.md "Semantics"):
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import heapq
 import os
 import shutil
 import stat as statmod
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
 
 from mirrorspec.serve.codes import ServeError
+from mirrorspec.serve.leases import Leases
 from mirrorspec.serve.names import Names, Place
+from mirrorspec.serve.properties import Props
 
 COPY_CHUNK = 1 << 20
+# Azure's Put Block List limits: 50,000 committed blocks, 100,000 uncommitted ones
+MAX_COMMITTED_BLOCKS = 50_000
+MAX_UNCOMMITTED_BLOCKS = 100_000
+# the largest block blob (50,000 blocks of 4,000 MiB): positions past it are refused
+MAX_BLOB_SIZE = MAX_COMMITTED_BLOCKS * 4000 * (1 << 20)
 
 
 @dataclass(frozen=True)
@@ -55,6 +64,7 @@ class Upload:
     created_at: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
     dead: bool = False
+    props: Props | None = None  # what the create set, applied at the flush
 
     @property
     def length(self) -> int:
@@ -100,6 +110,10 @@ class Store:
         self._lock = threading.RLock()
         self._uploads: dict[tuple[str, ...], Upload] = {}
         self._blocks: dict[tuple[str, ...], dict[str, Path]] = {}
+        # properties and metadata by ETag: a rename keeps a file's ETag (and so them), a write
+        # makes a new one (and so drops them), as the service does. In memory only.
+        self._props: dict[str, Props] = {}
+        self.leases = Leases()
         staging.mkdir(parents=True, exist_ok=True)
 
     # --- paths ---------------------------------------------------------------------------
@@ -201,17 +215,71 @@ class Store:
                 out.append((child, entry))
         return out
 
-    def walk(self, place: Place, recursive: bool) -> list[tuple[Place, Entry]]:
-        """Everything under a folder (recursive or not), sorted by name bytes."""
-        found = []
-        todo = [place]
-        while todo:
-            for child, entry in self.children(todo.pop()):
-                found.append((child, entry))
-                if recursive and entry.is_dir:
-                    todo.append(child)
-        found.sort(key=lambda pair: pair[1].name.encode("utf-8", "surrogateescape"))
-        return found
+    def props_of(self, entry: Entry) -> Props | None:
+        """The properties and metadata set on this version of a path (None: none set)."""
+        with self._lock:
+            return self._props.get(entry.etag)
+
+    def _names_under(self, place: Place) -> list[tuple[Place, bool]]:
+        """(child, is_dir) of a folder, without a stat per child (scandir's file type)."""
+        path = self.disk_path(place)
+        if path is None:
+            return [(child, entry.is_dir) for child, entry in self.children(place)]
+        try:
+            with os.scandir(path) as found:
+                out = []
+                for item in found:
+                    if item.is_symlink():
+                        continue
+                    is_dir = item.is_dir(follow_symlinks=False)
+                    if place.area == "tables" and not place.rel and not is_dir:
+                        continue  # the warehouse root holds only schema folders for Tables/
+                    out.append((place.child(item.name), is_dir))
+                return out
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+
+    def list_page(self, place: Place, recursive: bool, after: bytes | None, size: int,
+                  prefix: str = "", start: str = "",
+                  dirs_as_prefixes: bool = False) -> tuple[list[tuple[str, Entry | None]], bool]:
+        """One page of a listing in byte order of names, from a cursor: names after `after`
+        (name bytes), starting with `prefix`, from `start` on; at most `size`, and whether more
+        follow. Only the page's entries are stat'ed (a 5,000-entry folder costs one directory
+        read per page, not 5,000 stats). With `dirs_as_prefixes` (List Blobs' delimiter)
+        folders come as (`name/`, None) and are not entered."""
+        counter = 0
+        heap: list[tuple[bytes, int, Place, bool, str]] = []
+
+        def push(under: Place) -> None:
+            nonlocal counter
+            for child, is_dir in self._names_under(under):
+                name = child.ws_path + ("/" if is_dir and dirs_as_prefixes else "")
+                if prefix and not name.startswith(prefix) and not (
+                        is_dir and prefix.startswith(child.ws_path + "/")):
+                    continue
+                counter += 1
+                heapq.heappush(heap, (name.encode("utf-8", "surrogateescape"), counter, child,
+                                      is_dir, name))
+
+        push(place)
+        page: list[tuple[str, Entry | None]] = []
+        while heap:
+            key, _n, child, is_dir, name = heapq.heappop(heap)
+            if recursive and is_dir:
+                push(child)  # every name below sorts after `name/`… and after `name`
+            wanted = ((after is None or key > after) and (not start or name >= start)
+                      and name.startswith(prefix))
+            if not wanted:
+                continue
+            if len(page) == size:
+                return page, True
+            if is_dir and dirs_as_prefixes:
+                page.append((name, None))
+                continue
+            entry = self.stat(child)
+            if entry is not None:
+                page.append((name, entry))
+        return page, False
 
     def open_read(self, place: Place) -> tuple[Entry, BinaryIO | bytes]:
         """The Entry and content (an open file, or bytes for rendered files) of a file."""
@@ -231,7 +299,7 @@ class Store:
                              blob="blob_not_found") from None
 
     # --- writing ---------------------------------------------------------------------------
-    def _writable(self, place: Place, what: str) -> Path:
+    def writable(self, place: Place, what: str) -> Path:
         if place.area == "landing" and place.rel:
             path = self.disk_path(place)
             assert path is not None
@@ -278,17 +346,19 @@ class Store:
                     raise ServeError("path_exists", f"{place.ws_path} already exists",
                                      headers={"x-ms-existing-resource-type": "directory"})
                 return entry.etag
-            path = self._writable(place, "create directory")
+            path = self.writable(place, "create directory")
             self._parent_ready(place, path, create=False)
             path.mkdir(parents=True, exist_ok=True)
             found = self.stat(place)
             assert found is not None
             return found.etag
 
-    def create_file(self, place: Place, if_match: str | None, if_none_match: str | None) -> str:
-        """PUT ?resource=file: a new, empty, uncommitted file (truncating an existing one)."""
+    def create_file(self, place: Place, if_match: str | None, if_none_match: str | None,
+                    props: Props | None = None) -> str:
+        """PUT ?resource=file: a new, empty, uncommitted file (truncating an existing one);
+        `props` (content headers, metadata) apply from its flush on."""
         with self._lock:
-            path = self._writable(place, "create file")
+            path = self.writable(place, "create file")
             old = self._uploads.get(place.rel)
             entry = self.stat(place)
             if entry is not None and entry.is_dir:
@@ -307,6 +377,9 @@ class Store:
                 with open(path, "wb"):
                     pass
                 upload = Upload(staging, 0, etag_of(path.stat()), pending=False)
+                if entry is not None:
+                    self._props.pop(entry.etag, None)  # the truncated version's
+            upload.props = props
             self._replace_upload(place.rel, upload)
             return upload.etag
 
@@ -327,7 +400,7 @@ class Store:
 
     def _upload_for_append(self, place: Place) -> Upload:
         with self._lock:
-            path = self._writable(place, "append to")
+            path = self.writable(place, "append to")
             upload = self._uploads.get(place.rel)
             if upload is not None:
                 return upload
@@ -340,6 +413,7 @@ class Store:
             staging = self._new_staging()
             shutil.copyfile(path, staging)  # appending to a committed file: start from its bytes
             upload = Upload(staging, entry.size, entry.etag, pending=False)
+            upload.props = self._props.get(entry.etag)  # its properties carry over
             self._uploads[place.rel] = upload
             return upload
 
@@ -369,9 +443,10 @@ class Store:
             part.unlink(missing_ok=True)
 
     def flush(self, place: Place, position: int, if_match: str | None, if_none_match: str | None,
-              retain: bool = False) -> str:
-        """PATCH ?action=flush: publish the first `position` bytes under the final name."""
-        path = self._writable(place, "flush")
+              retain: bool = False, props: Props | None = None) -> str:
+        """PATCH ?action=flush: publish the first `position` bytes under the final name; the
+        flush's content headers (`x-ms-content-md5`, …) over the create's."""
+        path = self.writable(place, "flush")
         upload = self.upload_of(place)
         if upload is None:
             entry = self.stat(place)
@@ -381,11 +456,18 @@ class Store:
             if position != entry.size:
                 raise ServeError("invalid_flush_position", f"flush {place.ws_path} at {position}, "
                                  f"but it holds {entry.size} bytes and nothing uncommitted")
+            if props is not None and props != Props():
+                with self._lock:
+                    self._props[entry.etag] = (self._props.get(entry.etag) or Props()).merged(props)
             return entry.etag
         with upload.lock:
             with self._lock:
-                return self._publish_upload(place, path, upload, position, if_match,
+                etag = self._publish_upload(place, path, upload, position, if_match,
                                             if_none_match, retain)
+                kept = (upload.props or Props()).merged(props)
+                if kept != Props():
+                    self._props[etag] = kept
+                return etag
 
     def _publish_upload(self, place: Place, path: Path, upload: Upload, position: int,
                         if_match: str | None, if_none_match: str | None, retain: bool) -> str:
@@ -421,26 +503,38 @@ class Store:
         new_etag = etag_of(path.stat())
         if retain and position < upload.length:
             upload.pending, upload.etag, upload.base = False, new_etag, position
+            upload.ranges = [(max(a, position), b) for a, b in upload.ranges if b > position]
         else:
             self._uploads.pop(place.rel, None)
             upload.dead = True
         return new_etag
 
     def put_blob(self, place: Place, body: Iterator[bytes], if_match: str | None,
-                 if_none_match: str | None) -> str:
-        """Blob Put Blob: the whole body, published at once."""
-        path = self._writable(place, "put blob")
+                 if_none_match: str | None, props: Props | None = None,
+                 md5: bytes | None = None) -> str:
+        """Blob Put Blob: the whole body, published at once. Its MD5 is checked against
+        `md5` (Content-MD5) and kept as the blob's Content-MD5 unless `props` names one, as
+        the service does for a Put Blob."""
+        path = self.writable(place, "put blob")
         staging = self._new_staging()
+        digest = hashlib.md5(usedforsecurity=False)
         try:
             with open(staging, "wb") as handle:
                 for chunk in body:
+                    digest.update(chunk)
                     handle.write(chunk)
-            return self._publish(place, path, staging, if_match, if_none_match)
+            if md5 is not None and md5 != digest.digest():
+                raise ServeError("md5_mismatch", f"put blob {place.ws_path}: the body's MD5 is not "
+                                 "the Content-MD5 given")
+            props = props or Props()
+            if not props.content_md5:
+                props = replace(props, content_md5=base64.b64encode(digest.digest()).decode())
+            return self._publish(place, path, staging, if_match, if_none_match, props)
         finally:
             staging.unlink(missing_ok=True)
 
     def _publish(self, place: Place, path: Path, staging: Path, if_match: str | None,
-                 if_none_match: str | None) -> str:
+                 if_none_match: str | None, props: Props | None = None) -> str:
         with self._lock:
             entry = self.stat(place)
             if entry is not None and entry.is_dir:
@@ -449,11 +543,68 @@ class Store:
             self._parent_ready(place, path, create=True)
             os.replace(staging, path)
             self._replace_upload(place.rel, None)
-            return etag_of(path.stat())
+            if entry is not None:
+                self._props.pop(entry.etag, None)
+            etag = etag_of(path.stat())
+            if props is not None and props != Props():
+                self._props[etag] = props
+            return etag
+
+    def set_properties(self, place: Place, props: Props | None = None,
+                       metadata: dict[str, str] | None = None) -> str:
+        """Set Blob Properties (`props` replaces the content headers) or Set Blob Metadata
+        (`metadata` replaces it); a new ETag and Last-Modified, the bytes untouched."""
+        with self._lock:
+            path = self.writable(place, "set properties of")
+            entry = self.stat(place)
+            if entry is None:
+                raise ServeError("path_not_found", f"{place.ws_path} does not exist",
+                                 blob="blob_not_found")
+            old = self._props.pop(entry.etag, None) or Props()
+            new = old.with_metadata(metadata) if metadata is not None else old
+            if props is not None:
+                new = replace(props, metadata=new.metadata, copy=new.copy)
+            st = path.stat()
+            os.utime(path, ns=(st.st_atime_ns, max(time.time_ns(), st.st_mtime_ns + 1000)))
+            etag = etag_of(path.stat())
+            if new != Props():
+                self._props[etag] = new
+            return etag
+
+    def copy(self, source: Place, dest: Place, if_match: str | None, if_none_match: str | None,
+             metadata: dict[str, str] | None, copy_headers: dict[str, str]) -> str:
+        """Copy Blob within the endpoint, synchronously: the source's bytes and properties (its
+        metadata unless `metadata` is given) under the destination's name."""
+        path = self.writable(dest, "copy to")
+        try:
+            entry, content = self.open_read(source)
+        except ServeError as exc:
+            raise ServeError("copy_source_missing", f"copy source {source.ws_path}: "
+                             f"{exc.message}") from None
+        staging = self._new_staging()
+        try:
+            with open(staging, "wb") as handle:
+                if isinstance(content, bytes):
+                    handle.write(content)
+                else:
+                    with content:
+                        shutil.copyfileobj(content, handle, COPY_CHUNK)
+            props = self.props_of(entry) or Props()
+            if metadata:
+                props = props.with_metadata(metadata)
+            props = replace(props, copy=copy_headers)
+            return self._publish(dest, path, staging, if_match, if_none_match, props)
+        finally:
+            staging.unlink(missing_ok=True)
 
     def put_block(self, place: Place, block_id: str, body: Iterator[bytes]) -> None:
-        """Blob Put Block: staged, invisible until Put Block List."""
-        self._writable(place, "put block")
+        """Blob Put Block: staged, invisible until Put Block List (100,000 at most per blob)."""
+        self.writable(place, "put block")
+        with self._lock:
+            staged = self._blocks.get(place.rel, {})
+            if block_id not in staged and len(staged) >= MAX_UNCOMMITTED_BLOCKS:
+                raise ServeError("block_count", f"{place.ws_path}: the uncommitted block count "
+                                 f"cannot exceed {MAX_UNCOMMITTED_BLOCKS}")
         staging = self._new_staging()
         with open(staging, "wb") as handle:
             for chunk in body:
@@ -466,9 +617,13 @@ class Store:
             blocks[block_id] = staging
 
     def put_block_list(self, place: Place, block_ids: list[str], if_match: str | None,
-                       if_none_match: str | None) -> str:
-        """Blob Put Block List: the listed blocks, in order, become the blob."""
-        path = self._writable(place, "put block list")
+                       if_none_match: str | None, props: Props | None = None) -> str:
+        """Blob Put Block List: the listed blocks, in order, become the blob (50,000 at most:
+        a block may be named more than once, so the count, not the staged size, is capped)."""
+        path = self.writable(place, "put block list")
+        if len(block_ids) > MAX_COMMITTED_BLOCKS:
+            raise ServeError("block_list_too_long", f"{place.ws_path}: the block list names "
+                             f"{len(block_ids)} blocks, over the limit of {MAX_COMMITTED_BLOCKS}")
         with self._lock:
             blocks = dict(self._blocks.get(place.rel, {}))
         missing = [b for b in block_ids if b not in blocks]
@@ -481,7 +636,7 @@ class Store:
                 for block_id in block_ids:
                     with open(blocks[block_id], "rb") as src:
                         shutil.copyfileobj(src, dst, COPY_CHUNK)
-            etag = self._publish(place, path, staging, if_match, if_none_match)
+            etag = self._publish(place, path, staging, if_match, if_none_match, props)
         finally:
             staging.unlink(missing_ok=True)
         with self._lock:
@@ -495,8 +650,8 @@ class Store:
         with self._lock:
             if (source.area != "landing" or not source.rel) and self.stat(source) is None:
                 raise ServeError("source_not_found", f"rename source {source.ws_path} does not exist")
-            src = self._writable(source, "rename from")
-            dst = self._writable(dest, "rename to")
+            src = self.writable(source, "rename from")
+            dst = self.writable(dest, "rename to")
             upload = self._uploads.get(source.rel)
             src_entry = self.stat(source)
             if src_entry is None and not (upload is not None and upload.pending):
@@ -518,6 +673,7 @@ class Store:
                                  f"{'directory' if dst_entry.is_dir else 'file'}")
             if src_entry is not None:
                 os.replace(src, dst)
+            self.leases.drop(source.rel)
             self._replace_upload(dest.rel, None)  # what was uncommitted there is gone
             for key in [k for k in self._uploads if k[: len(source.rel)] == source.rel]:
                 moved = self._uploads.pop(key)
@@ -532,7 +688,7 @@ class Store:
             if (place.area != "landing" or not place.rel) and self.stat(place) is None:
                 raise ServeError("path_not_found", f"{place.ws_path} does not exist",
                                      blob="blob_not_found")
-            path = self._writable(place, "delete")
+            path = self.writable(place, "delete")
             under = [k for k in self._uploads if k[: len(place.rel)] == place.rel]
             entry = self.stat(place)
             if entry is None:
@@ -544,10 +700,12 @@ class Store:
             if entry.is_dir:
                 if not recursive and any(path.iterdir()):
                     raise ServeError("directory_not_empty", f"{place.ws_path} is not empty "
-                                     "(delete with recursive=true)")
+                                     "(delete with recursive=true)", blob="directory_is_not_empty")
                 shutil.rmtree(path)
             else:
                 path.unlink()
+            self._props.pop(entry.etag, None)
+            self.leases.drop(place.rel)
             for key in under:
                 self._replace_upload(key, None)
 

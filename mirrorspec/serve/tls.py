@@ -1,24 +1,26 @@
 """TLS for the endpoint: a given certificate and key, or (`--self-signed`) a fresh CA and a
-certificate for 127.0.0.1/localhost made with `trustme` (the CA file is what clients trust:
-REQUESTS_CA_BUNDLE, SSL_CERT_FILE, a JVM truststore)."""
+certificate made with `trustme` for the names `serve` answers to (endpoints.certificate_names:
+127.0.0.1, localhost, the real OneLake and Fabric API host names, the --allow-host aliases).
+The CA file is what clients trust: REQUESTS_CA_BUNDLE, SSL_CERT_FILE, a JVM truststore."""
 
 from __future__ import annotations
 
 import ssl
 from pathlib import Path
+from typing import Sequence
 
 from mirrorspec.errors import MirrorspecError
 
 
-def self_signed(folder: Path) -> tuple[Path, Path, Path]:
-    """(certificate chain, key, CA) files for 127.0.0.1 and localhost, written to `folder`."""
+def self_signed(folder: Path, names: Sequence[str]) -> tuple[Path, Path, Path]:
+    """(certificate chain, key, CA) files for `names`, written to `folder`."""
     try:
         import trustme
     except ImportError:
         raise MirrorspecError("--self-signed needs the trustme package",
                               hint="pip install 'mirrorspec[serve]' (or give --cert and --key)") from None
     ca = trustme.CA(organization_name="mirrorspec serve (local test CA)")
-    cert = ca.issue_cert("127.0.0.1", "localhost", "::1")
+    cert = ca.issue_cert(*names)
     folder.mkdir(parents=True, exist_ok=True)
     chain, key, ca_file = folder / "server.pem", folder / "server.key", folder / "ca.pem"
     cert.cert_chain_pems[0].write_to_path(str(chain))

@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import xml.etree.ElementTree as ET
 from email.utils import formatdate
+from urllib.parse import quote
 
 from mirrorspec.serve.codes import Code
+from mirrorspec.serve.properties import Props
 from mirrorspec.serve.store import Entry
 
 DEFAULT_VERSION = "2021-06-08"  # the x-ms-version of OneLake's documented sample response
 OWNER = "$superuser"
+# characters XML 1.0 cannot carry (a name put on disk by someone else may hold one)
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 PERMISSIONS = "---------"  # OneLake's values (docs: onelake-api-parity)
 
 
@@ -83,8 +88,12 @@ def dfs_listing(entries: list[Entry]) -> bytes:
 
 
 def blob_listing(container: str, endpoint: str, entries: list[Entry], prefixes: list[str],
-                 query: dict[str, str], next_marker: str | None) -> bytes:
-    """B3's XML EnumerationResults (directories flat as blobs with hdi_isfolder)."""
+                 query: dict[str, str], next_marker: str | None,
+                 props: dict[str, Props | None] | None = None,
+                 with_metadata: bool = False) -> bytes:
+    """B3's XML EnumerationResults (directories flat as blobs with hdi_isfolder); each blob's
+    content properties, and its metadata with `include=metadata`."""
+    props = props or {}
     root = ET.Element("EnumerationResults", ServiceEndpoint=endpoint, ContainerName=container)
     for key, tag in (("prefix", "Prefix"), ("marker", "Marker"), ("maxresults", "MaxResults"),
                      ("delimiter", "Delimiter")):
@@ -96,33 +105,55 @@ def blob_listing(container: str, endpoint: str, entries: list[Entry], prefixes: 
     items.sort(key=lambda pair: pair[0].encode("utf-8", "surrogateescape"))
     for name, entry in items:
         if entry is None:
-            ET.SubElement(ET.SubElement(blobs, "BlobPrefix"), "Name").text = name
+            _name(ET.SubElement(blobs, "BlobPrefix"), name)
             continue
         blob = ET.SubElement(blobs, "Blob")
-        ET.SubElement(blob, "Name").text = name
-        props = ET.SubElement(blob, "Properties")
+        _name(blob, name)
+        kept = props.get(entry.name) or Props()
+        element = ET.SubElement(blob, "Properties")
         for tag, value in (("Creation-Time", http_date(entry.created)),
                            ("Last-Modified", http_date(entry.mtime)), ("Etag", entry.etag),
                            ("Content-Length", str(entry.size)),
-                           ("Content-Type", "application/octet-stream"),
+                           ("Content-Type", kept.content_type or "application/octet-stream"),
+                           ("Content-Encoding", kept.content_encoding),
+                           ("Content-Language", kept.content_language),
+                           ("Content-MD5", kept.content_md5),
+                           ("Cache-Control", kept.cache_control),
+                           ("Content-Disposition", kept.content_disposition),
                            ("BlobType", "BlockBlob"),
                            ("ResourceType", "directory" if entry.is_dir else "file")):
-            ET.SubElement(props, tag).text = value
+            ET.SubElement(element, tag).text = value
         metadata = ET.SubElement(blob, "Metadata")
         if entry.is_dir:
             ET.SubElement(metadata, "hdi_isfolder").text = "true"
+        if with_metadata:
+            for key, value in kept.metadata.items():
+                ET.SubElement(metadata, key).text = value
     ET.SubElement(root, "NextMarker").text = next_marker or ""
     return b'<?xml version="1.0" encoding="utf-8"?>' + ET.tostring(root)
 
 
-def container_listing(name: str, etag: str, modified: str) -> bytes:
-    """List Containers' XML with the one workspace."""
+def _name(parent: ET.Element, name: str) -> None:
+    """A <Name>; one XML cannot carry is percent-encoded with Encoded="true", as the service
+    does, so the listing always parses."""
+    element = ET.SubElement(parent, "Name")
+    if _NOT_XML.search(name):
+        element.set("Encoded", "true")
+        element.text = quote(name.encode("utf-8", "surrogateescape"), safe="/")
+    else:
+        element.text = name
+
+
+def container_listing(names: list[str], etag: str, modified: str) -> bytes:
+    """List Containers' XML with the workspaces served."""
     root = ET.Element("EnumerationResults", ServiceEndpoint="/onelake/")
-    container = ET.SubElement(ET.SubElement(root, "Containers"), "Container")
-    ET.SubElement(container, "Name").text = name
-    props = ET.SubElement(container, "Properties")
-    ET.SubElement(props, "Last-Modified").text = modified
-    ET.SubElement(props, "Etag").text = etag
+    containers = ET.SubElement(root, "Containers")
+    for name in names:
+        container = ET.SubElement(containers, "Container")
+        ET.SubElement(container, "Name").text = name
+        props = ET.SubElement(container, "Properties")
+        ET.SubElement(props, "Last-Modified").text = modified
+        ET.SubElement(props, "Etag").text = etag
     ET.SubElement(root, "NextMarker").text = ""
     return b'<?xml version="1.0" encoding="utf-8"?>' + ET.tostring(root)
 

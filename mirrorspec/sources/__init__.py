@@ -23,6 +23,9 @@ REGISTRY: dict[str, str] = {
     "aws_dms": "mirrorspec.sources.aws_dms:AwsDmsFormat",
     "csv": "mirrorspec.sources.extract:CsvExtractFormat",
     "parquet": "mirrorspec.sources.extract:ParquetExtractFormat",
+    "goldengate": "mirrorspec.sources.goldengate:GoldenGateFormat",
+    "canal": "mirrorspec.sources.canal:CanalFormat",
+    "maxwell": "mirrorspec.sources.maxwell:MaxwellFormat",
 }
 FEED_TYPES: tuple[str, ...] = tuple(REGISTRY)
 LANDING_ZONE = "landing_zone"
@@ -49,3 +52,12 @@ def infer_schema(source_type: str, path: str | None, options: dict[str, Any]) ->
     if source_type == LANDING_ZONE or not path or source_type not in REGISTRY:
         return None
     return get_format(source_type).infer_schema(path, options)
+
+
+def resolve_options(source_type: str, options: dict[str, Any], project_dir: str) -> dict[str, Any]:
+    """A source's options with the file names its format reads made absolute (relative to the
+    project folder); unchanged for formats that name no files."""
+    if source_type not in REGISTRY:
+        return options
+    resolve = getattr(get_format(source_type), "resolve_options", None)
+    return resolve(options, project_dir) if resolve is not None else options

@@ -55,6 +55,9 @@ class InferredSchema:
     columns: tuple[InferredColumn, ...] = ()
     key_columns: tuple[str, ...] = ()
     origin: str = ""  # "file:line" the inference came from, for messages
+    # True when the types are guessed from JSON values (no declared schema in the feed): the
+    # YAML's types then win over them instead of conflicting.
+    types_guessed: bool = False
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,14 @@ JsonConverter `{schema, payload}` wrapper, optionally inside a Kafka record `{ke
 - An update whose key differs between `before` and `after` → delete of the old key, then insert.
 - `__debezium_unavailable_value` (Postgres TOAST, Oracle LOB placeholders) → the column is absent
   (`_present`), never the literal.
-- Order: `source.lsn` (Postgres) or `source.scn` (Oracle); else the position (MySQL binlog
-  `file`/`pos`/`row`, SQL Server `commit_lsn`/`change_lsn`/`event_serial_no`); else `ts_ms`
-  (`source.ts_ms`, else the envelope's); ties by feed file and line.
+- Order: each connector's documented source position (`debezium_positions`), snapshot events
+  first; ties by feed file and line. A position going backwards within a file is an error.
 
 Options (`source.options`): `key_columns`, `decimal_handling` (double | string), `time_unit`
 (ms | us | ns, for integer timestamps without a schema), `unavailable_value_placeholder`,
-`table` (keep only events whose `source.table` — or `schema.table` — matches).
+`table` (keep only events whose `source.table` — or `schema.table` — matches), `unwrapped`,
+`avro` (Avro-encoded events: `avro.py`, `avro_schemas.py`). Avro JSON union wrappers found
+without an `avro` block are removed by their shape.
 
 This module is the pure parser (compile infers schemas with it; Spark workers run it); the Spark
 reader is `mirrorspec.spark.publish.feeds.debezium`.
@@ -29,11 +30,14 @@ import datetime as dt
 import decimal
 import gzip
 import json
+import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from mirrorspec.errors import SourceError
-from mirrorspec.sources import extended_json
+from mirrorspec.sources import avro, avro_schemas, extended_json
+from mirrorspec.sources.debezium_positions import (PositionError, StreamCheck, position_of,
+                                                   stream_of)
 from mirrorspec.sources.base import (
     OP_DELETE,
     OP_INSERT,
@@ -162,6 +166,9 @@ def to_event(line: int, raw: Any, file: str, unwrapped: bool = False) -> Event |
     payload, schema = _unwrap(raw)
     if payload is None:
         return None  # tombstone: Kafka's compaction marker after a delete
+    if schema is None and avro.looks_avro_json(payload):
+        payload = avro.unwrap_by_shape(payload)  # a kafka-avro-console-consumer dump
+        key = avro.unwrap_by_shape(key)
     if isinstance(payload, dict) and "op" not in payload and (
             unwrapped or any(str(k).startswith(UNWRAPPED_PREFIX) for k in payload)):
         kind = control_kind(payload, schema)
@@ -433,6 +440,8 @@ def decode(value: Any, kind: _Kind) -> Any:
     times and decimals as the helper types above). Raises ValueError."""
     if value is None:
         return None
+    if isinstance(value, (decimal.Decimal, dt.date, dt.time, uuid.UUID)):
+        return _native(value)  # an Avro decoder's logical-type object
     name = kind.name
     if name in _TS_MS:
         return _Timestamp(int(value) * 1000)
@@ -463,6 +472,20 @@ def decode(value: Any, kind: _Kind) -> Any:
         return _bytes(value["wkb"])
     if kind.type == "bytes":
         return _bytes(value)
+    return value
+
+
+def _native(value: Any) -> Any:
+    """A Python logical value as the helper types above (Decimal and UUID text unchanged)."""
+    if isinstance(value, dt.datetime):
+        return _Timestamp(_micros(value))
+    if isinstance(value, dt.date):
+        return _Date((value - _EPOCH_DATE).days)
+    if isinstance(value, dt.time):
+        return _TimeOfDay(((value.hour * 60 + value.minute) * 60 + value.second) * 1_000_000
+                          + value.microsecond)
+    if isinstance(value, uuid.UUID):
+        return str(value)
     return value
 
 
@@ -654,26 +677,6 @@ class TableShape:
 Row = tuple
 
 
-def _order_of(envelope: dict[str, Any]) -> tuple:
-    """(lsn, position, pos, row, ts_ms) of an event; see the module docstring."""
-    source = envelope.get("source") or {}
-    lsn = source.get("lsn")
-    if lsn is None and source.get("scn") not in (None, ""):
-        lsn = source.get("scn")
-    if lsn is not None:
-        return int(lsn), None, None, None, None
-    if source.get("file") is not None and source.get("pos") is not None:
-        return (None, str(source["file"]), int(source["pos"]), int(source.get("row") or 0), None)
-    if source.get("change_lsn") is not None or source.get("commit_lsn") is not None:
-        position = f"{source.get('commit_lsn') or ''}|{source.get('change_lsn') or ''}"
-        return None, position, int(source.get("event_serial_no") or 0), None, None
-    if source.get("ord") is not None and source.get("ts_ms") is not None:
-        # MongoDB: the oplog/change-stream time (seconds, as ms) and the order within it
-        return None, None, int(source["ts_ms"]), int(source["ord"]), None
-    ts = source.get("ts_ms", envelope.get("ts_ms"))
-    return None, None, None, None, int(ts) if ts is not None else None
-
-
 class EventParser:
     """Turns the events of one file into canonical rows for one table."""
 
@@ -684,6 +687,7 @@ class EventParser:
         self._last_fields: list | None = None
         self._last_converters: list | None = None
         self._plain = self._build_converters({})
+        self._stream = StreamCheck()
 
     def _converters(self, schema: dict[str, Any] | None) -> list[Callable[[Any], Any]]:
         """One converter per table column for events of `schema` (reused while the row schema
@@ -793,15 +797,11 @@ class EventParser:
         if not self._matches_table(envelope):
             return []
         op = envelope.get("op")
-        try:
-            order = _order_of(envelope)
-        except (ValueError, TypeError):
-            raise SourceError("the event's source position (lsn, scn, pos, ts_ms) is not a "
-                              "number", file=self.file, line=event.line) from None
+        order, stream = self._position(event)
         width = len(self.shape.columns)
 
         def row(op_code: int, values: list, present: list | None, part: int) -> Row:
-            return (*values, op_code, (*order, self.file, event.line, part), present,
+            return (*values, op_code, (*order, self.file, event.line, part, stream), present,
                     self.file, event.line)
 
         if op in ("r", "c"):
@@ -843,6 +843,24 @@ class EventParser:
             return [row(OP_UPSERT if self.shape.key_columns else OP_INSERT, values, present, 0)]
         raise SourceError(f"unknown Debezium operation {op!r}", file=self.file, line=event.line,
                           hint="expected one of r, c, u, d, t")
+
+    def _position(self, event: Event) -> tuple[tuple, str]:
+        """(phase and position parts, stream) of an event; checks the file's stream order."""
+        source = event.envelope.get("source")
+        try:
+            position = position_of(source if isinstance(source, dict) else None)
+        except PositionError as exc:
+            raise SourceError(f"bad source position: {exc}", file=self.file, line=event.line,
+                              hint="fix the event; its position orders it among the "
+                                   "batch's changes") from None
+        problem = self._stream.check(position)
+        if problem:
+            raise SourceError(problem, file=self.file, line=event.line,
+                              hint="a connector writes its events in position order: this "
+                                   "file mixes two streams, was reordered, or repeats events "
+                                   "a restarted connector sent again; rewrite it in source "
+                                   "order (the table stops here until then)")
+        return self._stream.order(position), stream_of(position)
 
     def _mongo_update(self, event: Event) -> tuple[list, list | None]:
         """A MongoDB update without the full document: the key (pre-image `before`, Kafka key
@@ -915,17 +933,30 @@ class EventParser:
 
 
 def parse_text(text: str, file: str, shape: TableShape, options: DebeziumOptions,
-               skipped: dict[str, int] | None = None) -> Iterator[Row]:
+               skipped: dict[str, int] | None = None,
+               positions: dict[str, int] | None = None) -> Iterator[Row]:
     """Canonical rows of one Debezium feed file (pure Python). Messages that change no row
-    (schema changes, heartbeats, transaction boundaries) are counted by kind into `skipped`."""
+    (schema changes, heartbeats, transaction boundaries) are counted by kind into `skipped`;
+    `positions` gets the count of events per position stream (see debezium_positions)."""
+    yield from parse_records(iter_records(text, file), file, shape, options, skipped, positions)
+
+
+def parse_records(records: Iterable[tuple[int, Any]], file: str, shape: TableShape,
+                  options: DebeziumOptions, skipped: dict[str, int] | None = None,
+                  positions: dict[str, int] | None = None) -> Iterator[Row]:
+    """parse_text for (line, record) pairs already decoded (JSON or Avro)."""
     parser = EventParser(shape, options, file)
-    for line, raw in iter_records(text, file):
+    for line, raw in records:
         event = to_event(line, raw, file, options.unwrapped)
         if isinstance(event, Control):
             if skipped is not None:
                 skipped[event.kind] = skipped.get(event.kind, 0) + 1
         elif event is not None:
-            yield from parser.rows(event)
+            for row in parser.rows(event):
+                if positions is not None:
+                    stream = row[len(shape.columns) + 1][-1]
+                    positions[stream] = positions.get(stream, 0) + 1
+                yield row
 
 
 # --- schema inference (compile time, no JVM) --------------------------------------------------
@@ -1004,14 +1035,20 @@ def _mongo_document(event: Event) -> dict[str, Any] | None:
     return None
 
 
+def local_feed_texts(path: str) -> Iterator[tuple[str, str]]:
+    """(file, text) of each local feed file under `path`, in order; an unreadable one is a
+    SourceError naming it."""
+    for file in list_feed_files(path):
+        try:
+            yield file, read_local_text(file)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SourceError(f"cannot read feed file: {exc}", file=file) from None
+
+
 def _local_events(path: str, limit: int = 10_000, unwrapped: bool = False
                   ) -> Iterator[tuple[str, Event]]:
     seen = 0
-    for file in list_feed_files(path):
-        try:
-            text = read_local_text(file)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SourceError(f"cannot read feed file: {exc}", file=file) from None
+    for file, text in local_feed_texts(path):
         for line, raw in iter_records(text, file):
             event = to_event(line, raw, file, unwrapped)
             if isinstance(event, Event):
@@ -1044,8 +1081,53 @@ class DebeziumFormat:
     type_name = TYPE_NAME
 
     def infer_schema(self, path: str, options: dict[str, Any]) -> InferredSchema | None:
-        """Columns from the first event's schema; keys from options or the Kafka key schema."""
+        """Columns from the first event's schema; keys from options or the Kafka key schema.
+        An Avro feed's columns come from its `value_schema` file (no registry at compile)."""
         opts = parse_options(options)
+        config = avro_schemas.avro_config(options)
+        if config is not None:
+            if not config.value_schema:
+                return None
+            schema = avro_schemas.read_schema_file(config.value_schema)
+            event = Event(0, {}, schema.connect)
+            return infer_from_events([(config.value_schema, event)], opts)
         if "://" in path and not path.startswith("file:"):
             return None  # remote feeds are inferred at run time, not by compile
         return infer_from_events(_local_events(path, unwrapped=opts.unwrapped), opts)
+
+    def resolve_options(self, options: dict[str, Any], project_dir: str) -> dict[str, Any]:
+        """`options` with project-relative file names made absolute (the Avro schemas)."""
+        return avro_schemas.resolve_paths(options, project_dir)
+
+    def record_decoder(self, options: dict[str, Any]) -> tuple[Callable[..., Iterator[Row]],
+                                                               bool] | None:
+        """For an Avro feed: (parse(data, file, shape, opts, skipped, positions), whether data
+        is the file's bytes); None for JSON (JsonConverter) feeds, read by parse_text."""
+        config = avro_schemas.avro_config(options)
+        if config is None:
+            return None
+        if config.encoding == avro_schemas.CONTAINER:
+            def parse_container(data: bytes, file: str, shape: TableShape,
+                                opts: DebeziumOptions, skipped: dict[str, int] | None = None,
+                                positions: dict[str, int] | None = None) -> Iterator[Row]:
+                yield from parse_records(avro_schemas.container_records(data, file), file,
+                                         shape, opts, skipped, positions)
+            return parse_container, True
+        if config.encoding == avro_schemas.CONFLUENT:
+            lookup = avro_schemas.SchemaLookup(config)
+
+            def parse_wire(data: bytes, file: str, shape: TableShape, opts: DebeziumOptions,
+                           skipped: dict[str, int] | None = None,
+                           positions: dict[str, int] | None = None) -> Iterator[Row]:
+                yield from parse_records(avro_schemas.wire_records(data, file, lookup), file,
+                                         shape, opts, skipped, positions)
+            return parse_wire, True
+        value_schema = (avro_schemas.read_schema_file(config.value_schema)
+                        if config.value_schema else None)
+
+        def parse_json(text: str, file: str, shape: TableShape, opts: DebeziumOptions,
+                       skipped: dict[str, int] | None = None,
+                       positions: dict[str, int] | None = None) -> Iterator[Row]:
+            records = avro_schemas.json_records(iter_records(text, file), file, value_schema)
+            yield from parse_records(records, file, shape, opts, skipped, positions)
+        return parse_json, False

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-SOURCE_TYPES = ("qlik_replicate", "debezium")
+SOURCE_TYPES = ("qlik_replicate", "debezium", "goldengate", "canal", "maxwell")
 EARLIEST, LATEST = "earliest", "latest"
 # Kafka's own markers in per-partition offsets JSON (Spark uses the same)
 EARLIEST_MARK, LATEST_MARK = -2, -1
@@ -179,7 +179,7 @@ def message_line(source_type: str, key: str | None, value: str | None) -> str | 
     if source_type == "debezium":
         return f"{one_line(key) if key else 'null'}\t{one_line(value) if value else ''}"
     if value is None or not value.strip():
-        return None  # Qlik: no value, no message (keys carry no meaning)
+        return None  # no value, no message (Qlik and the row-image feeds: keys carry no meaning)
     return one_line(value)
 
 

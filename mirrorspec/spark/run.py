@@ -20,7 +20,7 @@ from mirrorspec.plan import Plan, TablePlan
 from mirrorspec.console import Console, NullConsole
 from mirrorspec.errors import MirrorspecError
 from mirrorspec.run_results import (STATUS_OF_MIRROR, RunResults, StepTiming, TableRunResult,
-                                     utc_now)
+                                     fabric_status, utc_now)
 from mirrorspec.selection import select_with_warnings
 from mirrorspec.landing import deploy
 from mirrorspec.landing.processed import LandingFiles
@@ -114,7 +114,8 @@ def _write_status(plan: Plan, jobs: list[_TableJob], files: LandingFiles,
             table = job.table
             metrics = (previous.get((table.warehouse_schema, table.name)) or {}).get("metrics")
             metrics = metrics or {}
-            outcome = {"schema": table.warehouse_schema, "name": table.name, "status": "Failed",
+            outcome = {"schema": table.warehouse_schema, "name": table.name,
+                       "status": fabric_status(job.result),
                        "processed_rows": metrics.get("processedRows", 0),
                        "processed_bytes": metrics.get("processedBytes", 0),
                        "seconds": job.result.execution_time,

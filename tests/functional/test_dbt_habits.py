@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from mirrorspec.run_results import RunResults, TableRunResult
 from no_jvm import run_without_jvm
 from project_files import write
 
@@ -28,9 +29,9 @@ def project(tmp_path):
 def results(project, *entries, command="run"):
     target = project / "target"
     target.mkdir(exist_ok=True)
-    (target / "run_results.json").write_text(json.dumps({
-        "command": command, "args": {"threads": 2},
-        "results": [{"unique_id": u, "status": s} for u, s in entries]}))
+    done = RunResults(command=command, args={"threads": 2})
+    done.results.extend(TableRunResult(u, status=s) for u, s in entries)
+    done.write(target)
 
 
 def test_ls_text_json_and_result_selectors(project, tmp_path):
@@ -57,9 +58,9 @@ def test_retry_with_nothing_failed_and_without_results(project, tmp_path):
     done = run_without_jvm("retry", "--project-dir", str(project), cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Nothing to retry" in done.stdout
-    results(project, ("sales.orders", "error"), command="test")
+    results(project, ("sales.orders", "error"), command="mirror")
     done = run_without_jvm("retry", "--project-dir", str(project), cwd=tmp_path)
-    assert done.returncode == 1 and "is of `test`" in done.stdout
+    assert done.returncode == 1 and "is of `mirror`" in done.stdout
 
 
 def test_clean_deletes_the_target_folder_only(project, tmp_path):

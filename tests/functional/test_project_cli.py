@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -139,6 +140,9 @@ def test_subprocess_compile_and_version(tmp_path):
     root = write_project(tmp_path / "shop", GOOD)
     version = subprocess.run([str(MIRRORSPEC), "--version"], capture_output=True, text=True)
     assert version.returncode == 0 and __version__ in version.stdout
+    # the package and what it runs with, read from the installed metadata (no JVM started)
+    assert re.search(r"Spark \d+\.\d+\.\d+, Delta Lake \d+\.\d+\.\d+, Python 3\.", version.stdout), \
+        version.stdout
     done = subprocess.run([str(MIRRORSPEC), "compile", "--project-dir", str(root)],
                           capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr

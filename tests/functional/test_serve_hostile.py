@@ -141,7 +141,7 @@ def test_a_client_gone_mid_append_loses_nothing_and_leaves_nothing(server, clien
     path = f"{LZ}/cut/00000000000000000001.csv"
     assert client.request("PUT", path + "?resource=file")[0] == 201
     with socket.create_connection((client.host, client.port)) as sock:
-        sock.sendall((f"PATCH {path}?action=append&position=0 HTTP/1.1\r\nHost: x\r\n"
+        sock.sendall((f"PATCH {path}?action=append&position=0 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                       "Content-Length: 100000\r\n\r\n").encode() + b"partial")
     # the next append at 0 succeeds: the broken request recorded nothing
     assert client.request("PATCH", path + "?action=append&position=0", b"a,b\n1,2\n")[0] == 202
@@ -201,12 +201,14 @@ def test_require_auth_and_a_clean_stop(tmp_path):
         status, _h, body = c.request("GET", "/msi/token?resource=https://storage.azure.com",
                                      headers={"Authorization": ""})
         assert status == 200 and json.loads(body)["token_type"] == "Bearer"
+        token = json.loads(body)["access_token"].encode()  # --require-auth checks it
         staging = [p for p in tmp_path.iterdir() if ".serve-staging-" in p.name]
         assert staging  # uncommitted bytes wait beside, never inside, the landing zone
         # a request in flight when SIGTERM arrives still gets its answer, then serve exits 0
         with socket.create_connection((c.host, c.port), timeout=30) as sock:
             sock.sendall(b"PUT /onelake/local/local.MountedRelationalDatabase/Files/LandingZone/"
-                         b"x/f.csv HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer x\r\n"
+                         b"x/f.csv HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + token +
+                         b"\r\n"
                          b"x-ms-blob-type: BlockBlob\r\nExpect: 100-continue\r\n"
                          b"Content-Length: 4\r\n\r\n")
             assert sock.recv(100).startswith(b"HTTP/1.1 100")

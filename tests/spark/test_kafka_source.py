@@ -30,15 +30,6 @@ from project_files import write  # noqa: E402
 pytestmark = pytest.mark.kafka
 
 
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory):
-    if os.environ.get("MIRRORSPEC_SKIP_KAFKA"):
-        pytest.skip("the Kafka broker's jars are not available (scripts/ensure_kafka.sh)")
-    server = LocalBroker(tmp_path_factory.mktemp("kafka")).start()
-    yield server
-    server.stop()
-
-
 def project(tmp_path: Path, tables: list, broker: LocalBroker):
     """Compile a project of `tables` (bootstrap servers filled in) and return its plan."""
     for table in tables:

@@ -56,7 +56,7 @@ def test_usage_errors_exit_2_without_an_internal_error(args):
 
 def test_the_docs_say_exit_2_covers_usage_errors():
     docs = Path(__file__).resolve().parents[2] / "docs"
-    workflow = (docs / "workflow.md").read_text()
+    workflow = (docs / "getting-started.md").read_text()
     assert "`2` an internal error (the traceback goes to a log file named in the message) **or a " \
            "usage\nerror**" in workflow
     assert "| 2 | a usage error" in (docs / "orchestration.md").read_text()

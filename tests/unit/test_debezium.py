@@ -75,8 +75,10 @@ def test_postgres_snapshot_insert_toast_update_and_delete():
     assert len(update["present"]) == N - 1
     delete = rows[5]
     assert delete["id"] == 1003 and delete["line"] == 6
-    # ordered by source.lsn; the snapshot rows share an lsn and fall back to file and line
-    assert [r["order"][0] for r in rows] == [33873856] * 3 + [33874500, 33874700, 33875000]
+    # snapshot rows first (phase 0), then source.lsn (p1); the snapshot rows share an lsn and
+    # fall back to file and line
+    assert [r["order"][:3] for r in rows] == [(0, 0, 33873856)] * 3 + [
+        (1, 0, 33874500), (1, 0, 33874700), (1, 0, 33875000)]
     assert [r["line"] for r in rows] == [1, 2, 3, 4, 5, 6]
 
 

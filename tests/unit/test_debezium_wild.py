@@ -58,11 +58,15 @@ def test_unwrapped_rows_with_add_fields_and_rewrite_deletes():
 
 def test_unwrapped_order_follows_source_fields():
     shape = PRODUCTS
-    text = (json.dumps({"id": 1, "name": "a", "qty": 1, "__op": "c", "__source_ts_ms": 20}) + "\n"
-            + json.dumps({"id": 1, "name": "a", "qty": 2, "__op": "u", "__source_ts_ms": 10}))
+    text = (json.dumps({"id": 1, "name": "a", "qty": 1, "__op": "c", "__lsn": 20}) + "\n"
+            + json.dumps({"id": 1, "name": "a", "qty": 2, "__op": "u", "__lsn": 10}))
     rows = list(parse_text(text, "f.json", shape, DebeziumOptions()))
     orders = [r[len(shape.columns) + 1] for r in rows]
-    assert orders[0][4] == 20 and orders[1][4] == 10  # ts_ms slot of the order tuple
+    assert orders[0][2] == 20 and orders[1][2] == 10  # the lsn part of the order tuple
+    # ts_ms is no position: only the file and line order such rows
+    text = json.dumps({"id": 1, "name": "a", "qty": 1, "__op": "c", "__source_ts_ms": 20})
+    order = list(parse_text(text, "f.json", shape, DebeziumOptions()))[0][len(shape.columns) + 1]
+    assert order[1:9] == (-1,) * 8 and order[-1] == "no source position"
 
 
 def test_plain_rows_need_the_unwrapped_option_and_the_error_names_the_fields():

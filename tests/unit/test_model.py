@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -319,3 +320,24 @@ def test_source_options_are_checked_when_type_and_options_come_from_two_files(tm
     assert len(problems) == 1, problems
     assert problems[0].startswith("tables/t.yml:")
     assert "source.options.time_unit: \"s\" is not one of" in problems[0], problems
+
+
+@pytest.mark.parametrize("output", [
+    {"landing_zone": "data", "warehouse": "data/warehouse"},
+    {"landing_zone": "data/lz", "warehouse": "./data"},
+    {"landing_zone": "same", "warehouse": "same/"},
+])
+def test_a_warehouse_overlapping_the_landing_zone_is_a_located_error(tmp_path, output):
+    write(tmp_path, {"profiles.yml": {"p": {"outputs": {"dev": output}}}})
+    problems = errors(tmp_path, [{"name": "a"}])
+    assert len(problems) == 1, problems
+    assert re.match(r"profiles\.yml:\d+:\d+: p\.outputs\.dev\.\w+: the landing zone .* and the "
+                    r"warehouse .* overlap", problems[0]), problems
+
+
+def test_a_symlink_into_the_landing_zone_is_an_overlap_too(tmp_path):
+    (tmp_path / "lz").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "lz")
+    write(tmp_path, {"profiles.yml": {"p": {"outputs": {"dev": {"landing_zone": "lz",
+                                                                "warehouse": "link/wh"}}}}})
+    assert "overlap" in errors(tmp_path, [{"name": "a"}])[0]

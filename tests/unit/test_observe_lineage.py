@@ -57,7 +57,7 @@ def test_a_pass_sends_start_and_complete_with_the_schema_and_row_count(tmp_path,
     emitter = LineageEmitter(collector.url, "prod", console)
     sent = emitter.emit_pass([sample(tmp_path, files_applied=2, rows_inserted=3,
                                      rows_updated=1)])
-    emitter.close()
+    emitter.close()  # waits for the queued events
     assert sent == 2 and [e["eventType"] for e in collector.events] == ["START", "COMPLETE"]
     assert collector.paths == ["/api/v1/lineage"] * 2
     for event in collector.events:
@@ -85,6 +85,7 @@ def test_a_failed_table_sends_fail_with_the_error_facet(tmp_path, collector):
     emitter = LineageEmitter(collector.url, "mirrorspec", console)
     emitter.emit_pass([sample(tmp_path, "Failed", error="00000000000000000003.parquet, row 2: "
                                                        "__rowMarker__ 7 is not a row marker")])
+    assert emitter.flush()
     start, fail = collector.events
     check_run_event(fail)
     assert fail["eventType"] == "FAIL"
@@ -101,7 +102,7 @@ def test_an_idle_pass_sends_nothing_and_a_change_sends_again(tmp_path, collector
     assert emitter.emit_pass([sample(tmp_path, "Waiting")]) == 0  # nothing new
     assert emitter.emit_pass([sample(tmp_path, "Failed", error="boom")]) == 2
     assert emitter.emit_pass([sample(tmp_path, "Failed", error="boom")]) == 0
-    assert len(collector.events) == 4
+    assert emitter.flush() and len(collector.events) == 4
 
 
 def test_an_unreachable_collector_is_one_warning_and_the_pass_goes_on(tmp_path):
@@ -112,7 +113,9 @@ def test_an_unreachable_collector_is_one_warning_and_the_pass_goes_on(tmp_path):
     emitter = LineageEmitter(f"http://user:secret@127.0.0.1:{port}", "mirrorspec", console,
                              timeout=2.0)
     for _ in range(3):
-        assert emitter.emit_pass([sample(tmp_path, files_applied=1)]) == 0
+        assert emitter.emit_pass([sample(tmp_path, files_applied=1)]) == 2  # queued
+        assert emitter.flush()
+    assert emitter.sender.delivered == 0
     warnings = [e for e in map(json.loads, stream.getvalue().splitlines())
                 if e["event"] == "warning"]
     assert len(warnings) == 1
@@ -200,6 +203,7 @@ def test_the_run_command_sends_each_pass(tmp_path, collector):
     emitter = LineageEmitter(collector.url, "mirrorspec", console)
     _send_lineage(emitter, SimpleNamespace(plan=plan_of(tmp_path, [orders])), results)
     _send_lineage(None, SimpleNamespace(plan=plan_of(tmp_path, [orders])), results)  # off
+    assert emitter.flush()
     assert [e["eventType"] for e in collector.events] == ["START", "COMPLETE"]
     assert collector.events[1]["outputs"][0]["outputFacets"]["outputStatistics"][
         "fileCount"] == 1

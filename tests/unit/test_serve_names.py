@@ -20,7 +20,9 @@ def place(path: str, host: str = "127.0.0.1"):
 
 @pytest.mark.parametrize("path", [
     "/onelake/ws1/db1/Files/LandingZone/../x", "/onelake/ws1/db1/Files/LandingZone/a%2F..%2Fb",
-    "/onelake/ws1/db1/Files/LandingZone/a%2fb", "/onelake/ws1/db1/Files/LandingZone/a%00b",
+    "/onelake/ws1/db1/Files/LandingZone/a%01b.parquet", "/onelake/ws1/db1/Files/LandingZone/a%00b",
+    "/onelake/ws1/db1/Files/LandingZone/t%2F%2E%2E%2F%2E%2E%2Fx", "/onelake/ws1/db1/Files/a%7Fb",
+    "/onelake/ws1/db1/Files/LandingZone/a%0Ab", "/onelake/ws1/db1/Files/LandingZone/a%EF%BF%BFb",
     "/onelake/ws1/db1/Files/LandingZone/%2E%2E/x", "/onelake/ws1/db1/Files/LandingZone/a%5Cb",
     "/onelake/ws1/db1/Files/LandingZone/%ff",
 ])
@@ -55,6 +57,24 @@ def test_names_guids_and_item_types_case_insensitively():
     assert info.value.code_for(True).code == "BlobNotFound"
 
 
+def test_an_encoded_slash_is_a_separator_as_azure_storage_reads_it():
+    # the Go SDK escapes every '/' of a blob name (url.PathEscape); so does the Java SDK
+    p = place("/onelake/ws1/db1.MountedRelationalDatabase%2FFiles%2FLandingZone%2Fs.schema%2Ft%2Fa.csv")
+    assert (p.area, p.rel) == ("landing", ("s.schema", "t", "a.csv"))
+    assert place("/onelake/ws1/db1/Files/LandingZone/t%2fa%20b.csv").rel == ("t", "a b.csv")
+    # decoded once: %252F is a name holding '%2F', not a separator
+    assert place("/onelake/ws1/db1/Files/LandingZone/t/a%252Fb").rel == ("t", "a%2Fb")
+
+
+def test_a_path_without_the_account_segment_starts_with_the_served_workspace():
+    # the JS SDK's rename: DataLakePathClient.move sets the URL path to /{fs}/{path}
+    assert place_of(strip_account(decode_segments("/ws1/db1/Files/LandingZone/t/x"), "127.0.0.1",
+                                  NAMES), NAMES).rel == ("t", "x")
+    with pytest.raises(ServeError) as info:
+        strip_account(decode_segments("/other/ws1/db1/Files"), "127.0.0.1", NAMES)
+    assert info.value.code_for(False).code == "InvalidUri"
+
+
 def test_account_segment_is_path_style_unless_the_host_is_onelake():
     assert place("/ws1/db1/Files", host="onelake.dfs.fabric.microsoft.com").area == "files"
     with pytest.raises(ServeError) as info:
@@ -69,18 +89,36 @@ def test_account_segment_is_path_style_unless_the_host_is_onelake():
      "url"),
     ("https://127.0.0.1:4443/onelake/ws1/db1.MountedRelationalDatabase/Files/LandingZone/t/_x.parquet"
      "?resource=file", "url+query"),
+    # the JS and Go SDKs on a path-style URL put the account in the header
+    ("/onelake/ws1/db1.MountedRelationalDatabase/Files/LandingZone/t/_x.parquet", "account-path"),
+    ("/onelake/ws1/db1.MountedRelationalDatabase%2FFiles%2FLandingZone%2Ft%2F_x.parquet",
+     "account-path"),
 ])
-def test_the_three_rename_source_forms(header, form):
-    segments, found = parse_rename_source(header, "127.0.0.1")
+def test_the_rename_source_forms(header, form):
+    segments, found = parse_rename_source(header, "127.0.0.1", NAMES)
     assert found == form
     p = place_of(segments, NAMES)
     assert (p.area, p.rel) == ("landing", ("t", "_x.parquet"))
 
 
-def test_rename_source_traversal_is_refused():
+@pytest.mark.parametrize("header", ["/ws1/db1/Files/LandingZone/../../etc/passwd",
+                                    "/onelake/ws1/db1/Files/LandingZone/t%2F..%2F..%2F..%2Fx",
+                                    "/ws1/db1/Files/LandingZone/a%01b"])
+def test_rename_source_traversal_is_refused(header):
     with pytest.raises(ServeError) as info:
-        parse_rename_source("/ws1/db1/Files/LandingZone/../../etc/passwd", "127.0.0.1")
+        parse_rename_source(header, "127.0.0.1", NAMES)
     assert info.value.key == "invalid_name"
+
+
+def test_a_rename_source_on_another_host_is_refused():
+    with pytest.raises(ServeError) as info:
+        parse_rename_source("https://evil.example/onelake/ws1/db1/Files/LandingZone/t/x",
+                            "127.0.0.1", NAMES)
+    assert info.value.code_for(False).code == "InvalidSourceUri"
+    # localhost and 127.0.0.1 are one host
+    segments, _f = parse_rename_source("http://localhost:1/onelake/ws1/db1/Files/LandingZone/t/x",
+                                       "127.0.0.1", NAMES)
+    assert segments[-1] == "x"
 
 
 def test_split_name_drops_the_item_type_and_gives_stable_guids():

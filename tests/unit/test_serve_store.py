@@ -117,7 +117,9 @@ def test_listing_is_in_byte_order_and_recursive(store):
         place = lz("t", *name.split("/"))
         store.create_file(place, None, None)
         store.flush(place, 0, None, None)
-    names = [e.name.split("LandingZone/")[1] for _p, e in store.walk(lz(), recursive=True)]
+    page, more = store.list_page(lz(), recursive=True, after=None, size=100)
+    names = [name.split("LandingZone/")[1] for name, _e in page]
+    assert not more
     assert names == ["t", "t/0.parquet", "t/A.parquet", "t/_m.json", "t/a", "t/a/x.csv",
                      "t/b.parquet"]
 
@@ -154,7 +156,7 @@ def test_a_link_out_of_the_landing_zone_is_not_followed(store, tmp_path):
     with pytest.raises(ServeError) as info:
         store.open_read(lz("t", "key.txt"))
     assert info.value.key == "invalid_name"
-    assert store.walk(lz(), recursive=True) == []
+    assert store.list_page(lz(), recursive=True, after=None, size=100) == ([], False)
 
 
 def test_a_retried_append_overlapping_a_broken_one_wins(store):
@@ -188,3 +190,23 @@ def test_a_retried_append_overlapping_a_broken_one_wins(store):
     assert len(errors) == 1
     store.flush(place, 5, None, None)
     assert store.open_read(place)[1].read() == b"whole"
+
+
+def test_properties_follow_the_file_through_append_rename_and_go_with_a_rewrite(store):
+    from mirrorspec.serve.properties import Props
+    place = lz("t", "p.csv")
+    store.create_file(place, None, None, Props(content_type="text/csv", metadata={"k": "v"}))
+    store.append(place, 0, iter([b"abc"]))
+    etag = store.flush(place, 3, None, None, props=Props(content_md5="bWQ1"))
+    kept = store.props_of(store.stat(place))
+    assert (kept.content_type, kept.metadata, kept.content_md5) == ("text/csv", {"k": "v"}, "bWQ1")
+    store.append(place, 3, iter([b"d"]))  # an append to the committed file keeps them
+    store.flush(place, 4, None, None)
+    assert store.props_of(store.stat(place)).metadata == {"k": "v"}
+    store.rename(place, lz("t", "q.csv"), None, None)
+    assert store.props_of(store.stat(lz("t", "q.csv"))).content_type == "text/csv"
+    new = store.set_properties(lz("t", "q.csv"), metadata={"n": "1"})
+    assert new != etag and store.props_of(store.stat(lz("t", "q.csv"))).metadata == {"n": "1"}
+    store.create_file(lz("t", "q.csv"), None, None)  # a rewrite starts bare
+    store.flush(lz("t", "q.csv"), 0, None, None)
+    assert store.props_of(store.stat(lz("t", "q.csv"))) is None

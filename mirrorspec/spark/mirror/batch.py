@@ -172,7 +172,17 @@ def check_schema(schema: FileSchema, union: list[T.StructField], key_columns: tu
     return checks.extend_columns(
         schema.fields, union, key_columns, strict, schema.marker_last,
         type_of=lambda f: f.dataType, is_null=lambda t: isinstance(t, T.NullType),
-        show=lambda t: t.simpleString(), retyped=lambda f, t: T.StructField(f.name, t, True))
+        show=lambda t: t.simpleString(), retyped=lambda f, t: T.StructField(f.name, t, True),
+        marker_non_integer=marker_non_integer(schema))
+
+
+def marker_non_integer(schema: FileSchema) -> str | None:
+    """The type of a Parquet file's marker column when it isn't an integer one ('string'),
+    else None (delimited files: every cell is text)."""
+    kind = schema.marker_type
+    if schema.marker is None or kind is None or isinstance(kind, T.IntegralType):
+        return None
+    return kind.simpleString()
 
 
 # --- proving local Parquet files clean without a Spark job ---------------------------------

@@ -58,7 +58,7 @@ class MirrorOptions:
     """How a pass runs."""
 
     threads: int = 2                 # tables processed concurrently
-    strict: bool = False             # report a __rowMarker__ that isn't the last column
+    strict: bool = False             # fail a __rowMarker__ not last / not an integer column
     retention_days: float = mirroring.PROCESSED_RETENTION_DAYS  # _ProcessedFiles purge
     select: tuple[str, ...] = ()     # unique ids / globs like "sales.*" / names; empty = all
     move_processed: bool = True

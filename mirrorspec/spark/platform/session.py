@@ -26,6 +26,7 @@ import logging
 import contextlib
 import os
 import sys
+import tempfile
 import time
 from typing import Any, Mapping
 
@@ -64,6 +65,11 @@ DEFAULT_CONF: dict[str, str] = {
     # them (FIFO would run whole jobs in submission order).
     "spark.scheduler.mode": "FAIR",
 }
+
+# mirrorspec's tables are paths, never catalog tables; Spark still creates its catalog's folder
+# (`spark-warehouse/`) in the working directory on the first catalog lookup. It goes to a
+# private folder under the temp directory instead, unless the profile names one.
+WAREHOUSE_DIR_KEY = "spark.sql.warehouse.dir"
 
 DELTA_JARS_KEY = "mirrorspec.delta.jars"
 DELTA_JARS_MODES = ("cache", "packages", "provided")
@@ -183,11 +189,17 @@ def _split_conf(conf: Mapping[str, str] | None, default_mode: str
 def _merged_conf(user_conf: dict[str, str], jars_mode: str, extra_jars: list[str],
                  master: str) -> dict[str, str]:
     merged = dict(DEFAULT_CONF)
+    merged[WAREHOUSE_DIR_KEY] = spark_warehouse_dir()
     merged.update(user_conf)
     _add_delta_jars(merged, jars_mode)
     for name in extra_jars:
         _add_extra_jars(merged, name, master)
     return merged
+
+
+def spark_warehouse_dir() -> str:
+    """Spark's catalog folder for sessions mirrorspec starts: per user, outside any project."""
+    return os.path.join(tempfile.gettempdir(), f"mirrorspec-spark-catalog-{os.getuid()}")
 
 
 def driver_conf(conf: Mapping[str, str] | None = None, master: str = "local[*]") -> dict[str, str]:

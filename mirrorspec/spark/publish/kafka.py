@@ -28,6 +28,7 @@ from mirrorspec.console import Console
 from mirrorspec.errors import MirrorspecError, SourceError
 from mirrorspec.faults import crash_point
 from mirrorspec.progress.publish import staging_folder
+from mirrorspec.sources.avro_schemas import is_wire_format
 from mirrorspec.sources.kafka import (EARLIEST, EARLIEST_MARK, LATEST, KafkaSource,
                                       message_line, offsets_json, offsets_sidecar,
                                       parse_staged_name, staged_name)
@@ -74,7 +75,7 @@ def stage_messages(spark, fs, plan: Plan, table: TablePlan, state: dict[str, Any
     stop = _bounded(start, end, config.max_offsets_per_run)
     fetch = {tp: (start[tp], stop[tp]) for tp in wanted if stop[tp] > start[tp]}
     if fetch:
-        rows = _read(spark, config, fetch)
+        rows = _read(spark, config, fetch, binary=is_wire_format(table.source.options))
         written = _write_staging(fs, folder, table, config, fetch, rows)
         console.info(f"{table.unique_id}: fetched {sum(written.values())} message(s) from "
                      f"{len(fetch)} partition(s) of {_topics_text(config)}",
@@ -253,8 +254,9 @@ def reader_options(config: KafkaSource) -> dict[str, str]:
     return options
 
 
-def _read(spark, config: KafkaSource, fetch: dict) -> list:
-    """(topic, partition, offset, key, value) of every message in `fetch`'s ranges, in order."""
+def _read(spark, config: KafkaSource, fetch: dict, binary: bool = False) -> list:
+    """(topic, partition, offset, key, value) of every message in `fetch`'s ranges, in order;
+    with `binary` (Avro wire-format messages) key and value as base64 text."""
     import json
 
     assign: dict[str, list[int]] = {}
@@ -268,8 +270,9 @@ def _read(spark, config: KafkaSource, fetch: dict) -> list:
              .option("endingOffsets", offsets_json(ending))
              .option("failOnDataLoss", "true")
              .load()
-             .selectExpr("topic", "partition", "offset", "CAST(key AS STRING) AS key",
-                         "CAST(value AS STRING) AS value"))
+             .selectExpr("topic", "partition", "offset",
+                         "base64(key) AS key" if binary else "CAST(key AS STRING) AS key",
+                         "base64(value) AS value" if binary else "CAST(value AS STRING) AS value"))
     try:
         return frame.orderBy("topic", "partition", "offset").collect()
     except Exception as exc:  # noqa: BLE001 - the connector's errors arrive through py4j

@@ -17,6 +17,9 @@ READERS: dict[str, str] = {
     "aws_dms": "mirrorspec.spark.publish.feeds.aws_dms:AwsDmsReader",
     "csv": "mirrorspec.spark.publish.feeds.extract:CsvExtractReader",
     "parquet": "mirrorspec.spark.publish.feeds.extract:ParquetExtractReader",
+    "goldengate": "mirrorspec.spark.publish.feeds.goldengate:GoldenGateReader",
+    "canal": "mirrorspec.spark.publish.feeds.canal:CanalReader",
+    "maxwell": "mirrorspec.spark.publish.feeds.maxwell:MaxwellReader",
 }
 
 

@@ -168,8 +168,10 @@ def _local_name(uri: str, wanted: dict[str, str]) -> str:
 
 def read_text_changes(spark: Any, files: Sequence[str], shape: TableShape,
                       parse: Callable[[str, str], Iterable[Row]],
-                      order_fields: Sequence[tuple[str, str]], batch_rows: int = 8192):
-    """Run `parse(text, file)` on every file (one Spark task per file, whole text) and return the
+                      order_fields: Sequence[tuple[str, str]], batch_rows: int = 8192,
+                      binary: bool = False):
+    """Run `parse(text, file)` on every file (one Spark task per file, whole text; with `binary`
+    the file's bytes instead of its text) and return the
     canonical DataFrame and the ReadResult.info that tells the publisher it is persisted (to
     unpersist after publishing). A SourceError in any file is re-raised here (the first by file
     order), so nothing of a bad batch reaches the landing zone."""
@@ -206,7 +208,8 @@ def read_text_changes(spark: Any, files: Sequence[str], shape: TableShape,
             for uri, text in zip(paths, texts):
                 file = _local_name(uri, wanted)
                 try:
-                    for row in parse(text or "", file):
+                    for row in parse(text if text is not None else (b"" if binary else ""),
+                                     file):
                         for i, value in enumerate(row):
                             buffer[i].append(value)
                         buffer[-1].append(None)
@@ -225,8 +228,12 @@ def read_text_changes(spark: Any, files: Sequence[str], shape: TableShape,
         if buffer[0]:
             yield flush()
 
-    raw = (spark.read.text(list(files), wholetext=True)
-           .select(F.col("_metadata.file_path").alias("path"), "value"))
+    if binary:
+        raw = (spark.read.format("binaryFile").load(list(files))
+               .select(F.col("path"), F.col("content").alias("value")))
+    else:
+        raw = (spark.read.text(list(files), wholetext=True)
+               .select(F.col("_metadata.file_path").alias("path"), "value"))
     parsed = raw.mapInArrow(run, schema)
 
     parsed = parsed.persist(StorageLevel.MEMORY_AND_DISK)

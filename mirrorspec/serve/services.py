@@ -1,0 +1,232 @@
+"""What `serve` answers besides storage, and how storage requests find their item: Entra ID
+(entra.py), Fabric's REST API under `/v1` (fabric_api.py), bearer-token checks (tokens.py) and
+the per-item view of the server (items.py).
+
+`attach(endpoint, …)` hangs a `Services` on the endpoint's HTTP server; the handler asks it
+first (`answer`), checks bearer tokens with it (`authorize_storage`) and takes the server view
+of the item a storage path names (`server_for`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mirrorspec.serve import proxy
+from mirrorspec.serve.codes import ServeError
+from mirrorspec.serve.entra import Entra, Reply
+from mirrorspec.serve.fabric_api import MAX_BODY, FabricApi, error
+from mirrorspec.serve.items import FabricError, Item, Registry, Workspace
+from mirrorspec.serve.names import Names
+from mirrorspec.serve.tokens import (FABRIC_AUDIENCES, LOCAL_ISSUER, STORAGE_AUDIENCES,
+                                     TokenAuthority, TokenRefused)
+
+FORM_LIMIT = 64 << 10
+FABRIC_CHALLENGE = ('Bearer realm="", authorization_uri="https://login.microsoftonline.com/'
+                    'common/oauth2/authorize", error="invalid_token"')
+
+
+class ItemServer:
+    """The server as one item's requests see it: that item's names, store and conformance;
+    everything else is the real server's."""
+
+    def __init__(self, base: Any, item: Item):
+        self.base = base
+        self.names, self.store, self.conformance = item.names, item.store, item.conformance
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.base, name)
+
+
+class NoItemNames(Names):
+    """The names of a workspace that holds no mirrored database yet: no item segment is one."""
+
+    def is_item(self, segment: str) -> bool:
+        return False
+
+    @property
+    def item_path(self) -> str:
+        return "no mirrored database yet"
+
+
+class EmptyWorkspaceServer(ItemServer):
+    """A workspace created through `/v1` with no item: its own paths answer (an empty listing),
+    every path below it is an item that is not found."""
+
+    def __init__(self, base: Any, ws: Workspace):
+        self.base = base
+        self.names = NoItemNames(ws.name, ws.id, "", "")
+        self.store, self.conformance = base.store, base.conformance
+
+
+class HostedWorkspaces:
+    """`is_workspace` over the start workspace and every one the registry holds (a storage
+    path may start with any of them instead of the account)."""
+
+    def __init__(self, names: Any, registry: Registry):
+        self.names, self.registry = names, registry
+
+    def is_workspace(self, segment: str) -> bool:
+        if self.names.is_workspace(segment):
+            return True
+        try:
+            self.registry.workspace(segment)
+        except FabricError:
+            return False
+        return True
+
+
+class Services:
+    def __init__(self, registry: Registry, authority: TokenAuthority, entra: Entra,
+                 require_auth: bool, page_size: int):
+        self.registry = registry
+        self.tokens = authority
+        self.entra = entra
+        self.fabric = FabricApi(registry, page_size)
+        self.require_auth = require_auth
+
+    # --- the handler's hooks ----------------------------------------------------------------
+    def answer(self, handler: Any, segments: list[str]) -> bool:
+        """Answer an Entra or `/v1` request (True), or leave it to storage (False)."""
+        if segments and segments[0] == "v1":
+            reply = self._fabric(handler, segments[1:])
+        elif self.entra.owns(segments):
+            limit = FORM_LIMIT if handler.method == "POST" else 0
+            form = handler.body_bytes(limit) if limit else b""
+            reply = self.entra.answer(handler.method, segments, handler.query, form,
+                                      _base_url(handler))
+        else:
+            return False
+        _send(handler, reply)
+        return True
+
+    def _fabric(self, handler: Any, rest: list[str]) -> Reply:
+        if self.require_auth:
+            refusal = self._check_fabric_token(handler.headers.get("Authorization") or "")
+            if refusal is not None:
+                return refusal
+        body = handler.body_bytes(MAX_BODY) if handler.method in ("POST", "PATCH", "PUT") \
+            else b""
+        base = _base_url(handler)
+        return self.fabric.answer(handler.method, rest, handler.query, body, base,
+                                  base + "/onelake")
+
+    def _check_fabric_token(self, header: str) -> Reply | None:
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            reply = error(401, "Unauthorized", "send an Entra ID bearer token for "
+                          "https://api.fabric.microsoft.com (serve runs with --require-auth)")
+        else:
+            try:
+                self.tokens.verify(token.strip(), FABRIC_AUDIENCES)
+                return None
+            except TokenRefused as exc:
+                code = "TokenExpired" if "expired" in exc.reason else "InvalidToken"
+                reply = error(401, code, exc.reason)
+        return Reply(reply.status, reply.body, (("WWW-Authenticate", FABRIC_CHALLENGE),))
+
+    def authorize_storage(self, header: str) -> None:
+        """With --require-auth: a bearer token must be one serve issued for storage."""
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer":
+            return  # SharedKey and SAS: present is enough (docs/onelake.md)
+        try:
+            self.tokens.verify(token.strip(), STORAGE_AUDIENCES)
+        except TokenRefused as exc:
+            raise ServeError("invalid_auth", "Server failed to authenticate the request. "
+                             f"Please refer to the information in the www-authenticate header. "
+                             f"{exc.reason}") from None
+
+    def managed_identity_token(self, resource: str) -> tuple[str, int]:
+        """A token for `/msi/token` and the IMDS route, signed like the Entra ones."""
+        issued = self.tokens.issue(resource, LOCAL_ISSUER, "managed-identity")
+        return issued.token, issued.expires_on
+
+    def server_for(self, server: Any, segments: list[str]) -> Any:
+        """The view of `server` bound to the item that workspace-level `segments` name (the
+        real server for the item the endpoint was started with, or an unknown one)."""
+        base = getattr(server, "base", server)
+        if not segments:
+            return base
+        try:
+            ws = self.registry.workspace(segments[0])
+            items = self.registry.items_of(ws)
+            if not items:
+                return EmptyWorkspaceServer(base, ws)
+            item = self.registry.item(ws, segments[1]) if len(segments) > 1 else items[0]
+        except FabricError:
+            return base  # place_of answers FilesystemNotFound / PathNotFound
+        if item.store is None or item.store is base.store:
+            return base
+        return ItemServer(base, item)
+
+    def servers_under(self, server: Any, segments: list[str]) -> list[Any]:
+        """The item views whose stores hold what `segments` name: the one item a path below
+        an item names, or every item of a workspace (a listing of the workspace itself)."""
+        base = getattr(server, "base", server)
+        if len(segments) == 1:
+            try:
+                items = self.registry.items_of(self.registry.workspace(segments[0]))
+            except FabricError:
+                return [self.server_for(base, segments)]
+            return [base if item.store is base.store else ItemServer(base, item)
+                    for item in items if item.store is not None]
+        return [self.server_for(base, segments)]
+
+    def workspace_names(self) -> list[str]:
+        """Every workspace served (List Filesystems, List Containers), by display name."""
+        return sorted((ws.name for ws in self.registry.all_workspaces()), key=str.lower)
+
+    def workspaces(self, names: Any) -> "HostedWorkspaces":
+        """The account-less path check over every workspace (`names`: the start one's)."""
+        return HostedWorkspaces(names, self.registry)
+
+    def connect(self, handler: Any) -> None:
+        """A CONNECT: a tunnel served here for Microsoft's hosts (proxy.py), else 403."""
+        context = handler.server.config.tls
+        target = handler.path
+        if context is None or not proxy.intercepted(target):
+            reason = (f"CONNECT {target}: serve answers only {', '.join(proxy.HOSTS)} (port 443), "
+                      "itself, and only over TLS (--self-signed); it forwards nothing")
+            handler.server.log("warning", reason, method="CONNECT", path=target, status=403)
+            handler.close_connection = True
+            handler.send_error(403, "Forbidden", reason)
+            return
+        if handler.server.config.log_requests:
+            handler.server.log("info", f"CONNECT {target} -> 200 (answered here)",
+                               method="CONNECT", path=target, status=200)
+        handler.close_connection = True
+        handler.send_response(200, "Connection Established")
+        handler.end_headers()
+        proxy.tunnel(handler, context)
+
+    def close(self) -> None:
+        self.registry.close()
+
+
+def _base_url(handler: Any) -> str:
+    scheme = "https" if handler.server.config.tls else "http"
+    return f"{scheme}://{handler.headers.get('Host') or '127.0.0.1'}"
+
+
+def _send(handler: Any, reply: Reply) -> None:
+    headers = dict(reply.headers)
+    if reply.status >= 400 and isinstance(reply.body, dict):
+        handler.error_code = str(reply.body.get("errorCode") or reply.body.get("error") or "")
+        handler.error_message = str(reply.body.get("message")
+                                    or reply.body.get("error_description") or "")
+    if reply.body is None:
+        handler.respond(reply.status, headers)
+        return
+    headers["Content-Type"] = "application/json; charset=utf-8"
+    handler.respond(reply.status, headers, json.dumps(reply.body).encode())
+
+
+def attach(endpoint: Any, registry: Registry, clients: dict | None = None) -> Services:
+    """Services for `endpoint` (before it starts); the handler finds them on its server."""
+    authority = TokenAuthority()
+    services = Services(registry, authority, Entra(authority, clients),
+                        endpoint.config.require_auth, endpoint.config.page_size)
+    endpoint.httpd.services = services
+    return services
+

@@ -1,0 +1,170 @@
+"""Alibaba Canal FlatMessage JSON → canonical changes (`source: {type: canal}`).
+
+A FlatMessage is one MySQL statement's rows: `database`, `table`, `type`, `isDdl`, `pkNames`,
+`data` (the rows after the change; before it for DELETE), `old` (per row of `data`, the changed
+columns' values before the change), `mysqlType`/`sqlType` (column types), `es`, `ts`, `id`.
+Every value is a string (or null); the table's DataTypes type them.
+
+- INSERT → an insert (0) per row of `data`; UPDATE → an update (1) per row, or, when `old`
+  holds a key column (the key changed), a delete of the old key then an insert; DELETE → a
+  delete (2) per row. `isDdl` messages are skipped and counted (`ddl`), except TRUNCATE, which
+  is a truncate (8): it removes every row of the table.
+- Order: the feed's own order (file, line, row of `data`). FlatMessage carries no binlog
+  position: `es` is the statement's start time and `id` Canal's batch number (restarting with
+  Canal), so neither orders changes exactly.
+- `data` and `old` of different lengths, or an unknown `type`, stop the table.
+- Binary columns (BLOB, BINARY, VARBINARY) are sent as ISO-8859-1 text of their bytes.
+
+Options: `key_columns`, `table`. The Spark reader is `mirrorspec.spark.publish.feeds.canal`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterator
+
+from mirrorspec.errors import SourceError
+from mirrorspec.sources.base import (OP_DELETE, OP_INSERT, OP_TRUNCATE, OP_UPDATE,
+                                     InferredColumn, InferredSchema, iter_json_documents)
+from mirrorspec.sources.debezium import Row, TableShape
+from mirrorspec.sources.row_images import (qualified_name, ImageReader, RowImageOptions, TableRouter,
+                                           change_row, inferred, key_change_rows, local_messages,
+                                           parse_options, table_name_matches,
+                                           zero_date_to_null)
+
+TYPE_NAME = "canal"
+ROW_TYPES = ("INSERT", "UPDATE", "DELETE")
+DDL = "ddl"
+
+# MySQL column type (the `mysqlType` text's first word) → DataType; see docs/sources/canal.md.
+MYSQL_TYPES = {
+    "tinyint": "Int16", "smallint": "Int16", "mediumint": "Int32", "int": "Int32",
+    "integer": "Int32", "bigint": "Int64", "year": "Int32", "bit": "Int64",
+    "bool": "Boolean", "boolean": "Boolean",
+    "float": "Single", "double": "Double", "real": "Double", "decimal": "Double",
+    "numeric": "Double",
+    "date": "IDate", "datetime": "DateTime", "timestamp": "DateTime",
+    "binary": "ByteArray", "varbinary": "ByteArray", "tinyblob": "ByteArray",
+    "blob": "ByteArray", "mediumblob": "ByteArray", "longblob": "ByteArray",
+}
+# unsigned types one size up (an unsigned bigint stays Int64: values above 2^63-1 are refused)
+_UNSIGNED = {"smallint": "Int32", "int": "Int64", "integer": "Int64", "mediumint": "Int32"}
+# java.sql.Types codes (`sqlType`) → DataType, for messages without `mysqlType`
+SQL_TYPES = {-7: "Int64", -6: "Int16", 5: "Int16", 4: "Int32", -5: "Int64", 6: "Double",
+             7: "Single", 8: "Double", 2: "Double", 3: "Double", 16: "Boolean", 91: "IDate",
+             93: "DateTime", -2: "ByteArray", -3: "ByteArray", -4: "ByteArray",
+             2004: "ByteArray"}
+_WORD = re.compile(r"^\s*([a-zA-Z]+)")
+FULL_IMAGE_HINT = "set binlog_row_image=FULL on the MySQL server (Canal's requirement)"
+
+
+def data_type_for(mysql_type: str | None, sql_type: Any = None) -> str:
+    """The DataType of a Canal column from its `mysqlType` text, else its `sqlType` code."""
+    if mysql_type:
+        match = _WORD.match(mysql_type)
+        word = match[1].lower() if match else ""
+        if "unsigned" in mysql_type.lower() and word in _UNSIGNED:
+            return _UNSIGNED[word]
+        return MYSQL_TYPES.get(word, "String")
+    if isinstance(sql_type, int):
+        return SQL_TYPES.get(sql_type, "String")
+    return "String"
+
+
+def _prepare(value: Any, data_type: str) -> Any:
+    if data_type == "ByteArray" and isinstance(value, str):
+        return value.encode("latin-1")  # Canal writes bytes as ISO-8859-1 text
+    return zero_date_to_null(value, data_type)
+
+
+def parse_text(text: str, file: str, shape: TableShape, options: RowImageOptions,
+               skipped: dict[str, int] | None = None) -> Iterator[Row]:
+    """Canonical rows of one Canal FlatMessage file (pure Python); DDL counted into `skipped`."""
+    reader = ImageReader(shape, file, _prepare)
+    router = TableRouter(options.table, file, "Canal")
+    for line, message in iter_json_documents(text, file):
+        if not isinstance(message, dict) or "type" not in message:
+            raise SourceError("not a Canal FlatMessage (no 'type')", file=file, line=line,
+                              hint="point the source at Canal's flatMessage output only")
+        kind = str(message["type"]).upper()
+        if message.get("isDdl"):
+            if kind == "TRUNCATE" and router.keeps(qualified_name(message), line):
+                yield change_row([None] * len(shape.columns), OP_TRUNCATE, None, file, line, 0,
+                                 None)
+            elif kind != "TRUNCATE" and skipped is not None and table_name_matches(
+                    options, qualified_name(message)):
+                skipped[DDL] = skipped.get(DDL, 0) + 1
+            continue
+        if kind not in ROW_TYPES:
+            raise SourceError(f"unknown Canal type {message['type']!r}", file=file, line=line,
+                              hint=f"expected one of {', '.join(ROW_TYPES)} (or an isDdl "
+                                   "message)")
+        if not router.keeps(qualified_name(message), line):
+            continue
+        yield from _rows(reader, message, kind, file, line)
+
+
+def _rows(reader: ImageReader, message: dict[str, Any], kind: str, file: str, line: int
+          ) -> list[Row]:
+    data = message.get("data") or []
+    old = message.get("old")
+    if not isinstance(data, list) or (old is not None and not isinstance(old, list)):
+        raise SourceError("'data' and 'old' must be arrays of rows", file=file, line=line)
+    if kind == "UPDATE" and old is not None and len(old) != len(data):
+        raise SourceError(f"'data' has {len(data)} row(s) but 'old' has {len(old)}",
+                          file=file, line=line,
+                          hint="each row of 'data' needs its 'old' row; the message is damaged")
+    rows: list[Row] = []
+    for index, image in enumerate(data):
+        part = 2 * index
+        if kind == "INSERT":
+            values, present = reader.values(image, line, f"data[{index}]", False)
+            rows.append(change_row(values, OP_INSERT, None, file, line, part, present))
+            continue
+        reader.need_keys(line, kind.lower())
+        if not reader.has_keys(image):
+            raise SourceError(f"data[{index}] lacks a key column "
+                              f"({', '.join(reader.shape.key_columns)})", file=file, line=line)
+        values, present = reader.values(image, line, f"data[{index}]", kind == "UPDATE")
+        if kind == "DELETE":
+            rows.append(change_row(values, OP_DELETE, None, file, line, part, None))
+            continue
+        changed_before = old[index] if old else None
+        if isinstance(changed_before, dict) and any(
+                k in changed_before for k in reader.shape.key_columns):
+            previous, _ = reader.values({**image, **changed_before}, line, f"old[{index}]", True)
+            pair = key_change_rows(reader, previous, values, present, None, file, line, part,
+                                   FULL_IMAGE_HINT)
+            if pair:
+                rows.extend(pair)
+                continue
+        rows.append(change_row(values, OP_UPDATE, None, file, line, part, present))
+    return rows
+
+
+class CanalFormat:
+    """`canal`: Alibaba Canal FlatMessage JSON (MySQL binlog)."""
+
+    type_name = TYPE_NAME
+
+    def infer_schema(self, path: str, options: dict[str, Any]) -> InferredSchema | None:
+        """Columns from `mysqlType` (else `sqlType`) of the first row message; keys from
+        `pkNames`."""
+        opts = parse_options(options)
+        if "://" in path and not path.startswith("file:"):
+            return None
+        for file, line, message in local_messages(path, limit=1000):
+            if not isinstance(message, dict) or message.get("isDdl") or not table_name_matches(
+                    opts, qualified_name(message)):
+                continue
+            mysql = message.get("mysqlType") or {}
+            sql = message.get("sqlType") or {}
+            names = list(mysql) or list(sql)
+            if not names:
+                continue
+            columns = [InferredColumn(n, data_type_for(mysql.get(n), sql.get(n)),
+                                      n not in (message.get("pkNames") or ()))
+                       for n in names]
+            return inferred(columns, [str(k) for k in message.get("pkNames") or ()],
+                            f"{file}:{line}", opts, types_guessed=False)
+        return inferred((), (), "", opts)

@@ -1,0 +1,130 @@
+"""Maxwell's daemon JSON → canonical changes (`source: {type: maxwell}`).
+
+One message per row: `database`, `table`, `type`, `ts`, `xid`, `xoffset`/`commit`, `data` (the
+row; for a delete the row before it), `old` (changed columns' values before an update),
+`position` ("binlog-file:offset", with output_binlog_position), `primary_key_columns` (with
+output_primary_key_columns). Values are JSON: numbers, strings, base64 for binary columns,
+arrays for SET columns (kept as JSON text).
+
+- insert → insert (0); update → update (1), or, when `old` holds a key column, a delete of the
+  old key then an insert; delete → delete (2); bootstrap-insert → upsert (4) on a keyed table (a
+  bootstrap may overlap binlog changes). bootstrap-start/bootstrap-complete markers are skipped
+  and counted (`bootstrap`), DDL messages (output_ddl) too (`ddl`). Any other type stops the table.
+- Order: `position` (binlog file number, then offset), then feed file and line. A position lower
+  than the one before it in the same file stops the table. Rows without a position (bootstrap
+  rows, or Maxwell without output_binlog_position) keep the feed's order.
+
+Options: `key_columns`, `table`. The Spark reader is `mirrorspec.spark.publish.feeds.maxwell`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterator
+
+from mirrorspec.errors import SourceError
+from mirrorspec.sources.base import (OP_DELETE, OP_INSERT, OP_UPDATE, OP_UPSERT, InferredSchema,
+                                     iter_json_documents)
+from mirrorspec.sources.debezium import Row, TableShape
+from mirrorspec.sources.row_images import (qualified_name, ImageReader, PositionGuard, RowImageOptions,
+                                           TableRouter, change_row, inferred, json_columns,
+                                           key_change_rows, local_messages, parse_options,
+                                           table_name_matches, zero_date_to_null)
+
+TYPE_NAME = "maxwell"
+ROW_TYPES = ("insert", "update", "delete", "bootstrap-insert")
+BOOTSTRAP_MARKERS = ("bootstrap-start", "bootstrap-complete")
+DDL_TYPES = ("database-create", "database-alter", "database-drop", "table-create",
+             "table-alter", "table-drop")
+_POSITION = re.compile(r"^(?P<base>.*?)\.?(?P<number>\d+):(?P<offset>\d+)$")
+
+
+def position_key(position: str) -> str:
+    """A binlog position "mysql-bin.000006:800911" as a string that sorts like it: the file's
+    base name, its number and the offset, both zero-padded. Raises ValueError."""
+    match = _POSITION.match(position.strip())
+    if not match:
+        raise ValueError(f"{position!r} is not binlog-file:offset")
+    return f"{match['base']}.{int(match['number']):020d}:{int(match['offset']):020d}"
+
+
+def parse_text(text: str, file: str, shape: TableShape, options: RowImageOptions,
+               skipped: dict[str, int] | None = None) -> Iterator[Row]:
+    """Canonical rows of one Maxwell file (pure Python); markers and DDL counted in `skipped`."""
+    reader = ImageReader(shape, file, zero_date_to_null)
+    router = TableRouter(options.table, file, "Maxwell")
+    guard = PositionGuard(file, "position")
+    for line, message in iter_json_documents(text, file):
+        if not isinstance(message, dict) or "type" not in message:
+            raise SourceError("not a Maxwell message (no 'type')", file=file, line=line,
+                              hint="point the source at Maxwell's JSON output only")
+        kind = message["type"]
+        if kind in BOOTSTRAP_MARKERS or kind in DDL_TYPES:
+            if skipped is not None and table_name_matches(options, qualified_name(message)):
+                name = "bootstrap" if kind in BOOTSTRAP_MARKERS else "ddl"
+                skipped[name] = skipped.get(name, 0) + 1
+            continue
+        if kind not in ROW_TYPES:
+            raise SourceError(f"unknown Maxwell type {kind!r}", file=file, line=line,
+                              hint=f"expected one of {', '.join(ROW_TYPES)} (or a bootstrap "
+                                   "marker or DDL message)")
+        if not router.keeps(qualified_name(message), line):
+            continue
+        position = None
+        if message.get("position") is not None and kind != "bootstrap-insert":
+            written = str(message["position"])
+            try:
+                position = position_key(written)
+            except ValueError as exc:
+                raise SourceError(f"'position': {exc}", file=file, line=line) from None
+            guard.check(position, written, line)
+        yield from _rows(reader, message, kind, position, file, line)
+
+
+def _rows(reader: ImageReader, message: dict[str, Any], kind: str, position: str | None,
+          file: str, line: int) -> list[Row]:
+    data = message.get("data")
+    if kind in ("insert", "bootstrap-insert"):
+        values, present = reader.values(data, line, "data", False)
+        op = OP_UPSERT if kind == "bootstrap-insert" and reader.shape.key_columns else OP_INSERT
+        return [change_row(values, op, position, file, line, 0, present)]
+    reader.need_keys(line, kind)
+    if not isinstance(data, dict) or not reader.has_keys(data):
+        raise SourceError(f"'data' lacks a key column ({', '.join(reader.shape.key_columns)})",
+                          file=file, line=line)
+    values, present = reader.values(data, line, "data", True)
+    if kind == "delete":
+        return [change_row(values, OP_DELETE, position, file, line, 0, None)]
+    old = message.get("old")
+    if isinstance(old, dict) and any(k in old for k in reader.shape.key_columns):
+        previous, _ = reader.values({**data, **old}, line, "old", True)
+        pair = key_change_rows(reader, previous, values, present, position, file, line, 0,
+                               "set binlog_row_image=FULL on the MySQL server")
+        if pair:
+            return pair
+    return [change_row(values, OP_UPDATE, position, file, line, 0, present)]
+
+
+class MaxwellFormat:
+    """`maxwell`: Maxwell's daemon JSON (MySQL binlog)."""
+
+    type_name = TYPE_NAME
+
+    def infer_schema(self, path: str, options: dict[str, Any]) -> InferredSchema | None:
+        """Columns from the rows' JSON values; keys from `primary_key_columns`."""
+        opts = parse_options(options)
+        if "://" in path and not path.startswith("file:"):
+            return None
+        rows: list[dict[str, Any]] = []
+        keys: list[str] = []
+        origin = ""
+        for file, line, message in local_messages(path, limit=1000):
+            if not isinstance(message, dict) or message.get("type") not in ROW_TYPES \
+                    or not table_name_matches(opts, qualified_name(message)):
+                continue
+            if isinstance(message.get("data"), dict):
+                rows.append(message["data"])
+                origin = origin or f"{file}:{line}"
+            if not keys and isinstance(message.get("primary_key_columns"), list):
+                keys = [str(k) for k in message["primary_key_columns"]]
+        return inferred(json_columns(rows), keys, origin, opts)

@@ -1,0 +1,233 @@
+"""What the row-image JSON feeds share (GoldenGate JSON, Canal FlatMessage, Maxwell).
+
+Each of these producers writes one JSON message per change (Canal: per statement) that names its
+table and carries row images as JSON objects keyed by column name. The three parsers share:
+options (`key_columns`, `table`), routing by table name, the image → canonical values step
+(absent columns stay absent, never NULL), the position guard (a position that goes backwards
+inside a file stops the table) and schema inference from the JSON values.
+
+The canonical rows have the order struct ORDER_FIELDS: (position, file, line, part) — the
+producer's position as a string that sorts like the position, or None where the feed has none.
+"""
+
+from __future__ import annotations
+
+import binascii
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from mirrorspec.errors import SourceError
+from mirrorspec.sources import extended_json
+from mirrorspec.sources.base import (OP_DELETE, OP_INSERT, InferredColumn, InferredSchema,
+                                     iter_json_documents)
+from mirrorspec.sources.debezium import Row, TableShape, coerce, local_feed_texts
+
+ORDER_FIELDS = (("position", "string"), ("file", "string"), ("line", "bigint"), ("part", "int"))
+_ERRORS = (ValueError, TypeError, KeyError, ArithmeticError, binascii.Error)
+
+
+@dataclass(frozen=True)
+class RowImageOptions:
+    """`source.options` of a row-image feed: `key_columns` when the YAML has none, and `table`
+    (keep only the messages of that table: `name` or `qualifier.name`, case-insensitive)."""
+
+    key_columns: tuple[str, ...] = ()
+    table: str | None = None
+
+
+def parse_options(options: dict[str, Any] | None) -> RowImageOptions:
+    """`source.options` as RowImageOptions (the JSON Schema checked names and values)."""
+    options = dict(options or {})
+    keys = options.get("key_columns") or ()
+    if isinstance(keys, str):
+        keys = (keys,)
+    table = options.get("table")
+    return RowImageOptions(tuple(str(k) for k in keys), str(table) if table else None)
+
+
+class TableRouter:
+    """Which messages belong to the table. With `options.table`: the messages naming it.
+    Without: every message, but a file naming two tables is an error (they would mix)."""
+
+    def __init__(self, wanted: str | None, file: str, format_name: str):
+        self.wanted = wanted.lower() if wanted else None
+        self.file = file
+        self.format_name = format_name
+        self.first: tuple[str, int] | None = None
+
+    def keeps(self, qualified: str, line: int) -> bool:
+        """True when the message of table `qualified` ("schema.table") is this table's."""
+        if self.wanted is not None:
+            return _names(self.wanted, qualified)
+        if self.first is None:
+            self.first = (qualified, line)
+        elif qualified != self.first[0]:
+            raise SourceError(
+                f"the feed mixes tables: {qualified!r} here, {self.first[0]!r} at line "
+                f"{self.first[1]}", file=self.file, line=line,
+                hint=f"set source.options.table to the {self.format_name} table this table "
+                     "mirrors (one table per source in the YAML)")
+        return True
+
+
+class PositionGuard:
+    """Stops a file whose producer position goes backwards (a replayed or mixed-up feed)."""
+
+    def __init__(self, file: str, field: str):
+        self.file = file
+        self.field = field
+        self.last: tuple[Any, str, int] | None = None  # (sort key, as written, line)
+
+    def check(self, key: Any, written: str, line: int) -> None:
+        if self.last is not None and key < self.last[0]:
+            raise SourceError(
+                f"'{self.field}' goes backwards: {written!r} after {self.last[1]!r} "
+                f"(line {self.last[2]})", file=self.file, line=line,
+                hint="the file mixes two streams or replays an older part of one; remove the "
+                     "replayed messages (or split the streams into separate files) and rerun")
+        self.last = (key, written, line)
+
+
+Prepare = Callable[[Any, str], Any]
+
+
+def _identity(value: Any, data_type: str) -> Any:
+    return value
+
+
+class ImageReader:
+    """Turns a row image (a JSON object) into values in table order for one file."""
+
+    def __init__(self, shape: TableShape, file: str, prepare: Prepare = _identity,
+                 binary: str = "base64"):
+        self.shape = shape
+        self.file = file
+        self.prepare = prepare
+        self.binary = binary
+        self.names = shape.names
+        self.key_positions = [self.names.index(k) for k in shape.key_columns]
+
+    def values(self, image: Any, line: int, what: str, partial: bool
+               ) -> tuple[list, list | None]:
+        """(values in table order, present names or None). A column the image lacks is absent
+        when `partial` (an update: completed from the current row), else NULL (a new row)."""
+        if not isinstance(image, dict):
+            raise SourceError(f"'{what}' is not an object", file=self.file, line=line)
+        values: list = []
+        present: list[str] = []
+        absent = False
+        for name, data_type in self.shape.columns:
+            if name not in image:
+                values.append(None)
+                if partial:
+                    absent = True
+                else:
+                    present.append(name)
+                continue
+            raw = image[name]
+            try:
+                value = self.prepare(raw, data_type) if raw is not None else None
+                values.append(coerce(value, data_type, "ms", self.binary))
+            except _ERRORS as exc:
+                raise SourceError(f"column {name!r} ({data_type}): cannot read {raw!r} in "
+                                  f"'{what}': {exc}", file=self.file, line=line,
+                                  hint="fix the value or the column's type in the YAML"
+                                  ) from None
+            present.append(name)
+        return values, (present if absent else None)
+
+    def key(self, values: list) -> tuple:
+        return tuple(values[i] for i in self.key_positions)
+
+    def has_keys(self, image: Any) -> bool:
+        return isinstance(image, dict) and all(k in image for k in self.shape.key_columns)
+
+    def need_keys(self, line: int, what: str) -> None:
+        if not self.shape.key_columns:
+            raise SourceError(f"{what} for a table without key columns", file=self.file,
+                              line=line, hint="declare key_columns for the table (or in "
+                                              "source.options)")
+
+
+def change_row(values: list, op: int, position: str | None, file: str, line: int, part: int,
+               present: list | None) -> Row:
+    """A canonical row: the values, then (op, order, present, file, line)."""
+    return (*values, op, (position, file, line, part), present, file, line)
+
+
+def key_change_rows(reader: ImageReader, old: list, new: list, present: list | None,
+                    position: str | None, file: str, line: int, part: int,
+                    hint: str = "") -> list[Row] | None:
+    """Delete of the old key + insert of the new one when the key changed, else None.
+
+    The new key's row must be whole: its missing columns could only come from the old key's
+    row, which these readers don't pair with it, and an absent column never becomes NULL."""
+    if reader.key(old) == reader.key(new):
+        return None
+    if present is not None:
+        missing = [n for n in reader.names if n not in present]
+        raise SourceError(f"key change without the whole new row (missing: "
+                          f"{', '.join(missing[:5])}{', …' if len(missing) > 5 else ''})",
+                          file=file, line=line, hint=hint or "configure the producer to send "
+                          "full row images")
+    return [change_row(old, OP_DELETE, position, file, line, part, None),
+            change_row(new, OP_INSERT, position, file, line, part + 1, present)]
+
+
+def zero_date_to_null(value: Any, data_type: str) -> Any:
+    """MySQL's zero dates (`0000-00-00`, `0000-00-00 00:00:00`) are no date: NULL, as JDBC's
+    zeroDateTimeBehavior=convertToNull reads them."""
+    if data_type in ("DateTime", "IDate") and isinstance(value, str) \
+            and value.startswith("0000-00-00"):
+        return None
+    return value
+
+
+# --- schema inference from JSON values (compile time) ------------------------------------------
+
+def json_columns(images: Iterable[dict[str, Any]]) -> tuple[InferredColumn, ...]:
+    """Columns in first-seen order; each typed by its first non-null value (String if none)."""
+    kinds: dict[str, str | None] = {}
+    for image in images:
+        for name, value in image.items():
+            if kinds.get(name) is None and value is not None:
+                kinds[name] = extended_json.data_type_of(value)
+            kinds.setdefault(name, None)
+    return tuple(InferredColumn(name, kind or "String") for name, kind in kinds.items())
+
+
+def qualified_name(message: dict[str, Any]) -> str:
+    """`database.table` of a MySQL binlog message (Canal, Maxwell)."""
+    return f"{message.get('database') or ''}.{message.get('table') or ''}"
+
+
+def local_messages(path: str, limit: int = 10_000) -> Iterator[tuple[str, int, Any]]:
+    """(file, line, message) of the first `limit` JSON messages under a local feed path."""
+    seen = 0
+    for file, text in local_feed_texts(path):
+        for line, message in iter_json_documents(text, file):
+            yield file, line, message
+            seen += 1
+            if seen >= limit:
+                return
+
+
+def inferred(columns: Sequence[InferredColumn], keys: Sequence[str], origin: str,
+             options: RowImageOptions, types_guessed: bool = True) -> InferredSchema | None:
+    """The InferredSchema, keys from options first; None when nothing was found. Types taken
+    from JSON values are guesses: the YAML's declared types win over them."""
+    keys = options.key_columns or tuple(keys)
+    if not columns and not keys:
+        return None
+    return InferredSchema(columns=tuple(columns), key_columns=tuple(keys), origin=origin,
+                          types_guessed=types_guessed)
+
+
+def table_name_matches(options: RowImageOptions, qualified: str) -> bool:
+    """Inference keeps the messages `options.table` names (all without it)."""
+    return not options.table or _names(options.table, qualified)
+
+
+def _names(wanted: str, qualified: str) -> bool:
+    name = qualified.lower()
+    return wanted.lower() in (name, name.rsplit(".", 1)[-1])

@@ -1,0 +1,138 @@
+"""Maxwell's daemon JSON → canonical changes (pure Python parser)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mirrorspec.errors import SourceError
+from mirrorspec.sources import maxwell
+from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE, OP_UPSERT
+from mirrorspec.sources.debezium import TableShape
+from mirrorspec.sources.row_images import parse_options
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "maxwell"
+SHAPE = TableShape((("id", "Int32"), ("name", "String"), ("description", "String"),
+                    ("weight", "Double")), ("id",))
+WIDTH = len(SHAPE.columns)
+
+
+def parse(lines, options=None, shape=SHAPE, skipped=None):
+    text = "\n".join(json.dumps(m) for m in lines)
+    return list(maxwell.parse_text(text, "maxwell.json", shape, parse_options(options or {}),
+                                   skipped))
+
+
+def brief(rows):
+    return [(r[0], r[WIDTH], r[WIDTH + 2]) for r in rows]
+
+
+def msg(kind, data, old=None, position=None, table="product", **extra):
+    message = {"database": "test", "table": table, "type": kind, "ts": 1700000000,
+               "xid": 7, "data": data}
+    if old is not None:
+        message["old"] = old
+    if position is not None:
+        message["position"] = position
+    message.update(extra)
+    return message
+
+
+def test_flink_sample():
+    rows = list(maxwell.parse_text((FIXTURES / "flink-maxwell-data.json").read_text(),
+                                   "maxwell.json", SHAPE, parse_options({})))
+    assert brief(rows) == [(101, OP_INSERT, None), (102, OP_INSERT, None),
+                           (106, OP_INSERT, None), (106, OP_UPDATE, None),
+                           (101, OP_UPDATE, None), (102, OP_DELETE, None)]
+
+
+def test_docs_example_position_orders_the_rows():
+    shape = TableShape((("id", "Int32"), ("m", "Double"), ("c", "DateTime"),
+                        ("comment", "String")), ("id",))
+    rows = list(maxwell.parse_text((FIXTURES / "maxwell-docs-insert.json").read_text(),
+                                   "maxwell.json", shape, parse_options({})))
+    assert [r[1] for r in rows] == [4.2341, 5.444]
+    first, second = (r[len(shape.columns) + 1][0] for r in rows)
+    assert first < second and first.startswith("master.")
+
+
+def test_position_sorts_by_binlog_file_number_then_offset():
+    assert maxwell.position_key("mysql-bin.999999:900") < maxwell.position_key(
+        "mysql-bin.1000000:4")
+    assert maxwell.position_key("mysql-bin.000006:99") < maxwell.position_key(
+        "mysql-bin.000006:100")
+
+
+def test_position_going_backwards_within_a_file_stops_it():
+    with pytest.raises(SourceError) as caught:
+        parse([msg("insert", {"id": 1}, position="master.000006:800911"),
+               msg("insert", {"id": 2}, position="master.000006:800911"),
+               msg("insert", {"id": 3}, position="master.000005:900000")])
+    error = caught.value
+    assert (error.file, error.line) == ("maxwell.json", 3)
+    assert "'position' goes backwards" in error.message and "(line 2)" in error.message
+
+
+def test_key_in_old_is_a_key_change():
+    rows = parse([msg("update", {"id": 2, "name": "n", "description": "d", "weight": 1},
+                      old={"id": 1})])
+    assert brief(rows) == [(1, OP_DELETE, None), (2, OP_INSERT, None)]
+
+
+def test_minimal_row_image_update_leaves_columns_absent():
+    (row,) = parse([msg("update", {"id": 1, "weight": 2.5}, old={"weight": 1.0})])
+    assert row[WIDTH] == OP_UPDATE and row[WIDTH + 2] == ["id", "weight"]
+
+
+def test_bootstrap_rows_are_upserts_and_markers_are_counted():
+    skipped: dict[str, int] = {}
+    rows = parse([msg("bootstrap-start", {}), msg("bootstrap-insert", {"id": 1, "name": "a"}),
+                  msg("bootstrap-complete", {}),
+                  {"type": "table-alter", "database": "test", "table": "product", "ts": 1}],
+                 skipped=skipped)
+    assert brief(rows) == [(1, OP_UPSERT, None)]
+    assert skipped == {"bootstrap": 2, "ddl": 1}
+    # with options.table, another table's markers and DDL are not this table's to count
+    skipped = {}
+    parse([msg("bootstrap-start", {}, table="orders"),
+           {"type": "table-create", "database": "test", "table": "orders", "ts": 1}],
+          {"table": "product"}, skipped=skipped)
+    assert skipped == {}
+
+
+def test_unknown_type_names_file_line_and_field():
+    with pytest.raises(SourceError) as caught:
+        parse([msg("insert", {"id": 1}), msg("replace", {"id": 1})])
+    assert caught.value.line == 2 and "unknown Maxwell type 'replace'" in caught.value.message
+
+
+def test_set_columns_are_json_text_and_zero_dates_null():
+    shape = TableShape((("id", "Int32"), ("tags", "String"), ("at", "DateTime")), ("id",))
+    (row,) = parse([msg("insert", {"id": 1, "tags": ["a", "b"], "at": "0000-00-00 00:00:00"})],
+                   shape=shape)
+    assert row[1] == '["a","b"]' and row[2] is None
+
+
+def test_table_option_routes_a_database_stream():
+    lines = [msg("insert", {"id": 1}), msg("insert", {"id": 2}, table="orders")]
+    assert [r[0] for r in parse(lines, {"table": "test.orders"})] == [2]
+    with pytest.raises(SourceError, match="mixes tables"):
+        parse(lines)
+
+
+def test_inference_reads_primary_key_columns():
+    schema = maxwell.MaxwellFormat().infer_schema(str(FIXTURES / "flink-maxwell-data.json"), {})
+    assert [(c.name, c.data_type) for c in schema.columns] == [
+        ("id", "Int64"), ("name", "String"), ("description", "String"), ("weight", "Double")]
+    assert schema.key_columns == ("id",)
+
+
+def test_a_key_change_without_the_whole_new_row_stops_instead_of_nulls():
+    """MINIMAL row images: the new key's other columns aren't in the message; landing them as
+    NULL would turn absent into NULL."""
+    with pytest.raises(SourceError) as caught:
+        parse([msg("update", {"id": 2, "weight": 1.0}, old={"id": 1})])
+    assert "key change without the whole new row" in caught.value.message
+    assert "name" in caught.value.message and "binlog_row_image=FULL" in caught.value.hint

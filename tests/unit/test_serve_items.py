@@ -1,0 +1,131 @@
+"""The registry of `serve --root` (mirrorspec/serve/items.py): a started mirroring is restarted
+by the next serve and a stopped one is not; each item has its own conformance report. The
+engine is a stand-in process here (the real one is in tests/spark/test_serve_fabric_mirroring.py
+and `make test-clients`)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from mirrorspec.serve import supervise
+from mirrorspec.serve.conformance import Conformance
+from mirrorspec.serve.items import EngineSettings, Registry
+from mirrorspec.serve.names import Names, Place
+from mirrorspec.serve.store import Store
+
+
+@pytest.fixture
+def engines(monkeypatch):
+    """Every engine started, as (landing zone, process); each a process that waits for SIGTERM."""
+    started: list[tuple[object, subprocess.Popen]] = []
+
+    def fake(landing, warehouse, every, log_format, conf=()):
+        process = subprocess.Popen([sys.executable, "-c", "import signal; signal.pause()"])
+        started.append((landing, process))
+        return process
+
+    monkeypatch.setattr(supervise, "start_mirror", fake)
+    yield started
+    for _landing, process in started:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def open_registry(root, report=None, log=None):
+    """A registry as `serve --root root [--report report]` opens it, adopted item `first`."""
+    registry = Registry(root, EngineSettings(1, "text"), "visible",
+                        log or (lambda *_a, **_f: None))
+    registry.load()
+    landing, warehouse = registry.folders_of(*_ids())
+    for folder in (landing, warehouse):
+        folder.mkdir(parents=True, exist_ok=True)
+    names = Names("ws", _ids()[0], "first", _ids()[1])
+    store = Store(names, landing, warehouse, root / ".staging", lambda: {})
+    conformance = Conformance(landing, report, lambda *_a, **_f: None)
+    registry.adopt(f"ws={names.workspace_id}", f"first={names.item_id}", landing, warehouse,
+                   store, conformance)
+    registry.open_all()
+    registry.resume()
+    return registry
+
+
+def _ids() -> tuple[str, str]:
+    return "6d6b8c3e-1111-4222-8333-944445555666", "7e7c9d4f-1111-4222-8333-944445555666"
+
+
+def test_a_started_mirroring_is_restarted_by_the_next_serve_and_a_stopped_one_is_not(
+        tmp_path, engines):
+    root = tmp_path / "root"
+    first = open_registry(root)
+    ws = first.workspace("ws")
+    running = first.create_item(ws, "running", "", None)
+    stopped = first.create_item(ws, "stopped", "", None)
+    idle = first.create_item(ws, "idle", "", None)
+    first.start(running)
+    first.start(stopped)
+    first.stop(stopped)
+    assert [landing for landing, _p in engines] == [running.landing, stopped.landing]
+    first.close()
+    assert all(p.poll() is not None for _l, p in engines)  # serve's stop ends every engine
+
+    engines.clear()
+    again = open_registry(root)
+    try:
+        assert [landing for landing, _p in engines] == [running.landing]
+        assert engines[0][1].poll() is None
+        assert again.status(again.items[running.id]) == "Running"
+        assert again.status(again.items[stopped.id]) == "Stopped"
+        assert again.status(again.items[idle.id]) == "Initialized"
+        again.stop(again.items[running.id])
+    finally:
+        again.close()
+    engines.clear()
+    third = open_registry(root)
+    third.close()
+    assert engines == []  # stopMirroring is kept too
+
+
+def test_a_mirroring_that_cannot_restart_is_logged_and_stopped(tmp_path, engines):
+    root = tmp_path / "root"
+    first = open_registry(root)
+    item = first.create_item(first.workspace("ws"), "gone", "", None)
+    first.start(item)
+    first.close()
+    for path in sorted(item.landing.rglob("*"), reverse=True):
+        path.rmdir()
+    item.landing.rmdir()
+    logged: list[tuple[str, str]] = []
+    engines.clear()
+    again = open_registry(root, log=lambda level, message, **_f: logged.append((level, message)))
+    try:
+        assert engines == []
+        assert again.status(again.items[item.id]) == "Stopped"
+        assert [level for level, m in logged if "was not restarted" in m] == ["warning"]
+    finally:
+        again.close()
+
+
+def test_each_item_has_its_own_conformance_report(tmp_path):
+    report = tmp_path / "reports" / "conformance.json"
+    report.parent.mkdir()
+    registry = open_registry(tmp_path / "root", report=report)
+    try:
+        other = registry.create_item(registry.workspace("ws"), "other", "", None)
+        (other.landing / "s.schema" / "t").mkdir(parents=True)
+        (other.landing / "s.schema" / "t" / "f.parquet").write_bytes(b"x")
+        place = Place("landing", "ws", "other.MountedRelationalDatabase", ("s.schema", "t",
+                                                                           "f.parquet"))
+        assert other.conformance is not None
+        other.conformance.published(place, 1)
+    finally:
+        registry.close()
+    own = json.loads((report.parent / f"conformance.{other.id}.json").read_text())
+    assert own["item"]["id"] == other.id and own["item"]["displayName"] == "other"
+    assert [f["kind"] for f in own["findings"]] == ["not-sequence-name"]
+    adopted = json.loads(report.read_text())
+    assert adopted["item"]["displayName"] == "first" and adopted["findings"] == []
