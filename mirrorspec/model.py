@@ -119,8 +119,9 @@ class Output:
     spark_master: str = "local[*]"
     spark_remote: str | None = None
     spark_conf: dict[str, str] = field(default_factory=dict)
-    deletion_vectors: bool = True
+    deletion_vectors: bool | None = None  # None: by each table's size (docs/readers.md)
     settle_seconds: float = 0
+    threads: int | None = None  # tables mirrored at once by run/mirror; None: the default
 
 
 @dataclass(frozen=True)
@@ -290,7 +291,8 @@ def _resolve_output(loaded: LoadedProject, profile: str, target: str | None,
                     out.get("warehouse") or defaults.warehouse,
                     spark.get("master") or defaults.spark_master, spark.get("remote"), conf,
                     out.get("deletion_vectors", defaults.deletion_vectors),
-                    out.get("settle_seconds", defaults.settle_seconds))
+                    out.get("settle_seconds", defaults.settle_seconds),
+                    out.get("threads", defaults.threads))
     landing = resolve_location(output.landing_zone, loaded.project_dir)
     warehouse = resolve_location(output.warehouse, loaded.project_dir)
     if folders_overlap(landing, warehouse):

@@ -82,7 +82,8 @@ class TablePlan:
     recreate: bool = False
     tests: list[dict[str, Any]] = field(default_factory=list)
     yaml_file: str | None = None  # the YAML the table came from, relative to the project
-    deletion_vectors: bool = True  # delta.enableDeletionVectors of the mirrored table
+    # delta.enableDeletionVectors of the mirrored table; None: by its size (docs/readers.md)
+    deletion_vectors: bool | None = None
     settle_seconds: float = 0  # a landing file younger than this waits for a later pass
 
     @property
@@ -111,6 +112,7 @@ class Plan:
     spark: SparkSpec
     partner_events: dict[str, Any] | None
     tables: list[TablePlan]
+    threads: int | None = None  # tables mirrored at once (the profile output's); None: default
 
     def to_json(self) -> str:
         """Deterministic JSON text of the plan."""

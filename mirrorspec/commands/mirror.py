@@ -10,8 +10,8 @@ import click
 
 from mirrorspec.commands.params import (absolute_location, get_console, lineage_options,
                                         metrics_host, metrics_port, optional_plan, parse_conf,
-                                        plan_options, spark_conf, spark_master, start_lineage,
-                                        start_spark, watch_options)
+                                        plan_options, resolve_table_threads, spark_conf,
+                                        spark_master, start_lineage, start_spark, watch_options)
 from mirrorspec.errors import FailedRun, ProjectError
 from mirrorspec.mirroring import PROCESSED_RETENTION_DAYS
 
@@ -147,8 +147,9 @@ def _summary(console, result) -> None:
               help="Keep polling every SECONDS until interrupted (Ctrl-C / SIGTERM).")
 @click.option("--select", "-s", multiple=True,
               help="Tables to mirror: schema.table, a name or a glob such as 'sales.*'.")
-@click.option("--threads", type=click.IntRange(1, 256), default=2, show_default=True,
-              help="Tables processed concurrently.")
+@click.option("--threads", type=click.IntRange(1, 256), default=None,
+              help="Tables processed concurrently (default: the profile output's `threads`, "
+                   "else twice the CPU cores, 2 to 8).")
 @plan_options
 @spark_master
 @spark_conf
@@ -166,7 +167,7 @@ def _summary(console, result) -> None:
               help="Apply a file only once it is this old (producers that write in place).")
 @watch_options
 def mirror(landing_zone: str | None, warehouse: str | None, watch: float | None,
-           select: tuple[str, ...], threads: int, master: str | None, conf: tuple[str, ...],
+           select: tuple[str, ...], threads: int | None, master: str | None, conf: tuple[str, ...],
            strict: bool, retention_days: float, settle_seconds: float = 0,
            metrics_port: int | None = None, metrics_host: str = "127.0.0.1",
            heartbeat_every: int = 10, heartbeat_file: str | None = None, **params) -> None:
@@ -196,6 +197,7 @@ def mirror(landing_zone: str | None, warehouse: str | None, watch: float | None,
     require_landing_zone(landing_zone)
     from mirrorspec.spark.mirror.engine import MirrorOptions, mirror_landing_zone
 
+    threads = resolve_table_threads(threads, plan.threads if plan is not None else None)
     options = MirrorOptions(threads=threads, strict=strict, retention_days=retention_days,
                             select=tuple(select), settle_seconds=settle_seconds)
     spark = start_spark(plan, master, extra_conf, console)

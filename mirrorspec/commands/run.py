@@ -13,8 +13,9 @@ from typing import Any
 import click
 
 from mirrorspec.commands.params import (get_console, lineage_options, metrics_host, metrics_port,
-                                        plan_options, run_options, start_lineage, watch_options,
-                                        selection_options, stop_on_signals)
+                                        plan_options, resolve_table_threads, run_options,
+                                        start_lineage, watch_options, selection_options,
+                                        stop_on_signals)
 from mirrorspec.compile import PlanContext, load_plan_context
 from mirrorspec.console import Console
 from mirrorspec.errors import FailedRun
@@ -29,6 +30,8 @@ def execute_run(console: Console, command: str, publish_only: bool, params: dict
 
     ctx = load_plan_context(params["project_dir"], params["target"], params["vars_text"],
                             params["profiles_dir"], params["plan_path"], console)
+    # resolved once, in place: `build` tests with the same number of threads
+    params["threads"] = resolve_table_threads(params.get("threads"), ctx.plan.threads)
     args = safe_args(project_dir=params["project_dir"], target=params["target"],
                      vars=parse_vars(params["vars_text"]) or None, plan=params["plan_path"],
                      select=params["select"], exclude=params["exclude"],

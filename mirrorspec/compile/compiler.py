@@ -68,6 +68,7 @@ def build_plan(project: Project) -> Plan:
                         conf=dict(sorted(output.spark_conf.items()))),
         partner_events=partner,
         tables=tables,
+        threads=output.threads,
     )
 
 

@@ -235,6 +235,13 @@ def snapshot_schema(filesystem: FileSystem, delta_path: str) -> dict[str, Any] |
     """The table's schema (the parsed `schemaString` of its latest `metaData` action) as the Delta
     protocol defines the snapshot: the newest JSON commit that has one, else the newest complete
     checkpoint — so it stays right after log cleanup. None when there is no table."""
+    metadata = snapshot_metadata(filesystem, delta_path)
+    return _schema_of(metadata) if metadata is not None else None
+
+
+def snapshot_metadata(filesystem: FileSystem, delta_path: str) -> dict[str, Any] | None:
+    """The table's latest `metaData` action (schemaString, configuration, …), found as
+    `snapshot_schema` says. None when there is no table."""
     log = fsmod.join(delta_path, "_delta_log")
     entries = filesystem.list(log)
     checkpoints: dict[int, list[Entry]] = {}
@@ -249,23 +256,23 @@ def snapshot_schema(filesystem: FileSystem, delta_path: str) -> dict[str, Any] |
             break
         for line in filesystem.read_bytes(entry.path).decode("utf-8").splitlines():
             if '"metaData"' in line:
-                return _schema_of(json.loads(line)["metaData"])
+                return _metadata_action(line)
     for version in sorted(checkpoints, reverse=True):
         for entry in checkpoints[version]:
             try:
-                schema = _schema_in_checkpoint(filesystem, entry)
+                metadata = _metadata_in_checkpoint(filesystem, entry)
             except Exception:  # noqa: BLE001 - a partial/corrupt checkpoint: try an older one
                 continue
-            if schema is not None:
-                return schema
+            if metadata is not None:
+                return metadata
     return None
 
 
-def _schema_in_checkpoint(filesystem: FileSystem, entry: Entry) -> dict[str, Any] | None:
+def _metadata_in_checkpoint(filesystem: FileSystem, entry: Entry) -> dict[str, Any] | None:
     if entry.name.endswith(".json"):
         for line in filesystem.read_bytes(entry.path).decode("utf-8").splitlines():
             if '"metaData"' in line:
-                return _schema_of(json.loads(line)["metaData"])
+                return _metadata_action(line)
         return None
     import pyarrow.parquet as pq
 
@@ -276,8 +283,15 @@ def _schema_in_checkpoint(filesystem: FileSystem, entry: Entry) -> dict[str, Any
         return None
     for row in parquet.read(columns=["metaData"]).column("metaData").to_pylist():
         if row and row.get("schemaString"):
-            return _schema_of(row)
+            if isinstance(row.get("configuration"), list):  # a Parquet map reads as pairs
+                row["configuration"] = dict(row["configuration"])
+            return dict(row)
     return None
+
+
+def _metadata_action(line: str) -> dict[str, Any]:
+    action = json.loads(line)["metaData"]
+    return action if isinstance(action, dict) else {}
 
 
 def _schema_of(metadata: dict[str, Any]) -> dict[str, Any]:

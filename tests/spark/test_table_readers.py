@@ -30,12 +30,12 @@ EXPECTED = sorted([(i, f"v{i}") for i in range(50) if i not in (3, 4)] + [(3, "t
 
 @pytest.fixture(scope="module")
 def tables(spark, tmp_path_factory):
-    """{"on": path, "off": path}: the same changes mirrored with deletion vectors on (the
-    default) and with `deletion_vectors: false`."""
+    """{"on": path, "off": path}: the same changes mirrored with `deletion_vectors: true` and
+    with `deletion_vectors: false` (these tables are small: unset, they would get none)."""
     root = tmp_path_factory.mktemp("readers")
     landing, warehouse = str(root / "landing"), str(root / "warehouse")
     targets = []
-    for name, switch in (("on", None), ("off", False)):
+    for name, switch in (("on", True), ("off", False)):
         folder = os.path.join(landing, "shop.schema", name)
         write_metadata(folder, ["id"])
         targets.append(engine.MirrorTarget(f"shop.{name}", "shop", name, folder,

@@ -22,12 +22,14 @@ def plan_of(root: Path, tables: list, defaults: dict | None = None, output: dict
     return validate_project(str(root)).plan
 
 
-def switches(plan) -> dict[str, bool]:
+def switches(plan) -> dict[str, bool | None]:
     return {t.name: t.deletion_vectors for t in plan.tables}
 
 
-def test_on_by_default(tmp_path):
-    assert switches(plan_of(tmp_path, [{"name": "a"}])) == {"a": True}
+def test_by_size_by_default(tmp_path):
+    """No switch anywhere: the plan says None, and the engine decides by the table's size."""
+    assert switches(plan_of(tmp_path, [{"name": "a"}])) == {"a": None}
+    assert switches(plan_of(tmp_path / "2", [{"name": "a"}], output={})) == {"a": None}
 
 
 def test_table_over_defaults_over_profile(tmp_path):
@@ -40,13 +42,15 @@ def test_table_over_defaults_over_profile(tmp_path):
         {"a": False, "b": True, "c": False}
 
 
-def test_a_plan_without_the_field_means_on(tmp_path):
+def test_a_plan_without_the_field_means_by_size(tmp_path):
     plan = plan_of(tmp_path, [{"name": "a", "deletion_vectors": False}])
     doc = plan_from_dict(json.loads(plan.to_json()))
     assert doc.tables[0].deletion_vectors is False
     raw = json.loads(plan.to_json())
     del raw["tables"][0]["deletion_vectors"]
-    assert plan_from_dict(raw).tables[0].deletion_vectors is True
+    assert plan_from_dict(raw).tables[0].deletion_vectors is None
+    raw["tables"][0]["deletion_vectors"] = None
+    assert plan_from_dict(raw).tables[0].deletion_vectors is None
 
 
 @pytest.mark.parametrize("where", ["table", "output"])

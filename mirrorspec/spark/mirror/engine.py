@@ -38,7 +38,8 @@ from mirrorspec.run_results import STATUS_OF_MIRROR
 from mirrorspec.progress.mirror import (MirrorRecord, TableState, read_state, state_copy_path,
                                        write_state_copy)
 from mirrorspec.progress.mirror import txn_version_of as progress_txn
-from mirrorspec.spark.platform.session import new_session, session_conf
+from mirrorspec.progress.snapshot import SnapshotFacts, latest_facts
+from mirrorspec.spark.platform.session import new_session, scheduler_pool, session_conf
 
 _log = logging.getLogger(__name__)
 
@@ -196,12 +197,15 @@ class _TableRun:
         self._held: set[str] = set()  # names never applied as they are: left in place
         self._late: set[str] = set()  # of which: placed at or before the applied sequence
         self._committed: int | None = None  # the Delta version this pass committed
+        self._facts: SnapshotFacts | None = None  # the table's latest version, from its log
 
     # -- entry point
     def run(self) -> TableOutcome:
         started = time.monotonic()
         try:
-            self._run()
+            # one FAIR pool per worker thread: tables running at once share the cores
+            with scheduler_pool(self.spark, threading.current_thread().name):
+                self._run()
         except LandingZoneError as exc:
             self._fail(exc.code, exc.message + (f" ({exc.hint})" if exc.hint else ""),
                        exc.file, exc.row)
@@ -467,9 +471,11 @@ class _TableRun:
     def _check_files(self, files, metadata, state: TableState):
         union: list[T.StructField] = []
         self._table_columns: set[str] = set()
+        self._facts = None
         if state.exists:
-            union = list(self._session().read.format("delta").load(
-                self.target.delta_path).schema.fields)
+            # read once per attempt: the schema, properties and size the commit decides by
+            self._facts = latest_facts(self.wfs, self.target.delta_path)
+            union = self._table_fields()
             self._table_columns = {f.name.lower() for f in union}
         schemas: list[reader.FileSchema] = []
         for order, file in enumerate(files):
@@ -493,6 +499,16 @@ class _TableRun:
         union = [T.StructField(f.name, T.StringType(), True) if isinstance(f.dataType, T.NullType)
                  else f for f in union]
         return schemas, union, None
+
+    def _table_fields(self) -> list[T.StructField]:
+        """The table's columns: from its log when that holds the schema (no Spark statement),
+        else as Spark reads the table."""
+        schema = self._facts.schema if self._facts is not None else None
+        if schema is not None:
+            with contextlib.suppress(Exception):  # a type this PySpark can't parse: ask Spark
+                return list(plain_type(T.StructType.fromJson(schema)).fields)
+        return list(self._session().read.format("delta").load(
+            self.target.delta_path).schema.fields)
 
     # -- rows per file, the first bad row of each file, keyed-row counts: one Spark job, unless
     # pyarrow proves local Parquet files clean from their marker and key columns alone
@@ -596,8 +612,7 @@ class _TableRun:
         try:
             if any(_DELTA_NAME_CHARS.search(f.name) for f in new_columns):
                 self._keep_column_names(session, state.exists)
-            if target.deletion_vectors is not None:
-                self._switch_deletion_vectors(session, state.exists, target.deletion_vectors)
+            self._choose_deletion_vectors(session, state.exists, size)
             if state.exists and keyed_rows and new_columns:
                 delta.add_columns(session, target.delta_path, new_columns)
             crash_point("before_commit", target.unique_id)
@@ -620,8 +635,9 @@ class _TableRun:
                 conf = commit.session_conf()
                 bounds = pruning.key_range(applied, metadata.key_columns, union)
                 source = fold.fold_changes(batch, columns, keys)
+                known = self._facts.size_bytes if self._facts is not None else None
                 staged = staged_source.stage(session, self.wfs, target.delta_path, source,
-                                             f"{txn_version:020d}-{attempt}")
+                                             f"{txn_version:020d}-{attempt}", known)
                 if staged is not None:
                     conf.update(staged.conf)
                     source = staged.frame
@@ -670,17 +686,43 @@ class _TableRun:
         if not exists:
             session.conf.set(delta.COLUMN_MAPPING_DEFAULT, "name")
             return
-        delta.map_column_names(session, self.target.delta_path)
+        if self._facts is None:
+            delta.map_column_names(session, self.target.delta_path)
+        elif (self._facts.property(delta.COLUMN_MAPPING_PROPERTY) or "").lower() != "name":
+            delta.set_property(session, self.target.delta_path, delta.COLUMN_MAPPING_PROPERTY,
+                               "name")
 
-    def _switch_deletion_vectors(self, session, exists: bool, enabled: bool) -> None:
-        """The table's `deletion_vectors:` switch: the session default when this commit creates
-        the table, else the table property when it differs (existing vectors stay until
-        `mirrorspec maintain` purges them)."""
+    def _choose_deletion_vectors(self, session, exists: bool, batch_bytes: int) -> None:
+        """Deletion vectors for this commit (docs/readers.md): the table's `deletion_vectors:`
+        switch when it has one, else by size — off while the table (with this batch) is under
+        `delta.AUTO_DELETION_VECTORS_BYTES`, where rewriting the few files a batch touches costs
+        less than Delta's vector jobs, and switched on for good once it reaches it. Set as the
+        session default when this commit creates the table, else as the table property when it
+        differs (existing vectors stay until `mirrorspec maintain` purges them)."""
+        forced = self.target.deletion_vectors
+        path = self.target.delta_path
+        facts = self._facts if exists else None
+        current = (facts.property(delta.DELETION_VECTORS_PROPERTY) or "").lower() \
+            if facts is not None else None
+        if forced is None:
+            if current == "true":
+                return  # on already: automatic mode never switches vectors off
+            table_bytes = 0
+            if exists:
+                table_bytes = facts.size_bytes if facts is not None and \
+                    facts.size_bytes is not None else delta.size_in_bytes(session, path)
+            enabled = delta.auto_deletion_vectors(table_bytes + batch_bytes)
+            if exists and not enabled:
+                return
+        else:
+            enabled = forced
         value = "true" if enabled else "false"
         if not exists:
             session.conf.set(delta.DELETION_VECTORS_DEFAULT, value)
-            return
-        delta.set_deletion_vectors(session, self.target.delta_path, enabled)
+        elif facts is None:
+            delta.set_deletion_vectors(session, path, enabled)
+        elif current != value:
+            delta.set_property(session, path, delta.DELETION_VECTORS_PROPERTY, value)
 
     # -- files after the commit (landing/processed.py: the _ProcessedFiles lifecycle)
     def _move(self, files) -> None:
@@ -717,6 +759,20 @@ def error_code_of(exc: BaseException, warehouse_path: str = "") -> str:
 
 
 _short = failures.short
+
+
+def plain_type(data_type: T.DataType) -> T.DataType:
+    """`data_type` without field metadata (column mapping ids, comments) at any depth: the
+    schema as Spark's read of the table shows it, comparable with a landing file's."""
+    if isinstance(data_type, T.StructType):
+        return T.StructType([T.StructField(f.name, plain_type(f.dataType), f.nullable)
+                             for f in data_type.fields])
+    if isinstance(data_type, T.ArrayType):
+        return T.ArrayType(plain_type(data_type.elementType), data_type.containsNull)
+    if isinstance(data_type, T.MapType):
+        return T.MapType(plain_type(data_type.keyType), plain_type(data_type.valueType),
+                         data_type.valueContainsNull)
+    return data_type
 
 
 # --- passes -------------------------------------------------------------------------------------

@@ -55,13 +55,15 @@ class StagedSource:
 
 
 def stage(session, filesystem, delta_path: str, source: DataFrame,
-          attempt: str) -> StagedSource | None:
+          attempt: str, known_bytes: int | None = None) -> StagedSource | None:
     """Write `source` under `<table>/_mirrorspec/merge-source/<attempt>` and read it back as the
     MERGE source; None (the MERGE then reads `source` as before) for a table smaller than
-    MIN_TABLE_BYTES or a column whose type can't be stored in Parquet."""
+    MIN_TABLE_BYTES or a column whose type can't be stored in Parquet. `known_bytes`: the
+    table's size when the caller has it from the log (else Spark is asked)."""
     if not all(_parquet_writable(f.dataType) for f in source.schema.fields):
         return None
-    if table_bytes(session, delta_path) < MIN_TABLE_BYTES:
+    size = known_bytes if known_bytes is not None else table_bytes(session, delta_path)
+    if size < MIN_TABLE_BYTES:
         return None
     folder = fsmod.join(delta_path, FOLDER, attempt)
     names = source.columns

@@ -50,18 +50,20 @@ class _StepClock:
             self.running = None
 
 
-def maintain_table(spark, unique_id: str, delta_path: str, deletion_vectors: bool,
+def maintain_table(spark, unique_id: str, delta_path: str, deletion_vectors: bool | None,
                    steps: MaintainSteps, progress: LiveProgress | None = None
                    ) -> MaintainOutcome:
     """Apply the table's `deletion_vectors` switch, then REORG … APPLY (PURGE), OPTIMIZE and
     VACUUM as `steps` says. With the switch off on a table that has the deletionVectors table
     feature, `ALTER TABLE … DROP FEATURE` replaces the purge (it purges the vectors itself, then
     downgrades the protocol), so readers that refuse the feature (delta-rs' to_pyarrow_table)
-    accept the table. `progress` (a `live.LiveProgress`) hears each step start and end."""
+    accept the table. Without a switch (None: deletion vectors by the table's size) the
+    property is left as the engine set it. `progress` (a `live.LiveProgress`) hears each step
+    start and end."""
     session = spark.newSession()
     outcome = MaintainOutcome(unique_id)
     clock = _StepClock(outcome, progress)
-    if not deletion_vectors and steps.purge and _has_feature(session, delta_path,
+    if deletion_vectors is False and steps.purge and _has_feature(session, delta_path,
                                                              "deletionVectors"):
         clock.start("drop feature", "dropping the deletionVectors table feature")
         before = _vectors(delta_path)
@@ -73,7 +75,8 @@ def maintain_table(spark, unique_id: str, delta_path: str, deletion_vectors: boo
         set_deletion_vectors(session, delta_path, deletion_vectors)
     else:
         clock.start("switch", f"checking {DELETION_VECTORS_PROPERTY}")
-        if set_deletion_vectors(session, delta_path, deletion_vectors):
+        if deletion_vectors is not None and set_deletion_vectors(session, delta_path,
+                                                                 deletion_vectors):
             outcome.done.append(f"{DELETION_VECTORS_PROPERTY} = {str(deletion_vectors).lower()}")
         if steps.purge:
             clock.start("purge", "purging deletion vectors")

@@ -20,6 +20,11 @@ DELETION_VECTORS_PROPERTY = "delta.enableDeletionVectors"
 COLUMN_MAPPING_PROPERTY = "delta.columnMapping.mode"
 COLUMN_MAPPING_DEFAULT = "spark.databricks.delta.properties.defaults.columnMapping.mode"
 DELETION_VECTORS_DEFAULT = "spark.databricks.delta.properties.defaults.enableDeletionVectors"
+# Automatic deletion vectors (a table without a `deletion_vectors:` switch, docs/readers.md):
+# below this many bytes of data a MERGE rewriting the files a batch touches costs less than
+# Delta's vector bookkeeping (7 more Spark jobs a MERGE); bench/deletion_vectors_bench.py put
+# the crossing between 11 MiB (rewriting cheaper) and 54 MiB (vectors twice as cheap).
+AUTO_DELETION_VECTORS_BYTES = 16 * 2**20
 # What a conflict's text says when delta-spark could not convert it to its Python class (a
 # Connect client, or the exception arriving as the cause of another).
 _CONFLICT_WORDS = ("ConcurrentAppend", "ConcurrentDelete", "ConcurrentTransaction",
@@ -93,8 +98,18 @@ def set_table_property(session, delta_path: str, name: str, value: str) -> bool:
     current = table_property(session, delta_path, name)
     if current is not None and current.lower() == value.lower():
         return False
-    session.sql(f"ALTER TABLE {table_ref(delta_path)} SET TBLPROPERTIES ('{name}' = '{value}')")
+    set_property(session, delta_path, name, value)
     return True
+
+
+def set_property(session, delta_path: str, name: str, value: str) -> None:
+    """Set a table property (one commit), without reading it first."""
+    session.sql(f"ALTER TABLE {table_ref(delta_path)} SET TBLPROPERTIES ('{name}' = '{value}')")
+
+
+def auto_deletion_vectors(table_bytes: int) -> bool:
+    """Whether a table of `table_bytes` without a `deletion_vectors:` switch gets vectors."""
+    return table_bytes >= AUTO_DELETION_VECTORS_BYTES
 
 
 def set_deletion_vectors(session, delta_path: str, enabled: bool) -> bool:
