@@ -25,11 +25,6 @@ DELETION_VECTORS_DEFAULT = "spark.databricks.delta.properties.defaults.enableDel
 # Delta's vector bookkeeping (7 more Spark jobs a MERGE); bench/deletion_vectors_bench.py put
 # the crossing between 11 MiB (rewriting cheaper) and 54 MiB (vectors twice as cheap).
 AUTO_DELETION_VECTORS_BYTES = 16 * 2**20
-# What a conflict's text says when delta-spark could not convert it to its Python class (a
-# Connect client, or the exception arriving as the cause of another).
-_CONFLICT_WORDS = ("ConcurrentAppend", "ConcurrentDelete", "ConcurrentTransaction",
-                   "ConcurrentWrite", "ProtocolChanged", "MetadataChanged",
-                   "DeltaConcurrentModification")
 
 
 def quote(name: str) -> str:
@@ -64,19 +59,25 @@ class CommitOptions:
 
 
 def is_conflict(exc: BaseException) -> bool:
-    """True when `exc` is Delta's optimistic-concurrency conflict (another writer committed)."""
-    try:
-        from delta.exceptions import base
-    except ImportError:  # pragma: no cover - delta-spark is a dependency
-        base = None
-    if base is not None and isinstance(exc, (
-            base.DeltaConcurrentModificationException, base.ConcurrentWriteException,
-            base.MetadataChangedException, base.ProtocolChangedException,
-            base.ConcurrentAppendException, base.ConcurrentDeleteReadException,
-            base.ConcurrentDeleteDeleteException, base.ConcurrentTransactionException)):
-        return True
-    text = f"{type(exc).__name__} {exc}"
-    return any(word in text for word in _CONFLICT_WORDS)
+    """True when `exc` is Delta's optimistic-concurrency conflict (another writer committed).
+
+    By class only, on the exception or any exception it was raised from: sessions mirrorspec
+    starts or connects register Delta's error conversion (`session.register_delta_errors`),
+    classic and Spark Connect alike (tests/unit/test_conflict_classes.py)."""
+    from delta.exceptions import base
+
+    conflicts = (base.DeltaConcurrentModificationException, base.ConcurrentWriteException,
+                 base.MetadataChangedException, base.ProtocolChangedException,
+                 base.ConcurrentAppendException, base.ConcurrentDeleteReadException,
+                 base.ConcurrentDeleteDeleteException, base.ConcurrentTransactionException)
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, conflicts):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def add_columns(session, delta_path: str, fields) -> None:

@@ -115,6 +115,7 @@ def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | Non
             console.info(f"connecting to Spark at {remote}…")
         return _connect_session(remote, user_conf, app_name)
     merged = _merged_conf(user_conf, jars_mode, extra_jars, master or "local[*]")
+    register_delta_errors(remote=False)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
     if not submitted:
@@ -146,6 +147,17 @@ def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | Non
         console.info(f"Spark started ({time.monotonic() - began:.1f}s)")
     session.sparkContext.setLogLevel(os.environ.get("MIRRORSPEC_SPARK_LOG_LEVEL", "ERROR"))
     return session
+
+
+def register_delta_errors(remote: bool) -> None:
+    """Make Delta's commit conflicts raise as delta.exceptions' classes (what
+    `delta.is_conflict` checks): for a classic session through py4j's error conversion, which
+    importing `delta.exceptions` installs; over Spark Connect through pyspark's class mapping,
+    which importing `delta.connect` extends with Delta's classes."""
+    if remote:
+        import delta.connect
+    else:
+        import delta.exceptions  # noqa: F401
 
 
 def _no_jvm_yet() -> bool:
@@ -420,6 +432,7 @@ def _connect_session(remote: str, conf: dict[str, str], app_name: str) -> Any:
             f"installed ({exc.name or exc})",
             hint="pip install 'pyspark[connect]' (grpcio, grpcio-status, "
                  "googleapis-common-protos, zstandard) into mirrorspec's environment") from None
+    register_delta_errors(remote=True)
     runtime = {k: DEFAULT_CONF[k] for k in _CONNECT_DEFAULTS}
     runtime.update(conf)
     _check_reachable(remote)
