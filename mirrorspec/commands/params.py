@@ -134,17 +134,20 @@ def optional_plan(params: dict[str, Any], needed: bool):
 def start_spark(plan: Any, master: str | None, conf: dict[str, str], console: Any = None):
     """A SparkSession: the profile's master, remote and conf (secrets resolved) when `plan` is
     given, with --master and --conf over them; else --master (local[*]) and --conf. `console`
-    hears "starting Spark…" at once."""
+    hears "starting Spark…" at once. With a plan, the warm Spark server is used when one runs
+    for exactly these settings and the plan works over Connect (`warm_server.plan_allows`)."""
     from mirrorspec.spark.platform.session import build_session
 
     if plan is None:
         return build_session(master or "local[*]", conf, console=console)
     from mirrorspec.plan import resolve_secrets
+    from mirrorspec.spark.platform.warm_server import plan_allows
 
     spec = plan.spark
     remote = resolve_secrets(spec.remote) if spec.remote and not master else None
     return build_session(master or resolve_secrets(spec.master),
-                         {**resolve_secrets(dict(spec.conf)), **conf}, remote, console=console)
+                         {**resolve_secrets(dict(spec.conf)), **conf}, remote, console=console,
+                         warm=plan_allows(plan))
 
 
 class MirroredTable(NamedTuple):
