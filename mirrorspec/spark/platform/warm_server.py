@@ -113,13 +113,28 @@ def _read(path: Path) -> ReadyFile | None:
 
 
 def pid_alive(pid: int) -> bool:
+    """True when `pid` is a live warm server: a process whose command line runs the Spark
+    Connect server (a pid the system gave to another program since is not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True  # someone else's process: alive, and never ours to use
-    return True
+        return False  # another user's process: never ours
+    return SERVER_CLASS in _command_line(pid)
+
+
+def _command_line(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        pass
+    try:  # no /proc (macOS): ask ps
+        return subprocess.run(["ps", "-o", "command=", "-p", str(pid)], capture_output=True,
+                              text=True, timeout=10, check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
 
 
 def port_answers(port: int, host: str = HOST, timeout: float = 2.0) -> bool:
@@ -155,9 +170,7 @@ def find(conf: Mapping[str, str], master: str, say: Callable[[str], Any] | None 
     if mine is not None:
         if alive(mine):
             return mine
-        with contextlib.suppress(OSError):
-            os.unlink(mine.path)
-        _kill_group(mine.pid)  # a launcher whose JVM died, or a JVM that stopped answering
+        stop(mine, grace=0)  # a JVM that stopped answering goes; a reused pid is left alone
         _say_once(f"the warm Spark server (pid {mine.pid}, port {mine.port}) is gone; "
                   "starting Spark here", say)
         return None
@@ -282,15 +295,15 @@ def _kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
 
 def stop(ready: ReadyFile, grace: float = 20.0) -> None:
     """Stop the server's whole process group (SIGTERM, then SIGKILL after `grace` seconds) and
-    remove its ready file."""
+    remove its ready file. A pid that no longer runs a Spark Connect server is left alone."""
     if pid_alive(ready.pid):
         _kill_group(ready.pid, signal.SIGTERM)
         deadline = time.monotonic() + grace
         while _group_alive(ready.pid) and time.monotonic() < deadline:
             time.sleep(0.2)  # waiting for the JVM to exit, not timing anything
-    _kill_group(ready.pid, signal.SIGKILL)
-    with contextlib.suppress(ChildProcessError, OSError):
-        os.waitpid(ready.pid, os.WNOHANG)  # reap it when this process started it
+        _kill_group(ready.pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(ready.pid, os.WNOHANG)  # reap it when this process started it
     with contextlib.suppress(OSError):
         os.unlink(ready.path)
 
