@@ -131,11 +131,13 @@ def optional_plan(params: dict[str, Any], needed: bool):
                              params["profiles_dir"], params["plan_path"]).plan
 
 
-def start_spark(plan: Any, master: str | None, conf: dict[str, str], console: Any = None):
+def start_spark(plan: Any, master: str | None, conf: dict[str, str], console: Any = None,
+                warm: bool = False):
     """A SparkSession: the profile's master, remote and conf (secrets resolved) when `plan` is
     given, with --master and --conf over them; else --master (local[*]) and --conf. `console`
-    hears "starting Spark…" at once. With a plan, the warm Spark server is used when one runs
-    for exactly these settings and the plan works over Connect (`warm_server.plan_allows`)."""
+    hears "starting Spark…" at once. `warm` (a command that works over Spark Connect): with a
+    plan, the warm Spark server is used when one runs for exactly these settings and the plan
+    works over Connect (`warm_server.plan_allows`)."""
     from mirrorspec.spark.platform.session import build_session
 
     if plan is None:
@@ -147,7 +149,7 @@ def start_spark(plan: Any, master: str | None, conf: dict[str, str], console: An
     remote = resolve_secrets(spec.remote) if spec.remote and not master else None
     return build_session(master or resolve_secrets(spec.master),
                          {**resolve_secrets(dict(spec.conf)), **conf}, remote, console=console,
-                         warm=plan_allows(plan))
+                         warm=warm and plan_allows(plan))
 
 
 class MirroredTable(NamedTuple):

@@ -62,7 +62,7 @@ def run_plan(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = ()
     jobs = [_TableJob(t, TableRunResult(t.unique_id)) for t in tables]
     stop = threading.Event() if fail_fast else None
     if jobs:
-        spark = spark or start_session(plan, console)
+        spark = spark or start_session(plan, console, warm=True)
         files = LandingFiles(hadoop_fs.remote_resolver(spark))
         deploy.write_partner_events(plan, files, console)
         for job in jobs:

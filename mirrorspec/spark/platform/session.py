@@ -453,16 +453,17 @@ def _check_reachable(remote: str, timeout: float = 10.0) -> None:
         ) from None
 
 
-def start_session(plan: Plan, console: Any = None):
+def start_session(plan: Plan, console: Any = None, warm: bool = False):
     """The SparkSession the plan asks for (secrets in master/remote/conf resolved now);
-    `console` hears "starting Spark…" at once when the JVM is started here. The warm Spark
-    server is used when one runs for these settings and the plan works over Connect."""
+    `console` hears "starting Spark…" at once when the JVM is started here. `warm`: the caller
+    works over Spark Connect, so the warm Spark server is used when one runs for these settings
+    and the plan works over Connect too (warm_server.plan_allows)."""
     from mirrorspec.spark.platform.warm_server import plan_allows
 
     spec = plan.spark
     return build_session(resolve_secrets(spec.master), resolve_secrets(dict(spec.conf)),
                          resolve_secrets(spec.remote) if spec.remote else None, console=console,
-                         warm=plan_allows(plan))
+                         warm=warm and plan_allows(plan))
 
 
 def _warm_session(merged: dict[str, str], master: str, app_name: str, console: Any) -> Any:
