@@ -116,6 +116,7 @@ def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | Non
         session = _warm_session(merged, master or "local[*]", app_name, console)
         if session is not None:
             return session
+    _leave_warm_connect_mode()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
     if not submitted:
@@ -476,12 +477,32 @@ def _warm_session(merged: dict[str, str], master: str, app_name: str, console: A
     if ready is None:
         return None
     runtime = {k: merged[k] for k in _CONNECT_DEFAULTS if k in merged}
+    connect_mode = os.environ.get(_CONNECT_MODE_ENV)
     try:
         session = _connect_session(ready.url, runtime, app_name)
-    except MirrorspecError as exc:
+    except Exception as exc:  # noqa: BLE001 - gRPC errors come in many types; Spark starts here
+        if connect_mode is None:
+            os.environ.pop(_CONNECT_MODE_ENV, None)
+        message = exc.message if isinstance(exc, MirrorspecError) else str(exc).split("\n")[0]
         (say or _log.warning)(f"the warm Spark server at {ready.url} did not answer "
-                              f"({exc.message}); starting Spark here")
+                              f"({message}); starting Spark here")
         return None
+    if connect_mode is None:
+        _WARM_CONNECT_MODE.append(True)
     (console.info if console is not None else _log.info)(
         f"using the warm Spark server at {ready.url}")
     return session
+
+
+# pyspark marks the process as a Connect client (this variable) when a Connect session is
+# created, and then routes SparkSession.builder and pyspark.sql.functions to Connect. A command
+# that used the warm server and then needs a classic session (`build`: run, then test) takes
+# the mark back first.
+_CONNECT_MODE_ENV = "SPARK_CONNECT_MODE_ENABLED"
+_WARM_CONNECT_MODE: list[bool] = []
+
+
+def _leave_warm_connect_mode() -> None:
+    if _WARM_CONNECT_MODE:
+        _WARM_CONNECT_MODE.clear()
+        os.environ.pop(_CONNECT_MODE_ENV, None)
