@@ -46,8 +46,8 @@ def _label(plan: Any) -> str:
 def start(port: int | None, timeout: float, **params: Any) -> None:
     """Start the warm Spark server for this project's profile output (or say it runs).
 
-    Commands of the same project and profile output (run, mirror, test, maintain, reconcile,
-    replay, the Python API) then connect to it instead of starting Spark; set
+    `run`, `build`, `publish` and `mirror` of a project with the same Spark settings then
+    connect to it instead of starting Spark (local paths, no Kafka source); set
     MIRRORSPEC_WARM=off to make them start their own."""
     from mirrorspec.spark.platform import warm_server
 
