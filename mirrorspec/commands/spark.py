@@ -43,7 +43,10 @@ def _label(plan: Any) -> str:
               help="Listen on this port of 127.0.0.1 (default: a free one).")
 @click.option("--timeout", type=click.FloatRange(min=1), default=240.0, show_default=True,
               help="Seconds to wait for the server to answer.")
-def start(port: int | None, timeout: float, **params: Any) -> None:
+@click.option("--warm-up/--no-warm-up", default=True, show_default=True,
+              help="Mirror a throw-away table through the new server, so the first command "
+                   "finds its classes loaded.")
+def start(port: int | None, timeout: float, warm_up: bool, **params: Any) -> None:
     """Start the warm Spark server for this project's profile output (or say it runs).
 
     `run`, `build`, `publish` and `mirror` of a project with the same Spark settings then
@@ -59,6 +62,8 @@ def start(port: int | None, timeout: float, **params: Any) -> None:
     console.info(f"starting the warm Spark server for {_label(plan)}…")
     began = time.monotonic()
     ready, started = warm_server.start(conf, master, _label(plan), port=port, timeout=timeout)
+    if started and warm_up:
+        _warm_up(console, ready.url)
     if started:
         console.result(f"the warm Spark server runs at {ready.url} (pid {ready.pid}, "
                        f"{time.monotonic() - began:.1f}s); stop it with `mirrorspec spark stop`",
@@ -66,6 +71,17 @@ def start(port: int | None, timeout: float, **params: Any) -> None:
     else:
         console.result(f"the warm Spark server for {_label(plan)} runs already at {ready.url} "
                        f"(pid {ready.pid})", url=ready.url, pid=ready.pid, ready_file=ready.path)
+
+
+def _warm_up(console: Any, url: str) -> None:
+    """A first tiny mirror pass through the new server; a failure is a warning (it runs)."""
+    from mirrorspec.spark.ops.warm_up import warm_up
+
+    try:
+        warm_up(url)
+    except Exception as exc:  # noqa: BLE001 - the server runs; only its warm-up failed
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        console.warning(f"the warm-up pass on {url} failed ({first}); the server runs")
 
 
 @spark.command("status")

@@ -93,7 +93,7 @@ def test_run_uses_the_warm_server_falls_back_when_it_dies_and_stop_leaves_nothin
         assert order_ids(project) == [1001, 1001, 1002, 1003, 1004, 1005]  # nothing twice
         assert not list(servers.glob("*.json"))
 
-        restarted = cli(["spark", "start"], project, env)
+        restarted = cli(["spark", "start", "--no-warm-up"], project, env)
         assert restarted.returncode == 0, said(restarted)
         pids.append(server_pid(servers))
         assert running(pids[1])
