@@ -44,6 +44,7 @@ COMMAND_MODULES = (
     "mirrorspec.commands.maintain",  # maintain
     "mirrorspec.commands.serve",     # serve (the OneLake endpoint)
     "mirrorspec.commands.debug",     # debug
+    "mirrorspec.commands.spark",     # spark start / status / stop (the warm Spark server)
 )
 
 

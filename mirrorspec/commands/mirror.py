@@ -200,7 +200,11 @@ def mirror(landing_zone: str | None, warehouse: str | None, watch: float | None,
     threads = resolve_table_threads(threads, plan.threads if plan is not None else None)
     options = MirrorOptions(threads=threads, strict=strict, retention_days=retention_days,
                             select=tuple(select), settle_seconds=settle_seconds)
-    spark = start_spark(plan, master, extra_conf, console)
+    from mirrorspec.files import is_remote
+
+    # the warm Spark server (Connect) can't reach URIs: only local folders may use it
+    spark = start_spark(plan, master, extra_conf, console,
+                        warm=not (is_remote(landing_zone) or is_remote(warehouse)))
     stop = threading.Event()
     if watch is not None:
         def request_stop(signum, _frame):

@@ -150,20 +150,25 @@ def optional_plan(params: dict[str, Any], needed: bool):
                              params["profiles_dir"], params["plan_path"]).plan
 
 
-def start_spark(plan: Any, master: str | None, conf: dict[str, str], console: Any = None):
+def start_spark(plan: Any, master: str | None, conf: dict[str, str], console: Any = None,
+                warm: bool = False):
     """A SparkSession: the profile's master, remote and conf (secrets resolved) when `plan` is
     given, with --master and --conf over them; else --master (local[*]) and --conf. `console`
-    hears "starting Spark…" at once."""
+    hears "starting Spark…" at once. `warm` (a command that works over Spark Connect): with a
+    plan, the warm Spark server is used when one runs for exactly these settings and the plan
+    works over Connect (`warm_server.plan_allows`)."""
     from mirrorspec.spark.platform.session import build_session
 
     if plan is None:
         return build_session(master or "local[*]", conf, console=console)
     from mirrorspec.plan import resolve_secrets
+    from mirrorspec.spark.platform.warm_server import plan_allows
 
     spec = plan.spark
     remote = resolve_secrets(spec.remote) if spec.remote and not master else None
     return build_session(master or resolve_secrets(spec.master),
-                         {**resolve_secrets(dict(spec.conf)), **conf}, remote, console=console)
+                         {**resolve_secrets(dict(spec.conf)), **conf}, remote, console=console,
+                         warm=warm and plan_allows(plan))
 
 
 class MirroredTable(NamedTuple):

@@ -42,7 +42,8 @@ def execute_run(console: Console, command: str, publish_only: bool, params: dict
                        threads=params["threads"], full_refresh=params.get("full_refresh", False),
                        publish_only=publish_only, state_path=params["state_path"],
                        console=console, target_dir=ctx.target_dir, args=args, command=command,
-                       warmer=warmer, fail_fast=params.get("fail_fast", False))
+                       warmer=warmer, fail_fast=params.get("fail_fast", False),
+                       warm_server=True)
     print_summary(console, results, ctx.target_dir)
     return ctx, results
 

@@ -42,12 +42,14 @@ def run_plan(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = ()
              full_refresh: bool = False, publish_only: bool = False, state_path=None,
              console: Console | None = None, spark=None, target_dir=None,
              args: dict[str, Any] | None = None, command: str = "run",
-             warmer=None, fail_fast: bool = False) -> RunResults:
+             warmer=None, fail_fast: bool = False, warm_server: bool = False) -> RunResults:
     """Publish and mirror the selected tables of `plan`; see the module docstring.
 
     `warmer` (a `warm.SnapshotWarmer`, `run --watch`) gets the tables that committed, so their
     next snapshot is built while the next pass waits. `fail_fast`: once a table fails, the
-    tables not started yet end `skipped` (those running finish).
+    tables not started yet end `skipped` (those running finish). `warm_server`: connect to the
+    warm Spark server when one runs for the plan's settings (the CLI; a notebook keeps its own
+    Spark), instead of starting a JVM.
 
     Writes `<target_dir>/run_results.json` when `target_dir` is given, and the monitoring JSON
     (WAREHOUSE/replicator.json, tables.json) for the mirrored tables. Never raises for a table
@@ -62,7 +64,7 @@ def run_plan(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = ()
     jobs = [_TableJob(t, TableRunResult(t.unique_id)) for t in tables]
     stop = threading.Event() if fail_fast else None
     if jobs:
-        spark = spark or start_session(plan, console)
+        spark = spark or start_session(plan, console, warm=warm_server)
         files = LandingFiles(hadoop_fs.remote_resolver(spark))
         deploy.write_partner_events(plan, files, console)
         for job in jobs:

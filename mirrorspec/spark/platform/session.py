@@ -98,14 +98,15 @@ _log = logging.getLogger(__name__)
 
 def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | None = None,
                   remote: str | None = None, app_name: str = "mirrorspec",
-                  console: Any = None) -> SparkSession:
+                  console: Any = None, warm: bool = False) -> SparkSession:
     """Get or create the process's SparkSession with Delta Lake configured.
 
     Delta's jars come from the cache `make` filled (offline); without it they are downloaded
     into it first (jars.fetch: a SetupError saying how when that fails). With `remote` (sc://…) a Spark Connect
     session is returned instead; raises MirrorspecError when the server can't be used.
     `console` (a mirrorspec Console) is told "starting Spark…" at once and how long it took,
-    when this call starts the JVM or connects.
+    when this call starts the JVM or connects. `warm`: connect to the warm Spark server started
+    for exactly this conf when one runs (`_warm_session`), instead of starting a JVM.
     """
     submitted = _inside_spark_submit()
     # Under spark-submit, its --jars/--packages stay in charge unless the profile says otherwise.
@@ -115,6 +116,11 @@ def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | Non
             console.info(f"connecting to Spark at {remote}…")
         return _connect_session(remote, user_conf, app_name)
     merged = _merged_conf(user_conf, jars_mode, extra_jars, master or "local[*]")
+    if warm and not submitted and _no_jvm_yet():
+        session = _warm_session(merged, master or "local[*]", app_name, console)
+        if session is not None:
+            return session
+    _leave_warm_connect_mode()
     register_delta_errors(remote=False)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
@@ -481,9 +487,55 @@ def _check_reachable(remote: str, timeout: float = 10.0) -> None:
         ) from None
 
 
-def start_session(plan: Plan, console: Any = None):
+def start_session(plan: Plan, console: Any = None, warm: bool = False):
     """The SparkSession the plan asks for (secrets in master/remote/conf resolved now);
-    `console` hears "starting Spark…" at once when the JVM is started here."""
+    `console` hears "starting Spark…" at once when the JVM is started here. `warm`: the caller
+    works over Spark Connect, so the warm Spark server is used when one runs for these settings
+    and the plan works over Connect too (warm_server.plan_allows)."""
+    from mirrorspec.spark.platform.warm_server import plan_allows
+
     spec = plan.spark
     return build_session(resolve_secrets(spec.master), resolve_secrets(dict(spec.conf)),
-                         resolve_secrets(spec.remote) if spec.remote else None, console=console)
+                         resolve_secrets(spec.remote) if spec.remote else None, console=console,
+                         warm=warm and plan_allows(plan))
+
+
+def _warm_session(merged: dict[str, str], master: str, app_name: str, console: Any) -> Any:
+    """A Connect session on the warm server started for exactly `merged` and `master`
+    (warm_server), or None: none runs, it is gone, or it doesn't answer (said, once)."""
+    from mirrorspec.spark.platform import warm_server
+
+    say = console.warning if console is not None else None
+    ready = warm_server.find(merged, master, say)
+    if ready is None:
+        return None
+    runtime = {k: merged[k] for k in _CONNECT_DEFAULTS if k in merged}
+    connect_mode = os.environ.get(_CONNECT_MODE_ENV)
+    try:
+        session = _connect_session(ready.url, runtime, app_name)
+    except Exception as exc:  # noqa: BLE001 - gRPC errors come in many types; Spark starts here
+        if connect_mode is None:
+            os.environ.pop(_CONNECT_MODE_ENV, None)
+        message = exc.message if isinstance(exc, MirrorspecError) else str(exc).split("\n")[0]
+        (say or _log.warning)(f"the warm Spark server at {ready.url} did not answer "
+                              f"({message}); starting Spark here")
+        return None
+    if connect_mode is None:
+        _WARM_CONNECT_MODE.append(True)
+    (console.info if console is not None else _log.info)(
+        f"using the warm Spark server at {ready.url}")
+    return session
+
+
+# pyspark marks the process as a Connect client (this variable) when a Connect session is
+# created, and then routes SparkSession.builder and pyspark.sql.functions to Connect. A command
+# that used the warm server and then needs a classic session (`build`: run, then test) takes
+# the mark back first.
+_CONNECT_MODE_ENV = "SPARK_CONNECT_MODE_ENABLED"
+_WARM_CONNECT_MODE: list[bool] = []
+
+
+def _leave_warm_connect_mode() -> None:
+    if _WARM_CONNECT_MODE:
+        _WARM_CONNECT_MODE.clear()
+        os.environ.pop(_CONNECT_MODE_ENV, None)

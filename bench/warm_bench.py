@@ -1,0 +1,124 @@
+"""Warm Spark server benchmark: a tiny-batch `mirrorspec run` as a whole command, cold (a JVM of
+its own) against the same command with `mirrorspec spark start` keeping Spark warm, beside
+delta-rs doing the same MERGE. Target: warm ≤ 0.2× cold.
+
+The project is `mirrorspec init shop` in a temporary folder; each round lands one more nightly
+orders snapshot (one new row: one change), so every `run` publishes and mirrors one change.
+Cold and warm rounds alternate (MIRRORSPEC_WARM=off makes a round cold), so both see the same
+machine load; the load average is printed before and after. delta-rs merges the same one-row
+change into a table of the same orders rows.
+
+    .venv/bin/python bench/warm_bench.py [--rounds 2] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import REPO_ROOT, emit, machine, print_table
+
+
+def cli(args: list[str], cwd: Path, env: dict[str, str]) -> float:
+    """Wall seconds of one `mirrorspec` command (it must exit 0)."""
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "mirrorspec", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=1800)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"mirrorspec {' '.join(args)} failed:\n{done.stdout[-3000:]}"
+                         f"\n{done.stderr[-3000:]}")
+    return seconds
+
+
+def next_snapshot(project: Path, order_id: int) -> None:
+    """Land the next nightly orders snapshot: the last one plus one new order line."""
+    feeds = project / "feeds" / "orders"
+    latest = sorted(feeds.glob("*.csv"))[-1]
+    number = len(list(feeds.glob("*.csv"))) + 1
+    (feeds / f"orders_{number:04d}.csv").write_text(
+        latest.read_text().rstrip("\n") + f"\n{order_id},1,2,eraser,1,0.80\n")
+
+
+def deltalake_merge(project: Path, work: Path, order_id: int) -> float:
+    """delta-rs: the orders rows in a Delta table, then one MERGE of a one-row change (timed)."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+    from deltalake import DeltaTable, write_deltalake
+
+    rows = pcsv.read_csv(sorted((project / "feeds" / "orders").glob("*.csv"))[0])
+    path = work / "deltars_orders"
+    write_deltalake(str(path), rows, mode="overwrite")
+    change = pa.table({name: pa.array([value], rows.schema.field(name).type) for name, value in
+                       zip(rows.column_names, [order_id, 1, 2, "eraser", 1, 0.80])})
+    started = time.perf_counter()
+    (DeltaTable(str(path))
+     .merge(change, "t.order_id = s.order_id AND t.line_no = s.line_no", source_alias="s",
+            target_alias="t")
+     .when_matched_update_all().when_not_matched_insert_all().execute())
+    return time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=2, help="cold and warm runs of each kind")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory(prefix="warm-bench-") as folder:
+        work = Path(folder)
+        env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), MIRRORSPEC_WARM_DIR=str(work / "srv"),
+                   MIRRORSPEC_LOG_DIR=str(work))
+        cold_env = dict(env, MIRRORSPEC_WARM="off")
+        cli(["init", "shop"], work, env)
+        project = work / "shop"
+        initial = cli(["run"], project, cold_env)  # the initial load: tables exist after it
+        start = cli(["spark", "start"], project, env)
+        cold, warm = [], []
+        order_id = 2000
+        try:
+            for _ in range(args.rounds):
+                for times, round_env in ((cold, cold_env), (warm, env)):
+                    order_id += 1
+                    next_snapshot(project, order_id)
+                    times.append(cli(["run"], project, round_env))
+        finally:
+            stop = cli(["spark", "stop"], project, env)
+        delta_rs = deltalake_merge(project, work, order_id + 1)
+    load_after = os.getloadavg()
+    best_cold, best_warm = min(cold), min(warm)
+    figures = {
+        "machine": machine(), "rounds": args.rounds, "initial_run_s": round(initial, 2),
+        "server_start_s": round(start, 2), "server_stop_s": round(stop, 2),
+        "cold_s": [round(t, 2) for t in cold], "warm_s": [round(t, 2) for t in warm],
+        "deltars_merge_s": round(delta_rs, 3),
+        "ratio_warm_cold": round(best_warm / best_cold, 3),
+        "ratio_warm_deltars": round(best_warm / delta_rs, 1),
+        "load_before": [round(x, 2) for x in load_before],
+        "load_after": [round(x, 2) for x in load_after],
+    }
+    if not args.json:
+        print_table(["what", "seconds"], [
+            ["run, cold (own JVM), best", f"{best_cold:.2f}"],
+            ["run, warm server, best", f"{best_warm:.2f}"],
+            ["delta-rs MERGE of the same change", f"{delta_rs:.3f}"],
+            ["spark start (once)", f"{start:.2f}"],
+        ])
+        print(f"warm / cold = {figures['ratio_warm_cold']}  (target ≤ 0.2)   "
+              f"warm / delta-rs = {figures['ratio_warm_deltars']}×")
+        print(f"cold runs {figures['cold_s']}  warm runs {figures['warm_s']}")
+        print(f"load average before {figures['load_before']}, after {figures['load_after']} "
+              f"({os.cpu_count()} CPUs)")
+    emit(figures, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

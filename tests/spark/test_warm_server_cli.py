@@ -1,0 +1,108 @@
+"""`mirrorspec spark start | stop` and the commands that use the warm server, as a user runs them:
+`run` connects to the warm server (no JVM of its own), `build` runs there and tests on a Spark
+of its own, a server killed between commands is
+replaced by a fresh Spark with the same exit code and nothing applied twice, and `stop` leaves no
+process behind. Nothing here times anything."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO_ROOT
+from reference_model import read_delta_rs
+
+pytestmark = pytest.mark.spark
+
+WARM_LINE = "using the warm Spark server at sc://127.0.0.1:"
+
+
+def cli(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mirrorspec", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def said(done: subprocess.CompletedProcess) -> str:
+    return done.stdout + done.stderr
+
+
+def add_order(project: Path, day: int, line: str) -> None:
+    """The next nightly snapshot of orders: yesterday's rows plus `line`."""
+    feeds = project / "feeds" / "orders"
+    latest = sorted(feeds.glob("*.csv"))[-1].read_text()
+    (feeds / f"orders_2026-01-{day:02d}.csv").write_text(latest.rstrip("\n") + f"\n{line}\n")
+
+
+def order_ids(project: Path) -> list[int]:
+    _columns, rows = read_delta_rs(str(project / "warehouse" / "sales" / "orders"))
+    return sorted(row["order_id"] for row in rows)
+
+
+def server_pid(servers: Path) -> int:
+    (ready,) = servers.glob("*.json")
+    return json.loads(ready.read_text())["pid"]
+
+
+def running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}").exists() and "Z" not in \
+        Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+
+
+def test_run_uses_the_warm_server_falls_back_when_it_dies_and_stop_leaves_nothing(tmp_path):
+    servers = tmp_path / "servers"
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), MIRRORSPEC_WARM_DIR=str(servers),
+               MIRRORSPEC_LOG_DIR=str(tmp_path), COLUMNS="200")
+    env.pop("MIRRORSPEC_WARM", None)
+    assert cli(["init", "shop"], tmp_path, env).returncode == 0
+    project = tmp_path / "shop"
+    pids: list[int] = []
+    try:
+        started = cli(["spark", "start"], project, env)
+        assert started.returncode == 0, said(started)
+        pids.append(server_pid(servers))
+
+        first = cli(["run"], project, env)
+        assert first.returncode == 0, said(first)
+        assert WARM_LINE in said(first) and "starting Spark" not in said(first), said(first)
+        # build: run on the warm server, then the data tests on a Spark of its own (Delta's
+        # Python API needs the JVM) in the same process
+        add_order(project, 2, "1004,1,2,eraser,1,0.80")
+        second = cli(["build"], project, env)
+        assert second.returncode == 0, said(second)
+        mirrored, tested = said(second).split("starting Spark…")
+        assert WARM_LINE in mirrored and "committed version 1" in mirrored, said(second)
+        assert "PASS=4" in tested and "ERROR=0" in tested, said(second)
+        assert order_ids(project) == [1001, 1001, 1002, 1003, 1004]
+
+        os.killpg(pids[0], signal.SIGKILL)  # the server dies between two commands
+        add_order(project, 3, "1005,1,3,tape,2,3.10")
+        fallback = cli(["run"], project, env)
+        assert fallback.returncode == 0, said(fallback)
+        assert "is gone; starting Spark here" in said(fallback), said(fallback)
+        assert "starting Spark…" in said(fallback) and WARM_LINE not in said(fallback)
+        assert order_ids(project) == [1001, 1001, 1002, 1003, 1004, 1005]  # nothing twice
+        assert not list(servers.glob("*.json"))
+
+        restarted = cli(["spark", "start", "--no-warm-up"], project, env)
+        assert restarted.returncode == 0, said(restarted)
+        pids.append(server_pid(servers))
+        assert running(pids[1])
+        stopped = cli(["spark", "stop"], project, env)
+        assert stopped.returncode == 0 and "stopped 1 warm Spark server" in said(stopped)
+        assert not running(pids[1]) and not list(servers.glob("*.json"))
+    finally:
+        for pid in pids:  # whatever an assertion left running
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
