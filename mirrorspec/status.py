@@ -147,12 +147,13 @@ def live_replicator(replicator: dict) -> dict:
     pid, host = process.get("pid"), process.get("host")
     if host and host != socket.gethostname():
         return replicator
-    if isinstance(pid, int) and _alive(pid):
+    if isinstance(pid, int) and process_alive(pid):
         return replicator
     return {**replicator, "status": "Stopped"}
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """True when a process `pid` exists (this one, or another user's too)."""
     if pid == os.getpid():
         return True
     try:

@@ -26,6 +26,7 @@ from mirrorspec.serve.endpoints import served_hosts
 from mirrorspec.serve.handler import Handler
 from mirrorspec.serve.names import Names
 from mirrorspec.serve.store import Store
+from mirrorspec.status import process_alive
 
 DEFAULT_PAGE_SIZE = 5000  # ABFS's fs.azure.list.max.results and ADLS's maximum
 DEFAULT_MAX_BODY = 4000 << 20  # ADLS's largest append (4000 MiB)
@@ -224,18 +225,8 @@ def _remove_dead_staging(landing: Path) -> None:
     """Staging folders left by a `serve` that was killed (their uploads were never flushed)."""
     for folder in landing.parent.glob(f".{landing.name}.serve-staging-*"):
         pid = folder.name.rpartition("-")[2]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not process_alive(int(pid)):
             shutil.rmtree(folder, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # exists (another user's)
-    return True
 
 
 def write_ready_file(path: Path, doc: dict[str, Any]) -> None:
