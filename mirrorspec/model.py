@@ -511,6 +511,15 @@ class _TableBuilder:
             for where, message, hint in config_problems(source_type, kafka):
                 self.problems.append(locate.problem(("source", "kafka", *where), message,
                                                     hint=hint))
+            avro = (raw.get("options") or {}).get("avro")
+            encoding = avro.get("encoding", "json") if isinstance(avro, Mapping) else None
+            if encoding not in (None, "confluent"):
+                self.problems.append(locate.problem(
+                    ("source", "options", "avro", "encoding"),
+                    f"avro encoding {encoding} is for feed files; a Kafka topic is read in the "
+                    "Confluent wire format",
+                    hint="write encoding: confluent (what Confluent's AvroConverter puts on the "
+                         "topic), or read the dumps as files with source.path"))
             return Source(source_type, None, dict(raw.get("options") or {}), dict(kafka))
         if source_type != LANDING_ZONE and not path:
             self.problems.append(locate.problem(

@@ -318,7 +318,10 @@ def stop_on_signals(console: Console, what: str):
 
 def _http_url(_ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
     if value and not str(value).startswith(("http://", "https://")):
-        raise click.BadParameter(f"{value!r} is not an http(s) URL, e.g. http://marquez:5000")
+        # never the value itself: a URL may carry a key in its user part or query
+        scheme, colon, _ = str(value).partition(":")
+        said = f"it starts with {scheme[:16]!r}:" if colon else "it has no scheme"
+        raise click.BadParameter(f"not an http(s) URL ({said}), e.g. http://marquez:5000")
     return value
 
 

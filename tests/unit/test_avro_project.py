@@ -48,3 +48,38 @@ def test_an_unknown_avro_key_is_a_located_validate_error(tmp_path):
     with pytest.raises(MirrorspecError) as err:
         compile_project(root)
     assert "registry" in err.value.render() and "t.yml" in err.value.render()
+
+
+@pytest.mark.parametrize("encoding", ["json", "container", None])
+def test_a_kafka_topic_takes_only_the_wire_format(tmp_path, encoding):
+    """Topics carry Confluent's wire format; the JSON encoding (the default) and container
+    files are for feed files: compile says so at the encoding, located."""
+    avro = {"value_schema": "avro/customers-value.avsc"}
+    if encoding is not None:
+        avro["encoding"] = encoding
+    root = write(tmp_path / "proj", {
+        "mirrorspec_project.yml": {"name": "a"},
+        "tables/t.yml": {"tables": [{
+            "name": "customers", "key_columns": ["id"],
+            "columns": [{"name": "id", "type": "Int32"}, {"name": "name", "type": "String"}],
+            "source": {"type": "debezium", "options": {"avro": avro}, "kafka": {
+                "bootstrap_servers": "127.0.0.1:9092", "topics": ["dbserver1.inventory.customers"]}}}]}})
+    (root / "avro").mkdir()
+    shutil.copy(FIXTURES / "customers-value.avsc", root / "avro")
+    with pytest.raises(MirrorspecError) as err:
+        compile_project(root)
+    text = err.value.render()
+    assert "t.yml:" in text and "source.options.avro.encoding" in text
+    assert f"avro encoding {encoding or 'json'} is for feed files" in text
+
+
+def test_a_kafka_topic_in_the_wire_format_compiles(tmp_path):
+    root = write(tmp_path / "proj", {
+        "mirrorspec_project.yml": {"name": "a"},
+        "tables/t.yml": {"tables": [{
+            "name": "customers", "key_columns": ["id"],
+            "columns": [{"name": "id", "type": "Int32"}, {"name": "name", "type": "String"}],
+            "source": {"type": "debezium", "options": {"avro": {"encoding": "confluent"}},
+                       "kafka": {"bootstrap_servers": "127.0.0.1:9092",
+                                 "topics": ["dbserver1.inventory.customers"]}}}]}})
+    assert compile_project(root).plan.table("dbo.customers").source.kafka is not None

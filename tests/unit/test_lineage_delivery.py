@@ -183,3 +183,18 @@ def test_an_https_collector_is_verified_with_the_bundle_requests_would_use(tmp_p
         assert [e["eventType"] for e in collector.events] == ["START", "FAIL"]
     finally:
         collector.close()
+
+
+def test_a_collector_url_that_is_not_http_is_refused_without_echoing_it():
+    """A URL may carry a key (`ftp://user:KEY@host`, `?code=`): the usage error names the
+    scheme it found, never the value."""
+    from click.testing import CliRunner
+
+    from mirrorspec.cli import cli
+
+    secret = "s3cr3t-K3Y-in-the-url"
+    result = CliRunner().invoke(cli, ["run", "--openlineage-url",
+                                      f"ftp://mirror:{secret}@collector?code={secret}"])
+    assert result.exit_code == 2
+    assert "not an http(s) URL (it starts with 'ftp':)" in result.output
+    assert secret not in result.output
