@@ -27,9 +27,9 @@ from mirrorspec.errors import SourceError
 from mirrorspec.sources.base import (OP_DELETE, OP_INSERT, OP_TRUNCATE, OP_UPDATE,
                                      InferredColumn, InferredSchema, iter_json_documents)
 from mirrorspec.sources.debezium import Row, TableShape
-from mirrorspec.sources.row_images import (qualified_name, ImageReader, RowImageOptions, TableRouter,
-                                           change_row, inferred, key_change_rows, local_messages,
-                                           parse_options, table_name_matches,
+from mirrorspec.sources.row_images import (ImageReader, RowImageOptions, TableRouter, change_row,
+                                           inferred, key_change_rows, local_messages,
+                                           parse_options, qualified_name, table_name_matches,
                                            zero_date_to_null)
 
 TYPE_NAME = "canal"

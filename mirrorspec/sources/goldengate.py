@@ -24,9 +24,8 @@ from mirrorspec.sources.base import (OP_DELETE, OP_INSERT, OP_TRUNCATE, OP_UPDAT
                                      InferredSchema, iter_json_documents)
 from mirrorspec.sources.debezium import Row, TableShape
 from mirrorspec.sources.row_images import (ImageReader, PositionGuard, RowImageOptions,
-                                           TableRouter, change_row, inferred, json_columns,
-                                           key_change_rows, local_messages, parse_options,
-                                           table_name_matches)
+                                           TableRouter, change_row, infer_from_images,
+                                           key_change_rows, table_name_matches)
 
 TYPE_NAME = "goldengate"
 # The formatter's metadata fields; in a row-modeled message every other field is a column.
@@ -130,6 +129,16 @@ def _rows(reader: ImageReader, message: dict[str, Any], position: str | None, fi
                            "insertOpKey/updateOpKey/deleteOpKey/truncateOpKey)")
 
 
+def _inference_images(message: dict[str, Any], options: RowImageOptions
+                      ) -> tuple[list[dict[str, Any]], Any] | None:
+    """A message's non-empty row images (after, then before) and its `primary_keys`."""
+    if not table_name_matches(options, str(message.get("table") or "")):
+        return None
+    before, after, _ = images(message)
+    found = [image for image in (after, before) if isinstance(image, dict) and image]
+    return found, message.get("primary_keys")
+
+
 class GoldenGateFormat:
     """`goldengate`: Oracle GoldenGate for Big Data JSON formatter messages."""
 
@@ -137,21 +146,4 @@ class GoldenGateFormat:
 
     def infer_schema(self, path: str, options: dict[str, Any]) -> InferredSchema | None:
         """Columns from the row images' JSON values; keys from `primary_keys`."""
-        opts = parse_options(options)
-        if "://" in path and not path.startswith("file:"):
-            return None
-        rows: list[dict[str, Any]] = []
-        keys: list[str] = []
-        origin = ""
-        for file, line, message in local_messages(path, limit=1000):
-            if not isinstance(message, dict) or not table_name_matches(
-                    opts, str(message.get("table") or "")):
-                continue
-            before, after, _ = images(message)
-            for image in (after, before):
-                if isinstance(image, dict) and image:
-                    rows.append(image)
-                    origin = origin or f"{file}:{line}"
-            if not keys and isinstance(message.get("primary_keys"), list):
-                keys = [str(k) for k in message["primary_keys"]]
-        return inferred(json_columns(rows), keys, origin, opts)
+        return infer_from_images(path, options, _inference_images)

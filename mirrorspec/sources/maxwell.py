@@ -26,10 +26,10 @@ from mirrorspec.errors import SourceError
 from mirrorspec.sources.base import (OP_DELETE, OP_INSERT, OP_UPDATE, OP_UPSERT, InferredSchema,
                                      iter_json_documents)
 from mirrorspec.sources.debezium import Row, TableShape
-from mirrorspec.sources.row_images import (qualified_name, ImageReader, PositionGuard, RowImageOptions,
-                                           TableRouter, change_row, inferred, json_columns,
-                                           key_change_rows, local_messages, parse_options,
-                                           table_name_matches, zero_date_to_null)
+from mirrorspec.sources.row_images import (ImageReader, PositionGuard, RowImageOptions,
+                                           TableRouter, change_row, infer_from_images,
+                                           key_change_rows, qualified_name, table_name_matches,
+                                           zero_date_to_null)
 
 TYPE_NAME = "maxwell"
 ROW_TYPES = ("insert", "update", "delete", "bootstrap-insert")
@@ -105,6 +105,16 @@ def _rows(reader: ImageReader, message: dict[str, Any], kind: str, position: str
     return [change_row(values, OP_UPDATE, position, file, line, 0, present)]
 
 
+def _inference_images(message: dict[str, Any], options: RowImageOptions
+                      ) -> tuple[list[dict[str, Any]], Any] | None:
+    """A row message's `data` and its `primary_key_columns`."""
+    if message.get("type") not in ROW_TYPES or not table_name_matches(
+            options, qualified_name(message)):
+        return None
+    data = message.get("data")
+    return ([data] if isinstance(data, dict) else []), message.get("primary_key_columns")
+
+
 class MaxwellFormat:
     """`maxwell`: Maxwell's daemon JSON (MySQL binlog)."""
 
@@ -112,19 +122,4 @@ class MaxwellFormat:
 
     def infer_schema(self, path: str, options: dict[str, Any]) -> InferredSchema | None:
         """Columns from the rows' JSON values; keys from `primary_key_columns`."""
-        opts = parse_options(options)
-        if "://" in path and not path.startswith("file:"):
-            return None
-        rows: list[dict[str, Any]] = []
-        keys: list[str] = []
-        origin = ""
-        for file, line, message in local_messages(path, limit=1000):
-            if not isinstance(message, dict) or message.get("type") not in ROW_TYPES \
-                    or not table_name_matches(opts, qualified_name(message)):
-                continue
-            if isinstance(message.get("data"), dict):
-                rows.append(message["data"])
-                origin = origin or f"{file}:{line}"
-            if not keys and isinstance(message.get("primary_key_columns"), list):
-                keys = [str(k) for k in message["primary_key_columns"]]
-        return inferred(json_columns(rows), keys, origin, opts)
+        return infer_from_images(path, options, _inference_images)

@@ -212,6 +212,36 @@ def local_messages(path: str, limit: int = 10_000) -> Iterator[tuple[str, int, A
                 return
 
 
+Picked = tuple[Iterable[Any], Any]  # a message's row images, and its key names (if it has any)
+
+
+def infer_from_images(path: str, options: dict[str, Any] | None,
+                      pick: Callable[[dict[str, Any], RowImageOptions], Picked | None]
+                      ) -> InferredSchema | None:
+    """The schema of a local feed whose types come from JSON values (GoldenGate, Maxwell):
+    columns typed by the row images' values, keys from the first message that lists them.
+    `pick` gives a message's images and key names, or None for a message that is not a row of
+    the table. A remote path is not read (None)."""
+    opts = parse_options(options)
+    if "://" in path and not path.startswith("file:"):
+        return None
+    rows: list[dict[str, Any]] = []
+    keys: list[str] = []
+    origin = ""
+    for file, line, message in local_messages(path, limit=1000):
+        picked = pick(message, opts) if isinstance(message, dict) else None
+        if picked is None:
+            continue
+        images, names = picked
+        for image in images:
+            if isinstance(image, dict):
+                rows.append(image)
+                origin = origin or f"{file}:{line}"
+        if not keys and isinstance(names, list):
+            keys = [str(k) for k in names]
+    return inferred(json_columns(rows), keys, origin, opts)
+
+
 def inferred(columns: Sequence[InferredColumn], keys: Sequence[str], origin: str,
              options: RowImageOptions, types_guessed: bool = True) -> InferredSchema | None:
     """The InferredSchema, keys from options first; None when nothing was found. Types taken
