@@ -27,6 +27,7 @@ import contextlib
 import os
 import sys
 import tempfile
+import threading
 import time
 from typing import Any, Mapping
 
@@ -309,21 +310,60 @@ def new_session(spark: Any) -> Any:
     return session
 
 
+# Keys set by session_conf blocks that are still open, per session: blocks on several threads
+# that share one session (publish runs tables in a pool) share one setting of a key, and the
+# last block to leave puts back what the session had before the first one came.
+_HELD: dict[tuple[int, str], list] = {}  # (id(session), key) -> [open blocks, value, before]
+_HELD_LOCK = threading.Lock()
+
+
 @contextlib.contextmanager
-def session_conf(session: Any, conf: Mapping[str, str]):
-    """Run a block with `conf` set on `session`, then put back what each key was before (a value
-    the profile set stays the profile's)."""
-    before = {key: session.conf.get(key, None) for key in conf}
-    for key, value in conf.items():
-        session.conf.set(key, value)
+def session_conf(session: Any, conf: Mapping[str, str], keep_set: bool = False):
+    """Run a block with `conf` set on `session`, then put back what each key was before.
+
+    With `keep_set`, a key the session already has a value for (the profile's) is left as it
+    is. Safe on threads that share the session and set the same values."""
+    taken = []
+    with _HELD_LOCK:
+        try:
+            for key, value in conf.items():
+                slot = (id(session), key)
+                held = _HELD.get(slot)
+                if held is not None:
+                    if held[1] != value:
+                        raise MirrorspecError(f"two blocks at once set {key} on one Spark session "
+                                              f"to {held[1]!r} and {value!r}")
+                    held[0] += 1
+                    taken.append(slot)
+                    continue
+                before = session.conf.get(key, None)
+                if keep_set and before is not None:
+                    continue
+                session.conf.set(key, value)
+                _HELD[slot] = [1, value, before]
+                taken.append(slot)
+        except BaseException:
+            _release(session, taken)
+            raise
     try:
         yield session
     finally:
-        for key, value in before.items():
-            if value is None:
-                session.conf.unset(key)
-            else:
-                session.conf.set(key, value)
+        with _HELD_LOCK:
+            _release(session, taken)
+
+
+def _release(session: Any, slots: list[tuple[int, str]]) -> None:
+    for slot in slots:
+        held = _HELD[slot]
+        held[0] -= 1
+        if held[0]:
+            continue
+        del _HELD[slot]
+        key, before = slot[1], held[2]
+        if before is None:
+            session.conf.unset(key)
+        else:
+            session.conf.set(key, before)
 
 
 def _remote_create(url: str, app_name: str | None = None) -> Any:

@@ -221,11 +221,6 @@ def _failed(result: PublishResult, exc: MirrorspecError, console: Console) -> Pu
 PUBLISH_CONF = {"spark.sql.inMemoryColumnarStorage.compressed": "false"}
 
 
-def _unset(spark, conf: dict[str, str]) -> dict[str, str]:
-    """The entries of `conf` whose keys the session has no value for."""
-    return {key: value for key, value in conf.items() if spark.conf.get(key, None) is None}
-
-
 def _publish_batch(spark, fs: Files, table: TablePlan, plan: Plan, state: dict[str, Any],
                    files: list[str], sequence: int, console: Console,
                    result: PublishResult) -> PublishResult:
@@ -238,7 +233,7 @@ def _publish_batch(spark, fs: Files, table: TablePlan, plan: Plan, state: dict[s
     if holds_secret(table.source.options):  # secrets are resolved only here, in memory
         table = replace(table, source=replace(table.source,
                                               options=resolve_secrets(table.source.options)))
-    with session_conf(spark, _unset(spark, PUBLISH_CONF)):
+    with session_conf(spark, PUBLISH_CONF, keep_set=True):
         read = reader.read(spark, table, files, prior)
         cached = list(read.info.get("cached", []))
         try:
