@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mirrorspec.lint import lint_landing_zone
+from mirrorspec.landing.lint import lint_landing_zone
 
 ROWS_PER_FILE = 100_000
 PAYLOAD_COLUMNS = 8

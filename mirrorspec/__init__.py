@@ -1,7 +1,8 @@
 """mirrorspec: declarative Fabric open-mirroring pipelines on Spark and Delta Lake.
 
-The package is built in floors (docs/architecture.md, held by `make lint`): each module imports
-only the floors below it; only `commands` cross the JVM line into `spark`."""
+The package is built in floors of rooms (docs/architecture.md, held by `make lint`): a room
+imports only the floors below it; only `commands` cross the JVM line into `spark`. This top
+floor holds only the entry points: `cli`, `api` and `__main__`."""
 
 from importlib.metadata import PackageNotFoundError, version
 

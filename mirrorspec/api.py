@@ -9,7 +9,7 @@
 
 Stable: the names in `__all__`, their parameters and the result objects' fields follow semver
 (the fields of `RunResults.to_dict()` are the `run_results.json` of mirrorspec/schemas/). Every
-call returns a result object or raises a `mirrorspec.errors.MirrorspecError` subclass: bad
+call returns a result object or raises a `MirrorspecError` subclass: bad
 arguments `UsageError`, a bad project `ProjectError`, a bad selector `SelectionError`, an
 unreadable table `InspectError`, a missing landing zone `LandingZoneError`, a broken install
 `SetupError`. Nothing here calls `sys.exit` or prints: progress and log lines go to `on_event`,
@@ -27,17 +27,17 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, cast
 
-from mirrorspec.console import CallbackConsole
-from mirrorspec.errors import (FailedRun, InspectError, LandingZoneError, MirrorspecError,
+from mirrorspec.base.console import CallbackConsole
+from mirrorspec.base.errors import (FailedRun, InspectError, LandingZoneError, MirrorspecError,
                                ProjectError, SelectionError, SetupError, StaleMirror, UsageError)
-from mirrorspec.health import Health, assess, parse_duration
-from mirrorspec.run_results import RunResults, TableRunResult, safe_args
+from mirrorspec.operate.health import Health, assess, parse_duration
+from mirrorspec.artifacts.run_results import RunResults, TableRunResult, safe_args
 
 if TYPE_CHECKING:
     import pyarrow
 
     from mirrorspec.compile import CompileResult, PlanContext
-    from mirrorspec.test_results import TestResults
+    from mirrorspec.artifacts.data_test_results import TestResults
 
 __all__ = ["Project", "mirror_landing_zone", "artifact_schema", "ARTIFACT_SCHEMAS", "Status",
            "EventCallback", "RunResults",
@@ -236,7 +236,7 @@ class Project:
     def retry(self, threads: int | None = None) -> RunResults:
         """Run again the tables that ended `error` or `skipped` in the last
         target/run_results.json, with its options (`mirrorspec retry`)."""
-        from mirrorspec.retry import retry_selection
+        from mirrorspec.operate.retry import retry_selection
 
         threads = _positive(threads, "threads") if threads is not None else None
         last = retry_selection(self._context(self._console()).target_dir)
@@ -260,7 +260,7 @@ class Project:
         state_path = self._state(state)
         console = self._console()
         ctx = self._context(console)
-        from mirrorspec.selection import select_with_warnings
+        from mirrorspec.project.selection import select_with_warnings
         from mirrorspec.spark.ops.datatests import execute_tests
 
         tables = select_with_warnings(ctx.plan, select_, exclude_, state_path=state_path,
@@ -273,7 +273,7 @@ class Project:
         with `stale_after` ("15m", a timedelta) what has not synced for longer. No Spark."""
         bound = self._duration(stale_after)
         ctx = self._context(self._console())
-        from mirrorspec.status import read_status
+        from mirrorspec.artifacts.status import read_status
 
         doc = read_status(ctx.plan.warehouse) or {}
         return Status(doc.get("replicator") or {}, list(doc.get("tables") or []),
@@ -298,7 +298,7 @@ class Project:
         as_of = _as_of(timestamp)
         console = self._console()
         plan = self._context(console).plan
-        from mirrorspec.selection import resolve_table
+        from mirrorspec.project.selection import resolve_table
 
         target = resolve_table(plan, table)
         return _read_arrow(plan, target.delta_path, target.unique_id, limit, where, version,
@@ -354,7 +354,7 @@ def _read_arrow(plan: Any, path: str, name: str, limit: int | None, where: str |
 
     storage: dict[str, str] = {}
     if "://" in plan.warehouse:
-        from mirrorspec.plan import resolve_secrets
+        from mirrorspec.artifacts.plan import resolve_secrets
         from mirrorspec.readers.storage import storage_options
 
         storage = storage_options(resolve_secrets(dict(plan.spark.conf)))
@@ -384,8 +384,8 @@ def mirror_landing_zone(landing_zone: str | os.PathLike[str], warehouse: str | o
     (WAREHOUSE/<schema>/<table>), writing the monitoring JSON. Returns the same RunResults as
     `Project.run` (command "mirror"); a missing local landing zone raises LandingZoneError
     before Spark starts."""
-    from mirrorspec.preflight import require_landing_zone
-    from mirrorspec.files import normalize
+    from mirrorspec.operate.preflight import require_landing_zone
+    from mirrorspec.base.files import normalize
 
     _path(landing_zone, "landing_zone")
     _path(warehouse, "warehouse")

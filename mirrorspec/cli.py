@@ -20,12 +20,12 @@ import click
 
 from mirrorspec import __version__
 from mirrorspec.commands.params import LOG_FORMAT_ENV, get_console, global_options
-from mirrorspec.console import Console, color_disabled, emit_usage_error
-from mirrorspec.errors import FailedRun, MirrorspecError
-from mirrorspec.logfile import log_folder
+from mirrorspec.base.console import Console, color_disabled, emit_usage_error
+from mirrorspec.base.errors import FailedRun, MirrorspecError
+from mirrorspec.base.logfile import log_folder
 
 # Re-exported for command modules written before params.py; commands import them from
-# mirrorspec.commands.params and mirrorspec.errors (a later lint step forbids importing cli).
+# mirrorspec.commands.params and mirrorspec.base.errors (a later lint step forbids importing cli).
 __all__ = ["cli", "main", "register", "COMMAND_MODULES", "MirrorspecGroup", "FailedRun",
            "get_console"]
 

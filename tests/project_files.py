@@ -23,7 +23,7 @@ def write_changes(folder: Path, sequence: int, rows: list[tuple]) -> Path:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from mirrorspec import mirroring
+    from mirrorspec.openmirroring import mirroring
 
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / mirroring.sequence_file_name(sequence)
@@ -38,7 +38,7 @@ def write_changes(folder: Path, sequence: int, rows: list[tuple]) -> Path:
 def feed_plan(tmp_path: Path, source_type: str, feed: Path, columns, keys, options=None):
     """The TablePlan of a feed table `dbo.t` reading `feed`, landing and mirroring under
     `tmp_path`."""
-    from mirrorspec.plan import ColumnSpec, SourceSpec, TablePlan
+    from mirrorspec.artifacts.plan import ColumnSpec, SourceSpec, TablePlan
 
     return TablePlan(
         unique_id="dbo.t", name="t", schema=None, warehouse_schema="dbo",

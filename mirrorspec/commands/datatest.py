@@ -8,7 +8,7 @@ import click
 
 from mirrorspec.commands.params import DEFAULT_THREADS, get_console, plan_options, selection_options
 from mirrorspec.compile import load_plan_context
-from mirrorspec.errors import FailedRun
+from mirrorspec.base.errors import FailedRun
 
 
 @click.command("test")
@@ -19,7 +19,7 @@ from mirrorspec.errors import FailedRun
 def test(threads: int, **params: Any) -> None:
     """Run the data tests (unique, not_null, accepted_values, relationships, row_count,
     freshness) of the selected tables."""
-    from mirrorspec.selection import select_with_warnings
+    from mirrorspec.project.selection import select_with_warnings
     from mirrorspec.docsite.build import refresh_site
     from mirrorspec.spark.ops.datatests import execute_tests
 

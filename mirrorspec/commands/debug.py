@@ -21,7 +21,7 @@ from urllib.parse import urlparse
 import click
 
 from mirrorspec.commands.params import get_console, project_dir, profiles_dir, target, vars_text
-from mirrorspec.errors import FailedRun, MirrorspecError
+from mirrorspec.base.errors import FailedRun, MirrorspecError
 
 OK, WARN, FAIL, SKIP = "ok", "warn", "FAIL", "skip"
 
@@ -161,7 +161,7 @@ def _services(plan, jdbc: str | None) -> list[Check]:
                                 "check spark.hadoop.fs.s3a.endpoint in the profile, or the "
                                 "network"))
     if jdbc:
-        from mirrorspec.jdbc_urls import host_and_port
+        from mirrorspec.security.jdbc_urls import host_and_port
 
         server = host_and_port(jdbc)
         if server is None:
@@ -174,7 +174,7 @@ def _services(plan, jdbc: str | None) -> list[Check]:
 
 
 def _spark(plan, console) -> Check:
-    from mirrorspec.plan import resolve_secrets
+    from mirrorspec.artifacts.plan import resolve_secrets
     from mirrorspec.spark.ops.selftest import spark_round_trip
 
     spec = plan.spark if plan is not None else None

@@ -18,10 +18,10 @@ from typing import Any, Iterator
 import click
 
 from mirrorspec.commands.params import get_console, project_options
-from mirrorspec.plan import Plan, read_plan
-from mirrorspec.diff import (
+from mirrorspec.artifacts.plan import Plan, read_plan
+from mirrorspec.project.diff import (
     BREAKING, CAUTION, PlanDiff, diff_plans, headline, iter_lines, report_json, report_markdown)
-from mirrorspec.errors import FailedRun, MirrorspecError
+from mirrorspec.base.errors import FailedRun, MirrorspecError
 
 _STYLES = {BREAKING: "bold red", CAUTION: "yellow", "safe": "green", "heading": "bold",
            "plain": "dim"}

@@ -9,7 +9,7 @@ import click
 
 from mirrorspec.commands.params import get_console, project_options, selection_options
 from mirrorspec.commands.params import project_dir as project_dir_option
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.base.errors import MirrorspecError
 
 
 @click.group("docs")
@@ -34,7 +34,7 @@ def generate(project_dir: str, target: str | None, vars_text: str | None,
     result = compile_project(project_dir, target=target, vars=vars_text, profiles_dir=profiles_dir)
     plan = result.plan
     if select or exclude:
-        from mirrorspec.selection import select_with_warnings
+        from mirrorspec.project.selection import select_with_warnings
 
         plan = dataclasses.replace(plan, tables=select_with_warnings(
             plan, select, exclude, state_path=state_path, console=console))

@@ -14,12 +14,12 @@ from typing import Any
 
 import click
 
-from mirrorspec import mirroring
+from mirrorspec.openmirroring import mirroring
 from mirrorspec.commands.params import (get_console, output_format, plan_options,
                                         selection_options, warehouse_option)
 from mirrorspec.compile import load_plan_context
-from mirrorspec.plan import Plan
-from mirrorspec.errors import FailedRun, MirrorspecError, StaleMirror
+from mirrorspec.artifacts.plan import Plan
+from mirrorspec.base.errors import FailedRun, MirrorspecError, StaleMirror
 
 STATUS_COLUMNS = ("schema", "table", "status", "processed rows", "processed bytes",
                   "last sync (UTC)", "latency (s)", "error")
@@ -68,8 +68,8 @@ def status(as_json: bool, stale_after: str | None, **params: Any) -> None:
     """The monitoring JSON (replicator.json, tables.json) as a table.
 
     Exit codes: 0 healthy, 1 a table is Failed (or an error), 3 stale (--stale-after)."""
-    from mirrorspec.health import assess, parse_duration
-    from mirrorspec.status import STALE_MARKER, is_stale, read_status
+    from mirrorspec.operate.health import assess, parse_duration
+    from mirrorspec.artifacts.status import STALE_MARKER, is_stale, read_status
 
     bound = parse_duration(stale_after) if stale_after is not None else None
     console = get_console()
@@ -129,7 +129,7 @@ def _resolve(table_name: str, params: dict[str, Any]):
         schema = mirroring.warehouse_schema(schema or None)
         path = str(Path(params["warehouse"]) / schema / name)
         return f"{schema}.{name}", path, None, []
-    from mirrorspec.selection import resolve_table
+    from mirrorspec.project.selection import resolve_table
 
     table = resolve_table(plan, table_name)
     return table.unique_id, table.delta_path, plan, list(table.key_columns)
@@ -147,7 +147,7 @@ def _targets(table_name: str | None, params: dict[str, Any], console) -> list[tu
         raise MirrorspecError("--select/--exclude choose among the project's tables, and "
                               "--warehouse reads no project",
                               hint="drop --warehouse (run it in the project), or name TABLE")
-    from mirrorspec.selection import select_with_warnings
+    from mirrorspec.project.selection import select_with_warnings
 
     named = [_resolve(table_name, params)] if table_name else []
     chosen = select_with_warnings(plan, params["select"], params["exclude"],

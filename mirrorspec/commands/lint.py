@@ -7,7 +7,7 @@ import json
 import click
 
 from mirrorspec import __version__
-from mirrorspec.errors import FailedRun
+from mirrorspec.base.errors import FailedRun
 
 
 @click.command("lint")
@@ -31,7 +31,7 @@ def lint(landing_zone: str, tables: tuple[str, ...], output_format: str, warehou
 
     Exit 1 on errors (or warnings with --strict), 0 otherwise.
     """
-    from mirrorspec.lint import lint_landing_zone, to_json, to_sarif, to_text
+    from mirrorspec.landing.lint import lint_landing_zone, to_json, to_sarif, to_text
 
     result = lint_landing_zone(landing_zone, tables, warehouse=warehouse, strict=strict)
     if output_format == "json":

@@ -13,12 +13,12 @@ import click
 from mirrorspec.commands.params import get_console, plan_options, selection_options
 from mirrorspec.commands.params import threads as threads_option
 from mirrorspec.compile import load_plan_context
-from mirrorspec.plan import TablePlan
-from mirrorspec.errors import FailedRun
+from mirrorspec.artifacts.plan import TablePlan
+from mirrorspec.base.errors import FailedRun
 
 
 def _chosen(names: tuple[str, ...], plan, params: dict[str, Any], console) -> list[TablePlan]:
-    from mirrorspec.selection import resolve_table, select_with_warnings
+    from mirrorspec.project.selection import resolve_table, select_with_warnings
 
     if names and not (params["select"] or params["exclude"]):
         return list({t.unique_id: t for t in (resolve_table(plan, n) for n in names)}.values())
@@ -31,7 +31,7 @@ def _chosen(names: tuple[str, ...], plan, params: dict[str, Any], console) -> li
 def _retention_hours(delta_path: str) -> float:
     """The table's delta.deletedFileRetentionDuration in hours, read without Spark."""
     from mirrorspec.readers.delta import table_uri
-    from mirrorspec.retention import RETENTION_PROPERTY, interval_hours
+    from mirrorspec.operate.retention import RETENTION_PROPERTY, interval_hours
 
     try:
         from deltalake import DeltaTable
@@ -86,7 +86,7 @@ def maintain(tables: tuple[str, ...], purge: bool, optimize: bool, vacuum: bool,
              **params: Any) -> None:
     """Purge deletion vectors, OPTIMIZE and VACUUM mirrored tables (TABLES or --select; all by
     default), applying each table's `deletion_vectors` switch first."""
-    from mirrorspec.retention import check_retention
+    from mirrorspec.operate.retention import check_retention
 
     console = get_console()
     ctx = load_plan_context(params["project_dir"], params["target"], params["vars_text"],

@@ -12,8 +12,8 @@ from mirrorspec.commands.params import (absolute_location, get_console, lineage_
                                         metrics_host, metrics_port, optional_plan, parse_conf,
                                         plan_options, resolve_table_threads, spark_conf,
                                         spark_master, start_lineage, start_spark, watch_options)
-from mirrorspec.errors import FailedRun, ProjectError
-from mirrorspec.mirroring import PROCESSED_RETENTION_DAYS
+from mirrorspec.base.errors import FailedRun, ProjectError
+from mirrorspec.openmirroring.mirroring import PROCESSED_RETENTION_DAYS
 
 
 def _watch(spark, landing_zone: str, warehouse: str, options, console, interval: float,
@@ -26,8 +26,8 @@ def _watch(spark, landing_zone: str, warehouse: str, options, console, interval:
     from mirrorspec.spark.mirror.engine import mirror_landing_zone
     from mirrorspec.landing.layout import folder_signature
     from mirrorspec.spark.mirror.warm import SnapshotWarmer
-    from mirrorspec.metrics import WatchMetrics
-    from mirrorspec.watch import Backoff, QuietConsole
+    from mirrorspec.operate.metrics import WatchMetrics
+    from mirrorspec.operate.watch import Backoff, QuietConsole
 
     backoff, quiet = Backoff(interval), QuietConsole(console)
     metrics = WatchMetrics(port, console, host) if port is not None else None
@@ -176,8 +176,8 @@ def mirror(landing_zone: str | None, warehouse: str | None, watch: float | None,
     --landing-zone and --warehouse, or a project (--project-dir, --target: its landing zone,
     warehouse and Spark settings; given options win). The landing zone is checked before
     Spark starts."""
-    from mirrorspec.metrics import check_metrics_option
-    from mirrorspec.preflight import require_landing_zone
+    from mirrorspec.operate.metrics import check_metrics_option
+    from mirrorspec.operate.preflight import require_landing_zone
 
     check_metrics_option(metrics_port, watch)
     console = get_console()
@@ -200,7 +200,7 @@ def mirror(landing_zone: str | None, warehouse: str | None, watch: float | None,
     threads = resolve_table_threads(threads, plan.threads if plan is not None else None)
     options = MirrorOptions(threads=threads, strict=strict, retention_days=retention_days,
                             select=tuple(select), settle_seconds=settle_seconds)
-    from mirrorspec.files import is_remote
+    from mirrorspec.base.files import is_remote
 
     # the warm Spark server (Connect) can't reach URIs: only local folders may use it
     spark = start_spark(plan, master, extra_conf, console,
@@ -218,7 +218,7 @@ def mirror(landing_zone: str | None, warehouse: str | None, watch: float | None,
                                          progress=True)
             _send_lineage(lineage, result)
         else:
-            from mirrorspec.heartbeat import Heartbeat
+            from mirrorspec.operate.heartbeat import Heartbeat
 
             result = _watch(spark, landing_zone, warehouse, options, console, watch, stop,
                             metrics_port, lineage, metrics_host,

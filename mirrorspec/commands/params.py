@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple, TypeVar
 
 import click
 
-from mirrorspec.console import Console
+from mirrorspec.base.console import Console
 from mirrorspec.load.project import PROFILES_DIR_ENV
 
 if TYPE_CHECKING:
-    from mirrorspec.files import Files
+    from mirrorspec.base.files import Files
 
 T = TypeVar("T")
 PROJECT_DIR_ENV = "MIRRORSPEC_PROJECT_DIR"
@@ -41,7 +41,7 @@ def resolve_table_threads(given: int | None, profile: int | None) -> int:
 def absolute_location(_ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
     """click callback: a path option resolved to its one absolute form where it enters (URIs
     untouched), so the current folder never matters again; tuples element-wise."""
-    from mirrorspec.files import normalize  # pure Python, no pyspark
+    from mirrorspec.base.files import normalize  # pure Python, no pyspark
 
     if value is None:
         return None
@@ -118,7 +118,7 @@ metrics_host = click.option(
 
 def parse_conf(pairs: tuple[str, ...]) -> dict[str, str]:
     """--conf KEY=VALUE pairs as a dict (a UsageError names a malformed one)."""
-    from mirrorspec.errors import UsageError
+    from mirrorspec.base.errors import UsageError
 
     conf = {}
     for pair in pairs:
@@ -161,7 +161,7 @@ def start_spark(plan: Any, master: str | None, conf: dict[str, str], console: An
 
     if plan is None:
         return build_session(master or "local[*]", conf, console=console)
-    from mirrorspec.plan import resolve_secrets
+    from mirrorspec.artifacts.plan import resolve_secrets
     from mirrorspec.spark.platform.warm_server import plan_allows
 
     spec = plan.spark
@@ -187,7 +187,7 @@ def locate_table(table: str, warehouse: str | None, plan: Any,
     from mirrorspec.progress.mirror import names_folder, resolve_table
 
     if plan is not None and not warehouse and not names_folder(table):
-        from mirrorspec.selection import resolve_table as plan_table
+        from mirrorspec.project.selection import resolve_table as plan_table
 
         planned = plan_table(plan, table)
         unique_id, path = resolve_table(planned.unique_id, plan.warehouse, files)
@@ -201,14 +201,14 @@ def local_then_session(resolve: Callable[[Files], T], start: Callable[[], Any]) 
     the session's Hadoop filesystems (the profile's credentials), before any heavy work. Returns
     (what `resolve` returned, the session or None). A store that refuses or can't be reached is
     a StorageError naming its cause, not an internal error."""
-    from mirrorspec.errors import MirrorspecError, StorageError
-    from mirrorspec.files import Files, SessionNeeded
+    from mirrorspec.base.errors import MirrorspecError, StorageError
+    from mirrorspec.base.files import Files, SessionNeeded
 
     try:
         return resolve(Files()), None
     except SessionNeeded:
         spark = start()
-    from mirrorspec.logfile import log_exception
+    from mirrorspec.base.logfile import log_exception
     from mirrorspec.spark.platform.failures import short
     from mirrorspec.spark.platform.hadoop_fs import files_for
 

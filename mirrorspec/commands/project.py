@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from mirrorspec.commands.params import get_console, plan_options, project_options, selection_options
-from mirrorspec.console import Console
+from mirrorspec.base.console import Console
 
 
 def _show(path: Any) -> str:
@@ -30,7 +30,7 @@ def _report_inferred(console: Console, inferred: dict[str, tuple[str, ...]]) -> 
 @click.option("--force", is_flag=True, help="Write into an existing non-empty folder.")
 def init(name: str, force: bool) -> None:
     """Create a new project NAME (a folder) that compiles as is."""
-    from mirrorspec.scaffold import SCHEMA_HINT, scaffold_project
+    from mirrorspec.project.scaffold import SCHEMA_HINT, scaffold_project
 
     console = get_console()
     created = scaffold_project(name, force=force)
@@ -68,7 +68,7 @@ def compile(project_dir: str, target: str | None, vars_text: str | None,
     --select/--exclude list only the tables chosen (plan.json always holds every table: `run`
     selects when it runs)."""
     from mirrorspec.compile import compile_project
-    from mirrorspec.mirroring import table_folder
+    from mirrorspec.openmirroring.mirroring import table_folder
 
     console = get_console()
     result = compile_project(project_dir, target=target, vars=vars_text, profiles_dir=profiles_dir)
@@ -76,7 +76,7 @@ def compile(project_dir: str, target: str | None, vars_text: str | None,
     plan = result.plan
     tables = plan.tables
     if select or exclude:
-        from mirrorspec.selection import select_with_warnings
+        from mirrorspec.project.selection import select_with_warnings
 
         tables = select_with_warnings(plan, select, exclude, state_path=state_path,
                                       console=console)
@@ -109,7 +109,7 @@ LS_KEYS = ("unique_id", "name", "schema", "warehouse_schema", "source", "tags", 
               show_default=True, help="text: one unique id a line; json: one object a line.")
 def ls(output: str, **params: Any) -> None:
     """List the selected tables (the same selection `run` would take); writes nothing."""
-    from mirrorspec.selection import select_with_warnings
+    from mirrorspec.project.selection import select_with_warnings
 
     console = get_console()
     plan, target_dir = _plan_without_writing(params)

@@ -10,9 +10,9 @@ import click
 from mirrorspec.commands.params import (get_console, live_progress, local_then_session,
                                         locate_table, optional_plan, parse_conf, plan_options,
                                         spark_conf, spark_master, start_spark)
-from mirrorspec.errors import FailedRun, MirrorspecError, UsageError
-from mirrorspec.files import Files, is_remote
-from mirrorspec.jdbc_urls import redact
+from mirrorspec.base.errors import FailedRun, MirrorspecError, UsageError
+from mirrorspec.base.files import Files, is_remote
+from mirrorspec.security.jdbc_urls import redact
 from mirrorspec.progress.mirror import names_folder, table_keys
 
 

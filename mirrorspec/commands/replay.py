@@ -12,8 +12,8 @@ import click
 from mirrorspec.commands.params import (get_console, live_progress, local_then_session,
                                         locate_table, optional_plan, parse_conf, plan_options,
                                         spark_conf, spark_master, start_spark)
-from mirrorspec.errors import FailedRun, MirrorspecError, UsageError
-from mirrorspec.files import Files
+from mirrorspec.base.errors import FailedRun, MirrorspecError, UsageError
+from mirrorspec.base.files import Files
 from mirrorspec.progress.mirror import names_folder, resolve_table, table_keys
 
 

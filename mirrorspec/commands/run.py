@@ -17,10 +17,10 @@ from mirrorspec.commands.params import (get_console, lineage_options, metrics_ho
                                         start_lineage, watch_options, selection_options,
                                         stop_on_signals)
 from mirrorspec.compile import PlanContext, load_plan_context
-from mirrorspec.console import Console
-from mirrorspec.errors import FailedRun
+from mirrorspec.base.console import Console
+from mirrorspec.base.errors import FailedRun
 from mirrorspec.load.project import parse_vars
-from mirrorspec.run_results import RunResults, safe_args
+from mirrorspec.artifacts.run_results import RunResults, safe_args
 
 
 def execute_run(console: Console, command: str, publish_only: bool, params: dict[str, Any],
@@ -97,7 +97,7 @@ def run(watch: float | None = None, metrics_port: int | None = None,
         metrics_host: str = "127.0.0.1", heartbeat_every: int = 10,
         heartbeat_file: str | None = None, **params: Any) -> None:
     """Publish the feeds and mirror the landing zone into Delta tables."""
-    from mirrorspec.metrics import check_metrics_option
+    from mirrorspec.operate.metrics import check_metrics_option
 
     check_metrics_option(metrics_port, watch)
     console = get_console()
@@ -129,13 +129,13 @@ def _watch(console: Console, seconds: float, params: dict[str, Any],
            heartbeat_every: int = 10, heartbeat_file: str | None = None) -> RunResults:
     """`run --watch`: passes until a signal; --full-refresh applies to the first pass only.
     A heartbeat file is rewritten after every pass and an 'alive' line printed every
-    `heartbeat_every` idle passes (mirrorspec/heartbeat.py)."""
+    `heartbeat_every` idle passes (mirrorspec/operate/heartbeat.py)."""
     import time
 
-    from mirrorspec.heartbeat import Heartbeat
-    from mirrorspec.metrics import WatchMetrics
+    from mirrorspec.operate.heartbeat import Heartbeat
+    from mirrorspec.operate.metrics import WatchMetrics
     from mirrorspec.progress.publish import kafka_offset_rows
-    from mirrorspec.run_results import fabric_status
+    from mirrorspec.artifacts.run_results import fabric_status
     from mirrorspec.spark.mirror.warm import SnapshotWarmer
 
     stop = stop_on_signals(console, "the current pass")
@@ -220,7 +220,7 @@ def build(**params: Any) -> None:
 def retry(threads: int | None, **params: Any) -> None:
     """Run again the tables that ended ERROR or SKIPPED in the last run_results.json, with
     the options of that run (`run`, `publish` or `build`)."""
-    from mirrorspec.retry import retry_selection
+    from mirrorspec.operate.retry import retry_selection
 
     console = get_console()
     ctx = load_plan_context(params["project_dir"], params["target"], params["vars_text"],

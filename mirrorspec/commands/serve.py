@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from mirrorspec.commands.params import get_console, project_options, stop_on_signals
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.base.errors import MirrorspecError
 
 LOOPBACK_NAMES = ("localhost",)
 _HOST_NAME = re.compile(r"(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?\.?")
@@ -65,7 +65,7 @@ def _folders(params: dict[str, Any]) -> tuple[Path, Path, str]:
         if "://" in str(value):
             raise MirrorspecError(f"the {what} {value} is not a local folder: serve backs local "
                                   "folders only", hint="give --landing-zone/--warehouse folders")
-    from mirrorspec.files import folders_overlap
+    from mirrorspec.base.files import folders_overlap
 
     if folders_overlap(str(landing), str(warehouse)):
         raise MirrorspecError(f"the landing zone {landing} and the warehouse {warehouse} overlap: "
@@ -168,7 +168,7 @@ def serve(**params: Any) -> None:
     """Serve the landing zone as Fabric's OneLake DFS/Blob endpoint, for any publisher."""
     from mirrorspec.serve import entra, services, supervise
     from mirrorspec.serve import names as names_mod
-    from mirrorspec.redact import redact_fields, redact_text
+    from mirrorspec.security.redact import redact_fields, redact_text
     from mirrorspec.serve.endpoints import served_hosts
     from mirrorspec.serve.items import EngineSettings, Registry
     from mirrorspec.serve.server import Config, Endpoint, write_ready_file

@@ -19,8 +19,8 @@ def spark() -> None:
 def _settings(params: dict[str, Any]) -> tuple[Any, str, dict[str, str]]:
     """(plan, master, the conf a local driver of the plan starts with) for the project."""
     from mirrorspec.compile import load_plan_context
-    from mirrorspec.errors import MirrorspecError
-    from mirrorspec.plan import resolve_secrets
+    from mirrorspec.base.errors import MirrorspecError
+    from mirrorspec.artifacts.plan import resolve_secrets
     from mirrorspec.spark.platform.session import driver_conf
 
     plan = load_plan_context(params["project_dir"], params["target"], params["vars_text"],

@@ -1,7 +1,7 @@
 """Compile a YAML project into `target/`: `_metadata.json` files, `_partnerEvents.json`, `plan.json`.
 
     result = compile_project("projects/parquet_orders")
-    result.plan          # mirrorspec.plan.Plan
+    result.plan          # mirrorspec.artifacts.plan.Plan
     result.plan_path     # <target>/plan.json
 
 `validate_project` does everything but write; `load_project` stops at the model. None of them
@@ -20,12 +20,12 @@ from typing import Any, Iterator, Mapping
 
 from typing import TYPE_CHECKING, Callable
 
-from mirrorspec.errors import ProjectError
+from mirrorspec.base.errors import ProjectError
 
-if TYPE_CHECKING:  # the runner imports mirrorspec.plan: keep this package light
-    from mirrorspec.console import Console
-    from mirrorspec.plan import Plan
-    from mirrorspec.model import Project
+if TYPE_CHECKING:  # the runner imports mirrorspec.artifacts.plan: keep this package light
+    from mirrorspec.base.console import Console
+    from mirrorspec.artifacts.plan import Plan
+    from mirrorspec.project.model import Project
 
 __all__ = ["CompileResult", "PlanContext", "compile_project", "validate_project", "load_project",
            "load_plan_context"]
@@ -69,7 +69,7 @@ def load_project(project_dir: str | os.PathLike[str] = ".", target: str | None =
     `vars` is a mapping or the YAML text of `--vars`; `target` picks the profile output.
     """
     from mirrorspec.load.project import load_files, parse_vars
-    from mirrorspec.model import build_project
+    from mirrorspec.project.model import build_project
 
     loaded = load_files(project_dir, parse_vars(vars), profiles_dir, environ)
     return build_project(loaded, target, infer)
@@ -124,7 +124,7 @@ def load_plan_context(project_dir: str | os.PathLike[str] = ".", target: str | N
                       console: "Console | None" = None) -> PlanContext:
     """Compile the project (or read `plan_path`) and say where its target folder is."""
     if plan_path:
-        from mirrorspec.plan import read_plan
+        from mirrorspec.artifacts.plan import read_plan
 
         path = Path(plan_path)
         return PlanContext(read_plan(path), path.resolve().parent)

@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 from typing import Any, cast
 
-from mirrorspec import mirroring
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.openmirroring import mirroring
+from mirrorspec.base.errors import MirrorspecError
 
 PLAN_FILE = "plan.json"
 LANDING_FOLDER = "landing_zone"

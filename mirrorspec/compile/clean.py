@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from mirrorspec import mirroring
+from mirrorspec.openmirroring import mirroring
 from mirrorspec.compile.artifacts import LANDING_FOLDER, PLAN_FILE, previous_files, read_text
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.base.errors import MirrorspecError
 
 # what `run`/`build` (run_results), `test` (test_results) and `--watch` (heartbeat) write
 RESULT_FILES = ("run_results.json", "test_results.json", "heartbeat.json")

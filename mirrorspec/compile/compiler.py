@@ -8,11 +8,11 @@ from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from mirrorspec import mirroring
-from mirrorspec.plan import (PLAN_VERSION, STEP_MIRROR, STEP_PUBLISH, ColumnSpec, Plan, SourceSpec,
+from mirrorspec.openmirroring import mirroring
+from mirrorspec.artifacts.plan import (PLAN_VERSION, STEP_MIRROR, STEP_PUBLISH, ColumnSpec, Plan, SourceSpec,
                              SparkSpec, TablePlan, TableStep)
-from mirrorspec.errors import Location, MirrorspecError
-from mirrorspec.model import Project, Table, is_uri, resolve_location
+from mirrorspec.base.errors import Location, MirrorspecError
+from mirrorspec.project.model import Project, Table, is_uri, resolve_location
 from mirrorspec.sources import resolve_options
 
 STATE_FOLDER = "_mirrorspec"

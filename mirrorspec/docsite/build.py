@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mirrorspec.plan import Plan
-from mirrorspec.errors import MirrorspecError
-from mirrorspec.test_results import TEST_RESULTS_FILE
+from mirrorspec.artifacts.plan import Plan
+from mirrorspec.base.errors import MirrorspecError
+from mirrorspec.artifacts.data_test_results import TEST_RESULTS_FILE
 
 DOCS_DIR = "docs"
 RUN_RESULTS_FILE = "run_results.json"
@@ -50,7 +50,7 @@ def refresh_if_present(plan: Plan, target_dir: str | Path) -> Path | None:
 
 def read_status(warehouse: str) -> dict[str, Any] | None:
     """The monitoring JSON of the warehouse, or None when nothing was mirrored yet."""
-    from mirrorspec.status import read_status as read
+    from mirrorspec.artifacts.status import read_status as read
 
     if "://" in warehouse:
         return None  # a remote warehouse: the status is not readable without Spark

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mirrorspec.plan import Plan, TablePlan
+from mirrorspec.artifacts.plan import Plan, TablePlan
 from mirrorspec.docsite.lineage import Edge, Node
-from mirrorspec.mirroring import dumps_json, spark_type_for, table_folder
+from mirrorspec.openmirroring.mirroring import dumps_json, spark_type_for, table_folder
 
 # Status words (Fabric's monitoring statuses and run_results statuses) → how a badge looks.
 _STATE_OF = {"running": "ok", "replicating": "ok", "success": "ok", "succeeded": "ok",
@@ -295,7 +295,7 @@ def _merge_observed(columns: list[ColumnView], keys: list[str], delta: Any) -> l
 
 def _link_tests(tables: list[TableView], test_results: dict[str, Any] | None) -> None:
     """Attach each declared test's last result, and link relationships tests both ways."""
-    from mirrorspec.test_results import test_name
+    from mirrorspec.artifacts.data_test_results import test_name
 
     by_name = {r.get("name"): r for r in (test_results or {}).get("results", []) or []
                if isinstance(r, dict)}

@@ -9,10 +9,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from mirrorspec.plan import Plan
+from mirrorspec.artifacts.plan import Plan
 from mirrorspec.docsite.collect import SiteData, collect, lineage, state_of
 from mirrorspec.docsite.lineage import render_svg
-from mirrorspec.mirroring import dumps_json
+from mirrorspec.openmirroring.mirroring import dumps_json
 
 TEMPLATES = Path(__file__).parent / "templates"
 

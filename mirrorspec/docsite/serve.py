@@ -14,7 +14,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from mirrorspec.hosts import allowed_hosts, host_allowed
+from mirrorspec.security.hosts import allowed_hosts, host_allowed
 
 __all__ = ["allowed_hosts", "host_allowed", "make_server"]
 

@@ -15,8 +15,8 @@ import io
 import itertools
 from typing import Any, Callable, Iterator, Sequence
 
-from mirrorspec import compression, mirroring
-from mirrorspec.errors import LandingZoneError
+from mirrorspec.openmirroring import compression, mirroring
+from mirrorspec.base.errors import LandingZoneError
 
 HEADER_BYTES = 1 << 16
 _DECODE_CHUNK = 1 << 22

@@ -7,11 +7,11 @@ tests and the compiler's landing-zone check call it on local folders.
 
 from __future__ import annotations
 
-from mirrorspec import mirroring
-from mirrorspec.console import Console
-from mirrorspec.errors import LandingZoneError
+from mirrorspec.openmirroring import mirroring
+from mirrorspec.base.console import Console
+from mirrorspec.base.errors import LandingZoneError
 from mirrorspec.landing.processed import LandingFiles
-from mirrorspec.plan import Plan, TablePlan
+from mirrorspec.artifacts.plan import Plan, TablePlan
 from mirrorspec.progress.publish import staging_folder, state_file
 
 

@@ -1,7 +1,7 @@
 """Reading a landing zone's layout: its tables, their `_metadata.json` and their pending files.
 
 Nothing here reads data; it lists folders and decides which files a run applies, in which order.
-The rules themselves (names, markers, metadata keys) come from `mirrorspec.mirroring`.
+The rules themselves (names, markers, metadata keys) come from `mirrorspec.openmirroring.mirroring`.
 """
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from mirrorspec import mirroring
-from mirrorspec.errors import LandingZoneError
-from mirrorspec import files as fsmod
+from mirrorspec.openmirroring import mirroring
+from mirrorspec.base.errors import LandingZoneError
+from mirrorspec.base import files as fsmod
 
 FOLDER_ID_FILE = "_mirrorspec_folder_id"
 

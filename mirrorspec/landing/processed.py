@@ -9,10 +9,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from mirrorspec import mirroring
-from mirrorspec.errors import LandingZoneError
-from mirrorspec.faults import crash_point
-from mirrorspec.files import Entry, Files, FileSystem, join, outside_root
+from mirrorspec.openmirroring import mirroring
+from mirrorspec.base.errors import LandingZoneError
+from mirrorspec.base.faults import crash_point
+from mirrorspec.base.files import Entry, Files, FileSystem, join, outside_root
 from mirrorspec.landing.layout import LandingFile, file_stats, same_version, time_order_key
 from mirrorspec.progress.mirror import engine_commits, log_versions, state_copies, txn_version_of
 

@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 import yaml
 
-from mirrorspec.errors import Location, MirrorspecError, ProjectError
+from mirrorspec.base.errors import Location, MirrorspecError, ProjectError
 from mirrorspec.load.render import Renderer
 from mirrorspec.load.secret_names import NOT_SECRET_KEY
 from mirrorspec.load.validate import validate_document

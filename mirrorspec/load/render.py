@@ -20,8 +20,8 @@ from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 from jinja2.utils import generate_lorem_ipsum
 
-from mirrorspec.plan import SECRET_PREFIX, holds_secret, secret_placeholder
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.artifacts.plan import SECRET_PREFIX, holds_secret, secret_placeholder
+from mirrorspec.base.errors import MirrorspecError
 from mirrorspec.load.budget import (
     FILTERS, MAX_TEXT, METHODS, Budget, TemplateTooCostly, check_size, lipsum_size,
     percent_size, text_size, too_long)

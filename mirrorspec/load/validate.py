@@ -12,10 +12,10 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.base.errors import MirrorspecError
 from mirrorspec.load.yaml_doc import Document
-from mirrorspec.mirroring import DATA_TYPES, data_type_suggestions
-from mirrorspec.suggest import suggest
+from mirrorspec.openmirroring.mirroring import DATA_TYPES, data_type_suggestions
+from mirrorspec.base.suggest import suggest
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator, ValidationError

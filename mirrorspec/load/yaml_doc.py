@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-from mirrorspec.errors import Location, MirrorspecError
+from mirrorspec.base.errors import Location, MirrorspecError
 
 _Loader: type[yaml.SafeLoader] | type[yaml.CSafeLoader]
 try:  # the C loader is ~10x faster; fall back to pure Python where libyaml is missing

@@ -1,3 +1,3 @@
 """OpenLineage run events per table (`lineage.py`, the optional `mirrorspec[openlineage]`
 extra), fed after each pass of `run` and `mirror` with `TableSample`s (`samples.py`). Never
-fails a pass. (The Prometheus endpoint of `--watch` is `mirrorspec/metrics.py`.)"""
+fails a pass. (The Prometheus endpoint of `--watch` is `mirrorspec/operate/metrics.py`.)"""

@@ -21,8 +21,8 @@ from typing import Any, Iterable
 from urllib.parse import urljoin
 
 from mirrorspec import __version__
-from mirrorspec.console import Console
-from mirrorspec.jdbc_urls import shown_url
+from mirrorspec.base.console import Console
+from mirrorspec.security.jdbc_urls import shown_url
 from mirrorspec.observe.delivery import BackgroundSender, post
 from mirrorspec.observe.samples import TableSample, dataset_for_path, require
 

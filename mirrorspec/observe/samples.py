@@ -9,9 +9,9 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from mirrorspec.errors import SetupError
-from mirrorspec.plan import Plan, TablePlan
-from mirrorspec.run_results import RunResults, fabric_status
+from mirrorspec.base.errors import SetupError
+from mirrorspec.artifacts.plan import Plan, TablePlan
+from mirrorspec.artifacts.run_results import RunResults, fabric_status
 
 _OBJECT_STORES = ("s3", "s3a", "s3n", "gs", "gcs", "abfs", "abfss", "wasb", "wasbs")
 

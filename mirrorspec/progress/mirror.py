@@ -25,9 +25,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping
 
-from mirrorspec.errors import LandingZoneError, MirrorspecError
-from mirrorspec import files as fsmod
-from mirrorspec.files import Entry, Files, FileSystem
+from mirrorspec.base.errors import LandingZoneError, MirrorspecError
+from mirrorspec.base import files as fsmod
+from mirrorspec.base.files import Entry, Files, FileSystem
 
 STATE_KEY = "mirrorspec"
 STATE_FORMAT = 1

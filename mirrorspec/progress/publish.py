@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mirrorspec.errors import MirrorspecError
-from mirrorspec.files import Files, join
-from mirrorspec.plan import Plan, TablePlan
+from mirrorspec.base.errors import MirrorspecError
+from mirrorspec.base.files import Files, join
+from mirrorspec.artifacts.plan import Plan, TablePlan
 from mirrorspec.sources.kafka import STAGING_FOLDER
 
 STATE_VERSION = 1

@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from mirrorspec import files as fsmod
-from mirrorspec.files import FileSystem
+from mirrorspec.base import files as fsmod
+from mirrorspec.base.files import FileSystem
 from mirrorspec.progress.mirror import snapshot_metadata
 
 _LOG_FILE = re.compile(r"^(\d{20})\.json$")

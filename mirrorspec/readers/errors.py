@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mirrorspec.errors import InspectError
+from mirrorspec.base.errors import InspectError
 
 __all__ = ["InspectError", "DeltaRsUnsupported"]
 

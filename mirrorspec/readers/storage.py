@@ -42,6 +42,6 @@ def plan_storage_options(plan) -> dict[str, str]:
     """The storage options for the tables of a compiled plan (None or a local warehouse: none)."""
     if plan is None or "://" not in plan.warehouse:
         return {}
-    from mirrorspec.plan import resolve_secrets
+    from mirrorspec.artifacts.plan import resolve_secrets
 
     return storage_options(resolve_secrets(dict(plan.spark.conf)))

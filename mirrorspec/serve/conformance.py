@@ -34,9 +34,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, TypeVar, cast
 
-from mirrorspec import mirroring
-from mirrorspec.errors import LandingZoneError, MirrorspecError
-from mirrorspec.redact import redact_text
+from mirrorspec.openmirroring import mirroring
+from mirrorspec.base.errors import LandingZoneError, MirrorspecError
+from mirrorspec.security.redact import redact_text
 from mirrorspec.serve.names import Place
 
 _HEAD = b'{"findings": ['

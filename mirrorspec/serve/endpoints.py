@@ -5,14 +5,14 @@ client whose base URL can't be changed reaches it through /etc/hosts or a proxy:
 speaks the DFS dialect, the Blob host the Blob dialect, the Fabric API host (`/v1`) and the
 Entra ID host reach the dispatcher's services. `--allow-host` adds aliases; one shaped like a OneLake host
 (`<region->onelake.dfs.…`, `onelake.blob.…`) is routed as that host is. Any other name is
-refused (mirrorspec.hosts: the DNS-rebinding rule).
+refused (mirrorspec.security.hosts: the DNS-rebinding rule).
 """
 
 from __future__ import annotations
 
 from typing import Iterable
 
-from mirrorspec.hosts import allowed_hosts
+from mirrorspec.security.hosts import allowed_hosts
 
 DFS_HOST = "onelake.dfs.fabric.microsoft.com"
 BLOB_HOST = "onelake.blob.fabric.microsoft.com"

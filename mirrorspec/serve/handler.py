@@ -16,8 +16,8 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, BinaryIO, Iterator
 from urllib.parse import parse_qsl, urlsplit
 
-from mirrorspec.hosts import host_allowed, host_name
-from mirrorspec.redact import redact_text
+from mirrorspec.security.hosts import host_allowed, host_name
+from mirrorspec.security.redact import redact_text
 from mirrorspec.serve import endpoints, framing, properties, wire
 from mirrorspec.serve.codes import ServeError
 from mirrorspec.serve.names import (Place, decode_segments, parse_rename_source, place_of,

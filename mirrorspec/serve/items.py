@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.base.errors import MirrorspecError
 from mirrorspec.serve import monitoring, supervise
 from mirrorspec.serve.conformance import Conformance
 from mirrorspec.serve.names import ITEM_TYPE, Names, split_name

@@ -1,5 +1,5 @@
 """`Files/Monitoring/replicator.json` and `tables.json` in Fabric's shape, rendered from the
-monitoring JSON mirrorspec writes beside the warehouse (`mirrorspec/status.py`).
+monitoring JSON mirrorspec writes beside the warehouse (`mirrorspec/artifacts/status.py`).
 
 The Fabric shape's only public description is the sample in microsoft/fabric-toolbox
 `tools/OpenMirroringPythonSDK/README.md` (@050ceef5); docs/onelake.md maps each field.
@@ -11,7 +11,7 @@ import json
 import uuid
 from typing import Any
 
-from mirrorspec.status import read_status
+from mirrorspec.artifacts.status import read_status
 
 REPLICATOR = "replicator.json"
 TABLES = "tables.json"

@@ -19,14 +19,14 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable
 
-from mirrorspec.redact import redact_fields, redact_text
+from mirrorspec.security.redact import redact_fields, redact_text
 from mirrorspec.serve import monitoring
 from mirrorspec.serve.conformance import Conformance
 from mirrorspec.serve.endpoints import served_hosts
 from mirrorspec.serve.handler import Handler
 from mirrorspec.serve.names import Names
 from mirrorspec.serve.store import Store
-from mirrorspec.status import process_alive
+from mirrorspec.artifacts.status import process_alive
 
 DEFAULT_PAGE_SIZE = 5000  # ABFS's fs.azure.list.max.results and ADLS's maximum
 DEFAULT_MAX_BODY = 4000 << 20  # ADLS's largest append (4000 MiB)
@@ -126,7 +126,7 @@ class OneLakeServer(ThreadingHTTPServer):
 
 
 def redacting(log: Log) -> Log:
-    """`log` with credentials taken out of the message and every field (mirrorspec.redact)."""
+    """`log` with credentials taken out of the message and every field (mirrorspec.security.redact)."""
     def write(level: str, message: str, **fields: Any) -> None:
         log(level, redact_text(message), **redact_fields(fields))
     return write
@@ -148,7 +148,7 @@ class Endpoint:
             self.httpd = OneLakeServer(config, self.store, self.conformance, log)
         except OSError as exc:
             self.store.close()
-            from mirrorspec.errors import MirrorspecError
+            from mirrorspec.base.errors import MirrorspecError
 
             raise MirrorspecError(f"can't listen on {config.host}:{config.port}: {exc}",
                                   hint="choose another --port (0 picks a free one)") from None
@@ -201,7 +201,7 @@ def _staging_beside(landing: Path) -> Path:
 
     A landing zone that is a mount point (or under a parent serve can't write) can't have one:
     that is a clear error at start, not a failed flush later."""
-    from mirrorspec.errors import MirrorspecError
+    from mirrorspec.base.errors import MirrorspecError
 
     staging = landing.parent / f".{landing.name}.serve-staging-{os.getpid()}"
     hint = ("serve stages uploads in a folder beside the landing zone, on the same filesystem "

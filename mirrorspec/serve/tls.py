@@ -9,7 +9,7 @@ import ssl
 from pathlib import Path
 from typing import Sequence
 
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.base.errors import MirrorspecError
 
 
 def self_signed(folder: Path, names: Sequence[str]) -> tuple[Path, Path, Path]:

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from mirrorspec.errors import SourceError
+from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import (OP_INSERT, ChangeColumns, InferredSchema, iter_json_documents,
                                      read_task_bytes, reload_op, value_converter)
 from mirrorspec.sources.qlik_messages import decode, loads_line, read_bytes

@@ -24,7 +24,7 @@ import io
 import struct
 from typing import Any
 
-from mirrorspec.errors import SourceError
+from mirrorspec.base.errors import SourceError
 
 PRIMITIVES = frozenset(("null", "boolean", "int", "long", "float", "double", "bytes", "string"))
 MAGIC = 0

@@ -24,7 +24,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from mirrorspec.errors import SourceError
+from mirrorspec.base.errors import SourceError
 from mirrorspec.sources import avro
 
 JSON, CONFLUENT, CONTAINER = "json", "confluent", "container"
@@ -49,7 +49,7 @@ def avro_config(options: dict[str, Any] | None) -> AvroConfig | None:
     block = (options or {}).get("avro")
     if not isinstance(block, dict):
         return None
-    from mirrorspec.plan import resolve_secrets
+    from mirrorspec.artifacts.plan import resolve_secrets
 
     block = resolve_secrets(dict(block))
     return AvroConfig(

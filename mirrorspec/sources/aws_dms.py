@@ -36,7 +36,7 @@ import os
 from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
-from mirrorspec.errors import SourceError
+from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE
 from mirrorspec.sources.debezium import TableShape, coerce
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
-from mirrorspec import mirroring
+from mirrorspec.openmirroring import mirroring
 
 OP_INSERT = 0
 OP_UPDATE = 1
@@ -164,7 +164,7 @@ def local_path(path: str) -> str:
     if path.startswith("file:"):
         return path[len("file:"):]
     if is_remote_path(path):
-        from mirrorspec.errors import SourceError
+        from mirrorspec.base.errors import SourceError
         raise SourceError(f"feed path {path!r} is a URI, readable only when publishing",
                           hint="the publisher reads URIs through Spark's Hadoop filesystems; "
                                "compile-time inference needs a local or mounted path")
@@ -180,7 +180,7 @@ def is_feed_path(relative: str) -> bool:
 def list_feed_files(path: str) -> list[str]:
     """The local feed files under `path` (a folder, searched recursively, a file or a glob),
     sorted. Names starting with `_` or `.` (temporary and hidden files) are skipped.
-    (`mirrorspec.files.list_feed_files` lists URIs too.)
+    (`mirrorspec.base.files.list_feed_files` lists URIs too.)
     """
     import glob
     import os
@@ -225,7 +225,7 @@ def read_task_bytes(task: dict[str, Any]) -> bytes:
     if task.get("data") is not None:
         return task["data"]
     if is_remote_path(task["file"]) and _remote_reader is None:  # in a worker, not shipped
-        from mirrorspec.errors import SourceError
+        from mirrorspec.base.errors import SourceError
         raise SourceError("feed file could not be read through Spark (removed while publishing?)",
                           file=task["file"], hint="rerun; nothing of this batch was published")
     if task.get("compressed") or "start" not in task:
@@ -240,7 +240,7 @@ def iter_json_documents(text: str, file: str, first_line: int = 1):
     pretty-printed, or the elements of top-level JSON arrays. Raises SourceError naming the line."""
     import json
 
-    from mirrorspec.errors import SourceError
+    from mirrorspec.base.errors import SourceError
 
     decoder = json.JSONDecoder()
     pos, n = 0, len(text)

@@ -34,7 +34,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from mirrorspec.errors import SourceError
+from mirrorspec.base.errors import SourceError
 from mirrorspec.sources import avro, avro_schemas, extended_json
 from mirrorspec.sources.debezium_positions import (PositionError, StreamCheck, position_of,
                                                    stream_of)

@@ -23,7 +23,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from mirrorspec.errors import SourceError
+from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import InferredColumn, InferredSchema, list_feed_files
 
 STATE_SNAPSHOT = "snapshot"

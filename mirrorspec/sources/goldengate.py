@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
-from mirrorspec.errors import SourceError
+from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import (OP_DELETE, OP_INSERT, OP_TRUNCATE, OP_UPDATE,
                                      InferredSchema, iter_json_documents)
 from mirrorspec.sources.debezium import Row, TableShape

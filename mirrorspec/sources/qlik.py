@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from mirrorspec.errors import SourceError
+from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import (ChangeColumns, InferredColumn, InferredSchema,
                                      list_feed_files, reload_op)
 from mirrorspec.sources.qlik_messages import (TXN_COLUMNS, FileScan, QlikColumn, QlikStructure, accepts,

@@ -14,7 +14,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from mirrorspec.errors import SourceError
+from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import (ERROR_COLUMN, ChangeColumns, iter_json_documents, read_feed_bytes,
                                      read_task_bytes, value_converter)
 

@@ -14,5 +14,5 @@ Four wings, each importing only the ones below it (held by `make lint`):
 
 Only `mirrorspec.commands` import this package, lazily inside a command. What the run half keeps
 on disk without needing Spark (landing folders, progress records, files) lives below the JVM line:
-`mirrorspec.files`, `mirrorspec.landing`, `mirrorspec.progress`.
+`mirrorspec.base.files`, `mirrorspec.landing`, `mirrorspec.progress`.
 """

@@ -16,12 +16,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from mirrorspec.plan import Plan, TablePlan
-from mirrorspec.console import Console, NullConsole
-from mirrorspec.errors import MirrorspecError
-from mirrorspec.run_results import (STATUS_OF_MIRROR, RunResults, StepTiming, TableRunResult,
+from mirrorspec.artifacts.plan import Plan, TablePlan
+from mirrorspec.base.console import Console, NullConsole
+from mirrorspec.base.errors import MirrorspecError
+from mirrorspec.artifacts.run_results import (STATUS_OF_MIRROR, RunResults, StepTiming, TableRunResult,
                                      fabric_status, utc_now)
-from mirrorspec.selection import select_with_warnings
+from mirrorspec.project.selection import select_with_warnings
 from mirrorspec.landing import deploy
 from mirrorspec.landing.processed import LandingFiles
 from mirrorspec.spark.platform import hadoop_fs
@@ -104,7 +104,7 @@ def _write_status(plan: Plan, jobs: list[_TableJob], files: LandingFiles,
     or outside the engine (its `_metadata.json`, its publish), keeping its cumulative metrics.
     When the write itself fails (disk full), every table's result says so (`StorageError`)."""
     from mirrorspec.spark.mirror.engine import write_monitoring
-    from mirrorspec.status import read_status
+    from mirrorspec.artifacts.status import read_status
 
     filesystem = files.fs(plan.warehouse)
     previous = {(e.get("sourceSchemaName"), e.get("sourceTableName")): e
@@ -185,7 +185,7 @@ def _run_table(spark, plan: Plan, job: _TableJob, files: LandingFiles, publish_o
 def _unexpected(unique_id: str, exc: BaseException) -> tuple[str, str]:
     """(message, code) of a failure nothing classified: `StorageError` for an I/O failure,
     else `InternalError`; one line either way, the trace (Java's too) in the log file."""
-    from mirrorspec.logfile import log_exception
+    from mirrorspec.base.logfile import log_exception
     from mirrorspec.spark.platform.failures import as_storage_error, short
 
     error = as_storage_error(exc, unique_id, "I/O error")

@@ -52,7 +52,7 @@ def run_client(code: str) -> dict:
 def test_connect_session_takes_runtime_conf_and_names_what_it_cannot_do(connect_server):
     facts = run_client(f"""
         import json
-        from mirrorspec.errors import MirrorspecError
+        from mirrorspec.base.errors import MirrorspecError
         from mirrorspec.spark.platform.session import build_session, is_connect, new_session, require_classic
         url = {connect_server!r}
         out = {{}}
@@ -136,7 +136,7 @@ def test_a_staged_merge_source_works_over_connect(connect_server, tmp_path):
         import json, os
         from pyspark.sql import functions as F
         from mirrorspec.spark.mirror import fold, staged_source
-        from mirrorspec import files as fsmod
+        from mirrorspec.base import files as fsmod
         from mirrorspec.spark.platform.session import build_session, session_conf
         spark = build_session(remote={connect_server!r}, conf={{}})
         table = {str(tmp_path / "t")!r}

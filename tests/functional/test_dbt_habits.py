@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from mirrorspec.run_results import RunResults, TableRunResult
+from mirrorspec.artifacts.run_results import RunResults, TableRunResult
 from no_jvm import run_without_jvm
 from project_files import write
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from mirrorspec.commands.debug import _services
-from mirrorspec.jdbc_urls import host_and_port
+from mirrorspec.security.jdbc_urls import host_and_port
 
 REPO = Path(__file__).resolve().parents[2]
 SECRET = "S3CR3T-pw"

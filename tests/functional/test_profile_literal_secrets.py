@@ -9,9 +9,9 @@ import json
 
 import pytest
 
-from mirrorspec.errors import ProjectError
+from mirrorspec.base.errors import ProjectError
 from mirrorspec.compile import compile_project
-from mirrorspec.plan import resolve_secrets
+from mirrorspec.artifacts.plan import resolve_secrets
 from no_jvm import run_without_jvm
 from project_files import write
 

@@ -13,7 +13,7 @@ import pytest
 from project_files import write, write_changes
 
 from mirrorspec.api import FailedRun, Project, artifact_schema, mirror_landing_zone
-from mirrorspec.errors import LandingZoneError
+from mirrorspec.base.errors import LandingZoneError
 
 pytestmark = pytest.mark.extra  # a slow end-to-end extra: `make test-extras`
 

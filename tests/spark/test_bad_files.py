@@ -19,7 +19,7 @@ from landing_cases import (
 from reference_model import (
     LandingFile, ModelTable, as_multiset, landing_data_files, read_delta_rs, write_parquet)
 
-from mirrorspec.lint import lint_landing_zone
+from mirrorspec.landing.lint import lint_landing_zone
 
 engine = pytest.importorskip("mirrorspec.spark.mirror.engine")
 

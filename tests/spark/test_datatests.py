@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from project_files import write_changes
 
-from mirrorspec import mirroring
-from mirrorspec.plan import PLAN_VERSION, Plan, SourceSpec, SparkSpec, TablePlan, TableStep
+from mirrorspec.openmirroring import mirroring
+from mirrorspec.artifacts.plan import PLAN_VERSION, Plan, SourceSpec, SparkSpec, TablePlan, TableStep
 from mirrorspec.spark.ops.datatests import expected_row_count, run_data_tests
 from mirrorspec.spark.run import run_plan
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from mirrorspec.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
-from mirrorspec.mirroring import ROW_MARKER_COLUMN, parse_sequence
+from mirrorspec.artifacts.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
+from mirrorspec.openmirroring.mirroring import ROW_MARKER_COLUMN, parse_sequence
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "debezium"
 COLUMNS = [("id", "Int32"), ("name", "String"), ("email", "String"), ("balance", "Double"),

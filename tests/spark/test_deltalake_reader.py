@@ -14,7 +14,7 @@ import os
 import pyarrow as pa
 import pytest
 
-from mirrorspec.mirroring import mirror_id
+from mirrorspec.openmirroring.mirroring import mirror_id
 from reference_model import (
     MARKER, LandingFile, ModelTable, as_multiset, sequence_name, write_metadata, write_parquet)
 

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from mirrorspec import status
+from mirrorspec.artifacts import status
 from mirrorspec.cli import cli
-from mirrorspec.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan, TableStep
-from mirrorspec.console import Console
-from mirrorspec.run_results import read_run_results
+from mirrorspec.artifacts.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan, TableStep
+from mirrorspec.base.console import Console
+from mirrorspec.artifacts.run_results import read_run_results
 from mirrorspec.spark.run import run_plan
 
 from test_engine import M, delta_rows, parquet, table_dir

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from mirrorspec.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
-from mirrorspec.mirroring import ROW_MARKER_COLUMN, parse_sequence
+from mirrorspec.artifacts.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
+from mirrorspec.openmirroring.mirroring import ROW_MARKER_COLUMN, parse_sequence
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "aws_dms"
 COLUMNS = [("id", "Int32"), ("last_name", "String"), ("first_name", "String"),

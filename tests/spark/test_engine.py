@@ -16,9 +16,9 @@ import pyarrow.parquet as pq
 import pytest
 from reference_model import ModelTable
 
-from mirrorspec.mirroring import sequence_file_name
+from mirrorspec.openmirroring.mirroring import sequence_file_name
 from mirrorspec.spark.mirror import engine
-from mirrorspec.status import read_status
+from mirrorspec.artifacts.status import read_status
 
 M = "__rowMarker__"
 
@@ -452,8 +452,8 @@ def test_mirror_watch_passes_show_progress_only_when_there_is_news(spark, tmp_pa
     import io
 
     from mirrorspec.commands.mirror import outcome_key
-    from mirrorspec.console import Console
-    from mirrorspec.watch import QuietConsole
+    from mirrorspec.base.console import Console
+    from mirrorspec.operate.watch import QuietConsole
 
     landing, warehouse = str(tmp_path / "l"), str(tmp_path / "w")
     folder = table_dir(landing, "t", metadata={"keyColumns": ["id"]})

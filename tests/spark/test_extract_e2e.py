@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from mirrorspec.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
-from mirrorspec.mirroring import ROW_MARKER_COLUMN
+from mirrorspec.artifacts.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
+from mirrorspec.openmirroring.mirroring import ROW_MARKER_COLUMN
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "extract"
 COLUMNS = [("id", "Int64"), ("name", "String"), ("city", "String"), ("balance", "Double"),

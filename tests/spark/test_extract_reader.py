@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from project_files import feed_plan
 
-from mirrorspec.plan import TablePlan
-from mirrorspec.errors import SourceError
+from mirrorspec.artifacts.plan import TablePlan
+from mirrorspec.base.errors import SourceError
 from mirrorspec.spark.publish.feeds import get_reader
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "extract"

@@ -126,8 +126,8 @@ def test_a_corrupt_page_is_one_clean_error(mirrored):
 
 def test_encoding_check_streams_through_hadoop(spark, tmp_path, monkeypatch):
     """Remote (Hadoop) files are checked in chunks too, never read whole into memory."""
-    from mirrorspec import mirroring
-    from mirrorspec.errors import LandingZoneError
+    from mirrorspec.openmirroring import mirroring
+    from mirrorspec.base.errors import LandingZoneError
     from mirrorspec.landing import checks
     from mirrorspec.spark.platform.hadoop_fs import HadoopFS
     from mirrorspec.landing.layout import LandingFile

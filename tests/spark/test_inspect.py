@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from mirrorspec.errors import InspectError
+from mirrorspec.base.errors import InspectError
 from mirrorspec.spark.ops.inspect import history, history_entry, preview
 
 

@@ -21,7 +21,7 @@ from local_kafka import LocalBroker  # noqa: E402
 from qlik_messages import (CUSTOMER_FEED, customer_messages, order_messages,  # noqa: E402
                            orders_metadata)
 
-from mirrorspec import faults  # noqa: E402
+from mirrorspec.base import faults  # noqa: E402
 from mirrorspec.compile import compile_project  # noqa: E402
 from mirrorspec.progress.publish import state_file  # noqa: E402
 from mirrorspec.spark.run import run_plan  # noqa: E402

@@ -11,13 +11,13 @@ from collections import Counter
 
 import pytest
 
-from mirrorspec import mirroring
-from mirrorspec.console import Console
-from mirrorspec.lint import lint_landing_zone
-from mirrorspec.mirroring import sequence_file_name
+from mirrorspec.openmirroring import mirroring
+from mirrorspec.base.console import Console
+from mirrorspec.landing.lint import lint_landing_zone
+from mirrorspec.openmirroring.mirroring import sequence_file_name
 from mirrorspec.spark.mirror import batch as reader
 from mirrorspec.spark.mirror import engine
-from mirrorspec.status import read_status
+from mirrorspec.artifacts.status import read_status
 
 from test_engine import M, by_name, delta_rows, parquet, table_dir, text
 

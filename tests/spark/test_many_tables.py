@@ -83,7 +83,7 @@ def test_the_log_gives_the_schema_spark_reads(spark, tmp_path):
     is the one Spark's read of the table shows, so a landing file compares the same."""
     from pyspark.sql import types as T
 
-    from mirrorspec.files import LocalFS
+    from mirrorspec.base.files import LocalFS
     from mirrorspec.progress.snapshot import latest_facts
 
     path = str(tmp_path / "mapped")

@@ -26,8 +26,8 @@ import pytest
 from landing_cases import assert_lint_agrees
 from reference_model import read_delta_rs
 
-from mirrorspec.lint import lint_landing_zone
-from mirrorspec.mirroring import sequence_file_name
+from mirrorspec.landing.lint import lint_landing_zone
+from mirrorspec.openmirroring.mirroring import sequence_file_name
 
 engine = pytest.importorskip("mirrorspec.spark.mirror.engine")
 
@@ -202,7 +202,7 @@ def zone(spark, tmp_path_factory):
 @contextlib.contextmanager
 def recreated_after_commit(root, table, action):
     """Runs `action` while the engine pauses right after `table`'s commit (the fault points of
-    mirrorspec.faults, in this process: the pass runs in the `with` block), then lets it go on."""
+    mirrorspec.base.faults, in this process: the pass runs in the `with` block), then lets it go on."""
     folder = str(root / "pause")
     os.makedirs(folder, exist_ok=True)
     reached, go = (os.path.join(folder, f"after_commit.{n}") for n in ("reached", "go"))

@@ -18,8 +18,8 @@ import pytest
 import zstandard
 
 from landing_cases import assert_lint_agrees
-from mirrorspec.lint import lint_landing_zone
-from mirrorspec.mirroring import sequence_file_name
+from mirrorspec.landing.lint import lint_landing_zone
+from mirrorspec.openmirroring.mirroring import sequence_file_name
 from mirrorspec.spark.mirror import engine
 
 M = "__rowMarker__"

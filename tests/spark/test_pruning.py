@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import types as T
 
-from mirrorspec.mirroring import sequence_file_name
+from mirrorspec.openmirroring.mirroring import sequence_file_name
 from mirrorspec.spark.mirror import engine, fold, pruning
 from mirrorspec.landing.layout import LandingFile
 

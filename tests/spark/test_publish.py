@@ -14,10 +14,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from mirrorspec.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
+from mirrorspec.artifacts.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
 from mirrorspec.progress.publish import state_file
-from mirrorspec.lint import lint_landing_zone
-from mirrorspec.mirroring import ROW_MARKER_COLUMN, parse_sequence
+from mirrorspec.landing.lint import lint_landing_zone
+from mirrorspec.openmirroring.mirroring import ROW_MARKER_COLUMN, parse_sequence
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

@@ -1,6 +1,6 @@
 """Issue 24, item 4: one publisher per table at a time. Two real `mirrorspec run` processes on
 one project: the first holds at `before_publish_rename` (its batch written under
-`_publishing_<seq>`, not yet renamed; `MIRRORSPEC_PAUSE_AT`, mirrorspec/faults.py) while the
+`_publishing_<seq>`, not yet renamed; `MIRRORSPEC_PAUSE_AT`, mirrorspec/base/faults.py) while the
 second runs; the second says another run is publishing the table and publishes nothing, then
 the first finishes. No sleeps: the pause point orders the two."""
 
@@ -13,9 +13,9 @@ from pathlib import Path
 import filelock
 import pytest
 
-from mirrorspec.plan import Plan, SourceSpec, SparkSpec, TablePlan
-from mirrorspec.console import Console
-from mirrorspec.mirroring import sequence_file_name
+from mirrorspec.artifacts.plan import Plan, SourceSpec, SparkSpec, TablePlan
+from mirrorspec.base.console import Console
+from mirrorspec.openmirroring.mirroring import sequence_file_name
 from mirrorspec.spark.publish import publisher
 
 from test_watch_and_concurrency import finish, kill, start, wait_for

@@ -17,7 +17,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from mirrorspec.errors import SourceError
+from mirrorspec.base.errors import SourceError
 from mirrorspec.spark.publish.feeds import qlik_fast
 from mirrorspec.spark.publish.feeds.qlik import QlikReplicateReader
 
@@ -250,7 +250,7 @@ def test_landing_files_are_the_same_bytes(spark, tmp_path, monkeypatch):
     """`publish_table` with the JVM path writes the very landing file the Python parser does."""
     from dataclasses import replace
 
-    from mirrorspec.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
+    from mirrorspec.artifacts.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
     from mirrorspec.spark.publish.publisher import publish_table
 
     rng = random.Random(3)

@@ -15,16 +15,16 @@ import pytest
 from click.testing import CliRunner
 
 from mirrorspec.cli import cli
-from mirrorspec.mirroring import mirror_id, sequence_file_name
+from mirrorspec.openmirroring.mirroring import mirror_id, sequence_file_name
 from mirrorspec.spark.mirror import engine
 from mirrorspec.spark.ops import inspect, replay
 from mirrorspec.spark.ops.datatests import run_data_tests
 from mirrorspec.landing.processed import applied_files
-from mirrorspec.lint import lint_landing_zone
-from mirrorspec.plan import PLAN_VERSION, Plan, SparkSpec, TablePlan, TableStep
+from mirrorspec.landing.lint import lint_landing_zone
+from mirrorspec.artifacts.plan import PLAN_VERSION, Plan, SparkSpec, TablePlan, TableStep
 from mirrorspec.progress import mirror as progress
-from mirrorspec import files as fsmod
-from mirrorspec.status import read_status
+from mirrorspec.base import files as fsmod
+from mirrorspec.artifacts.status import read_status
 
 from test_engine import M, delta_rows, parquet, table_dir
 
@@ -87,7 +87,7 @@ def test_an_engine_error_is_not_reported_as_a_bad_file(spark, tmp_path, monkeypa
     """A Spark/Delta failure in the MERGE: EngineError, says the files are fine, names the log
     (which holds the traceback), and the command's hint doesn't ask to re-write the file."""
     monkeypatch.setenv("MIRRORSPEC_LOG_DIR", str(tmp_path / "logs"))
-    monkeypatch.setattr("mirrorspec.logfile._path", None)
+    monkeypatch.setattr("mirrorspec.base.logfile._path", None)
     landing, warehouse = str(tmp_path / "l"), str(tmp_path / "w")
     folder = table_dir(landing, "t", metadata=KEYED)
     parquet(folder, 1, change(1))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mirrorspec.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
+from mirrorspec.artifacts.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
 from reference_model import read_delta_rs
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -11,8 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from mirrorspec import mirroring
-from mirrorspec.plan import PLAN_VERSION, Plan, SourceSpec, SparkSpec, TablePlan, TableStep
+from mirrorspec.openmirroring import mirroring
+from mirrorspec.artifacts.plan import PLAN_VERSION, Plan, SourceSpec, SparkSpec, TablePlan, TableStep
 from mirrorspec.spark.run import run_plan
 
 
@@ -214,7 +214,7 @@ def test_nothing_selected_runs_nothing(spark, zone):
 
 
 def feed_table(root: Path, wh: Path, feed: Path) -> TablePlan:
-    from mirrorspec.plan import ColumnSpec
+    from mirrorspec.artifacts.plan import ColumnSpec
 
     return TablePlan(unique_id="dbo.extract", name="extract", schema=None,
                      warehouse_schema="dbo", landing_path=str(root / "extract"),

@@ -57,7 +57,7 @@ def test_filesystem_layer_lists_reads_and_moves_on_s3a(s3_spark, s3):
 
 
 def _plan(root: Path, source_type: str, feed: str, columns, keys=()):
-    from mirrorspec.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
+    from mirrorspec.artifacts.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
 
     table = TablePlan(unique_id="dbo.t", name="t", schema=None, warehouse_schema="dbo",
                       landing_path=str(root / "lz" / "t"), delta_path=str(root / "wh" / "dbo" / "t"),

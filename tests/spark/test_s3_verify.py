@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from mirrorspec import mirroring
+from mirrorspec.openmirroring import mirroring
 from no_jvm import REPO
 from project_files import write, write_changes
 from s3_server import ACCESS_KEY, SECRET_KEY, S3Server, environ_without_aws

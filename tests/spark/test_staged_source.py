@@ -15,9 +15,9 @@ import pytest
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from mirrorspec.mirroring import sequence_file_name
+from mirrorspec.openmirroring.mirroring import sequence_file_name
 from mirrorspec.spark.mirror import engine, staged_source
-from mirrorspec import files as fsmod
+from mirrorspec.base import files as fsmod
 from mirrorspec.spark.platform.session import session_conf
 
 M = "__rowMarker__"

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from mirrorspec.cli import cli
 from mirrorspec.spark.mirror import engine
 from mirrorspec.spark.ops import reconcile as rec
-from mirrorspec.files import LocalFS
+from mirrorspec.base.files import LocalFS
 from mirrorspec.progress.mirror import read_state
 
 M = "__rowMarker__"
@@ -302,7 +302,7 @@ def test_jdbc_failures_say_the_drivers_words_and_never_the_credentials(
     postgres["sql"]("CREATE TABLE IF NOT EXISTS creds (id bigint PRIMARY KEY)")
     monkeypatch.setenv("MIRRORSPEC_LOG_DIR", str(tmp_path / "logs"))
     # the log file is per process: an earlier test of this session may have opened it elsewhere
-    monkeypatch.setattr("mirrorspec.logfile._path", None)
+    monkeypatch.setattr("mirrorspec.base.logfile._path", None)
     monkeypatch.setenv("MIRRORSPEC_SECRET_PG_USER", "mirror")
     monkeypatch.setenv("MIRRORSPEC_SECRET_PG_PASSWORD", "wrong-" + postgres["password"])
     password = postgres["password"]

@@ -23,7 +23,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from mirrorspec.mirroring import mirror_id
+from mirrorspec.openmirroring.mirroring import mirror_id
 from mirror_cli import mirror_args, mirror_command
 from reference_model import (
     MARKER, LandingFile, ModelTable, as_multiset, landing_data_files, multiset_diff,
@@ -384,7 +384,7 @@ def test_second_process_commits_after_the_first_moved_its_files(tmp_path):
     """Mid-commit (issue 11): process 1 holds files 1-4 at its commit; file 5 lands; process 2
     reads 1-5 and holds at its commit; process 1 commits and moves 1-3; process 2's commit then
     can't read file 1 (FileNotFoundException). Documented: a re-read that applies file 5, never
-    a BadFile. Paused at the named fault point `before_commit` (mirrorspec/faults.py)."""
+    a BadFile. Paused at the named fault point `before_commit` (mirrorspec/base/faults.py)."""
     landing, warehouse = tmp_path / "landing", tmp_path / "warehouse"
     table_dir = new_table(landing, "A")
     for n in range(1, 5):

@@ -99,7 +99,7 @@ def test_mirror_landing_zone_checks_before_spark(tmp_path):
 
 
 def test_events_reach_the_callback_and_a_callback_that_raises_is_dropped_with_one_warning():
-    from mirrorspec.console import CallbackConsole
+    from mirrorspec.base.console import CallbackConsole
 
     seen = []
     console = CallbackConsole(seen.append)

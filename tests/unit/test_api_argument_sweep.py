@@ -11,7 +11,7 @@ import re
 import pytest
 
 from mirrorspec import api
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.base.errors import MirrorspecError
 from project_files import write
 
 

@@ -31,3 +31,9 @@ def test_every_package_says_what_lives_there():
     for init in sorted((ROOT / "mirrorspec").rglob("__init__.py")):
         text = init.read_text(encoding="utf-8").lstrip()
         assert text.startswith('"""'), f"{init.relative_to(ROOT)} has no docstring"
+
+
+def test_the_top_floor_holds_only_the_entry_points():
+    loose = sorted(p.name for p in (ROOT / "mirrorspec").glob("*.py"))
+    assert loose == ["__init__.py", "__main__.py", "api.py", "cli.py"], (
+        f"every other module lives in a room (docs/architecture.md, Layout): {loose}")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mirrorspec.plan import ColumnSpec, SourceSpec, TablePlan
-from mirrorspec.errors import SourceError
+from mirrorspec.artifacts.plan import ColumnSpec, SourceSpec, TablePlan
+from mirrorspec.base.errors import SourceError
 from mirrorspec.sources import get_format, infer_schema
 from mirrorspec.sources import arcion
 from mirrorspec.sources.arcion import ArcionFormat, header_column

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mirrorspec.plan import ColumnSpec, SourceSpec, TablePlan
-from mirrorspec.errors import SourceError
+from mirrorspec.artifacts.plan import ColumnSpec, SourceSpec, TablePlan
+from mirrorspec.base.errors import SourceError
 from mirrorspec.sources import arcion
 from mirrorspec.sources.arrow_columns import as_lists
 

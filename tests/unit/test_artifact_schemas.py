@@ -13,11 +13,11 @@ import pytest
 
 from mirrorspec.api import ARTIFACT_SCHEMAS, artifact_schema
 from mirrorspec.compile import validate_project
-from mirrorspec.plan import PLAN_VERSION, TablePlan
-from mirrorspec.errors import UsageError
-from mirrorspec.run_results import RunResults, StepTiming, TableRunResult
-from mirrorspec.test_results import DataTestResult, TestResults
-from mirrorspec.status import write_status
+from mirrorspec.artifacts.plan import PLAN_VERSION, TablePlan
+from mirrorspec.base.errors import UsageError
+from mirrorspec.artifacts.run_results import RunResults, StepTiming, TableRunResult
+from mirrorspec.artifacts.data_test_results import DataTestResult, TestResults
+from mirrorspec.artifacts.status import write_status
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,7 @@ import pytest
 
 from avro_feed import FIXTURES, KEY_ID, KEY_SCHEMA, VALUE_ID, VALUE_SCHEMA, Registry, envelope, \
     wire_line
-from mirrorspec.errors import SourceError
+from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.avro import connect_schema
 from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE
 from mirrorspec.sources.debezium import (DebeziumFormat, DebeziumOptions, TableShape,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mirrorspec.compile import compile_project
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.base.errors import MirrorspecError
 from project_files import write
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "avro"

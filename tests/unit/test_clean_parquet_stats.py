@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import types as T
 
-from mirrorspec import mirroring
+from mirrorspec.openmirroring import mirroring
 from mirrorspec.landing.layout import LandingFile
 from mirrorspec.spark.mirror.batch import FileSchema, clean_parquet_stats
 

@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from mirrorspec.cli import MirrorspecGroup
-from mirrorspec.errors import Location, MirrorspecError, ProjectError
+from mirrorspec.base.errors import Location, MirrorspecError, ProjectError
 
 
 def make_cli():
@@ -65,7 +65,7 @@ def test_the_docs_say_exit_2_covers_usage_errors():
 # --- MIRRORSPEC_LOG_DIR -------------------------------------------------------------------------
 
 def test_a_missing_log_folder_is_created(tmp_path, monkeypatch):
-    from mirrorspec import logfile
+    from mirrorspec.base import logfile
 
     folder = tmp_path / "not" / "yet"
     monkeypatch.setenv("MIRRORSPEC_LOG_DIR", str(folder))
@@ -73,7 +73,7 @@ def test_a_missing_log_folder_is_created(tmp_path, monkeypatch):
 
 
 def test_a_log_folder_that_cant_exist_is_one_line(tmp_path, monkeypatch):
-    from mirrorspec import logfile
+    from mirrorspec.base import logfile
 
     blocker = tmp_path / "file"
     blocker.write_text("x")

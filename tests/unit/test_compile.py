@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from mirrorspec import mirroring
+from mirrorspec.openmirroring import mirroring
 from mirrorspec.compile import compile_project, validate_project
 from mirrorspec.compile.compiler import plan_text
-from mirrorspec.plan import read_plan, resolve_secrets, secret_placeholder
-from mirrorspec.errors import MirrorspecError, ProjectError
+from mirrorspec.artifacts.plan import read_plan, resolve_secrets, secret_placeholder
+from mirrorspec.base.errors import MirrorspecError, ProjectError
 from project_files import write
 
 REPO = Path(__file__).resolve().parents[2]

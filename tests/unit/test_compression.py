@@ -12,8 +12,8 @@ import zstandard
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mirrorspec import compression
-from mirrorspec.compression import CorruptCompressedFile
+from mirrorspec.openmirroring import compression
+from mirrorspec.openmirroring.compression import CorruptCompressedFile
 
 
 def hadoop_snappy(data: bytes, block: int = 256 * 1024, chunk: int = 64 * 1024) -> bytes:

@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console as RichConsole
 
-from mirrorspec.console import Console
+from mirrorspec.base.console import Console
 
 COLUMNS = ["table", "status", "mirror status", "files published", "files applied", "inserted",
            "updated", "deleted", "time"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mirrorspec.errors import SourceError
+from mirrorspec.base.errors import SourceError
 from mirrorspec.sources import extended_json, infer_schema
 from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE
 from mirrorspec.sources.debezium import DebeziumOptions, TableShape, parse_text

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from mirrorspec.errors import SourceError
+from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import OP_INSERT, OP_UPDATE
 from mirrorspec.sources.debezium import DebeziumOptions, TableShape, parse_text
 from mirrorspec.sources.debezium_positions import gtid_count, position_of

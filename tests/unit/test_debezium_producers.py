@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mirrorspec.errors import SourceError
+from mirrorspec.base.errors import SourceError
 from mirrorspec.sources import infer_schema
 from mirrorspec.sources.base import OP_INSERT, OP_UPDATE
 from mirrorspec.sources.debezium import (DebeziumOptions, TableShape, data_type_for,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mirrorspec.errors import SourceError
+from mirrorspec.base.errors import SourceError
 from mirrorspec.sources import infer_schema
 from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE, OP_UPSERT
 from mirrorspec.sources.debezium import (DebeziumOptions, TableShape, iter_records, parse_options,

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from mirrorspec.compile import validate_project
-from mirrorspec.plan import plan_from_dict
-from mirrorspec.errors import ProjectError
+from mirrorspec.artifacts.plan import plan_from_dict
+from mirrorspec.base.errors import ProjectError
 from project_files import write
 
 

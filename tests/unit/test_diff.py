@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from mirrorspec.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
-from mirrorspec.diff import (
+from mirrorspec.artifacts.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
+from mirrorspec.project.diff import (
     ADDED, BREAKING, CAUTION, DIFF_VERSION, MARKDOWN_MARKER, MODIFIED, REMOVED, RULES, SAFE,
     UNCHANGED, diff_plans, diff_tables, iter_lines, report_json, report_markdown)
-from mirrorspec.mirroring import ColumnDefinition, render_metadata
+from mirrorspec.openmirroring.mirroring import ColumnDefinition, render_metadata
 
 COLUMNS = [("id", "Int32", False), ("name", "String", True), ("amount", "Double", True)]
 
@@ -453,7 +453,7 @@ def test_human_lines_show_fabric_meaning_of_breaking_changes():
 
 
 def test_changed_data_tests_are_named_with_what_changed():
-    from mirrorspec.diff import _test_changes
+    from mirrorspec.project.diff import _test_changes
 
     old = [{"type": "unique", "severity": "error", "columns": ["id"]},
            {"type": "accepted_values", "severity": "error", "column": "status",
@@ -484,8 +484,8 @@ def test_changed_data_tests_are_named_with_what_changed():
 def test_diff_reads_metadata_as_the_engine_does(before, after):
     """diff's view of upsert and detection is mirroring.parse_metadata's (it once had its own:
     `1` read as true where the engine refuses it)."""
-    from mirrorspec.errors import LandingZoneError
-    from mirrorspec.mirroring import TableMetadata, parse_metadata
+    from mirrorspec.base.errors import LandingZoneError
+    from mirrorspec.openmirroring.mirroring import TableMetadata, parse_metadata
 
     def engine(raw):
         try:

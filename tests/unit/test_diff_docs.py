@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from mirrorspec.diff import BREAKING, CAUTION, RULES, SAFE
+from mirrorspec.project.diff import BREAKING, CAUTION, RULES, SAFE
 
 REVIEW = Path(__file__).resolve().parents[2] / "docs" / "review.md"
 

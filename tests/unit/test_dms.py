@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mirrorspec.errors import SourceError
+from mirrorspec.base.errors import SourceError
 from mirrorspec.sources import get_format
 from mirrorspec.sources.aws_dms import is_full_load_file, parse_csv, parse_options
 from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE

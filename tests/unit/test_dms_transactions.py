@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mirrorspec.errors import SourceError
+from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.aws_dms import (belongs_to_table, file_format, parse_csv, parse_options,
                                         with_default_source_table)
 from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE, list_feed_files

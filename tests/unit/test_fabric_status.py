@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from mirrorspec.observe.samples import samples_from_run
-from mirrorspec.plan import Plan, SparkSpec, TablePlan
-from mirrorspec.run_results import RunResults, TableRunResult, fabric_status
+from mirrorspec.artifacts.plan import Plan, SparkSpec, TablePlan
+from mirrorspec.artifacts.run_results import RunResults, TableRunResult, fabric_status
 
 pytest.importorskip("prometheus_client")
 
@@ -41,7 +41,7 @@ def _plan() -> Plan:
 def test_lineage_and_metrics_read_a_result_the_same(result, expected):
     from prometheus_client import generate_latest
 
-    from mirrorspec.metrics import WatchMetrics
+    from mirrorspec.operate.metrics import WatchMetrics
 
     assert fabric_status(result) == expected
     samples = samples_from_run(_plan(), RunResults(command="run", args={}, results=[result]))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mirrorspec.errors import SourceError
+from mirrorspec.base.errors import SourceError
 from mirrorspec.sources import goldengate
 from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_TRUNCATE, OP_UPDATE
 from mirrorspec.sources.debezium import TableShape

@@ -6,8 +6,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from mirrorspec.errors import UsageError
-from mirrorspec.health import EXIT_FAILED, EXIT_STALE, assess, parse_duration
+from mirrorspec.base.errors import UsageError
+from mirrorspec.operate.health import EXIT_FAILED, EXIT_STALE, assess, parse_duration
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
 

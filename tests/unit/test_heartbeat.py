@@ -1,11 +1,11 @@
-"""--watch's heartbeat (mirrorspec/heartbeat.py): an 'alive' line every N idle passes in a row,
+"""--watch's heartbeat (mirrorspec/operate/heartbeat.py): an 'alive' line every N idle passes in a row,
 none while passes apply files, and a heartbeat file rewritten after every pass."""
 
 from __future__ import annotations
 
 import json
 
-from mirrorspec.heartbeat import Heartbeat
+from mirrorspec.operate.heartbeat import Heartbeat
 
 
 def test_a_line_every_n_idle_passes_and_the_count_restarts_after_work(tmp_path):

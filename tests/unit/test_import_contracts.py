@@ -52,7 +52,7 @@ def test_each_misplaced_module_breaks_its_contract(tmp_path):
                      "The wings of mirrorspec.spark (every module placed)",
                      "Only command modules and mirrorspec.api cross the JVM line (lazily)",
                      "The JVM line: only mirrorspec.spark imports pyspark or delta",
-                     "Only mirrorspec.console imports rich",
+                     "Only mirrorspec.base.console imports rich",
                      "No import cycle between siblings, at any depth"):
         assert f"{contract} BROKEN" in out, contract
     assert "mirrorspec.landing.sneaky -> mirrorspec.spark.platform.session" in out

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mirrorspec.jdbc_urls import redact
+from mirrorspec.security.jdbc_urls import redact
 
 
 @pytest.mark.parametrize("url,shown", [

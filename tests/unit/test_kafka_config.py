@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from mirrorspec.compile import compile_project
-from mirrorspec.plan import SourceSpec, resolve_secrets
-from mirrorspec.diff import diff_tables
-from mirrorspec.errors import ProjectError
+from mirrorspec.artifacts.plan import SourceSpec, resolve_secrets
+from mirrorspec.project.diff import diff_tables
+from mirrorspec.base.errors import ProjectError
 from mirrorspec.sources.kafka import (KafkaSource, config_problems, lag_rows, located_offset,
                                       message_line, offsets_json, parse_staged_name, staged_name)
 from project_files import write

@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from mirrorspec.console import Console
+from mirrorspec.base.console import Console
 from mirrorspec.observe.lineage import LineageEmitter
 from mirrorspec.observe.samples import TableSample
 

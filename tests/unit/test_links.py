@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from mirrorspec.errors import LandingZoneError
-from mirrorspec import files as fs
+from mirrorspec.base.errors import LandingZoneError
+from mirrorspec.base import files as fs
 from mirrorspec.landing.processed import LandingFiles
 
 

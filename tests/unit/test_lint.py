@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 from click.testing import CliRunner
 
 from mirrorspec.cli import cli
-from mirrorspec.lint import lint_landing_zone, to_sarif
+from mirrorspec.landing.lint import lint_landing_zone, to_sarif
 
 M = "__rowMarker__"
 

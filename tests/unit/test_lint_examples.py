@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mirrorspec.compile import compile_project
-from mirrorspec.lint import lint_landing_zone
+from mirrorspec.landing.lint import lint_landing_zone
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECTS = sorted(p.name for p in (REPO / "projects").iterdir()

@@ -12,7 +12,7 @@ import pytest
 from landing_cases import CASES, FILE1, PRODUCER_CASES, write_case, write_good_tables, \
     write_producer_case
 from reference_model import write_parquet
-from mirrorspec.lint import lint_landing_zone
+from mirrorspec.landing.lint import lint_landing_zone
 
 
 def fake_mirrored(warehouse: str, table: str, columns: dict[str, str], keys, sequence: int):

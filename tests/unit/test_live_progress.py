@@ -12,7 +12,7 @@ import re
 
 from fake_tracker import Stage, Tracker
 
-from mirrorspec.console import Console
+from mirrorspec.base.console import Console
 from mirrorspec.spark.platform.live import LiveProgress, begin, table_line
 
 

@@ -8,9 +8,9 @@ import urllib.request
 
 import pytest
 
-from mirrorspec.console import Console
-from mirrorspec.errors import UsageError
-from mirrorspec.metrics import WatchMetrics, check_metrics_option, pending_files
+from mirrorspec.base.console import Console
+from mirrorspec.base.errors import UsageError
+from mirrorspec.operate.metrics import WatchMetrics, check_metrics_option, pending_files
 
 parser = pytest.importorskip("prometheus_client.parser")
 

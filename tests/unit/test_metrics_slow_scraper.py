@@ -22,7 +22,7 @@ class _Console:
 
 
 def test_a_stalled_scraper_holds_nothing_and_is_dropped():
-    from mirrorspec.metrics import WatchMetrics
+    from mirrorspec.operate.metrics import WatchMetrics
 
     metrics = WatchMetrics(0, _Console(), scrape_timeout=0.3)
     stalled = socket.create_connection(("127.0.0.1", metrics.port))

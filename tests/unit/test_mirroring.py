@@ -1,11 +1,11 @@
-"""Pure tests of the open-mirroring rules (mirrorspec.mirroring)."""
+"""Pure tests of the open-mirroring rules (mirrorspec.openmirroring.mirroring)."""
 
 from __future__ import annotations
 
 import pytest
 
-from mirrorspec import mirroring as m
-from mirrorspec.errors import LandingZoneError
+from mirrorspec.openmirroring import mirroring as m
+from mirrorspec.base.errors import LandingZoneError
 
 
 def test_default_marker_follows_is_upsert_default_row_marker():

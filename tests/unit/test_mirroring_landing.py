@@ -6,10 +6,10 @@ import os
 
 import pytest
 
-from mirrorspec import mirroring as m
-from mirrorspec.errors import LandingZoneError
+from mirrorspec.openmirroring import mirroring as m
+from mirrorspec.base.errors import LandingZoneError
 from mirrorspec.landing import layout as landing
-from mirrorspec.files import LocalFS
+from mirrorspec.base.files import LocalFS
 
 
 def touch(path, content=b"x", mtime=None):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mirrorspec.compile import load_project
-from mirrorspec.errors import ProjectError
+from mirrorspec.base.errors import ProjectError
 from mirrorspec.sources.base import InferredColumn, InferredSchema
 from project_files import write
 
@@ -116,7 +116,7 @@ def test_mongodb_id_is_a_column_and_a_key(tmp_path):
 
 
 def test_reserved_columns_are_the_change_columns():
-    from mirrorspec import mirroring
+    from mirrorspec.openmirroring import mirroring
     from mirrorspec.sources import base
 
     names = {*base.CHANGE_COLUMNS, base.PAIR_COLUMN, base.ERROR_COLUMN}

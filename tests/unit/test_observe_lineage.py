@@ -14,12 +14,12 @@ import pyarrow as pa
 import pytest
 
 from observe_helpers import Collector, check_run_event
-from mirrorspec.console import Console
-from mirrorspec.errors import SetupError
+from mirrorspec.base.console import Console
+from mirrorspec.base.errors import SetupError
 from mirrorspec.observe.lineage import LineageEmitter
 from mirrorspec.observe.samples import Dataset, TableSample, dataset_for_path, samples_from_run
-from mirrorspec.plan import Plan, SourceSpec, SparkSpec, TablePlan, TableStep
-from mirrorspec.run_results import RunResults, TableRunResult
+from mirrorspec.artifacts.plan import Plan, SourceSpec, SparkSpec, TablePlan, TableStep
+from mirrorspec.artifacts.run_results import RunResults, TableRunResult
 
 pytest.importorskip("openlineage.client")
 

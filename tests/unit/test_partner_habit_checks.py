@@ -11,11 +11,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from mirrorspec import mirroring
-from mirrorspec.files import LocalFS
+from mirrorspec.openmirroring import mirroring
+from mirrorspec.base.files import LocalFS
 from mirrorspec.landing import checks
 from mirrorspec.landing.layout import LandingFile
-from mirrorspec.lint import lint_landing_zone
+from mirrorspec.landing.lint import lint_landing_zone
 from mirrorspec.spark.mirror import batch
 
 M = mirroring.ROW_MARKER_COLUMN

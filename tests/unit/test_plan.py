@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from mirrorspec.plan import (
+from mirrorspec.artifacts.plan import (
     PLAN_VERSION, ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan, TableStep, plan_from_dict,
     read_plan, resolve_secrets, secret_placeholder)
-from mirrorspec.errors import PlanError
+from mirrorspec.base.errors import PlanError
 
 
 def make_plan(**overrides) -> Plan:

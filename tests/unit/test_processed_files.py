@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 import time
 
-from mirrorspec import mirroring
-from mirrorspec.files import LocalFS
+from mirrorspec.openmirroring import mirroring
+from mirrorspec.base.files import LocalFS
 from mirrorspec.landing.layout import LandingFile
 from mirrorspec.landing.processed import ledger_path, move_to_processed, purge_processed
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mirrorspec.plan import ColumnSpec, SourceSpec, TablePlan
-from mirrorspec.errors import SourceError
+from mirrorspec.artifacts.plan import ColumnSpec, SourceSpec, TablePlan
+from mirrorspec.base.errors import SourceError
 from mirrorspec.sources import get_format, infer_schema, qlik, qlik_messages
 from mirrorspec.sources.qlik import QlikReplicateFormat
 from mirrorspec.sources.qlik_messages import classify, data_type_for, mask_ordinals

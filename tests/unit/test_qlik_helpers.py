@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from mirrorspec.errors import SourceError
+from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import iter_json_documents, list_feed_files, value_converter
 
 

@@ -1,10 +1,10 @@
-"""mirrorspec.redact: the one rule that keeps credentials out of logs, reports and error bodies."""
+"""mirrorspec.security.redact: the one rule that keeps credentials out of logs, reports and error bodies."""
 
 from __future__ import annotations
 
 import pytest
 
-from mirrorspec.redact import redact_fields, redact_text
+from mirrorspec.security.redact import redact_fields, redact_text
 
 
 @pytest.mark.parametrize("text, secret", [

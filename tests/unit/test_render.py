@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mirrorspec.plan import secret_placeholder
+from mirrorspec.artifacts.plan import secret_placeholder
 from mirrorspec.load.render import Renderer, _MISSING
 from mirrorspec.load.yaml_doc import parse_document
 

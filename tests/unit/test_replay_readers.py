@@ -10,10 +10,10 @@ import os
 
 import pytest
 
-from mirrorspec import mirroring
+from mirrorspec.openmirroring import mirroring
 from mirrorspec.commands.params import local_then_session, locate_table
-from mirrorspec.errors import MirrorspecError, StorageError
-from mirrorspec.files import Files, LocalFS, SessionNeeded
+from mirrorspec.base.errors import MirrorspecError, StorageError
+from mirrorspec.base.files import Files, LocalFS, SessionNeeded
 from mirrorspec.progress.mirror import STATE_KEY, names_folder, resolve_table, table_keys
 from mirrorspec.spark.ops.replay import pending_files, read_history, stage
 

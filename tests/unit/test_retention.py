@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mirrorspec.errors import MirrorspecError
-from mirrorspec.retention import check_retention, interval_hours
+from mirrorspec.base.errors import MirrorspecError
+from mirrorspec.operate.retention import check_retention, interval_hours
 
 
 @pytest.mark.parametrize("text, hours", [

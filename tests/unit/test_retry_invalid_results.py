@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from mirrorspec.errors import MirrorspecError
-from mirrorspec.retry import retry_selection
-from mirrorspec.run_results import RunResults, TableRunResult, invalid_run_results
+from mirrorspec.base.errors import MirrorspecError
+from mirrorspec.operate.retry import retry_selection
+from mirrorspec.artifacts.run_results import RunResults, TableRunResult, invalid_run_results
 from no_jvm import run_without_jvm
 from project_files import write
 

@@ -11,7 +11,7 @@ import time
 
 from fake_tracker import Stage, Tracker
 
-from mirrorspec.console import Console
+from mirrorspec.base.console import Console
 from mirrorspec.spark.platform.activity import stage_tasks
 from mirrorspec.spark.run import RunProgress
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from mirrorspec.errors import MirrorspecError
-from mirrorspec.run_results import (RunResults, StepTiming, TableRunResult, read_run_results,
+from mirrorspec.base.errors import MirrorspecError
+from mirrorspec.artifacts.run_results import (RunResults, StepTiming, TableRunResult, read_run_results,
                                     safe_args)
 
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from mirrorspec import mirroring
-from mirrorspec.plan import SourceSpec, TablePlan, TableStep
-from mirrorspec.console import Console
-from mirrorspec.errors import LandingZoneError
-from mirrorspec.run_results import RunResults, TableRunResult
+from mirrorspec.openmirroring import mirroring
+from mirrorspec.artifacts.plan import SourceSpec, TablePlan, TableStep
+from mirrorspec.base.console import Console
+from mirrorspec.base.errors import LandingZoneError
+from mirrorspec.artifacts.run_results import RunResults, TableRunResult
 from mirrorspec.landing.deploy import deploy_metadata
 from mirrorspec.spark.run import RunProgress, summary_rows
 
@@ -172,7 +172,7 @@ def test_engine_warnings_reach_run_results(tmp_path, monkeypatch):
 def test_secret_source_options_are_resolved_only_when_the_feed_is_read(tmp_path, monkeypatch):
     from dataclasses import replace
 
-    from mirrorspec.plan import secret_placeholder
+    from mirrorspec.artifacts.plan import secret_placeholder
     from mirrorspec.spark.publish import publisher
 
     seen = []

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from mirrorspec.compile import compile_project
-from mirrorspec.errors import MirrorspecError
-from mirrorspec.scaffold import scaffold_project
+from mirrorspec.base.errors import MirrorspecError
+from mirrorspec.project.scaffold import scaffold_project
 
 REPO = Path(__file__).resolve().parents[2]
 

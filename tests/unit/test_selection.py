@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from mirrorspec.plan import PLAN_VERSION, Plan, SourceSpec, SparkSpec, TablePlan, TableStep
-from mirrorspec.console import Console
-from mirrorspec.errors import SelectionError
-from mirrorspec.selection import (parse_selector, resolve_table, select_tables, select_with_warnings,
+from mirrorspec.artifacts.plan import PLAN_VERSION, Plan, SourceSpec, SparkSpec, TablePlan, TableStep
+from mirrorspec.base.console import Console
+from mirrorspec.base.errors import SelectionError
+from mirrorspec.project.selection import (parse_selector, resolve_table, select_tables, select_with_warnings,
                                   split_selectors)
 
 

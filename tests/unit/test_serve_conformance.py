@@ -162,7 +162,7 @@ def test_a_failing_check_is_a_warning_not_an_answer(tmp_path, monkeypatch):
 
 
 def test_a_report_that_cant_be_created_is_an_error_at_start(tmp_path):
-    from mirrorspec.errors import MirrorspecError
+    from mirrorspec.base.errors import MirrorspecError
 
     (tmp_path / "lz").mkdir()
     (tmp_path / "file").write_text("x")

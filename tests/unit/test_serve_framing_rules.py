@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mirrorspec.hosts import host_allowed, host_name
+from mirrorspec.security.hosts import host_allowed, host_name
 from mirrorspec.serve import endpoints
 from mirrorspec.serve.framing import CHUNKED, FramingError, body_length, chunk_end, chunk_size
 

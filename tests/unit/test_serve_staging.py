@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.base.errors import MirrorspecError
 from mirrorspec.serve import server
 
 

@@ -3,7 +3,7 @@ import threading
 
 import pytest
 
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.base.errors import MirrorspecError
 from mirrorspec.spark.platform.session import session_conf
 
 

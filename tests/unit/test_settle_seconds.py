@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from mirrorspec.plan import plan_from_dict
-from mirrorspec.errors import ProjectError
+from mirrorspec.artifacts.plan import plan_from_dict
+from mirrorspec.base.errors import ProjectError
 from test_deletion_vectors_switch import plan_of
 
 

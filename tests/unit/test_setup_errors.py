@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mirrorspec.errors import SetupError
+from mirrorspec.base.errors import SetupError
 from mirrorspec.spark.platform import java, jars
 
 JAR = b"PK\x03\x04 not really a jar, but bytes with a checksum"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mirrorspec.files import LocalFS
+from mirrorspec.base.files import LocalFS
 from mirrorspec.progress.snapshot import latest_facts
 
 SCHEMA = {"type": "struct", "fields": [{"name": "id", "type": "long", "nullable": True,

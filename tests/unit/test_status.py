@@ -1,10 +1,10 @@
-"""The Fabric-shaped monitoring JSON (mirrorspec.status)."""
+"""The Fabric-shaped monitoring JSON (mirrorspec.artifacts.status)."""
 
 from __future__ import annotations
 
 import json
 
-from mirrorspec.status import read_status, write_status
+from mirrorspec.artifacts.status import read_status, write_status
 
 
 def outcome(name, status, schema=None, error=None, rows=0):

@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from mirrorspec import status
-from mirrorspec import files
+from mirrorspec.artifacts import status
+from mirrorspec.base import files
 from mirrorspec.landing import layout as landing
 from mirrorspec.spark.platform import failures
 
@@ -69,7 +69,7 @@ def test_python_and_java_io_failures_are_storage_failures():
 
 def test_a_storage_error_names_the_log_holding_the_trace(tmp_path, monkeypatch):
     monkeypatch.setenv("MIRRORSPEC_LOG_DIR", str(tmp_path))
-    monkeypatch.setattr("mirrorspec.logfile._path", None)
+    monkeypatch.setattr("mirrorspec.base.logfile._path", None)
     error = failures.as_storage_error(
         FakePy4JError(_Java(SPARK, "Job aborted", _Java(IO, "No space left on device"))),
         "dbo.t: publish", "publishing failed", "the next run publishes this batch")

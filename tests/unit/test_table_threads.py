@@ -9,8 +9,8 @@ import pytest
 
 from mirrorspec.commands import params
 from mirrorspec.compile import validate_project
-from mirrorspec.errors import ProjectError
-from mirrorspec.plan import plan_from_dict
+from mirrorspec.base.errors import ProjectError
+from mirrorspec.artifacts.plan import plan_from_dict
 from project_files import write
 
 

@@ -1,6 +1,6 @@
 """The data-test verdict keeps FAIL (rows broke the rule) apart from ERROR (could not run)."""
 
-from mirrorspec.test_results import DataTestResult, TestResults
+from mirrorspec.artifacts.data_test_results import DataTestResult, TestResults
 
 
 def results(*statuses: str) -> TestResults:

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mirrorspec.load.validate import _fast_check, _validator, validate_document
-from mirrorspec.suggest import suggest
+from mirrorspec.base.suggest import suggest
 from mirrorspec.load.yaml_doc import parse_document
 
 VALID_TABLES = """\

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mirrorspec.compile import validate_project
-from mirrorspec.errors import ProjectError
+from mirrorspec.base.errors import ProjectError
 from mirrorspec.load.yaml_doc import parse_document
 
 

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.base.errors import MirrorspecError
 from mirrorspec.spark.platform import warm_server as ws
 
 CONF = {"spark.sql.shuffle.partitions": "4", "spark.jars": "/cache/delta.jar"}

@@ -3,8 +3,8 @@ and the once-only reporting, as pure logic (the clock and folder signatures are 
 
 from __future__ import annotations
 
-from mirrorspec.console import Console
-from mirrorspec.watch import Backoff, QuietConsole
+from mirrorspec.base.console import Console
+from mirrorspec.operate.watch import Backoff, QuietConsole
 
 
 def test_a_failed_table_backs_off_exponentially_up_to_the_cap():

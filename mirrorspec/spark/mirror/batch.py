@@ -16,9 +16,9 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from mirrorspec.landing import checks
-from mirrorspec import mirroring
-from mirrorspec.errors import LandingZoneError
-from mirrorspec import files as fsmod
+from mirrorspec.openmirroring import mirroring
+from mirrorspec.base.errors import LandingZoneError
+from mirrorspec.base import files as fsmod
 from mirrorspec.landing.layout import LandingFile
 
 MARKER = "__marker"

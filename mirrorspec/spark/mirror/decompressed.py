@@ -2,7 +2,7 @@
 
 Spark's CSV reader decompresses `.gz` and `.zst` files itself, and `.snappy` files only in
 Hadoop's block stream: a framed or raw Snappy file it reads as no rows at all, silently. So each
-`.snappy` delimited file of a batch is decompressed by `mirrorspec.compression` (all three
+`.snappy` delimited file of a batch is decompressed by `mirrorspec.openmirroring.compression` (all three
 containers; framed chunks' CRCs checked) into `<table>/_mirrorspec/decompressed/<attempt>/`,
 and Spark reads that copy. Its name is the landing file's with `.decompressed` added: a 20-digit
 name still starts with its sequence number, no codec suffix applies, and no two files of a batch
@@ -16,9 +16,9 @@ import contextlib
 import uuid
 from typing import Iterator
 
-from mirrorspec import compression
+from mirrorspec.openmirroring import compression
 from mirrorspec.landing import checks
-from mirrorspec import files as fsmod
+from mirrorspec.base import files as fsmod
 from mirrorspec.spark.mirror import staged_source
 
 FOLDER = "_mirrorspec/decompressed"

@@ -22,19 +22,19 @@ from dataclasses import dataclass, field, replace
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from mirrorspec import mirroring
-from mirrorspec.console import Console, NullConsole
-from mirrorspec.errors import LandingZoneError
-from mirrorspec.faults import crash_point
-from mirrorspec.logfile import log_exception
+from mirrorspec.openmirroring import mirroring
+from mirrorspec.base.console import Console, NullConsole
+from mirrorspec.base.errors import LandingZoneError
+from mirrorspec.base.faults import crash_point
+from mirrorspec.base.logfile import log_exception
 from mirrorspec.spark.mirror import decompressed, fold, pruning, batch as reader, staged_source
 from mirrorspec.spark.platform import failures
 from mirrorspec.landing import layout as landing
 from mirrorspec.landing import processed
-from mirrorspec import files as fsmod
+from mirrorspec.base import files as fsmod
 from mirrorspec.spark.platform import delta, hadoop_fs
 from mirrorspec.spark.platform.live import LiveProgress, table_line
-from mirrorspec.run_results import STATUS_OF_MIRROR
+from mirrorspec.artifacts.run_results import STATUS_OF_MIRROR
 from mirrorspec.progress.mirror import (MirrorRecord, TableState, read_state, state_copy_path,
                                        write_state_copy)
 from mirrorspec.progress.mirror import txn_version_of as progress_txn
@@ -917,7 +917,7 @@ def write_monitoring(wfs, warehouse: str, outcomes, console: Console) -> str | N
     """Write WAREHOUSE/tables.json and replicator.json through the warehouse's filesystem
     `wfs`; a storage failure (disk full) is reported as a StorageError and returned (the next
     pass that writes them says so), never raised: every table's own outcome stands."""
-    from mirrorspec.status import CORRECTED_MESSAGE, STALE_UNTIL, WRITE_FAILED, write_status
+    from mirrorspec.artifacts.status import CORRECTED_MESSAGE, STALE_UNTIL, WRITE_FAILED, write_status
 
     try:
         wfs.mkdirs(warehouse)

@@ -21,7 +21,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
-from mirrorspec.mirroring import RowMarker
+from mirrorspec.openmirroring.mirroring import RowMarker
 from mirrorspec.spark.mirror.batch import FILE_ORDER, MARKER, ROW_ORDER, col
 from mirrorspec.spark.platform.delta import quote
 

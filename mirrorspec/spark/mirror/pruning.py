@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
-from mirrorspec import files as fsmod
+from mirrorspec.base import files as fsmod
 from mirrorspec.spark.mirror.batch import col
 
 # Data files of an initial load aim at this size: one huge file can't be skipped or rewritten in

@@ -28,7 +28,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from mirrorspec import files as fsmod
+from mirrorspec.base import files as fsmod
 from mirrorspec.spark.platform.delta import size_in_bytes
 
 _log = logging.getLogger(__name__)

@@ -30,13 +30,13 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping
 
-from mirrorspec import mirroring
+from mirrorspec.openmirroring import mirroring
 from mirrorspec.compile import PlanContext
-from mirrorspec.plan import Plan, TablePlan
-from mirrorspec.console import Console, NullConsole
-from mirrorspec.errors import DataTestError, MirrorspecError
+from mirrorspec.artifacts.plan import Plan, TablePlan
+from mirrorspec.base.console import Console, NullConsole
+from mirrorspec.base.errors import DataTestError, MirrorspecError
 from mirrorspec.landing.processed import applied_files
-from mirrorspec.test_results import TEST_TYPES, DataTestResult, TestResults, test_name
+from mirrorspec.artifacts.data_test_results import TEST_TYPES, DataTestResult, TestResults, test_name
 
 def run_data_tests(spark, plan: Plan, tables: Iterable[TablePlan], console: Console | None = None,
                    skip: Mapping[str, str] | Iterable[str] = (), threads: int = 4) -> TestResults:
@@ -211,7 +211,7 @@ def _relationships(spark, plan: Plan, df, table: TablePlan, test: dict[str, Any]
                    ) -> tuple[int, str]:
     from pyspark.sql import functions as F
 
-    from mirrorspec.selection import resolve_table
+    from mirrorspec.project.selection import resolve_table
 
     for key in ("column", "to"):
         if not test.get(key):
@@ -233,7 +233,7 @@ def _relationships(spark, plan: Plan, df, table: TablePlan, test: dict[str, Any]
 
 
 def _read_status(plan: Plan) -> dict[str, Any]:
-    from mirrorspec.status import read_status
+    from mirrorspec.artifacts.status import read_status
 
     return read_status(plan.warehouse) or {}
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mirrorspec.errors import InspectError
+from mirrorspec.base.errors import InspectError
 from mirrorspec.readers.history import HistoryEntry, history_entry
 
 __all__ = ["InspectError", "HistoryEntry", "history_entry", "preview", "history"]

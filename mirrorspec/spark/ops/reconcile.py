@@ -17,10 +17,10 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from mirrorspec.plan import SECRET_PREFIX
-from mirrorspec.errors import MirrorspecError
-from mirrorspec.jdbc_urls import redact
-from mirrorspec.logfile import log_exception
+from mirrorspec.artifacts.plan import SECRET_PREFIX
+from mirrorspec.base.errors import MirrorspecError
+from mirrorspec.security.jdbc_urls import redact
+from mirrorspec.base.logfile import log_exception
 from mirrorspec.spark.mirror.batch import EMPTY_CELL, col
 from mirrorspec.spark.platform.live import LiveProgress, begin
 

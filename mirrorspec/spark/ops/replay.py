@@ -9,9 +9,9 @@ import os
 import shutil
 from dataclasses import dataclass, field
 
-from mirrorspec import mirroring
-from mirrorspec.errors import MirrorspecError
-from mirrorspec import files as fsmod
+from mirrorspec.openmirroring import mirroring
+from mirrorspec.base.errors import MirrorspecError
+from mirrorspec.base import files as fsmod
 from mirrorspec.landing.processed import applied_files
 from mirrorspec.progress.mirror import engine_commits, state_copies
 

@@ -1,11 +1,11 @@
 """What a failure that is not the data's is: a storage failure (disk full, permissions, I/O,
 in Python or anywhere in a Java exception's cause chain) or Spark's/Delta's own. One line for
-the console and the result files; the trace goes to the log file (`mirrorspec.logfile`)."""
+the console and the result files; the trace goes to the log file (`mirrorspec.base.logfile`)."""
 
 from __future__ import annotations
 
-from mirrorspec.errors import StorageError
-from mirrorspec.logfile import log_exception
+from mirrorspec.base.errors import StorageError
+from mirrorspec.base.logfile import log_exception
 
 _IO_CLASSES = ("java.io.IOException", "java.io.UncheckedIOException",
                "java.nio.file.FileSystemException")

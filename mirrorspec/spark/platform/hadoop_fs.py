@@ -1,6 +1,6 @@
 """Hadoop's FileSystem through the Spark session: every URI the engine and the publisher reach.
 
-Local paths never come here (`mirrorspec.files.LocalFS` serves them without a JVM); s3a://,
+Local paths never come here (`mirrorspec.base.files.LocalFS` serves them without a JVM); s3a://,
 abfss://, gs://, hdfs://… go through the session's Hadoop configuration, so whatever credentials
 the Spark session has, the engine and the publisher have too. `filesystem_for(path, spark)` gives
 the filesystem of one path, `files_for(spark)` a `files.Files` that picks it per path (the
@@ -15,9 +15,9 @@ import time
 import uuid
 from typing import Callable, Iterable
 
-from mirrorspec.files import (OBJECT_STORE_SCHEMES, Entry, Files, FileSystem, RemoteResolver,
+from mirrorspec.base.files import (OBJECT_STORE_SCHEMES, Entry, Files, FileSystem, RemoteResolver,
                               is_remote, join)
-from mirrorspec.files import filesystem_for as _local_or
+from mirrorspec.base.files import filesystem_for as _local_or
 
 class HadoopFS(FileSystem):
     """Any Hadoop-supported URI, through the Spark session's JVM."""

@@ -24,7 +24,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from mirrorspec.errors import SetupError
+from mirrorspec.base.errors import SetupError
 
 SCALA_VERSION = "2.13"
 CACHE_ENV = "MIRRORSPEC_JARS_DIR"

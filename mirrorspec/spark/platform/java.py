@@ -13,7 +13,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from mirrorspec.errors import SetupError
+from mirrorspec.base.errors import SetupError
 
 MIN_JAVA = 17
 TESTED_JAVA = (17, 21)  # the versions Spark 4.1 documents

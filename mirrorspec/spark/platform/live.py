@@ -13,7 +13,7 @@ import threading
 import time
 from typing import Any
 
-from mirrorspec.console import Console, WrappingConsole
+from mirrorspec.base.console import Console, WrappingConsole
 from mirrorspec.spark.platform import activity
 
 # an outcome's word in the per-table line, and the console event kind that colours it

@@ -33,9 +33,9 @@ from typing import Any, Mapping
 
 from pyspark.sql import SparkSession
 
-from mirrorspec.errors import MirrorspecError, SetupError
-from mirrorspec.logfile import log_folder
-from mirrorspec.plan import Plan, resolve_secrets
+from mirrorspec.base.errors import MirrorspecError, SetupError
+from mirrorspec.base.logfile import log_folder
+from mirrorspec.artifacts.plan import Plan, resolve_secrets
 from mirrorspec.spark.platform import cds, jars, java
 
 # Defaults for a laptop; any of them can be overridden by the profile's `spark.conf`.

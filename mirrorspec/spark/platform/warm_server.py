@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from mirrorspec import __version__
-from mirrorspec.errors import MirrorspecError, SetupError
+from mirrorspec.base.errors import MirrorspecError, SetupError
 
 WARM_ENV = "MIRRORSPEC_WARM"            # "off": never look for a warm server
 SERVERS_DIR_ENV = "MIRRORSPEC_WARM_DIR"  # where ready files live (default: the user's cache)
@@ -322,7 +322,7 @@ def plan_allows(plan: Any) -> bool:
     """True when everything `plan` does works over Spark Connect: local paths only (a URI is
     reached through the driver's Hadoop FileSystem) and no Kafka source (its offsets are read
     with kafka-clients on the driver). Otherwise the command starts its own Spark."""
-    from mirrorspec.files import is_remote
+    from mirrorspec.base.files import is_remote
 
     paths = [plan.warehouse, plan.landing_zone, plan.state_path]
     for table in plan.tables:

@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 from mirrorspec.sources.base import (OP_COLUMN, OP_DELETE, OP_TRUNCATE, ORDER_COLUMN,
                                      PAIR_COLUMN, PRESENT_COLUMN, SOURCE_FILE_COLUMN,
                                      SOURCE_LINE_COLUMN)
-from mirrorspec import files as fsmod
+from mirrorspec.base import files as fsmod
 
 TIE_COLUMN = "_tie"      # 0 for deletes, 1 otherwise: a key change's delete sorts before its insert
 _RANK_COLUMN = "_rank"   # 0 for seed rows from the Delta table, 1 for the batch's changes

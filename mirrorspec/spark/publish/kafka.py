@@ -23,10 +23,10 @@ import re
 from datetime import datetime, timezone
 from typing import Any
 
-from mirrorspec.plan import Plan, TablePlan, resolve_secrets
-from mirrorspec.console import Console
-from mirrorspec.errors import MirrorspecError, SourceError
-from mirrorspec.faults import crash_point
+from mirrorspec.artifacts.plan import Plan, TablePlan, resolve_secrets
+from mirrorspec.base.console import Console
+from mirrorspec.base.errors import MirrorspecError, SourceError
+from mirrorspec.base.faults import crash_point
 from mirrorspec.progress.publish import staging_folder
 from mirrorspec.sources.avro_schemas import is_wire_format
 from mirrorspec.sources.kafka import (EARLIEST, EARLIEST_MARK, LATEST, KafkaSource,
@@ -312,7 +312,7 @@ def _write_staging(fs, folder: str, table: TablePlan, config: KafkaSource, fetch
 
 def _remove_published(fs, folder: str, state: dict[str, Any]) -> None:
     """Drop staging files already in a landing file (neither held back nor pending)."""
-    from mirrorspec.files import is_remote, local_path
+    from mirrorspec.base.files import is_remote, local_path
 
     keep = set(state.get("held_back") or []) | set((state.get("pending") or {}).get("files") or [])
     published = state.get("files") or {}

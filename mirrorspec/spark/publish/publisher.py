@@ -22,22 +22,22 @@ from typing import Any, Iterable, Sequence
 
 import filelock
 
-from mirrorspec.plan import Plan, TablePlan, holds_secret, resolve_secrets
-from mirrorspec.console import Console, NullConsole
-from mirrorspec.errors import MirrorspecError, SourceError
-from mirrorspec.faults import crash_point
-from mirrorspec.mirroring import (METADATA_FILE, PROCESSED_FOLDER, ROW_MARKER_COLUMN, dumps_json,
+from mirrorspec.artifacts.plan import Plan, TablePlan, holds_secret, resolve_secrets
+from mirrorspec.base.console import Console, NullConsole
+from mirrorspec.base.errors import MirrorspecError, SourceError
+from mirrorspec.base.faults import crash_point
+from mirrorspec.openmirroring.mirroring import (METADATA_FILE, PROCESSED_FOLDER, ROW_MARKER_COLUMN, dumps_json,
                                   parse_metadata_text, parse_sequence, sequence_file_name)
 from mirrorspec.sources.base import (CHANGE_COLUMNS, OP_COLUMN, OP_DELETE, OP_INSERT, OP_TRUNCATE,
                                      OP_UPDATE, OP_UPSERT, PAIR_COLUMN, PRESENT_COLUMN,
                                      SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN, use_remote_reader)
 from mirrorspec.sources import FEED_TYPES
-from mirrorspec import files as fsmod
+from mirrorspec.base import files as fsmod
 from mirrorspec.progress.publish import load_state, save_state
 from mirrorspec.spark.platform import hadoop_fs
 from mirrorspec.spark.platform.failures import as_storage_error
 from mirrorspec.spark.publish.feeds import get_reader
-from mirrorspec.files import Files, join
+from mirrorspec.base.files import Files, join
 from mirrorspec.spark.platform.session import session_conf
 
 TEMP_PREFIX = "_publishing_"

@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 from pyspark.sql import functions as F
 
-from mirrorspec.errors import SourceError
+from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.arcion import ArcionFormat, parse_task
 from mirrorspec.sources.base import ERROR_COLUMN, PAIR_COLUMN, ReadResult
 from mirrorspec.spark.publish.feeds.base import change_schema, map_tasks

@@ -7,8 +7,8 @@ from typing import Any, Sequence
 
 from pyspark.sql import functions as F
 
-from mirrorspec.errors import SourceError
-from mirrorspec.mirroring import spark_type_for
+from mirrorspec.base.errors import SourceError
+from mirrorspec.openmirroring.mirroring import spark_type_for
 from mirrorspec.sources.aws_dms import (DMS_ORDER_FIELDS, OP_CODES, OP_COLUMN_NAME, AwsDmsFormat,
                                         DmsOptions, belongs_to_table, file_format, parse_csv,
                                         parse_options, with_default_source_table)

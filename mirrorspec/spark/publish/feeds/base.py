@@ -19,12 +19,12 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import (ArrayType, IntegerType, LongType, StringType, StructField,
                                StructType, _parse_datatype_string)
 
-from mirrorspec.errors import SourceError
-from mirrorspec.mirroring import spark_type_for
+from mirrorspec.base.errors import SourceError
+from mirrorspec.openmirroring.mirroring import spark_type_for
 from mirrorspec.sources.base import (OP_COLUMN, PRESENT_COLUMN, SOURCE_FILE_COLUMN,
                                      SOURCE_LINE_COLUMN)
 from mirrorspec.sources.debezium import Row, TableShape
-from mirrorspec import files as fsmod
+from mirrorspec.base import files as fsmod
 
 # --- parse tasks in Python workers (Qlik, Arcion) -----------------------------------------------
 

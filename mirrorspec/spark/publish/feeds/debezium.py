@@ -7,7 +7,7 @@ from typing import Any, Iterator, Sequence
 
 from pyspark.sql import functions as F
 
-from mirrorspec.errors import SourceError
+from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import OP_TRUNCATE, ReadResult
 from mirrorspec.sources.debezium import (DebeziumFormat, Row, parse_options, parse_text,
                                          table_shape)

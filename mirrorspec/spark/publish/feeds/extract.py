@@ -12,8 +12,8 @@ from typing import Any, Sequence
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType, _parse_datatype_string
 
-from mirrorspec.errors import SourceError
-from mirrorspec.mirroring import spark_type_for
+from mirrorspec.base.errors import SourceError
+from mirrorspec.openmirroring.mirroring import spark_type_for
 from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE, ReadResult
 from mirrorspec.sources.extract import (STATE_SNAPSHOT, CsvExtractFormat, ExtractOptions,
                                         ParquetExtractFormat, Snapshot, _exists, feed_root,

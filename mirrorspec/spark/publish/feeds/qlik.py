@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 from pyspark.sql import functions as F
 
-from mirrorspec.errors import SourceError
+from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import ERROR_COLUMN, PAIR_COLUMN, InferredColumn, ReadResult
 from mirrorspec.sources.qlik import QlikReplicateFormat, parse_task
 from mirrorspec.sources.qlik_messages import OUTPUT_EXTRA

@@ -13,7 +13,7 @@ import socket
 from datetime import datetime, timezone
 from typing import Any, Iterable
 
-from mirrorspec.files import LocalFS, join
+from mirrorspec.base.files import LocalFS, join
 
 REPLICATOR_FILE = "replicator.json"
 TABLES_FILE = "tables.json"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from mirrorspec.errors import LandingZoneError, UsageError
+from mirrorspec.base.errors import LandingZoneError, UsageError
 
 
 def local_path(path: str | os.PathLike[str]) -> str | None:

@@ -2,7 +2,7 @@
 
 Pure Python with pyarrow (no JVM). Parquet files are read by their footers and their marker and
 key columns only. The rules that decide whether the engine stops at a file are the engine's own
-(`mirrorspec.mirroring`, `mirrorspec.landing.checks`, `mirrorspec.landing.layout`), so a table's
+(`mirrorspec.openmirroring.mirroring`, `mirrorspec.landing.checks`, `mirrorspec.landing.layout`), so a table's
 `stops_at` names the file (and row) where `mirrorspec mirror` would stop it.
 """
 
@@ -18,9 +18,9 @@ import textwrap
 from dataclasses import asdict, dataclass, field
 
 from mirrorspec.landing import checks
-from mirrorspec import mirroring
-from mirrorspec.errors import LandingZoneError
-from mirrorspec import files as fsmod
+from mirrorspec.openmirroring import mirroring
+from mirrorspec.base.errors import LandingZoneError
+from mirrorspec.base import files as fsmod
 from mirrorspec.landing import layout as landing
 from mirrorspec.progress.mirror import read_state, snapshot_schema
 

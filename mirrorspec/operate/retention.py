@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.base.errors import MirrorspecError
 
 RETENTION_PROPERTY = "delta.deletedFileRetentionDuration"
 DEFAULT_RETENTION_HOURS = 168.0  # Delta's default: interval 1 week

@@ -9,9 +9,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mirrorspec import mirroring
-from mirrorspec.plan import TablePlan
-from mirrorspec.run_results import utc_now
+from mirrorspec.openmirroring import mirroring
+from mirrorspec.artifacts.plan import TablePlan
+from mirrorspec.artifacts.run_results import utc_now
 
 TEST_RESULTS_FILE = "test_results.json"
 TEST_TYPES = ("unique", "not_null", "accepted_values", "relationships", "row_count", "freshness")
@@ -61,7 +61,7 @@ class TestResults:
     def raise_if_failed(self) -> "TestResults":
         """FailedRun (a MirrorspecError) when a test FAILed or ERRORed; else self."""
         if self.failed:
-            from mirrorspec.errors import FailedRun
+            from mirrorspec.base.errors import FailedRun
 
             raise FailedRun(self.verdict(), hint="see each test in test_results.json")
         return self

@@ -22,9 +22,9 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from mirrorspec.plan import ColumnSpec, Plan, TablePlan
-from mirrorspec.errors import LandingZoneError
-from mirrorspec.mirroring import (
+from mirrorspec.artifacts.plan import ColumnSpec, Plan, TablePlan
+from mirrorspec.base.errors import LandingZoneError
+from mirrorspec.openmirroring.mirroring import (
     DELIMITED_PROPERTIES,
     FILE_DETECTION_LAST_UPDATE_TIME,
     FILE_DETECTION_SEQUENTIAL,

@@ -8,8 +8,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from mirrorspec.errors import MirrorspecError
-from mirrorspec.run_results import read_run_results
+from mirrorspec.base.errors import MirrorspecError
+from mirrorspec.artifacts.run_results import read_run_results
 
 RETRIED_STATUSES = ("error", "skipped")
 RETRIED_COMMANDS = ("run", "publish", "build")

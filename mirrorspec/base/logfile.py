@@ -14,7 +14,7 @@ import time
 import traceback
 from typing import Callable
 
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.base.errors import MirrorspecError
 
 _lock = threading.Lock()
 _path: str | None = None

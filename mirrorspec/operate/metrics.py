@@ -17,9 +17,9 @@ import os
 import time
 from typing import Any
 
-from mirrorspec.errors import SetupError, UsageError
-from mirrorspec.files import LocalFS
-from mirrorspec.mirroring import data_file_format, is_reserved_name, mirror_id, parse_sequence
+from mirrorspec.base.errors import SetupError, UsageError
+from mirrorspec.base.files import LocalFS
+from mirrorspec.openmirroring.mirroring import data_file_format, is_reserved_name, mirror_id, parse_sequence
 from mirrorspec.progress.mirror import read_state
 
 STATUSES = ("Replicating", "NotStarted", "Waiting", "Failed", "Dropped")

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from mirrorspec import __version__
-from mirrorspec.errors import FailedRun, MirrorspecError
-from mirrorspec.mirroring import dumps_json
+from mirrorspec.base.errors import FailedRun, MirrorspecError
+from mirrorspec.openmirroring.mirroring import dumps_json
 
 RUN_RESULTS_FILE = "run_results.json"
 RUN_RESULTS_SCHEMA = "mirrorspec/run-results/v1"

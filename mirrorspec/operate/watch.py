@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Hashable
 
-from mirrorspec.console import Console, WrappingConsole
+from mirrorspec.base.console import Console, WrappingConsole
 
 DEFAULT_CAP = 300.0  # seconds: a failed table is retried at least every 5 minutes
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from mirrorspec.errors import UsageError
+from mirrorspec.base.errors import UsageError
 
 EXIT_FAILED = 1
 EXIT_STALE = 3

@@ -3,7 +3,7 @@
 JSON Schema already checked each value's shape; this module checks what spans values
 (keys ⊆ columns, unique tables and columns, safe names, dialect rules, test references) and
 merges `defaults:` and feed-inferred columns/keys. Every problem is located and all are raised
-together. Pure Python (stdlib plus `mirrorspec.mirroring`).
+together. Pure Python (stdlib plus `mirrorspec.openmirroring.mirroring`).
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, cast
 
-from mirrorspec import mirroring
-from mirrorspec.errors import Location, MirrorspecError, ProjectError
-from mirrorspec.files import folders_overlap
+from mirrorspec.openmirroring import mirroring
+from mirrorspec.base.errors import Location, MirrorspecError, ProjectError
+from mirrorspec.base.files import folders_overlap
 from mirrorspec.load.project import LoadedProject
 from mirrorspec.load.validate import source_option_problems
-from mirrorspec.suggest import suggest
+from mirrorspec.base.suggest import suggest
 from mirrorspec.load.yaml_doc import Document
 from mirrorspec.sources import LANDING_ZONE, resolve_options
 

@@ -12,7 +12,7 @@ import re
 from importlib import resources
 from pathlib import Path
 
-from mirrorspec.errors import MirrorspecError
+from mirrorspec.base.errors import MirrorspecError
 from mirrorspec.load.validate import SCHEMA_FILES, schema_text
 
 SCHEMA_FOLDER = ".mirrorspec/schemas"

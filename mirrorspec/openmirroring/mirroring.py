@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Callable, Mapping, Sequence
 
-from mirrorspec.errors import LandingZoneError
+from mirrorspec.base.errors import LandingZoneError
 
 # --- names in the landing zone ------------------------------------------------------------
 
@@ -476,7 +476,7 @@ def parse_metadata(raw: Mapping[str, Any], file: str) -> TableMetadata:
 
 
 def _unknown_key_warning(key: Any) -> str:
-    from mirrorspec.suggest import suggest
+    from mirrorspec.base.suggest import suggest
 
     return f"unknown key '{key}' ignored{suggest(key, _METADATA_KEYS.values())}"
 

@@ -27,8 +27,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from mirrorspec.plan import Plan, TablePlan, read_plan
-from mirrorspec.errors import SelectionError
+from mirrorspec.artifacts.plan import Plan, TablePlan, read_plan
+from mirrorspec.base.errors import SelectionError
 
 METHODS = ("name", "id", "schema", "source", "tag", "state", "path", "result")
 STATE_VALUES = ("modified", "new")

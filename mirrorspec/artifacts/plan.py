@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from mirrorspec.errors import PlanError
-from mirrorspec.mirroring import dumps_json
+from mirrorspec.base.errors import PlanError
+from mirrorspec.openmirroring.mirroring import dumps_json
 
 PLAN_VERSION = 1
 SECRET_PREFIX = "MIRRORSPEC_SECRET_"

@@ -1,0 +1,9 @@
+"""What every room stands on; imports nothing else of mirrorspec.
+
+- `errors`: the error tree (a message, a location and a hint; exit code 1);
+- `console`: all user-facing output, text for people and JSON lines for machines;
+- `files`: path rules and file systems below the JVM line (local, s3, abfss);
+- `logfile`: the run's log file, where tracebacks go;
+- `faults`: named fault points for the crash and concurrency tests;
+- `suggest`: the one did-you-mean helper.
+"""
