@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from mirrorspec.openmirroring import mirroring
 from mirrorspec.base.errors import LandingZoneError
 from mirrorspec.base import files as fsmod
+
+if TYPE_CHECKING:
+    from mirrorspec.progress.mirror import MirrorRecord
 
 FOLDER_ID_FILE = "_mirrorspec_folder_id"
 
@@ -252,18 +256,18 @@ def unsettled(files: list[LandingFile], settle_seconds: float, now: float) -> in
 
 
 def not_applied_as_placed(applied_present: list[LandingFile], applied: int | None,
-                          meta: dict) -> list[tuple[LandingFile, str, str]]:
+                          record: MirrorRecord | None) -> list[tuple[LandingFile, str, str]]:
     """Files at or before the table's progress that were never applied as they are now, as
     (file, kind, what the producer must do): kind "late" for a 20-digit name at or before the
     last applied sequence `applied` (sequence 0 included) that no commit applied, "changed"
     for an applied name whose size, time or ETag changed since (`applied` None:
-    LastUpdateTimeFileDetection, only "changed"). `meta` is the engine's recorded state;
+    LastUpdateTimeFileDetection, only "changed"). `record` is the engine's latest record;
     without one (`lint` with no warehouse) the last applied file is the one kept in place."""
-    if meta:
-        known = set(meta.get("files", [])) | set(meta.get("carry", []))
+    if record is not None:
+        known = record.done
     else:
         known = {f.name for f in applied_present if applied and f.sequence == applied}
-    recorded = meta.get("stats") or {}
+    recorded = record.stats if record is not None else {}
     found = []
     for file in applied_present:
         if file.name in known:

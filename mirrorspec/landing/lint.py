@@ -278,7 +278,8 @@ def _lint_table(fs, root, path, report: TableReport, rel, warehouse, strict, sch
             add(finding)
             report.stops_at = report.stops_at or finding
             return
-        problem = mirroring.key_change(state.meta.get("keys"), metadata.key_columns)
+        problem = mirroring.key_change(state.record.keys if state.record else None,
+                                       metadata.key_columns)
         if problem:
             finding = Finding("metadata/key-changed", "error", problem, table=table, stops=True,
                               file=rel(os.path.join(path, mirroring.METADATA_FILE)))
@@ -349,9 +350,9 @@ def _order_files(listing, metadata, processed, state, report: TableReport, rel):
     would apply now (the rest wait behind a gap)."""
     add = report.findings.append
     table = report.table
-    meta = state.meta if state is not None else {}
+    record = state.record if state is not None else None
     if metadata.last_update_time_detection:
-        done = {e.name for e in processed} | set(meta.get("files", [])) | set(meta.get("carry", []))
+        done = {e.name for e in processed} | (record.done if record else set())
         pending = landing.pending_by_time(listing, done)
         times: dict[float, str] = {}
         for file in pending.files:
@@ -367,11 +368,11 @@ def _order_files(listing, metadata, processed, state, report: TableReport, rel):
                             "older than a file already processed: a service reading by "
                             "timestamp may skip it", table=table, file=rel(file.path)))
         for file, _kind, problem in landing.not_applied_as_placed(pending.applied_present, None,
-                                                                  meta):
+                                                                  record):
             add(Finding("files/changed-after-applied", "warning", problem, table=table,
                         file=rel(file.path)))
         return pending.files, len(pending.files)
-    applied = int(meta.get("sequence") or 0) if meta else max(
+    applied = int(record.sequence or 0) if record else max(
         (mirroring.parse_sequence(e.name) or 0 for e in processed), default=0)
     try:
         pending = landing.pending_by_sequence(listing, applied)
@@ -388,7 +389,7 @@ def _order_files(listing, metadata, processed, state, report: TableReport, rel):
                         file=rel(file)))
     # the engine's own rule (it warns about the same files)
     for file, kind, problem in landing.not_applied_as_placed(pending.applied_present, applied,
-                                                             meta):
+                                                             record):
         rule = "files/before-processed" if kind == "late" else "files/changed-after-applied"
         add(Finding(rule, "warning", problem, table=table, file=rel(file.path)))
     blocked = sorted((f for f in listing.files if f.sequence is not None and f.sequence > applied

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 from mirrorspec.openmirroring import mirroring
 from mirrorspec.base.errors import LandingZoneError
 from mirrorspec.base.faults import crash_point
 from mirrorspec.base.files import Entry, Files, FileSystem, join, outside_root
 from mirrorspec.landing.layout import LandingFile, file_stats, same_version, time_order_key
-from mirrorspec.progress.mirror import engine_commits, log_versions, state_copies, txn_version_of
+from mirrorspec.progress.mirror import (MirrorRecord, copied_records, engine_commits,
+                                        log_versions)
 
 
 def ledger_path(landing_path: str) -> str:
@@ -113,7 +113,7 @@ class AppliedFiles:
     missing: list[str] = field(default_factory=list)  # applied, but no longer in the landing zone
     mode: str = "sequence"  # or "time" (LastUpdateTimeFileDetection)
     from_log: bool = True  # False: rebuilt from the latest progress (older commits cleaned up)
-    meta: dict[str, Any] = field(default_factory=dict)  # the latest engine record
+    record: MirrorRecord | None = None  # the latest engine record
 
 
 def applied_files(landing_fs: FileSystem, warehouse_fs: FileSystem, delta_path: str,
@@ -148,36 +148,35 @@ def applied_files(landing_fs: FileSystem, warehouse_fs: FileSystem, delta_path: 
     versions = log_versions(warehouse_fs, delta_path)
     result = AppliedFiles()
     if versions and versions[0] == 0:
-        for _, meta, _ in commits:
-            result.meta = meta
-            for name in meta.get("files") or []:
+        for _, record, _ in commits:
+            result.record = record
+            for name in record.files:
                 found = where.get(str(name))
                 if found is None:
                     result.missing.append(str(name))
                 else:
                     result.files.append(landing_file(found))
-        result.mode = result.meta.get("mode", "sequence")
+        if result.record is not None:
+            result.mode = result.record.mode
         return result
-    copies = state_copies(warehouse_fs, delta_path)
-    latest = [meta for _, meta, _ in commits] + [c["meta"] for c in copies]
+    latest = [record for _, record, _ in commits] + copied_records(warehouse_fs, delta_path)
     if not latest:
         return result
-    meta = max(latest, key=txn_version_of)
-    result.meta, result.from_log = meta, False
-    result.mode = meta.get("mode", "sequence")
+    record = max(latest, key=lambda r: r.txn_version)
+    result.record, result.from_log, result.mode = record, False, record.mode
     data = [landing_file(e) for e in where.values()
             if mirroring.data_file_format(e.name, extension) is not None]
     if result.mode == "time":
         # Every file in _ProcessedFiles/ was applied, and moved there right after its batch's
         # commit, in the order applied (the move stamps the time); the files still in the folder
         # were applied up to the watermark.
-        mark = tuple(meta.get("watermark") or (0, ""))
+        mark = tuple(record.watermark or (0, ""))
         watermark = (float(mark[0]), str(mark[1]))
         result.files = (sorted((f for f in data if f.name in moved), key=time_order_key)
                         + sorted((f for f in data if f.name not in moved
                                   and time_order_key(f) <= watermark), key=time_order_key))
         return result
-    last = int(meta.get("sequence") or 0)
+    last = int(record.sequence or 0)
     numbered = {f.sequence: f for f in data if f.sequence is not None and 0 < f.sequence <= last}
     result.files = [numbered[s] for s in sorted(numbered)]
     result.missing = [f"{s:020d}.*" for s in range(1, last + 1) if s not in numbered]

@@ -58,21 +58,21 @@ def pending_files(landing_path: str, delta_path: str | None = None,
         names = os.listdir(local)
     except OSError:
         return None
-    meta: dict = {}
+    record = None
     if delta_path and table:
         delta = _local(delta_path)
         if delta is None:
             return None
         schema, _, name = table.partition(".")
         try:
-            meta = read_state(LocalFS(), delta, mirror_id(schema, name)).meta
+            record = read_state(LocalFS(), delta, mirror_id(schema, name)).record
         except Exception:  # noqa: BLE001 - StateLost and I/O: the engine reports those
             return None
-    if meta.get("mode") == "time":
-        done = set(meta.get("files") or []) | set(meta.get("carry") or [])
+    if record is not None and record.mode == "time":
+        done = record.done
         return sum(1 for n in names if n not in done and not is_reserved_name(n)
                    and data_file_format(n) is not None)
-    applied = int(meta.get("sequence") or 0)
+    applied = int(record.sequence or 0) if record is not None else 0
     return sum(1 for n in names if (parse_sequence(n) or 0) > applied)
 
 

@@ -22,7 +22,7 @@ import io
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Iterator, Mapping
 
 from mirrorspec.base.errors import LandingZoneError, MirrorspecError
@@ -40,19 +40,6 @@ _CHECKPOINT = re.compile(
 _STATE_FILE = re.compile(r"^(\d{20})\.json$")
 
 
-@dataclass
-class TableState:
-    """What the Delta table says about the table's progress."""
-
-    exists: bool = False
-    meta: dict[str, Any] = field(default_factory=dict)   # userMetadata[STATE_KEY] of our latest commit
-    version: int | None = None                 # Delta version of that commit
-    metrics: dict[str, Any] = field(default_factory=dict)  # its operationMetrics
-    operation: str | None = None
-    timestamp: int | None = None                # its commit time (ms since the epoch)
-    from_copy: bool = False                     # read from the state copy (JSON cleaned up)
-
-
 @dataclass(frozen=True)
 class MirrorRecord:
     """What each mirror commit records under userMetadata[STATE_KEY] (and in its state copy):
@@ -66,7 +53,7 @@ class MirrorRecord:
     carry: list[str] = field(default_factory=list)   # applied earlier, still in the folder
     stats: dict[str, Any] = field(default_factory=dict)  # each file's version as listed
     sequence: int | None = None    # the last applied 20-digit sequence
-    keys: list[str] = field(default_factory=list)
+    keys: list[str] | None = None  # None only in records older than the key columns
     batch: int = 0                 # the batch counter (the txn version in time mode)
     watermark: list[Any] = field(default_factory=list)  # [mtime, name] of the last file
     folder_id: str | None = None
@@ -82,7 +69,8 @@ class MirrorRecord:
     def to_json(self) -> dict[str, Any]:
         return {"format": self.format, "table": self.table, "mode": self.mode,
                 "files": list(self.files), "carry": list(self.carry), "stats": dict(self.stats),
-                "sequence": self.sequence, "keys": list(self.keys), "batch": self.batch,
+                "sequence": self.sequence,
+                "keys": list(self.keys) if self.keys is not None else None, "batch": self.batch,
                 "watermark": list(self.watermark), "folder_id": self.folder_id,
                 "landing_zone": self.landing_zone, "landing_path": self.landing_path,
                 "rows": self.rows, "bytes": self.bytes, "processed_rows": self.processed_rows,
@@ -94,19 +82,40 @@ class MirrorRecord:
 
     @classmethod
     def from_json(cls, meta: Mapping[str, Any]) -> "MirrorRecord":
-        known = {f for f in cls.__dataclass_fields__}
-        values = {k: v for k, v in meta.items() if k in known}
+        values: dict[str, Any] = {}
+        for spec in fields(cls):
+            value = meta.get(spec.name)
+            # a null where the record has a non-null default (an older writer) takes the default
+            if value is not None or (spec.name in meta and spec.default is None):
+                values[spec.name] = value
         values.setdefault("table", "")
         values.setdefault("mode", "sequence")
         values.setdefault("files", [])
         return cls(**values)
 
+    @property
+    def txn_version(self) -> int:
+        """The txn version the commit carried: the batch counter in time mode, else the last
+        applied sequence."""
+        return int((self.batch if self.mode == "time" else self.sequence) or 0)
 
-def txn_version_of(meta: Mapping[str, Any]) -> int:
-    """The txn version a mirrorspec commit with userMetadata `meta` carried."""
-    if meta.get("mode") == "time":
-        return int(meta.get("batch") or 0)
-    return int(meta.get("sequence") or 0)
+    @property
+    def done(self) -> set[str]:
+        """The landing files applied so far that the record names (this commit's and carried)."""
+        return set(self.files) | set(self.carry)
+
+
+@dataclass
+class TableState:
+    """What the Delta table says about the table's progress."""
+
+    exists: bool = False
+    record: MirrorRecord | None = None  # userMetadata[STATE_KEY] of our latest commit
+    version: int | None = None                 # Delta version of that commit
+    metrics: dict[str, Any] = field(default_factory=dict)  # its operationMetrics
+    operation: str | None = None
+    timestamp: int | None = None                # its commit time (ms since the epoch)
+    from_copy: bool = False                     # read from the state copy (JSON cleaned up)
 
 
 def read_state(filesystem: FileSystem, delta_path: str, app_id: str | None = None) -> TableState:
@@ -120,8 +129,8 @@ def read_state(filesystem: FileSystem, delta_path: str, app_id: str | None = Non
     state = TableState(exists=bool(commits) or any(".checkpoint" in e.name for e in entries))
     if not state.exists:
         return state
-    for version, meta, info in engine_commits(filesystem, delta_path):
-        state.meta = meta
+    for version, record, info in engine_commits(filesystem, delta_path):
+        state.record = record
         state.version = version
         state.metrics = info.get("operationMetrics") or {}
         state.operation = info.get("operation")
@@ -140,7 +149,7 @@ def read_state(filesystem: FileSystem, delta_path: str, app_id: str | None = Non
             file=delta_path, code="StateLost",
             hint="nothing was applied; recreate the table folder (or run --full-refresh) to "
                  "rebuild the table, since applying files again could double rows")
-    state.meta = copy["meta"]
+    state.record = MirrorRecord.from_json(copy["meta"])
     state.version = copy.get("version")
     state.metrics = copy.get("metrics") or {}
     state.operation = copy.get("operation")
@@ -150,8 +159,8 @@ def read_state(filesystem: FileSystem, delta_path: str, app_id: str | None = Non
 
 
 def engine_commits(filesystem: FileSystem, delta_path: str,
-                   newest_first: bool = True) -> Iterator[tuple[int, dict[str, Any], dict[str, Any]]]:
-    """(version, engine state, commitInfo) of each commit of a Delta table that the engine made
+                   newest_first: bool = True) -> Iterator[tuple[int, MirrorRecord, dict[str, Any]]]:
+    """(version, record, commitInfo) of each commit of a Delta table that the engine made
     (its `userMetadata[STATE_KEY]`) whose JSON file is still in `_delta_log` (no Spark job)."""
     log = fsmod.join(delta_path, "_delta_log")
     commits = sorted((e for e in filesystem.list(log) if _LOG_FILE.match(e.name)),
@@ -170,7 +179,7 @@ def engine_commits(filesystem: FileSystem, delta_path: str,
             except ValueError:
                 user = None
             if isinstance(user, dict) and isinstance(user.get(STATE_KEY), dict):
-                yield int(entry.name.split(".")[0]), user[STATE_KEY], info
+                yield int(entry.name.split(".")[0]), MirrorRecord.from_json(user[STATE_KEY]), info
 
 
 def log_versions(filesystem: FileSystem, delta_path: str) -> list[int]:
@@ -322,10 +331,12 @@ def read_state_copy(filesystem: FileSystem, delta_path: str, txn: int) -> dict[s
 def write_state_copy(filesystem: FileSystem, delta_path: str, state: TableState) -> None:
     """Keep `state` (a committed mirrorspec commit) where log cleanup can't drop it, and prune
     copies beyond the newest KEEP_STATE_COPIES."""
-    txn = txn_version_of(state.meta)
+    if state.record is None:
+        raise ValueError("write_state_copy needs a state read from a mirrorspec commit")
+    txn = state.record.txn_version
     copy = {"format": STATE_FORMAT, "txn": txn, "version": state.version,
             "operation": state.operation, "metrics": state.metrics,
-            "timestamp": state.timestamp, "meta": state.meta}
+            "timestamp": state.timestamp, "meta": state.record.to_json()}
     filesystem.write_text(state_copy_path(delta_path, txn),
                           json.dumps(copy, separators=(",", ":"), sort_keys=True))
     folder = fsmod.join(delta_path, STATE_FOLDER)
@@ -335,7 +346,8 @@ def write_state_copy(filesystem: FileSystem, delta_path: str, state: TableState)
 
 
 def state_copies(filesystem: FileSystem, delta_path: str) -> list[dict[str, Any]]:
-    """Every kept state copy, oldest first (for `history` once the log is cleaned up)."""
+    """Every kept state copy, oldest first (for `history` once the log is cleaned up); each
+    one's record is `MirrorRecord.from_json(copy["meta"])` (`copied_records`)."""
     folder = fsmod.join(delta_path, STATE_FOLDER)
     copies = []
     for entry in sorted(filesystem.list(folder), key=lambda e: e.name):
@@ -344,6 +356,11 @@ def state_copies(filesystem: FileSystem, delta_path: str) -> list[dict[str, Any]
             if copy is not None:
                 copies.append(copy)
     return copies
+
+
+def copied_records(filesystem: FileSystem, delta_path: str) -> list[MirrorRecord]:
+    """The records of every kept state copy, oldest first."""
+    return [MirrorRecord.from_json(copy["meta"]) for copy in state_copies(filesystem, delta_path)]
 
 
 # --- finding a mirrored table (reconcile, replay) -----------------------------------------------
@@ -386,7 +403,8 @@ def table_keys(path: str, key: str | None, filesystem: FileSystem | None = None)
     `path` (default: local files; a URI needs the session's, see `resolve_table`)."""
     if key:
         return [k.strip() for k in key.split(",") if k.strip()]
-    keys = read_state(filesystem or fsmod.filesystem_for(path), path).meta.get("keys")
+    record = read_state(filesystem or fsmod.filesystem_for(path), path).record
+    keys = record.keys if record is not None else None
     if keys is None:
         raise MirrorspecError("the table's key columns are not recorded (it was mirrored by an "
                               "older version)", hint="pass --key col1,col2")

@@ -224,7 +224,7 @@ def test_progress_outlives_log_cleanup_optimize_and_vacuum(spark, tmp_path):
                 if '"commitInfo"' in line]
         assert not any("mirrorspec" in u for u in user), f"{name}: a mirrorspec commit is left"
         state = progress.read_state(fsmod.LocalFS(), path, mirror_id(None, name))
-        assert state.from_copy and progress.txn_version_of(state.meta) == 3
+        assert state.from_copy and state.record.txn_version == 3
     # new files after the cleanup: each applied once; a gap still waits
     land(4)
     parquet(seq, 6, change(6))

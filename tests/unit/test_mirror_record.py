@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from mirrorspec.progress.mirror import STATE_KEY, MirrorRecord, txn_version_of
+from mirrorspec.progress.mirror import STATE_KEY, MirrorRecord
 
 # The keys, in order, of the dict the engine built inline before the record had a type.
 WRITTEN_BEFORE = ["format", "table", "mode", "files", "carry", "stats", "sequence", "keys",
@@ -19,8 +19,8 @@ def test_the_record_writes_the_keys_earlier_versions_wrote_in_their_order():
                           bytes=10, processed_rows=9, processed_bytes=30, attempt="a1")
     assert list(record.to_json()) == WRITTEN_BEFORE
     meta = json.loads(record.user_metadata())[STATE_KEY]
-    assert meta["format"] == 1 and txn_version_of(meta) == 3
-    assert MirrorRecord.from_json(meta) == record
+    assert meta["format"] == 1
+    assert MirrorRecord.from_json(meta) == record and record.txn_version == 3
 
 
 def test_a_record_from_before_stats_and_carry_still_reads():
@@ -31,4 +31,14 @@ def test_a_record_from_before_stats_and_carry_still_reads():
              "unknown_later_key": True}
     record = MirrorRecord.from_json(older)
     assert (record.carry, record.stats, record.batch) == ([], {}, 7)
-    assert txn_version_of(record.to_json()) == 7
+    assert record.txn_version == 7 and record.done == {"a.parquet"}
+
+
+def test_nulls_an_older_writer_left_take_the_defaults_and_missing_keys_stay_unknown():
+    record = MirrorRecord.from_json({"table": "dbo.t", "files": None, "carry": None,
+                                     "stats": None, "batch": None, "sequence": None})
+    assert (record.files, record.carry, record.stats, record.batch) == ([], [], {}, 0)
+    assert record.sequence is None and record.txn_version == 0
+    # a record written before key columns were recorded: reconcile asks for --key
+    assert record.keys is None and record.to_json()["keys"] is None
+    assert MirrorRecord.from_json({"keys": []}).keys == []

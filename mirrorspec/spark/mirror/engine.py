@@ -37,7 +37,6 @@ from mirrorspec.spark.platform.live import LiveProgress, table_line
 from mirrorspec.artifacts.run_results import STATUS_OF_MIRROR
 from mirrorspec.progress.mirror import (MirrorRecord, TableState, read_state, state_copy_path,
                                        write_state_copy)
-from mirrorspec.progress.mirror import txn_version_of as progress_txn
 from mirrorspec.progress.snapshot import SnapshotFacts, latest_facts
 from mirrorspec.spark.platform.session import new_session, scheduler_pool, session_conf
 
@@ -175,6 +174,11 @@ class _UnreadableFile(Exception):
         self.bad = bad
 
 
+def _recorded(state: TableState, table: str) -> MirrorRecord:
+    """The table's latest engine record, or an empty one before its first commit."""
+    return state.record or MirrorRecord(table=table, mode="", files=[])
+
+
 class _TableRun:
     """One table in one pass."""
 
@@ -288,32 +292,32 @@ class _TableRun:
     def _attempt(self, metadata: mirroring.TableMetadata) -> None:
         target = self.target
         state = read_state(self.wfs, target.delta_path, self.app_id)
-        if state.meta and not state.from_copy and not self.wfs.exists(
-                state_copy_path(target.delta_path, progress_txn(state.meta))):
+        if state.record is not None and not state.from_copy and not self.wfs.exists(
+                state_copy_path(target.delta_path, state.record.txn_version)):
             write_state_copy(self.wfs, target.delta_path, state)  # a crash came before it
         listing = landing.list_folder(self.lfs, target.landing_path, metadata)
         crash_point("after_listing", target.unique_id)
         state = self._handle_recreated(state, listing, metadata)
         self._refuse_key_change(state, metadata)
         folder_id = listing.folder_id or self._write_folder_id()
-        meta = state.meta
-        self.outcome.processed_rows = int(meta.get("processed_rows", 0))
-        self.outcome.processed_bytes = int(meta.get("processed_bytes", 0))
+        record = _recorded(state, target.unique_id)
+        self.outcome.processed_rows = record.processed_rows
+        self.outcome.processed_bytes = record.processed_bytes
         self.outcome.delta_version = state.version
         if metadata.last_update_time_detection:
-            done = set(meta.get("files", [])) | set(meta.get("carry", []))
-            pending = landing.pending_by_time(listing, done)
-            last_applied = meta["files"][-1] if meta.get("files") else None
+            pending = landing.pending_by_time(listing, record.done)
+            last_applied = record.files[-1] if record.files else None
             sequence = None
         else:
-            sequence = int(meta.get("sequence") or 0)
+            sequence = int(record.sequence or 0)
             pending = landing.pending_by_sequence(listing, sequence)
             last_applied = (pending.applied_present[-1].name if pending.applied_present
                             else None)
         self.outcome.awaiting = pending.awaiting
         self._warn(listing.warnings)  # after picking: that adds the names outside the sequence
         # placed late or changed after it was applied: never applied as it is, left in place
-        misplaced = landing.not_applied_as_placed(pending.applied_present, sequence, meta)
+        misplaced = landing.not_applied_as_placed(pending.applied_present, sequence,
+                                                state.record)
         self._warn([f"{f.path}: {problem}" for f, _kind, problem in misplaced])
         self._held = {f.name for f, _kind, _problem in misplaced}
         self._late = {f.name for f, kind, _problem in misplaced if kind == "late"}
@@ -331,7 +335,7 @@ class _TableRun:
         applied: list[landing.LandingFile] = []
         if schemas:
             with decompressed.readable(self.lfs, self.wfs, target.delta_path, schemas):
-                bad, applied = self._apply(schemas, union, bad, metadata, state, meta, folder_id,
+                bad, applied = self._apply(schemas, union, bad, metadata, state, folder_id,
                                            pending)
             # written to while the commit read it: what it gained is not in the table
             changed = self._changed(applied)
@@ -386,9 +390,9 @@ class _TableRun:
     def _refuse_key_change(self, state: TableState, metadata: mirroring.TableMetadata) -> None:
         """Seed 000: keyColumns can't change once added. Another producer changing them under a
         mirrored table stops it before anything is applied (lint's rule, `metadata/key-changed`)."""
-        if not state.exists or not state.meta:
+        if not state.exists or state.record is None:
             return
-        problem = mirroring.key_change(state.meta.get("keys"), metadata.key_columns)
+        problem = mirroring.key_change(state.record.keys, metadata.key_columns)
         if problem:
             raise LandingZoneError(
                 problem, file=fsmod.join(self.target.landing_path, mirroring.METADATA_FILE),
@@ -397,7 +401,7 @@ class _TableRun:
                      "or recreate the table folder with all its data (the Delta table is then "
                      "dropped and rebuilt)")
 
-    def _apply(self, schemas, union, bad, metadata, state, meta, folder_id, pending):
+    def _apply(self, schemas, union, bad, metadata, state, folder_id, pending):
         """Validate the files' rows and commit those before the first bad one: (bad, applied)."""
         # Not persisted: caching the change set for the validation job measured slower than
         # reading the files twice (docs/performance.md).
@@ -411,13 +415,13 @@ class _TableRun:
         applied = [s.file for s in schemas[:cutoff]]
         try:
             if applied:
-                self._commit(changes, cutoff, applied, stats, union, metadata, state, meta,
+                self._commit(changes, cutoff, applied, stats, union, metadata, state,
                              folder_id, pending)
         except _UnreadableFile as exc:  # found only when the commit read it: stop there
             bad, applied = exc.bad, applied[:exc.bad[0]]
             if applied:
                 self._commit(changes, exc.bad[0], applied, stats, union, metadata, state,
-                             meta, folder_id, pending)
+                             folder_id, pending)
         return bad, applied
 
     def _unless_moved_away(self, bad, files) -> None:
@@ -442,15 +446,15 @@ class _TableRun:
     # -- table identity
     def _handle_recreated(self, state: TableState, listing: landing.FolderListing,
                           metadata: mirroring.TableMetadata) -> TableState:
-        if not state.exists or not state.meta:
+        if not state.exists or state.record is None:
             return state
-        recorded = state.meta.get("folder_id")
+        recorded = state.record.folder_id
         reason = None
         if recorded and listing.folder_id != recorded:
             reason = "the table folder was recreated (its identity changed)"
-        elif not metadata.last_update_time_detection and state.meta.get("sequence"):
+        elif not metadata.last_update_time_detection and state.record.sequence:
             sequences = [f.sequence for f in listing.files if f.sequence is not None]
-            if sequences and max(sequences) < int(state.meta["sequence"]):
+            if sequences and max(sequences) < int(state.record.sequence):
                 reason = "its file sequence restarted below what was applied"
         if reason is None:
             return state
@@ -566,16 +570,17 @@ class _TableRun:
                 raise _Conflict(f"{file.name} was moved away by another process")
 
     # -- the one commit
-    def _commit(self, changes, cutoff, applied, stats, union, metadata, state, meta, folder_id,
-                pending) -> None:
+    def _commit(self, changes, cutoff, applied, stats, union, metadata, state: TableState,
+                folder_id, pending) -> None:
         target = self.target
+        last = _recorded(state, target.unique_id)
         columns = [f.name for f in union]
         keys = list(metadata.key_columns)
         rows_read = sum(int(stats[o]["rows"]) for o in range(cutoff) if o in stats)
         keyed_rows = sum(int(stats[o]["keyed"] or 0) for o in range(cutoff) if o in stats)
         size = sum(f.size for f in applied)
         if metadata.last_update_time_detection:
-            txn_version = int(meta.get("batch", 0)) + 1
+            txn_version = last.batch + 1
         else:
             txn_version = int(applied[-1].sequence)
         attempt = uuid.uuid4().hex
@@ -586,20 +591,20 @@ class _TableRun:
             # never a late file: no commit applied it, and it is reported every pass
             carry=[f.name for f in pending.applied_present if f.name not in self._late],
             # each file's version as listed: one changed after it was applied is reported
-            stats={**{f.name: (meta.get("stats") or {}).get(f.name) or landing.file_stats(f)
+            stats={**{f.name: last.stats.get(f.name) or landing.file_stats(f)
                       for f in pending.applied_present if f.name not in self._late},
                    **{f.name: landing.file_stats(f) for f in applied}},
             sequence=applied[-1].sequence,
             keys=list(metadata.key_columns),
-            batch=int(meta.get("batch", 0)) + 1,
+            batch=last.batch + 1,
             watermark=[applied[-1].mtime, applied[-1].name],
             folder_id=folder_id,
             landing_zone=self.landing_zone,
             landing_path=fsmod.normalize(target.landing_path),
             rows=rows_read,
             bytes=size,
-            processed_rows=int(meta.get("processed_rows", 0)) + rows_read,
-            processed_bytes=int(meta.get("processed_bytes", 0)) + size,
+            processed_rows=last.processed_rows + rows_read,
+            processed_bytes=last.processed_bytes + size,
             attempt=attempt,
         )
         commit = delta.CommitOptions(self.app_id, txn_version, record.user_metadata())
@@ -658,7 +663,7 @@ class _TableRun:
             raise
         crash_point("after_commit", target.unique_id)
         after = read_state(self.wfs, target.delta_path, self.app_id)
-        if after.meta.get("attempt") != attempt:
+        if after.record is None or after.record.attempt != attempt:
             raise _Conflict(f"txn version {txn_version} of {self.app_id} was committed by "
                             "another writer")
         self._committed = after.version
@@ -862,7 +867,7 @@ def drop_deleted_tables(spark, landing_zone: str, warehouse: str, present: set[s
                                    mirroring.mirror_id(schema, table_entry.name))
             except LandingZoneError:
                 continue  # its progress is unreadable: never drop what we can't prove is ours
-            if not state.exists or state.meta.get("landing_zone") != root:
+            if state.record is None or state.record.landing_zone != root:
                 continue  # not mirrored from this landing zone: never ours to drop
             wfs.delete(table_entry.path)
             delta.forget_delta_logs(spark)

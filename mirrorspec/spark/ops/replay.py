@@ -13,7 +13,7 @@ from mirrorspec.openmirroring import mirroring
 from mirrorspec.base.errors import MirrorspecError
 from mirrorspec.base import files as fsmod
 from mirrorspec.landing.processed import applied_files
-from mirrorspec.progress.mirror import engine_commits, state_copies
+from mirrorspec.progress.mirror import copied_records, engine_commits
 
 _COPY_CHUNK = 1 << 20  # bytes per read: a remote file comes through py4j in few calls
 
@@ -42,14 +42,15 @@ def read_history(delta_path: str, landing_path: str | None = None,
     filesystem = files.fs(delta_path)
     if not filesystem.is_dir(fsmod.join(delta_path, "_delta_log")):
         raise MirrorspecError(f"{delta_path} is not a Delta table")
-    metas = [meta for _, meta, _ in engine_commits(filesystem, delta_path, newest_first=False)]
-    metas = metas or [copy["meta"] for copy in state_copies(filesystem, delta_path)]
+    records = [record for _, record, _ in engine_commits(filesystem, delta_path,
+                                                         newest_first=False)]
+    records = records or copied_records(filesystem, delta_path)
     history = History()
-    for meta in metas:
-        history.mode = meta.get("mode", history.mode)
-        history.landing_path = meta.get("landing_path", history.landing_path)
-        history.keys = meta.get("keys", history.keys)
-        history.folder_id = meta.get("folder_id", history.folder_id)
+    for record in records:
+        history.mode = record.mode
+        history.landing_path = record.landing_path or history.landing_path
+        history.keys = record.keys if record.keys is not None else history.keys
+        history.folder_id = record.folder_id or history.folder_id
     history.landing_path = landing_path or history.landing_path
     if history.landing_path and files.fs(history.landing_path).is_dir(history.landing_path):
         applied = applied_files(files.fs(history.landing_path), filesystem, delta_path,
