@@ -144,6 +144,7 @@ def _rows(spark, path: str, *columns: str) -> list[tuple]:
     return sorted(tuple(r) for r in spark.read.format("delta").load(path).select(*columns).collect())
 
 
+@pytest.mark.extra  # a slow end-to-end extra (70 s): `make test-extras`
 def test_arcion_feed_on_s3_to_landing_zone_and_delta_on_s3_crash_and_rerun(s3_spark, s3,
                                                                            tmp_path):
     feeds, lake = s3.bucket("feeds"), s3.bucket("lake")

@@ -20,7 +20,7 @@ from no_jvm import REPO
 from project_files import write, write_changes
 from s3_server import ACCESS_KEY, SECRET_KEY, S3Server, environ_without_aws
 
-pytestmark = pytest.mark.s3
+pytestmark = [pytest.mark.s3, pytest.mark.extra]  # a slow extra (40 s): `make test-extras`
 
 # The steps in one process (one JVM): each CLI command starts and stops its own SparkContext from
 # the profile's settings, as separate `mirrorspec` processes would, without a JVM start each; a

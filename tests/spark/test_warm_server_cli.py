@@ -18,7 +18,7 @@ import pytest
 from conftest import REPO_ROOT
 from reference_model import read_delta_rs
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.extra]  # whole CLI processes (60 s): `make test-extras`
 
 WARM_LINE = "using the warm Spark server at sc://127.0.0.1:"
 
