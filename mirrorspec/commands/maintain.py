@@ -121,7 +121,7 @@ def maintain(tables: tuple[str, ...], purge: bool, optimize: bool, vacuum: bool,
     from mirrorspec.spark.platform.session import start_session
 
     steps = MaintainSteps(purge, optimize, vacuum, retain_hours, allow_short_retention)
-    spark = start_session(ctx.plan, console)
+    spark = start_session(ctx.plan, console, warm=True)  # the warm server when one runs
     storage = plan_storage_options(ctx.plan)
     failed = []
 

@@ -11,7 +11,7 @@ from mirrorspec.commands.params import (get_console, live_progress, local_then_s
                                         locate_table, optional_plan, parse_conf, plan_options,
                                         spark_conf, spark_master, start_spark)
 from mirrorspec.base.errors import FailedRun, MirrorspecError, UsageError
-from mirrorspec.base.files import Files, is_remote
+from mirrorspec.base.files import Files, is_remote, normalize
 from mirrorspec.security.jdbc_urls import redact
 from mirrorspec.progress.mirror import names_folder, table_keys
 
@@ -89,12 +89,16 @@ def reconcile(table, source, warehouse, key, version, timestamp, dbtable, user_s
     if source.startswith("jdbc:postgresql:"):
         extra_conf.setdefault("mirrorspec.extra.jars", "postgres")
     console = get_console()
+    # the warm server reaches local snapshots only (a URI or a JDBC driver needs Spark here)
+    warm = not source.startswith("jdbc:") and "://" not in source
+    if warm:  # a relative path means this folder, not the Spark server's
+        source = normalize(source)
     (unique_id, path, keys), spark = local_then_session(
         lambda files: _locate(table, warehouse, key, source, plan, files),
-        lambda: start_spark(plan, master, extra_conf, console))
+        lambda: start_spark(plan, master, extra_conf, console, warm=warm))
     from mirrorspec.spark.ops import reconcile as rec
 
-    spark = spark or start_spark(plan, master, extra_conf, console)
+    spark = spark or start_spark(plan, master, extra_conf, console, warm=warm)
     # phase lines and the stage-task bar (or timed lines in a log) while Spark works
     progress = live_progress(console, 3, spark)
     reading = progress.begin(unique_id, "read mirror", "reading the mirror")

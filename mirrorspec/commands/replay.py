@@ -88,7 +88,7 @@ def replay(table, warehouse, landing_path, key, scratch, shown, output, master, 
     reading = progress.begin(table, "history", "reading its history")
     (located, history, pending, keys, lfs), spark = local_then_session(
         lambda files: _locate(table, warehouse, landing_path, key, plan, files),
-        lambda: start_spark(plan, master, extra_conf, console))
+        lambda: start_spark(plan, master, extra_conf, console, warm=True))
     unique_id, path, folder = located.unique_id, located.path, str(history.landing_path)
     found = history.paths
     reading.done(f"read its history: {len(found)} applied file(s)", files=len(found))
@@ -102,7 +102,8 @@ def replay(table, warehouse, landing_path, key, scratch, shown, output, master, 
     from mirrorspec.spark.ops import reconcile as rec
     from mirrorspec.spark.mirror.engine import MirrorOptions, mirror_landing_zone
 
-    work = scratch or tempfile.mkdtemp(prefix="mirrorspec-replay-")
+    # absolute: a relative path means this folder, not the warm Spark server's
+    work = os.path.abspath(scratch) if scratch else tempfile.mkdtemp(prefix="mirrorspec-replay-")
     try:
         if scratch:
             os.makedirs(scratch, exist_ok=True)
@@ -112,7 +113,7 @@ def replay(table, warehouse, landing_path, key, scratch, shown, output, master, 
         landing = rp.stage(folder, found, work, schema, name, history.mode, lfs)
         staging.done(f"staged {len(found)} file(s) in {work}", files=len(found))
         rebuilt_warehouse = os.path.join(work, "warehouse")
-        spark = spark or start_spark(plan, master, extra_conf, console)
+        spark = spark or start_spark(plan, master, extra_conf, console, warm=True)
         progress.attach(spark)
         progress.start()
         replaying = progress.begin(unique_id, "replay", f"replaying {len(found)} file(s) into "

@@ -1,6 +1,6 @@
 """`mirrorspec spark start | stop` and the commands that use the warm server, as a user runs them:
-`run` connects to the warm server (no JVM of its own), `build` runs there and tests on a Spark
-of its own, a server killed between commands is
+`run`, `build`, `test`, `maintain`, `reconcile` and `replay` connect to the warm server (no JVM
+of their own; relative paths stay the user's folder's), a server killed between commands is
 replaced by a fresh Spark with the same exit code and nothing applied twice, and `stop` leaves no
 process behind. Nothing here times anything."""
 
@@ -74,14 +74,29 @@ def test_run_uses_the_warm_server_falls_back_when_it_dies_and_stop_leaves_nothin
         first = cli(["run"], project, env)
         assert first.returncode == 0, said(first)
         assert WARM_LINE in said(first) and "starting Spark" not in said(first), said(first)
-        # build: run on the warm server, then the data tests on a Spark of its own (Delta's
-        # Python API needs the JVM) in the same process
+        # build: run and then the data tests, both on the warm server
         add_order(project, 2, "1004,1,2,eraser,1,0.80")
         second = cli(["build"], project, env)
         assert second.returncode == 0, said(second)
-        mirrored, tested = said(second).split("starting Spark…")
-        assert WARM_LINE in mirrored and "committed version 1" in mirrored, said(second)
-        assert "PASS=4" in tested and "ERROR=0" in tested, said(second)
+        assert WARM_LINE in said(second) and "starting Spark" not in said(second), said(second)
+        assert "committed version 1" in said(second), said(second)
+        assert "PASS=4" in said(second) and "ERROR=0" in said(second), said(second)
+        assert order_ids(project) == [1001, 1001, 1002, 1003, 1004]
+
+        # the other commands that work on mirrored tables use it too; a relative path is this
+        # folder's, not the server's
+        snapshot = sorted((project / "feeds" / "customers").glob("*.csv"))[-1]
+        for args, result in (
+                (["test"], "PASS=4"),
+                (["maintain", "--retain-hours", "0", "--allow-short-retention"], "vacuumed"),
+                (["reconcile", "sales.customers", "--against",
+                  str(snapshot.relative_to(project))], "equal"),
+                (["replay", "sales.orders", "--scratch", "scratch"], "equal")):
+            done = cli(args, project, env)
+            assert done.returncode == 0, said(done)
+            assert WARM_LINE in said(done) and "starting Spark" not in said(done), said(done)
+            assert result in said(done), said(done)
+        assert (project / "scratch" / "warehouse" / "sales" / "orders" / "_delta_log").is_dir()
         assert order_ids(project) == [1001, 1001, 1002, 1003, 1004]
 
         os.killpg(pids[0], signal.SIGKILL)  # the server dies between two commands

@@ -131,9 +131,11 @@ def _run_one(spark, plan: Plan, table: TablePlan, test: dict[str, Any],
 
 def read_delta(spark, table: TablePlan):
     """The table's Delta table as a DataFrame; DataTestError when it isn't mirrored yet."""
-    from delta.tables import DeltaTable
+    from mirrorspec.base.files import join
+    from mirrorspec.spark.platform.hadoop_fs import filesystem_for
 
-    if not DeltaTable.isDeltaTable(spark, table.delta_path):
+    # the log's folder, not DeltaTable.isDeltaTable: that needs the JVM here (no Spark Connect)
+    if not filesystem_for(table.delta_path, spark).is_dir(join(table.delta_path, "_delta_log")):
         raise DataTestError(f"{table.unique_id} has no Delta table at {table.delta_path}",
                             hint="run `mirrorspec run` first")
     return spark.read.format("delta").load(table.delta_path)
@@ -353,7 +355,8 @@ def execute_tests(console: Console, ctx: PlanContext, table_ids: Iterable[str],
         console.warning("no data tests declared on the selected tables")
         results = run_data_tests(None, ctx.plan, [], console)
     else:
-        results = run_data_tests(start_session(ctx.plan, console), ctx.plan, tables, console,
+        results = run_data_tests(start_session(ctx.plan, console, warm=True), ctx.plan, tables,
+                                 console,
                                  skip=skip, threads=threads)
     path = results.write(ctx.target_dir)
     counts = results.counts()

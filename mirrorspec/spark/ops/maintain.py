@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from mirrorspec.spark.platform import delta
 from mirrorspec.spark.platform.delta import DELETION_VECTORS_PROPERTY, set_deletion_vectors
 from mirrorspec.spark.platform.live import LiveProgress, Step
+from mirrorspec.spark.platform.session import new_session
 
 _RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
 
@@ -60,7 +61,7 @@ def maintain_table(spark, unique_id: str, delta_path: str, deletion_vectors: boo
     accept the table. Without a switch (None: deletion vectors by the table's size) the
     property is left as the engine set it. `progress` (a `live.LiveProgress`) hears each step
     start and end."""
-    session = spark.newSession()
+    session = new_session(spark)  # its own conf (retention check), classic or Connect
     outcome = MaintainOutcome(unique_id)
     clock = _StepClock(outcome, progress)
     if deletion_vectors is False and steps.purge and _has_feature(session, delta_path,
