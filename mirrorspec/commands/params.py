@@ -157,18 +157,11 @@ def start_spark(plan: Any, master: str | None, conf: dict[str, str], console: An
     hears "starting Spark…" at once. `warm` (a command that works over Spark Connect): with a
     plan, the warm Spark server is used when one runs for exactly these settings and the plan
     works over Connect (`warm_server.plan_allows`)."""
-    from mirrorspec.spark.platform.session import build_session
+    from mirrorspec.spark.platform.session import build_session, start_session
 
     if plan is None:
         return build_session(master or "local[*]", conf, console=console)
-    from mirrorspec.artifacts.plan import resolve_secrets
-    from mirrorspec.spark.platform.warm_server import plan_allows
-
-    spec = plan.spark
-    remote = resolve_secrets(spec.remote) if spec.remote and not master else None
-    return build_session(master or resolve_secrets(spec.master),
-                         {**resolve_secrets(dict(spec.conf)), **conf}, remote, console=console,
-                         warm=warm and plan_allows(plan))
+    return start_session(plan, console, warm, master=master, conf=conf)
 
 
 class MirroredTable(NamedTuple):

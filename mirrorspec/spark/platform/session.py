@@ -527,17 +527,20 @@ def _check_reachable(remote: str, timeout: float = 10.0) -> None:
         ) from None
 
 
-def start_session(plan: Plan, console: Any = None, warm: bool = False):
-    """The SparkSession the plan asks for (secrets in master/remote/conf resolved now);
+def start_session(plan: Plan, console: Any = None, warm: bool = False,
+                  master: str | None = None, conf: Mapping[str, str] | None = None):
+    """The SparkSession the plan asks for (secrets in master/remote/conf resolved now), with a
+    command's `master` (--master: also over the profile's remote) and `conf` (--conf) over it;
     `console` hears "starting Spark…" at once when the JVM is started here. `warm`: the caller
     works over Spark Connect, so the warm Spark server is used when one runs for these settings
     and the plan works over Connect too (warm_server.plan_allows)."""
     from mirrorspec.spark.platform.warm_server import plan_allows
 
     spec = plan.spark
-    return build_session(resolve_secrets(spec.master), resolve_secrets(dict(spec.conf)),
-                         resolve_secrets(spec.remote) if spec.remote else None, console=console,
-                         warm=warm and plan_allows(plan))
+    remote = resolve_secrets(spec.remote) if spec.remote and not master else None
+    return build_session(master or resolve_secrets(spec.master),
+                         {**resolve_secrets(dict(spec.conf)), **(conf or {})}, remote,
+                         console=console, warm=warm and plan_allows(plan))
 
 
 def _warm_session(merged: dict[str, str], master: str, app_name: str, console: Any) -> Any:
