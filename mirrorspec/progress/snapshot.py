@@ -13,15 +13,13 @@ is unknown: callers then ask Spark.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from mirrorspec.base import files as fsmod
 from mirrorspec.base.files import FileSystem
-from mirrorspec.progress.mirror import snapshot_metadata
+from mirrorspec.progress.mirror import log_versions, snapshot_metadata
 
-_LOG_FILE = re.compile(r"^(\d{20})\.json$")
 _CHECKSUM_FILE = "{:020d}.crc"
 
 
@@ -43,12 +41,11 @@ class SnapshotFacts:
 def latest_facts(filesystem: FileSystem, delta_path: str) -> SnapshotFacts | None:
     """The facts of the table's newest commit (None: no commit files, so no table or a log
     cleaned down to its checkpoint, which callers then ask Spark about)."""
-    log = fsmod.join(delta_path, "_delta_log")
-    entries = filesystem.list(log)
-    versions = [int(m.group(1)) for m in (_LOG_FILE.match(e.name) for e in entries) if m]
+    versions = log_versions(filesystem, delta_path)
     if not versions:
         return None
-    version = max(versions)
+    version = versions[-1]
+    log = fsmod.join(delta_path, "_delta_log")
     checksum = _read_checksum(filesystem, fsmod.join(log, _CHECKSUM_FILE.format(version)))
     if checksum is not None:
         metadata = checksum.get("metadata") or {}
