@@ -14,6 +14,11 @@ the same run and on the same files:
   deletion vectors, FIFO scheduling;
 - delta-rs (the `deltalake` package, no JVM): the same MERGE loop, one table after the other.
 
+With --warm-server, both passes also run through a warm Spark server (`mirrorspec spark start`
+for a throw-away project whose profile names the landing zone and warehouse; started once,
+before the first T, and not timed), as a `--watch` loop or a scheduler on one machine runs
+them: "beyond the start" is then from the `using the warm Spark server` line to the exit.
+
 It prints each figure per T, the per-table slope of each (least squares over the Ts) and the
 ratios of mirrorspec's slope to the plain loops' — the figure that matters on a shared machine,
 where absolute seconds are noise — with the load average before and after. The targets (idle
@@ -28,12 +33,13 @@ one pass over a table with 300 commits beside a fresh one (both made by delta-rs
 writes N to /proc/self/autogroup before anything starts (children inherit the group), which is
 the one way a bench can win or yield the CPU; it is off by default and printed when used.
 
-    .venv/bin/python bench/tables_bench.py --tables 1,10 [--threads 4] [--json]
+    .venv/bin/python bench/tables_bench.py --tables 1,10 [--threads 4] [--warm-server] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import re
@@ -100,13 +106,18 @@ def land(landing: Path, names: list[str], sequence: int, data) -> None:
 # --- mirrorspec, as whole commands -----------------------------------------------------------------
 
 def run_mirror(landing: Path, warehouse: Path, master: str, threads: int | None,
-               log: Path, code: str | None = None) -> dict:
+               log: Path, code: str | None = None, project: Path | None = None) -> dict:
     """One `mirrorspec mirror` pass: wall seconds, seconds and CPU seconds (of the process tree)
-    after `Spark started`, peak RSS of the process tree, exit code, each table's own seconds.
-    `code`: another checkout to run instead (it is also the working folder: `python -m` looks
-    there first)."""
-    command = [sys.executable, "-m", "mirrorspec", "mirror", "--landing-zone", str(landing),
-               "--warehouse", str(warehouse), "--master", master]
+    after `Spark started` (or `using the warm Spark server`), peak RSS of the process tree, exit
+    code, each table's own seconds. `code`: another checkout to run instead (it is also the
+    working folder: `python -m` looks there first). `project`: run in this project (made by
+    `warm_project`, whose profile names `landing` and `warehouse`), on its warm Spark server."""
+    command = [sys.executable, "-m", "mirrorspec", "mirror"]
+    if project is not None:
+        command += ["--project-dir", str(project)]
+    else:
+        command += ["--landing-zone", str(landing), "--warehouse", str(warehouse),
+                    "--master", master]
     if threads:
         command += ["--threads", str(threads)]
     env = dict(os.environ, MIRRORSPEC_SPARK_LOG_LEVEL="ERROR", NO_COLOR="1")
@@ -125,7 +136,8 @@ def run_mirror(landing: Path, warehouse: Path, master: str, threads: int | None,
             assert process.stdout is not None
             for line in process.stdout:
                 out.write(line)
-                if spark_up is None and "Spark started" in line:
+                if spark_up is None and ("Spark started" in line
+                                         or "using the warm Spark server" in line):
                     spark_up = time.perf_counter()
                     cpu_at_start = cpu.seconds
                 found = _FINISHED.search(line)
@@ -138,6 +150,30 @@ def run_mirror(landing: Path, warehouse: Path, master: str, threads: int | None,
     return {"wall": end - began, "beyond_start": end - (spark_up or began),
             "cpu_beyond_start": cpu.seconds - cpu_at_start,
             "peak_rss": memory.peak, "exit": process.returncode, "tables": seconds}
+
+
+def warm_project(folder: Path, landing: Path, warehouse: Path, master: str) -> Path:
+    """A project whose profile names `landing`, `warehouse` and `master` and nothing else, so
+    `mirror` in it uses the warm Spark server `start_warm_server` started."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "mirrorspec_project.yml").write_text('name: tables_bench\nversion: "1.0"\n',
+                                                   encoding="utf-8")
+    (folder / "profiles.yml").write_text(json.dumps({"tables_bench": {
+        "target": "bench", "outputs": {"bench": {
+            "landing_zone": str(landing), "warehouse": str(warehouse),
+            "spark": {"master": master}}}}}) + "\n", encoding="utf-8")
+    return folder
+
+
+def warm_server(project: Path, action: str, log: Path) -> None:
+    """`mirrorspec spark start` or `stop` for `project` (its output goes to the log)."""
+    command = [sys.executable, "-m", "mirrorspec", "spark", action, "--project-dir", str(project)]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=str(REPO_ROOT),
+                          env=dict(os.environ, NO_COLOR="1"))
+    with open(log, "a", encoding="utf-8") as out:
+        out.write(done.stdout + done.stderr)
+    if done.returncode != 0:
+        raise SystemExit(f"mirrorspec spark {action} failed; see {log}")
 
 
 # --- plain delta-spark, in a child process (its own JVM) --------------------------------------------
@@ -306,6 +342,10 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--baseline", default=None, metavar="CHECKOUT",
                         help="also time another checkout's mirrorspec (e.g. /work/main), "
                              "with its own defaults")
+    parser.add_argument("--warm-server", action="store_true",
+                        help="also time both passes through a warm Spark server (`mirrorspec "
+                             "spark start`, started once, not timed), as a watch loop or a "
+                             "scheduler on one machine would run them")
     parser.add_argument("--plain-threads", type=int, default=2,
                         help="threads of the threaded plain delta-spark loop")
     parser.add_argument("--master", default="local[2]")
@@ -335,6 +375,10 @@ def main(argv: list[str] | None = None) -> dict:
         for t in (args.threads.split(",") if args.threads else [""])]
     if args.baseline:
         variants.append(("baseline", None, args.baseline))
+    if args.warm_server:
+        first_threads = args.threads.split(",")[0] if args.threads else ""
+        variants.append(("warm server", int(first_threads) if first_threads else None, "warm"))
+    started_projects: list[Path] = []
     for count in [int(t) for t in args.tables.split(",") if t.strip()]:
         root = work / f"T{count}"
         shutil.rmtree(root, ignore_errors=True)
@@ -342,10 +386,20 @@ def main(argv: list[str] | None = None) -> dict:
         run: dict = {"tables": count}
         for label, threads, code in variants:
             landing, warehouse = root / label / "landing", root / label / "warehouse"
+            project = None
+            if code == "warm":
+                code = None
+                project = warm_project(root / label / "project", landing, warehouse,
+                                       args.master)
+                if not started_projects:  # one server serves every T (same settings)
+                    warm_server(project, "start", log)
+                    started_projects.append(project)
+                    atexit.register(lambda: [warm_server(p, "stop", log)
+                                             for p in started_projects])
             land(landing, names, 1, load_table(args.rows))
-            first = run_mirror(landing, warehouse, args.master, threads, log, code)
+            first = run_mirror(landing, warehouse, args.master, threads, log, code, project)
             land(landing, names, 2, change_table(args.rows, args.changes))
-            second = run_mirror(landing, warehouse, args.master, threads, log, code)
+            second = run_mirror(landing, warehouse, args.master, threads, log, code, project)
             run[label] = second["beyond_start"]
             run[f"{label} cpu"] = second["cpu_beyond_start"]
             run[f"{label} exit"] = (first["exit"], second["exit"])
@@ -367,6 +421,8 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"T={count}: plain {run['plain']:.1f} s, plain on {args.plain_threads} threads "
               f"{run['plain threaded']:.1f} s, delta-rs {run['delta-rs']:.2f} s; load "
               f"{run['loadavg']}", flush=True)
+    while started_projects:
+        warm_server(started_projects.pop(), "stop", log)
     runs = figures["runs"]
     keys = [v[0] for v in variants] + ["plain", "plain threaded", "delta-rs"]
     keys += [f"{k} cpu" for k in keys]

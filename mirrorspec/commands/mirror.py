@@ -45,6 +45,7 @@ def _watch(spark, landing_zone: str, warehouse: str, options, console, interval:
                 signatures[target.unique_id] = folder_signature(lfs, target.landing_path)
                 return not backoff.due(target.unique_id, now, signatures[target.unique_id])
 
+            warmer.before_pass()  # warming waits while files are applied
             result = mirror_landing_zone(
                 spark, landing_zone, warehouse, options, quiet, stop=stop, skip=skip,
                 progress=True, news=lambda t: quiet.news(t.unique_id, outcome_key(t)))

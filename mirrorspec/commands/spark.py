@@ -49,9 +49,9 @@ def _label(plan: Any) -> str:
 def start(port: int | None, timeout: float, warm_up: bool, **params: Any) -> None:
     """Start the warm Spark server for this project's profile output (or say it runs).
 
-    `run`, `build`, `publish` and `mirror` of a project with the same Spark settings then
-    connect to it instead of starting Spark (local paths, no Kafka source); set
-    MIRRORSPEC_WARM=off to make them start their own."""
+    `run`, `build`, `publish`, `mirror`, `test`, `maintain`, `reconcile` and `replay` of a
+    project with the same Spark settings then connect to it instead of starting Spark (local
+    paths, no Kafka source); set MIRRORSPEC_WARM=off to make them start their own."""
     from mirrorspec.spark.platform import warm_server
 
     console = get_console()

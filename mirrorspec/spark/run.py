@@ -63,26 +63,32 @@ def run_plan(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = ()
                                   results_dir=target_dir)
     jobs = [_TableJob(t, TableRunResult(t.unique_id)) for t in tables]
     stop = threading.Event() if fail_fast else None
-    if jobs:
-        spark = spark or start_session(plan, console, warm=warm_server)
-        files = LandingFiles(hadoop_fs.remote_resolver(spark))
-        deploy.write_partner_events(plan, files, console)
-        for job in jobs:
-            _prepare(plan, job, files, full_refresh, console)
-        progress = RunProgress(console, len(jobs), spark)
-        counting = progress.counting(console)
-        with progress:
-            with ThreadPoolExecutor(max_workers=max(1, threads),
-                                    thread_name_prefix="mirrorspec-table") as pool:
-                futures = [pool.submit(_run_table, spark, plan, job, files, publish_only,
-                                       counting, progress, stop) for job in jobs]
-                for future in futures:
-                    future.result()
-        if not publish_only:
-            _write_status(plan, jobs, files, console)
+    if warmer is not None:
+        warmer.before_pass()  # warming waits while this pass runs
+    committed: list[str] = []
+    try:
+        if jobs:
+            spark = spark or start_session(plan, console, warm=warm_server)
+            files = LandingFiles(hadoop_fs.remote_resolver(spark))
+            deploy.write_partner_events(plan, files, console)
+            for job in jobs:
+                _prepare(plan, job, files, full_refresh, console)
+            progress = RunProgress(console, len(jobs), spark)
+            counting = progress.counting(console)
+            with progress:
+                with ThreadPoolExecutor(max_workers=max(1, threads),
+                                        thread_name_prefix="mirrorspec-table") as pool:
+                    futures = [pool.submit(_run_table, spark, plan, job, files, publish_only,
+                                           counting, progress, stop) for job in jobs]
+                    for future in futures:
+                        future.result()
+            if not publish_only:
+                _write_status(plan, jobs, files, console)
+            committed = [job.outcome.delta_path for job in jobs
+                         if job.outcome is not None and job.outcome.files_applied]
+    finally:
         if warmer is not None:
-            warmer.after_pass(spark, [job.outcome.delta_path for job in jobs
-                                      if job.outcome is not None and job.outcome.files_applied])
+            warmer.after_pass(spark, committed)
     results.results = [job.result for job in jobs]
     results.elapsed_time = time.monotonic() - started
     if target_dir is not None:

@@ -49,6 +49,10 @@ def server_pid(servers: Path) -> int:
     return json.loads(ready.read_text())["pid"]
 
 
+def info_lines(log: Path) -> int:
+    return sum(" INFO " in line for line in log.read_text(errors="replace").splitlines())
+
+
 def running(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -70,6 +74,8 @@ def test_run_uses_the_warm_server_falls_back_when_it_dies_and_stop_leaves_nothin
         started = cli(["spark", "start"], project, env)
         assert started.returncode == 0, said(started)
         pids.append(server_pid(servers))
+        (server_log,) = servers.glob("*.log")
+        info_at_start = info_lines(server_log)
 
         first = cli(["run"], project, env)
         assert first.returncode == 0, said(first)
@@ -98,6 +104,8 @@ def test_run_uses_the_warm_server_falls_back_when_it_dies_and_stop_leaves_nothin
             assert result in said(done), said(done)
         assert (project / "scratch" / "warehouse" / "sales" / "orders" / "_delta_log").is_dir()
         assert order_ids(project) == [1001, 1001, 1002, 1003, 1004]
+        # the server logs warnings and errors only: its log doesn't grow a line per job
+        assert info_lines(server_log) == info_at_start
 
         os.killpg(pids[0], signal.SIGKILL)  # the server dies between two commands
         add_order(project, 3, "1005,1,3,tape,2,3.10")

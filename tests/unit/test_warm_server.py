@@ -176,3 +176,15 @@ def test_plans_reaching_uris_or_kafka_start_their_own_spark():
     assert ws.plan_allows(plan("file:///w/t"))
     assert not ws.plan_allows(plan("abfss://c@a.dfs.core.windows.net/w/t"))
     assert not ws.plan_allows(plan(kind="kafka"))
+
+
+def test_the_same_python_reached_through_a_symlink_finds_the_same_server(monkeypatch, tmp_path):
+    real = tmp_path / "venv"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    monkeypatch.setattr(sys, "prefix", str(real))
+    key = ws.server_key(CONF, MASTER)
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "link"))
+    assert ws.server_key(CONF, MASTER) == key
+    monkeypatch.setattr(sys, "prefix", str(tmp_path))
+    assert ws.server_key(CONF, MASTER) != key

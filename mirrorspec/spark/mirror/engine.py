@@ -38,7 +38,7 @@ from mirrorspec.artifacts.run_results import STATUS_OF_MIRROR
 from mirrorspec.progress.mirror import (MirrorRecord, TableState, read_state, state_copy_path,
                                        write_state_copy)
 from mirrorspec.progress.snapshot import SnapshotFacts, latest_facts
-from mirrorspec.spark.platform.session import new_session, scheduler_pool, session_conf
+from mirrorspec.spark.platform.session import SessionPool, scheduler_pool, session_conf
 
 _log = logging.getLogger(__name__)
 
@@ -159,6 +159,28 @@ def warn_once(console: Console, message: str, **fields) -> None:
     console.warning(message, **fields)
 
 
+# Each table runs in a session of its own, so one table's txn/userMetadata confs never reach
+# another's commit running at the same time; finished tables' sessions are reused by the next.
+_TABLE_SESSION_CONF = {
+    # Delimited files may declare any Java charset (windows-1252, …); Spark 4 only accepts a
+    # short list unless this is on.
+    "spark.sql.legacy.javaCharsets": "true",
+    # Producers (pandas/pyarrow) write TIMESTAMP(NANOS); batch.py converts the longs.
+    "spark.sql.legacy.parquet.nanosAsLong": "true",
+}
+_TABLE_SESSIONS: "weakref.WeakKeyDictionary[object, SessionPool]" = weakref.WeakKeyDictionary()
+_TABLE_SESSIONS_LOCK = threading.Lock()
+
+
+def table_sessions(spark) -> SessionPool:
+    """The pool of per-table sessions of `spark` (kept while `spark` is)."""
+    with _TABLE_SESSIONS_LOCK:
+        pool = _TABLE_SESSIONS.get(spark)
+        if pool is None:
+            pool = _TABLE_SESSIONS[spark] = SessionPool(spark, _TABLE_SESSION_CONF)
+        return pool
+
+
 # --- one table ----------------------------------------------------------------------------------
 
 class _Conflict(Exception):
@@ -215,6 +237,11 @@ class _TableRun:
                        exc.file, exc.row)
         except Exception as exc:  # noqa: BLE001 - one table's failure never stops another
             self._fail_not_the_file(exc)
+        finally:
+            if hasattr(self, "_own_session"):
+                # a session that saw a failure is not lent to the next table
+                table_sessions(self.spark).give_back(self._own_session,
+                                                     reuse=self.outcome.status != "Failed")
         self.outcome.seconds = time.monotonic() - started
         return self.outcome
 
@@ -614,10 +641,11 @@ class _TableRun:
         self.console.info(f"{target.unique_id}: applying {len(applied)} file(s), "
                           f"{rows_read} change row(s)", table=target.unique_id,
                           files=len(applied), rows=rows_read)
+        defaults: dict[str, str] = {}  # Delta's defaults for a table this commit creates
         try:
             if any(_DELTA_NAME_CHARS.search(f.name) for f in new_columns):
-                self._keep_column_names(session, state.exists)
-            self._choose_deletion_vectors(session, state.exists, size)
+                defaults.update(self._keep_column_names(session, state.exists))
+            defaults.update(self._choose_deletion_vectors(session, state.exists, size))
             if state.exists and keyed_rows and new_columns:
                 delta.add_columns(session, target.delta_path, new_columns)
             crash_point("before_commit", target.unique_id)
@@ -632,10 +660,11 @@ class _TableRun:
                     in_order = not keyed_rows and pruning.in_key_order(
                         applied, metadata.key_columns, union)
                     data = pruning.initial_layout(data, metadata.key_columns, size, in_order)
-                (data.write.format("delta").mode("append")
-                 .options(**commit.writer_options())
-                 .option("mergeSchema", "true")
-                 .save(target.delta_path))
+                with session_conf(session, defaults):
+                    (data.write.format("delta").mode("append")
+                     .options(**commit.writer_options())
+                     .option("mergeSchema", "true")
+                     .save(target.delta_path))
             else:
                 conf = commit.session_conf()
                 bounds = pruning.key_range(applied, metadata.key_columns, union)
@@ -685,25 +714,28 @@ class _TableRun:
             f"{self.outcome.rows_deleted} deleted", table=target.unique_id,
             version=after.version)
 
-    def _keep_column_names(self, session, exists: bool) -> None:
+    def _keep_column_names(self, session, exists: bool) -> dict[str, str]:
         """Column names with a space or one of `,;{}()=` (which producers of SQL Server tables
-        write) are stored through Delta's column mapping, switched on for this table only."""
+        write) are stored through Delta's column mapping, switched on for this table only: the
+        session default (returned) for the commit that creates the table, else the property."""
         if not exists:
-            session.conf.set(delta.COLUMN_MAPPING_DEFAULT, "name")
-            return
+            return {delta.COLUMN_MAPPING_DEFAULT: "name"}
         if self._facts is None:
             delta.map_column_names(session, self.target.delta_path)
         elif (self._facts.property(delta.COLUMN_MAPPING_PROPERTY) or "").lower() != "name":
             delta.set_property(session, self.target.delta_path, delta.COLUMN_MAPPING_PROPERTY,
                                "name")
+        return {}
 
-    def _choose_deletion_vectors(self, session, exists: bool, batch_bytes: int) -> None:
+    def _choose_deletion_vectors(self, session, exists: bool,
+                                 batch_bytes: int) -> dict[str, str]:
         """Deletion vectors for this commit (docs/readers.md): the table's `deletion_vectors:`
         switch when it has one, else by size — off while the table (with this batch) is under
         `delta.AUTO_DELETION_VECTORS_BYTES`, where rewriting the few files a batch touches costs
         less than Delta's vector jobs, and switched on for good once it reaches it. Set as the
         session default when this commit creates the table, else as the table property when it
-        differs (existing vectors stay until `mirrorspec maintain` purges them)."""
+        differs (existing vectors stay until `mirrorspec maintain` purges them). Returns the
+        session default for the commit that creates the table."""
         forced = self.target.deletion_vectors
         path = self.target.delta_path
         facts = self._facts if exists else None
@@ -711,23 +743,24 @@ class _TableRun:
             if facts is not None else None
         if forced is None:
             if current == "true":
-                return  # on already: automatic mode never switches vectors off
+                return {}  # on already: automatic mode never switches vectors off
             table_bytes = 0
             if exists:
                 table_bytes = facts.size_bytes if facts is not None and \
                     facts.size_bytes is not None else delta.size_in_bytes(session, path)
             enabled = delta.auto_deletion_vectors(table_bytes + batch_bytes)
             if exists and not enabled:
-                return
+                return {}
         else:
             enabled = forced
         value = "true" if enabled else "false"
         if not exists:
-            session.conf.set(delta.DELETION_VECTORS_DEFAULT, value)
-        elif facts is None:
+            return {delta.DELETION_VECTORS_DEFAULT: value}
+        if facts is None:
             delta.set_deletion_vectors(session, path, enabled)
         elif current != value:
             delta.set_property(session, path, delta.DELETION_VECTORS_PROPERTY, value)
+        return {}
 
     # -- files after the commit (landing/processed.py: the _ProcessedFiles lifecycle)
     def _move(self, files) -> None:
@@ -744,14 +777,7 @@ class _TableRun:
 
     def _session(self):
         if not hasattr(self, "_own_session"):
-            # Each table gets its own session: the txn/userMetadata confs of one table's commit
-            # must never leak into another's running concurrently.
-            self._own_session = new_session(self.spark)
-            # Delimited files may declare any Java charset (windows-1252, …); Spark 4 only
-            # accepts a short list unless this is on.
-            self._own_session.conf.set("spark.sql.legacy.javaCharsets", "true")
-            # Producers (pandas/pyarrow) write TIMESTAMP(NANOS); reader.py converts the longs.
-            self._own_session.conf.set("spark.sql.legacy.parquet.nanosAsLong", "true")
+            self._own_session = table_sessions(self.spark).take()
         delta.activate(self._own_session)
         return self._own_session
 

@@ -83,10 +83,13 @@ def is_local_master(master: str) -> bool:
 def server_key(conf: Mapping[str, str], master: str) -> str:
     """The hash naming a server for these exact settings (conf as `session.driver_conf` gives it,
     before the class-data archive is added)."""
-    java_home = os.environ.get("JAVA_HOME", "")
+    # real paths: a venv reached through a symlink is the same Python (and the same server)
+    java_home = os.path.realpath(os.environ["JAVA_HOME"]) if os.environ.get("JAVA_HOME") else ""
+    java = shutil.which("java")
     identity = {"version": __version__, "master": master,
                 "conf": sorted((str(k), str(v)) for k, v in conf.items()),
-                "java": [java_home, shutil.which("java") or ""], "python": sys.prefix}
+                "java": [java_home, os.path.realpath(java) if java else ""],
+                "python": os.path.realpath(sys.prefix)}
     text = json.dumps(identity, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
@@ -224,6 +227,9 @@ def start(conf: Mapping[str, str], master: str, label: str, port: int | None = N
 
     server_conf = {**conf, "spark.connect.grpc.binding.port": str(port),
                    "spark.connect.grpc.binding.address": HOST}
+    # spark-submit logs at INFO: a line per job, stage and task, which a server that runs for
+    # days writes to its log without end. Warnings and errors are what its log is read for.
+    server_conf.setdefault("spark.log.level", os.environ.get("MIRRORSPEC_SPARK_LOG_LEVEL", "WARN"))
     cds.add_archive(server_conf)
     log = folder / f"{key}.log"
     # The conf (profile secrets included) goes through a private properties file, never the
