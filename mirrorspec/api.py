@@ -153,6 +153,10 @@ class Project:
         vars: values for `var()` in the YAML.
         profiles_dir: the folder holding profiles.yml (default: the project, then ~/.mirrorspec).
         on_event: gets every progress and log event as a dict (default: dropped).
+        warm_server: `run`, `retry` and `test` connect to the warm Spark server started for
+            this profile output (`mirrorspec spark start`) when one runs, instead of starting
+            Spark in this process. Off by default: once connected, pyspark makes the process's
+            later sessions Spark Connect ones, which a notebook with its own Spark may not want.
 
     Raises:
         UsageError: an argument of the wrong type.
@@ -162,7 +166,7 @@ class Project:
     def __init__(self, path: str | os.PathLike[str] = ".", target: str | None = None,
                  vars: Mapping[str, Any] | None = None, *,
                  profiles_dir: str | os.PathLike[str] | None = None,
-                 on_event: EventCallback | None = None):
+                 on_event: EventCallback | None = None, warm_server: bool = False):
         if not isinstance(path, (str, os.PathLike)):
             raise UsageError(f"Project(path={path!r}): give the project folder as a str or Path")
         _path(profiles_dir, "profiles_dir", optional=True)
@@ -184,6 +188,7 @@ class Project:
         self.profiles_dir = str(Path(profiles_dir).expanduser().resolve()) if profiles_dir \
             else None
         self.on_event = _callback(on_event)
+        self.warm_server = _flag(warm_server, "warm_server")
 
     def __repr__(self) -> str:
         return f"Project({str(self.path)!r}, target={self.target!r})"
@@ -231,7 +236,8 @@ class Project:
         return run_plan(ctx.plan, select=select_, exclude=exclude_, threads=threads,
                         full_refresh=full_refresh, publish_only=publish_only,
                         state_path=state_path, console=console, target_dir=ctx.target_dir,
-                        args=args, command=command, fail_fast=fail_fast)
+                        args=args, command=command, fail_fast=fail_fast,
+                        warm_server=self.warm_server)
 
     def retry(self, threads: int | None = None) -> RunResults:
         """Run again the tables that ended `error` or `skipped` in the last
@@ -266,7 +272,8 @@ class Project:
         tables = select_with_warnings(ctx.plan, select_, exclude_, state_path=state_path,
                                       console=console, results_dir=ctx.target_dir)
         return cast("TestResults",
-                    execute_tests(console, ctx, [t.unique_id for t in tables], threads=threads))
+                    execute_tests(console, ctx, [t.unique_id for t in tables], threads=threads,
+                                  warm=self.warm_server))
 
     def status(self, stale_after: str | timedelta | None = None) -> Status:
         """The monitoring JSON of the project's warehouse, with its health: Failed tables, and

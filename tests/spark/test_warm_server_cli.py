@@ -1,8 +1,8 @@
 """`mirrorspec spark start | stop` and the commands that use the warm server, as a user runs them:
-`run`, `build`, `test`, `maintain`, `reconcile` and `replay` connect to the warm server (no JVM
-of their own; relative paths stay the user's folder's), a server killed between commands is
-replaced by a fresh Spark with the same exit code and nothing applied twice, and `stop` leaves no
-process behind. Nothing here times anything."""
+`run`, `build`, `test`, `maintain`, `reconcile`, `replay` and the Python API (when asked) connect
+to the warm server (no JVM of their own; relative paths stay the user's folder's), a server
+killed between commands is replaced by a fresh Spark with the same exit code and nothing applied
+twice, and `stop` leaves no process behind. Nothing here times anything."""
 
 from __future__ import annotations
 
@@ -21,6 +21,15 @@ from reference_model import read_delta_rs
 pytestmark = [pytest.mark.spark, pytest.mark.extra]  # whole CLI processes (60 s): `make test-extras`
 
 WARM_LINE = "using the warm Spark server at sc://127.0.0.1:"
+
+
+API_RUN = """
+from mirrorspec.api import Project
+events = []
+results = Project(".", warm_server=True, on_event=events.append).run()
+said = " ".join(str(e.get("message", "")) for e in events)
+print("warm", "using the warm Spark server" in said, "failed", results.failed)
+"""
 
 
 def cli(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
@@ -104,6 +113,11 @@ def test_run_uses_the_warm_server_falls_back_when_it_dies_and_stop_leaves_nothin
             assert result in said(done), said(done)
         assert (project / "scratch" / "warehouse" / "sales" / "orders" / "_delta_log").is_dir()
         assert order_ids(project) == [1001, 1001, 1002, 1003, 1004]
+        # the Python API uses it when asked
+        api = subprocess.run([sys.executable, "-c", API_RUN], cwd=project, env=env,
+                             capture_output=True, text=True, timeout=600)
+        assert api.returncode == 0, said(api)
+        assert "warm True failed False" in api.stdout, said(api)
         # the server logs warnings and errors only: its log doesn't grow a line per job
         assert info_lines(server_log) == info_at_start
 

@@ -40,6 +40,7 @@ def project(tmp_path):
     ({"target": ""}, "Project(target='')"),
     ({"vars": ["env"]}, "Project(vars=['env']): give a mapping"),
     ({"on_event": "print"}, "on_event='print'"),
+    ({"warm_server": "yes"}, "warm_server='yes': give True or False"),
 ])
 def test_project_arguments_are_checked(project, kwargs, message):
     args = {"path": project, **kwargs}
@@ -120,3 +121,18 @@ def test_events_reach_the_callback_and_a_callback_that_raises_is_dropped_with_on
         console.info("first")
     console.warning("second")  # not sent, no second warning, no exception
     assert [e["message"] for e in calls] == ["first"]
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_run_and_test_use_the_warm_server_only_when_asked(project, monkeypatch, warm):
+    import mirrorspec.spark.ops.datatests as datatests
+    import mirrorspec.spark.run as runner
+
+    asked = {}
+    monkeypatch.setattr(runner, "run_plan", lambda plan, **kw: asked.setdefault("run", kw))
+    monkeypatch.setattr(datatests, "execute_tests",
+                        lambda console, ctx, ids, **kw: asked.setdefault("test", kw))
+    p = Project(project, warm_server=warm) if warm else Project(project)
+    p.run()
+    p.test()
+    assert asked["run"]["warm_server"] is warm and asked["test"]["warm"] is warm

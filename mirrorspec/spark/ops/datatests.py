@@ -345,8 +345,11 @@ def _row_count(spark, df, table: TablePlan) -> tuple[int, str]:
 
 
 def execute_tests(console: Console, ctx: PlanContext, table_ids: Iterable[str],
-                  skip: Mapping[str, str] | Iterable[str] = (), threads: int = 4):
-    """Run the tests of the given tables, print the dbt-style summary, write test_results.json."""
+                  skip: Mapping[str, str] | Iterable[str] = (), threads: int = 4,
+                  warm: bool = True):
+    """Run the tests of the given tables, print the dbt-style summary, write test_results.json.
+    `warm`: use the warm Spark server when one runs for the plan's settings (the CLI's
+    default; the Python API asks for it with `Project(warm_server=True)`)."""
     from mirrorspec.spark.platform.session import start_session
 
     wanted = set(table_ids)
@@ -355,7 +358,7 @@ def execute_tests(console: Console, ctx: PlanContext, table_ids: Iterable[str],
         console.warning("no data tests declared on the selected tables")
         results = run_data_tests(None, ctx.plan, [], console)
     else:
-        results = run_data_tests(start_session(ctx.plan, console, warm=True), ctx.plan, tables,
+        results = run_data_tests(start_session(ctx.plan, console, warm=warm), ctx.plan, tables,
                                  console,
                                  skip=skip, threads=threads)
     path = results.write(ctx.target_dir)
