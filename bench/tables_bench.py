@@ -14,6 +14,11 @@ the same run and on the same files:
   deletion vectors, FIFO scheduling;
 - delta-rs (the `deltalake` package, no JVM): the same MERGE loop, one table after the other.
 
+With --loop, the loop itself: `mirror --watch 0.5` over the T tables, then a change file
+landing in every table at once, twice; the seconds from the landing to the last table's commit
+(the second round) give the loop's per-table slope, with each table's snapshot warmed between
+passes as a running watcher keeps it.
+
 With --warm-server, both passes also run through a warm Spark server (`mirrorspec spark start`
 for a throw-away project whose profile names the landing zone and warehouse; started once,
 before the first T, and not timed), as a `--watch` loop or a scheduler on one machine runs
@@ -33,7 +38,7 @@ one pass over a table with 300 commits beside a fresh one (both made by delta-rs
 writes N to /proc/self/autogroup before anything starts (children inherit the group), which is
 the one way a bench can win or yield the CPU; it is off by default and printed when used.
 
-    .venv/bin/python bench/tables_bench.py --tables 1,10 [--threads 4] [--warm-server] [--json]
+    .venv/bin/python bench/tables_bench.py --tables 1,10 [--threads 4] [--warm-server] [--loop] [--json]
 """
 
 from __future__ import annotations
@@ -289,6 +294,43 @@ def watch_latency(work: Path, tables: int, files: int, master: str, log: Path) -
     return {"p50": lb.percentile(latencies, 50), "p95": lb.percentile(latencies, 95)}
 
 
+def loop_pass(work: Path, tables: int, rows: int, changes: int, master: str,
+              threads: int | None, log: Path, rounds: int = 2) -> list[float]:
+    """`mirror --watch 0.5` over `tables` tables: after the initial loads, `rounds` times a
+    change file lands in every table at once; seconds from the landing to the last table's
+    commit, per round. Before each round the watcher is left idle for 2 s + 0.6 s a table, the
+    time its snapshot warmer needs to build the last pass's versions (mirror/warm.py)."""
+    import latency_bench as lb
+
+    landing, warehouse = work / "landing", work / "warehouse"
+    names = table_names(tables)
+    land(landing, names, 1, load_table(rows))
+    command = [sys.executable, "-m", "mirrorspec", "mirror", "--landing-zone", str(landing),
+               "--warehouse", str(warehouse), "--watch", "0.5", "--master", master]
+    if threads:
+        command += ["--threads", str(threads)]
+    env = dict(os.environ, MIRRORSPEC_SPARK_LOG_LEVEL="ERROR", NO_COLOR="1")
+    seconds = []
+    with open(log, "a", encoding="utf-8") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
+                                   cwd=str(REPO_ROOT), env=env)
+        try:
+            watchers = [lb.DeltaLogWatcher(warehouse / "dbo" / name) for name in names]
+            for watcher in watchers:  # the initial loads, JVM start included: not measured
+                lb.wait_visible(watcher, 1, process, 1800)
+            data = change_table(rows, changes)
+            for sequence in range(2, rounds + 2):
+                time.sleep(2 + 0.6 * tables)  # idle: the warmer builds the new versions
+                began = time.perf_counter()
+                land(landing, names, sequence, data)
+                seen = [lb.wait_visible(w, sequence, process, 1800) for w in watchers]
+                seconds.append(max(seen) - began)
+        finally:
+            process.terminate()
+            process.wait(timeout=120)
+    return seconds
+
+
 def long_history(work: Path, commits: int, rows: int, changes: int, master: str,
                  log: Path) -> dict:
     """One pass applying `changes` rows to a table of `commits` commits and to a fresh one."""
@@ -346,6 +388,10 @@ def main(argv: list[str] | None = None) -> dict:
                         help="also time both passes through a warm Spark server (`mirrorspec "
                              "spark start`, started once, not timed), as a watch loop or a "
                              "scheduler on one machine would run them")
+    parser.add_argument("--loop", action="store_true",
+                        help="also time, for each T, a change file landing in every table at "
+                             "once while `mirror --watch` runs (the loop, snapshots warmed "
+                             "between passes)")
     parser.add_argument("--plain-threads", type=int, default=2,
                         help="threads of the threaded plain delta-spark loop")
     parser.add_argument("--master", default="local[2]")
@@ -408,6 +454,14 @@ def main(argv: list[str] | None = None) -> dict:
                   f"({second['wall']:.1f} s whole; CPU {second['cpu_beyond_start']:.1f} s), "
                   f"exits {first['exit']}/{second['exit']}, "
                   f"peak {fmt_bytes(second['peak_rss'])}; load {loadavg()}", flush=True)
+        if args.loop:
+            first_threads = args.threads.split(",")[0] if args.threads else ""
+            rounds = loop_pass(root / "loop", count, args.rows, args.changes, args.master,
+                               int(first_threads) if first_threads else None, log)
+            run["watch loop"] = rounds[-1]
+            print(f"T={count} watch loop: a change in every table committed in "
+                  f"{', '.join(f'{r:.1f}' for r in rounds)} s (rounds); load {loadavg()}",
+                  flush=True)
         plain_landing = root / "plain-landing"
         land(plain_landing, names, 1, load_table(args.rows))
         land(plain_landing, names, 2, change_table(args.rows, args.changes))
@@ -426,6 +480,8 @@ def main(argv: list[str] | None = None) -> dict:
     runs = figures["runs"]
     keys = [v[0] for v in variants] + ["plain", "plain threaded", "delta-rs"]
     keys += [f"{k} cpu" for k in keys]
+    if args.loop:
+        keys.insert(len(variants), "watch loop")
     print_table(["T"] + keys + ["load average after"],
                 [[r["tables"]] + [f"{r[k]:.2f}" for k in keys] + [r["loadavg"]] for r in runs])
     slopes = {key: slope([(r["tables"], r[key]) for r in runs]) for key in keys}
@@ -433,9 +489,12 @@ def main(argv: list[str] | None = None) -> dict:
     if len(runs) > 1:
         print("per-table slope (s): " + ", ".join(f"{k} {v:.3f}" for k, v in slopes.items()
                                                   if v is not None))
-        for label, _threads, _code in variants:
+        labels = [v[0] for v in variants] + (["watch loop"] if args.loop else [])
+        for label in labels:
             for key in ("plain", "plain threaded"):
                 for unit in ("", " cpu"):  # wall seconds, then CPU seconds
+                    if label + unit not in slopes:
+                        continue  # the loop's CPU is not measured
                     mine, theirs = slopes[label + unit], slopes[key + unit]
                     if mine is not None and theirs:
                         figures[f"ratio {label}{unit} / {key}{unit}"] = mine / theirs
