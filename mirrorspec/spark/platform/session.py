@@ -310,7 +310,6 @@ def new_session(spark: Any) -> Any:
     return session
 
 
-
 class SessionPool:
     """Isolated sessions (`new_session`) of one parent, lent to one user at a time and reused.
 
@@ -340,6 +339,7 @@ class SessionPool:
         if reuse:
             with self._lock:
                 self._idle.append(session)
+
 
 # Keys set by session_conf blocks that are still open, per session: blocks on several threads
 # that share one session (publish runs tables in a pool) share one setting of a key, and the
