@@ -365,7 +365,8 @@ def _changes_one(console, name: str, path: str, plan: Plan | None, keys: list[st
 
         columns, rows, first, last, total = spark_changes(
             _session(plan), path, name, from_version, start, to_version, end, limit, keys)
-    versions = f"version {first}" if first == last else f"versions {first}-{last}"
+    versions = (f"version {first}" if first == last else f"versions {first}-{last}"
+                if first < last else f"nothing committed after version {last}")
     console.data(f"changes of {name}, {versions} ({len(rows)} of {total} change row(s) shown)",
                  columns, rows, output, kind="changes", table=name, from_version=first,
                  to_version=last, total=total)

@@ -24,6 +24,8 @@ COMMIT_TIMESTAMP = "_commit_timestamp"
 FEED_COLUMNS = (CHANGE_TYPE, COMMIT_VERSION, COMMIT_TIMESTAMP)
 # Within one version and key: what the row was before comes first, what it became last.
 CHANGE_ORDER = ("delete", "update_preimage", "update_postimage", "insert")
+_VACUUMED = ("VACUUM removes the change files of versions older than the table's retention "
+             "(delta.deletedFileRetentionDuration); read a later range")
 _HINT = ("`mirrorspec history TABLE` shows which versions carry a feed; set "
          "`change_data_feed: true` (or `mirror --change-data-feed`) to record one")
 
@@ -46,7 +48,8 @@ def read_changes(path: str, name: str | None = None, from_version: int | None = 
     """The change rows of versions `from`…`to` (both included) of the Delta table at `path`.
 
     Defaults: `to` is the latest version; `from` the first version of the stretch of versions
-    carrying a feed that ends at `to`. A timestamp picks the first version committed at or
+    carrying a feed that ends at `to`. `from` one past the latest version (an incremental
+    reader asking for what followed the last version it read) reads no rows. A timestamp picks the first version committed at or
     after it (`from`) or the last at or before it (`to`), as Delta's `startingTimestamp` /
     `endingTimestamp` do. At most `limit` rows (None: all), the first ones in the order above.
     """
@@ -64,6 +67,9 @@ def read_changes(path: str, name: str | None = None, from_version: int | None = 
         if to_timestamp is not None:
             to_version = _last_at_or_before(commits, to_timestamp, name)
     last = latest if to_version is None else to_version
+    if from_version == latest + 1 and to_version is None:
+        # an incremental reader asking for what came after the last version it read: nothing
+        return ChangeRows(_empty(table), from_version, latest, 0)
     for asked in (from_version, to_version):
         if asked is not None and asked > latest:
             raise InspectError(f"{name} has no version {asked} (the latest is {latest})",
@@ -78,15 +84,17 @@ def read_changes(path: str, name: str | None = None, from_version: int | None = 
     return ChangeRows(_ordered(data, order_by, limit), first, last, data.num_rows)
 
 
-def feed_starts(feed: dict[int, bool | None]) -> list[int]:
-    """The versions where a stretch of versions carrying a feed starts."""
-    starts, before = [], False
+def feed_stretches(feed: dict[int, bool | None]) -> list[tuple[int, int]]:
+    """(first, last) of each stretch of consecutive versions carrying a feed, oldest first."""
+    stretches: list[tuple[int, int]] = []
     for version in sorted(feed):
-        on = feed[version] is True
-        if on and not before:
-            starts.append(version)
-        before = on
-    return starts
+        if feed[version] is not True:
+            continue
+        if stretches and stretches[-1][1] == version - 1:
+            stretches[-1] = (stretches[-1][0], version)
+        else:
+            stretches.append((version, version))
+    return stretches
 
 
 def _default_start(feed: dict[int, bool | None], last: int) -> int:
@@ -103,9 +111,10 @@ def _refuse_versions_without_feed(feed: dict[int, bool | None], first: int, last
     without = [v for v in range(first, last + 1) if feed.get(v) is False]
     if not without:
         return
-    starts = [v for v in feed_starts(feed) if v <= last]
-    where = (f"; its feed starts at version {starts[-1]}" if starts and starts[-1] > without[-1]
-             else "")
+    stretches = feed_stretches(feed)
+    where = ("; the versions with one: " + ", ".join(
+        f"{a}-{b}" if a != b else str(a) for a, b in stretches)) if stretches else \
+        "; no version has one"
     if not any(feed.get(v) for v in range(first, last + 1)):
         what = (f"versions {first}-{last} carry no change data feed" if first != last
                 else f"version {first} carries no change data feed")
@@ -125,14 +134,25 @@ def _load(table, first: int, last: int, name: str):
         text = _first_line(exc)
         if "change data" in text.lower() or "cdf" in text.lower():
             raise InspectError(f"{name}: versions {first}-{last}: {text}", hint=_HINT) from None
+        if "not found" in text.lower() or "no such file" in text.lower():
+            raise InspectError(f"{name}: the change data of versions {first}-{last} can't be "
+                               f"read: {text}", hint=_VACUUMED) from None
         raise DeltaRsUnsupported(f"delta-rs could not read the change data feed: {text}") \
             from None
     except OSError as exc:  # a change file gone (VACUUM) or unreadable
         raise InspectError(f"{name}: the change data of versions {first}-{last} can't be read: "
-                           f"{_first_line(exc)}",
-                           hint="VACUUM removes change files older than the table's retention; "
-                                "read a later range") from None
+                           f"{_first_line(exc)}", hint=_VACUUMED) from None
     return _plain_strings(data)
+
+
+def _empty(table):
+    """No change rows, in the columns a read of the table's feed has."""
+    import pyarrow as pa
+
+    schema = pa.schema(table.schema().to_arrow())
+    feed = [pa.field(CHANGE_TYPE, pa.string()), pa.field(COMMIT_VERSION, pa.int64()),
+            pa.field(COMMIT_TIMESTAMP, pa.timestamp("ms"))]
+    return _plain_strings(pa.schema(list(schema) + feed).empty_table())
 
 
 def _plain_strings(data):
