@@ -5,7 +5,12 @@ Every table here is mirrored pass by pass from files written by the reference mo
 (`feed_of_pass`: the documented rule). The feed is then read with Spark (`readChangeFeed`) and
 with delta-rs (`load_cdf`, through `mirrorspec.readers.changes`), and each version's change rows
 must equal the model's, as multisets; every other version (the property's own commit, ADD
-COLUMNS, maintenance) must hold none. One landing zone, three passes, all tables in each pass.
+COLUMNS, maintenance) must hold none. One landing zone, three passes, all tables in each pass. After each pass the downstream
+recipes of docs/readers.md ("Downstream, incrementally") run as written on one of the tables
+(`shop`): DuckDB over delta-rs, Spark Structured Streaming into a silver Delta table, and a
+Spark Declarative Pipelines project run by the real `spark-pipelines` command against a Spark
+Connect server started in this JVM (no second Spark); each must leave its downstream table equal
+to the mirrored one.
 """
 
 from __future__ import annotations
@@ -49,6 +54,12 @@ MORE = _file(3, [(1, "A2", UPDATE),                   # the key's last change in
                  (11, "k2", INSERT)])                 # a second row for a key (no check)
 NOTE = _file(4, [(1, "A3", "n1", UPDATE), (10, "j", "n10", INSERT), (11, "k3", None, UPDATE)],
              columns=("id", "v", "note", MARKER), types=("int64", "string", "string", "int32"))
+# `shop`: the table the downstream recipes of readers.md follow (one row per key)
+SHOP = [_file(1, [(1, "a", INSERT), (2, "b", INSERT), (3, "c", INSERT), (4, "d", INSERT)]),
+        _file(2, [(1, "A", UPDATE), (2, None, DELETE), (5, "e", UPSERT), (3, None, DELETE),
+                  (3, "C", INSERT), (4, None, DELETE), (40, "d", INSERT), (1, "A2", UPDATE)]),
+        _file(3, [(1, "A3", "n1", UPDATE), (6, "f", "n6", INSERT), (5, None, None, DELETE)],
+              columns=("id", "v", "note", MARKER), types=("int64", "string", "string", "int32"))]
 TRUNCATE_VECTORS = _file(4, [(k, DELETE) for k in (1, 3, 5, 6, 7, 8, 11, 40)],
                          columns=("id", MARKER), types=("int64", "int32"))
 
@@ -143,17 +154,79 @@ def assert_feed(found, expected, versions, what):
         assert got == want, f"{what}, version {version}:\n{multiset_diff(want, got)}"
 
 
+class Downstream:
+    """The downstream recipes of readers.md, run as written after each pass on `shop`: the
+    DuckDB recipe, the Structured Streaming recipe and (after the first and the last pass) the
+    pipeline project by the real `spark-pipelines`, against a Spark Connect server in this
+    JVM. Records, per pass, what each left beside the mirrored table's rows."""
+
+    COLUMNS = ["id", "v", "_change_type", "_commit_version"]
+
+    def __init__(self, spark, root, source, connect):
+        from downstream_recipes import pipeline_project, recipe
+
+        self.spark, self.source, self.connect = spark, source, connect
+        self.refresh = recipe("duckdb")["refresh"]
+        self.refresh_silver = recipe("spark-streaming")["refresh_silver"]
+        self.database, self.silver, self.checkpoint = (
+            str(root / n) for n in ("silver.duckdb", "silver", "checkpoint"))
+        self.catalog = f"downstream_{os.getpid()}"
+        spark.sql(f"CREATE DATABASE {self.catalog} LOCATION '{(root / 'catalog').as_uri()}'")
+        self.spec = pipeline_project(root / "pipeline", source, root / "storage", self.catalog)
+        self.seen: list[dict] = []
+
+    def after_pass(self, pipeline: bool) -> None:
+        from downstream_recipes import duck_rows, mirrored, rows, spark_pipelines
+
+        spark = self.spark
+        found = {"mirrored": mirrored(self.source),
+                 "version": self.refresh(self.source, self.database, "orders", ["id"]),
+                 "again": self.refresh(self.source, self.database, "orders", ["id"]),
+                 "duckdb": duck_rows(self.database)}
+        self.refresh_silver(spark, self.source, self.silver, self.checkpoint, ["id"])
+        found["streaming"] = mirrored(self.silver)
+        if pipeline:
+            spark_pipelines("--remote", self.connect, "run", "--spec", str(self.spec))
+            for table in ("orders_silver", "orders_changes"):  # written through Connect
+                spark.catalog.refreshTable(f"{self.catalog}.{table}")
+            silver = spark.read.table(f"{self.catalog}.orders_silver").collect()
+            found["pipeline"] = rows([r.asDict() for r in silver], ("id", "v"))
+            found["pipeline_changes"] = sorted(tuple(r) for r in spark.read.table(
+                f"{self.catalog}.orders_changes").select(*self.COLUMNS).collect())
+            found["feed"] = sorted(tuple(r) for r in spark.read.format("delta").option(
+                "readChangeFeed", "true").option("startingVersion", 0).load(
+                self.source).select(*self.COLUMNS).collect())
+        self.seen.append(found)
+
+    def close(self) -> None:
+        self.spark.sql(f"DROP DATABASE IF EXISTS {self.catalog} CASCADE")
+
+
 @pytest.fixture(scope="module")
-def zone(spark, tmp_path_factory):
-    zone = Zone(tmp_path_factory.mktemp("cdf"))
-    for name in ("orders", "vectors", "late", "reseeded"):
+def connect_server(spark):
+    from downstream_recipes import start_connect_server
+
+    url, stop = start_connect_server(spark)
+    yield url
+    stop()
+
+
+@pytest.fixture(scope="module")
+def zone(spark, tmp_path_factory, connect_server):
+    root = tmp_path_factory.mktemp("cdf")
+    zone = Zone(root)
+    for name in ("orders", "vectors", "late", "reseeded", "shop"):
         zone.table(name)
     zone.table("events", keys=())
-    feeds = {"orders": True, "vectors": True, "late": False, "reseeded": True, "events": True}
+    feeds = {"orders": True, "vectors": True, "late": False, "reseeded": True, "events": True,
+             "shop": True}
     for name in ("orders", "vectors", "late", "reseeded"):
         zone.land(name, LOAD)
     zone.land("events", _file(1, [(1, "x", INSERT), (1, "x", INSERT)]))
+    zone.land("shop", SHOP[0])
     zone.passes = [zone.mirror(spark, feeds, vectors=("vectors",))]
+    zone.downstream = Downstream(spark, root / "downstream", zone.path("shop"), connect_server)
+    zone.downstream.after_pass(pipeline=True)
 
     # pass 2: every kind of change in two files; `late` switched on; `reseeded`'s folder made
     # anew (a new identity): the engine drops its table and builds it again from the new files
@@ -164,7 +237,9 @@ def zone(spark, tmp_path_factory):
     shutil.rmtree(os.path.join(zone.landing, "reseeded"))
     zone.table("reseeded")
     zone.land("reseeded", _file(1, [(21, "u", INSERT), (22, "w", INSERT)]))
+    zone.land("shop", SHOP[1])
     zone.passes.append(zone.mirror(spark, {**feeds, "late": True}, vectors=("vectors",)))
+    zone.downstream.after_pass(pipeline=False)
 
     # maintenance between passes: purge the vectors, compact, vacuum within the retention
     from mirrorspec.spark.ops.maintain import MaintainSteps, maintain_table
@@ -178,11 +253,14 @@ def zone(spark, tmp_path_factory):
     zone.land("orders", NOTE)
     zone.land("vectors", TRUNCATE_VECTORS)
     zone.land("late", NOTE)
+    zone.land("shop", SHOP[2])
     zone.passes.append(zone.mirror(spark, feeds, vectors=("vectors",)))
-    return zone
+    zone.downstream.after_pass(pipeline=True)
+    yield zone
+    zone.downstream.close()
 
 
-@pytest.mark.parametrize("name", ["orders", "vectors", "events"])
+@pytest.mark.parametrize("name", ["orders", "vectors", "events", "shop"])
 def test_every_commit_records_exactly_the_landing_files_changes(spark, zone, name):
     latest = zone.passes[-1][name].delta_version
     versions = range(0, latest + 1)
@@ -192,7 +270,7 @@ def test_every_commit_records_exactly_the_landing_files_changes(spark, zone, nam
     assert (read.from_version, read.to_version) == (0, latest)
     assert_feed(found, zone.expected[name], versions, f"{name} read by delta-rs")
     # the commits that carry no rows (ADD COLUMNS, maintenance) are versions of their own
-    assert set(zone.expected[name]) < set(versions) or name == "events"
+    assert set(zone.expected[name]) < set(versions) or name in ("events", "shop")
 
 
 def test_the_documented_rows_of_each_kind_of_change(zone):
@@ -318,3 +396,27 @@ def test_mirror_change_data_feed_flag(spark, tmp_path):
     assert mirror(3) == (3, "false")
     read = read_changes(str(warehouse / "dbo" / "t"), "t", from_version=0, to_version=0)
     assert read.data.column("id").to_pylist() == [1]
+
+
+# --- the downstream recipes (docs/readers.md), after each pass --------------------------------
+
+def test_duckdb_over_delta_rs_follows_every_pass(zone):
+    for number, found in enumerate(zone.downstream.seen, start=1):
+        assert found["duckdb"] == found["mirrored"], f"after pass {number}"
+        assert found["version"] == found["again"]  # nothing new: nothing done
+
+
+def test_structured_streaming_follows_every_pass(zone):
+    # pass 3 added a column upstream: the stream stopped once, started again and carried it
+    for number, found in enumerate(zone.downstream.seen, start=1):
+        assert found["streaming"] == found["mirrored"], f"after pass {number}"
+    assert any(note is not None for _id, _v, note in zone.downstream.seen[-1]["streaming"])
+
+
+def test_spark_pipelines_streaming_table_reads_the_feed(zone):
+    first, last = zone.downstream.seen[0], zone.downstream.seen[-1]
+    for found in (first, last):
+        assert found["pipeline"] == [(i, v) for i, v, _note in found["mirrored"]]
+        # the streaming table holds every change row once: the second run read only the rest
+        assert found["pipeline_changes"] == found["feed"]
+    assert len(last["feed"]) > len(first["feed"])
