@@ -2,7 +2,7 @@
 `make test`, after each pass of tests/spark/test_change_data_feed.py). Marked `extra`: a
 recreated table (DuckDB's recipe starts over from it; the stream refuses it and runs again once
 its checkpoint and silver table are removed, as the page says), and `spark-pipelines` on a
-Spark of its own, as the page's first command runs it (a JVM of its own, ~30 s more)."""
+Spark of its own, as the page's first command runs it (a JVM of its own)."""
 
 from __future__ import annotations
 
@@ -72,8 +72,8 @@ def test_a_recreated_table_is_started_over(spark, tmp_path):
 
 
 def test_spark_pipelines_on_its_own_spark(spark, tmp_path):
-    """`spark-pipelines run` starting a Spark of its own, Delta's jars on its class path; a Hive
-    catalog (Derby, in the folder it runs in) keeps the tables for the second run."""
+    """`spark-pipelines run` starting a Spark of its own (Spark Connect in its own JVM), Delta's
+    jars on its class path, its catalog in memory: one run after both passes."""
     from mirrorspec.spark.platform import jars
 
     mirror = Mirror(spark, tmp_path / "mirror")
@@ -83,13 +83,12 @@ def test_spark_pipelines_on_its_own_spark(spark, tmp_path):
     options = ["--conf", "spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension",
                "--conf", "spark.sql.catalog.spark_catalog="
                          "org.apache.spark.sql.delta.catalog.DeltaCatalog",
-               "--conf", "spark.sql.catalogImplementation=hive",
                "--conf", f"spark.sql.warehouse.dir={tmp_path / 'catalog'}",
                "--conf", "spark.ui.enabled=false"]
     for landing_file in (LOAD, CHANGES):
         mirror.land_and_mirror(landing_file)
-        spark_pipelines(*options, "run", "--spec", str(spec),
-                        env={"SPARK_DIST_CLASSPATH": classpath}, cwd=tmp_path)
+    spark_pipelines(*options, "run", "--spec", str(spec),
+                    env={"SPARK_DIST_CLASSPATH": classpath}, cwd=tmp_path)
     silver = spark.read.parquet(str(tmp_path / "catalog" / "orders_silver"))
     assert rows([r.asDict() for r in silver.collect()], ("id", "v")) == mirrored(
         mirror.table, ("id", "v")) == [(1, "A"), (3, "c")]
