@@ -10,7 +10,8 @@ files: one mirrored with `change_data_feed` off, the other with it on.
   100k × --scale change rows (same mix). At --scale 1.0 that is issue 42's 100k changes into
   30M rows; the initial loads alone take long on a laptop, so try --scale 0.01 first.
 
-The two zones' passes alternate (off, on, then on, off, …) so a drift of the shared machine
+--warmup rounds (default 1) run first and are not counted. The two zones' passes alternate
+(off, on, then on, off, …) so a drift of the shared machine
 hits both alike. It prints per case the median wall and CPU seconds (this process tree) of a
 changes pass with the feed off and on, their ratios, the bytes of `_change_data` the feed wrote
 and the load average before and after — timings on a shared machine are noise, the ratios of
@@ -18,6 +19,7 @@ one run are what to read. Both zones' tables are compared at the end (row count 
 and the feed's rows counted against the changes, so a fast wrong answer can't pass unseen.
 
     .venv/bin/python bench/cdf_bench.py --scale 0.01 [--tables 20] [--rounds 3] [--json]
+    .venv/bin/python bench/cdf_bench.py --skip-small --scale 1.0   # issue 42's big case
 """
 
 from __future__ import annotations
@@ -122,7 +124,7 @@ def checksum(warehouse: Path) -> list[tuple]:
 
 
 def run_case(spark, root: Path, name: str, tables: int, rows: int, changes: int,
-             rounds: int, seed: int, out) -> dict:
+             rounds: int, warmup: int, seed: int, out) -> dict:
     zones = (root / name / "off" / "landing", root / name / "on" / "landing")
     warehouses = (root / name / "off" / "warehouse", root / name / "on" / "warehouse")
     rng = np.random.default_rng(seed)
@@ -133,12 +135,16 @@ def run_case(spark, root: Path, name: str, tables: int, rows: int, changes: int,
         out(f"  {name}: initial load, feed {'on ' if feed else 'off'}: {load.seconds:.1f} s")
     times: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
     expected = 0
-    for number in range(rounds):
+    for number in range(-warmup, rounds):
         expected += sum(t.land_changes(changes) for t in landed)
         order = (False, True) if number % 2 == 0 else (True, False)
         for feed in order:
             with Timer() as wall, CpuTime() as cpu:
                 mirror(spark, zones[feed], warehouses[feed], feed)
+            if number < 0:
+                out(f"  {name}: warm-up round, feed {'on ' if feed else 'off'}: "
+                    f"{wall.seconds:.2f} s (not counted)")
+                continue
             times[feed].append((wall.seconds, cpu.seconds))
             out(f"  {name}: round {number + 1}, feed {'on ' if feed else 'off'}: "
                 f"{wall.seconds:.2f} s wall, {cpu.seconds:.2f} s CPU")
@@ -169,6 +175,8 @@ def main(argv=None) -> int:
     parser.add_argument("--rows", type=int, default=1000, help="rows of each small table")
     parser.add_argument("--changes", type=int, default=10, help="changes per small table")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=1,
+                        help="rounds run first and not counted (the JVM warming up)")
     parser.add_argument("--skip-big", action="store_true")
     parser.add_argument("--skip-small", action="store_true")
     parser.add_argument("--master", default="local[2]")
@@ -190,12 +198,13 @@ def main(argv=None) -> int:
         if not args.skip_small:
             out(f"{args.tables} tables of {args.rows} rows, {args.changes} changes each a pass")
             results["small"] = run_case(spark, root, "small", args.tables, args.rows,
-                                        args.changes, args.rounds, args.seed, out)
+                                        args.changes, args.rounds, args.warmup, args.seed,
+                                        out)
         if not args.skip_big:
             rows, changes = int(30_000_000 * args.scale), max(10, int(100_000 * args.scale))
             out(f"1 table of {rows:,} rows, {changes:,} changes a pass")
             results["big"] = run_case(spark, root, "big", 1, rows, changes, args.rounds,
-                                      args.seed + 1, out)
+                                      args.warmup, args.seed + 1, out)
             results["big"].update(rows=rows, changes=changes)
     finally:
         results["load_after"] = os.getloadavg()
