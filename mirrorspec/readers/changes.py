@@ -129,12 +129,12 @@ def _load(table, first: int, last: int, name: str):
 
     try:
         reader = table.load_cdf(starting_version=first, ending_version=last)
-        data = pa.table(reader)
-    except DeltaError as exc:
-        text = _first_line(exc)
+        data = pa.table(reader)  # the files are read here: their errors come as Arrow's
+    except (DeltaError, pa.ArrowException) as exc:
+        text, full = _first_line(exc), str(exc).lower()
         if "change data" in text.lower() or "cdf" in text.lower():
             raise InspectError(f"{name}: versions {first}-{last}: {text}", hint=_HINT) from None
-        if "not found" in text.lower() or "no such file" in text.lower():
+        if "not found" in full or "no such file" in full:
             raise InspectError(f"{name}: the change data of versions {first}-{last} can't be "
                                f"read: {text}", hint=_VACUUMED) from None
         raise DeltaRsUnsupported(f"delta-rs could not read the change data feed: {text}") \

@@ -145,3 +145,22 @@ def test_project_changes_and_the_docs_site(warehouse, tmp_path):
     page = next(site.rglob("*orders*.html")).read_text()
     assert "change data feed" in page and "since version 0" in page
     assert 'id="changes"' in page and "The change data feed of version 2" in page
+
+
+def test_change_files_vacuum_removed_are_a_user_error(tmp_path):
+    """A version whose change files are gone (VACUUM past the retention) is refused with what
+    happened, not read with Spark or shown as a crash."""
+    path = tmp_path / "warehouse" / "dbo" / "t"
+    deltalake.write_deltalake(str(path), pa.table({"id": [1, 2], "v": ["a", "b"]}),
+                              configuration=FEED)
+    (deltalake.DeltaTable(str(path)).merge(pa.table({"id": [1], "v": ["A"]}), "t.id = s.id",
+                                           source_alias="s", target_alias="t")
+     .when_matched_update(updates={"v": "s.v"}).execute())
+    for change_file in (path / "_change_data").iterdir():
+        change_file.unlink()
+    done = run_without_jvm("changes", "dbo.t", "--warehouse", str(tmp_path / "warehouse"),
+                           cwd=tmp_path, log_format="text")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "the change data of versions 0-1 can't be read" in done.stderr
+    assert "VACUUM removes the change files" in done.stderr
+    assert "reading with Spark" not in done.stderr
