@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, cast
 
 from mirrorspec.base.console import CallbackConsole
+from mirrorspec.base.origin import Given
 from mirrorspec.base.errors import (FailedRun, InspectError, LandingZoneError, MirrorspecError,
                                ProjectError, SelectionError, SetupError, StaleMirror, UsageError)
 from mirrorspec.operate.health import Health, assess, parse_duration
@@ -185,8 +186,9 @@ class Project:
         self.path = folder
         self.target = target
         self.vars = dict(vars or {})
-        self.profiles_dir = str(Path(profiles_dir).expanduser().resolve()) if profiles_dir \
-            else None
+        # a Given: a folder without profiles.yml is said to come from this argument
+        self.profiles_dir = Given(str(Path(profiles_dir).expanduser().resolve()),
+                                  "Project(profiles_dir=…)") if profiles_dir else None
         self.on_event = _callback(on_event)
         self.warm_server = _flag(warm_server, "warm_server")
 

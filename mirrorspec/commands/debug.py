@@ -118,6 +118,7 @@ def _project(params: dict[str, Any]) -> tuple[list[Check], Any]:
         return [Check("project", FAIL, exc.render().splitlines()[0],
                       "mirrorspec validate shows every problem")], None
     found = [Check("project", OK, f"{plan.project_name}: {len(plan.tables)} table(s)"),
+             _profiles_file(folder, params["profiles_dir"]),
              Check("profile", OK, f"{plan.profile}, output {plan.target!r}; Spark "
                    + (f"remote {plan.spark.remote}" if plan.spark.remote
                       else f"master {plan.spark.master}"))]
@@ -130,6 +131,19 @@ def _project(params: dict[str, Any]) -> tuple[list[Check], Any]:
                                    f"fix the profile output's {name.replace(' ', '_')} or the "
                                    "folder's permissions"))
     return found, plan
+
+
+def _profiles_file(project: Path, profiles_dir: str | None) -> Check:
+    """Which profiles.yml the project uses, and where that choice came from."""
+    from mirrorspec.load.project import find_profiles, profiles_origin
+
+    path, _ = find_profiles(project.resolve(), profiles_dir)
+    if path is None:
+        return Check("profiles.yml", OK, "none: the local defaults (landing_zone/, warehouse/, "
+                                         "local[*])")
+    origin = profiles_origin(profiles_dir) or (
+        "the project folder" if path.parent == project.resolve() else "~/.mirrorspec")
+    return Check("profiles.yml", OK, f"{path} (from {origin})")
 
 
 def _reachable(name: str, host: str, port: int, fix: str, timeout: float = 3.0) -> Check:
