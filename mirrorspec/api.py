@@ -14,7 +14,9 @@ arguments `UsageError`, a bad project `ProjectError`, a bad selector `SelectionE
 unreadable table `InspectError`, a missing landing zone `LandingZoneError`, a broken install
 `SetupError`. Nothing here calls `sys.exit` or prints: progress and log lines go to `on_event`,
 each a dict like a `--log-format json` line (`time`, `level`, `event`, `message`,
-`invocation_id`, fields). Spark starts only in `run`, `test` and `mirror_landing_zone` (and in
+`invocation_id`, fields), or without it to Python's logging (logger `mirrorspec`, each at its
+level). A selection matching no table is a warning and an empty result, as on the command line.
+Spark starts only in `run`, `test` and `mirror_landing_zone` (and in
 `show` for a table delta-rs can't read); the session is reused by later calls in the process.
 """
 
@@ -153,7 +155,8 @@ class Project:
         target: the profile output to use (default: the profile's `target`).
         vars: values for `var()` in the YAML.
         profiles_dir: the folder holding profiles.yml (default: the project, then ~/.mirrorspec).
-        on_event: gets every progress and log event as a dict (default: dropped).
+        on_event: gets every progress and log event as a dict (default: Python's logging,
+            logger `mirrorspec`).
         warm_server: `run`, `retry` and `test` connect to the warm Spark server started for
             this profile output (`mirrorspec spark start`) when one runs, instead of starting
             Spark in this process. Off by default: once connected, pyspark makes the process's
@@ -247,8 +250,10 @@ class Project:
         from mirrorspec.operate.retry import retry_selection
 
         threads = _positive(threads, "threads") if threads is not None else None
-        last = retry_selection(self._context(self._console()).target_dir)
+        console = self._console()
+        last = retry_selection(self._context(console).target_dir)
         if not last.select:
+            console.result(last.nothing_to_do, retried=0)
             return RunResults(command="retry", args={"nothing_to_retry": True})
         results = self.run(select=last.select, full_refresh=last.full_refresh,
                            fail_fast=last.fail_fast, threads=threads or last.threads,

@@ -227,8 +227,7 @@ def retry(threads: int | None, **params: Any) -> None:
                             params["profiles_dir"], params["plan_path"])
     last = retry_selection(ctx.target_dir)
     if not last.select:
-        console.result("Nothing to retry: no table ended ERROR or SKIPPED in the last "
-                       f"`{last.command}`", retried=0)
+        console.result(last.nothing_to_do, retried=0)
         return
     console.info(f"retrying `{last.command}` for {len(last.select)} table(s): "
                  + ", ".join(s.removeprefix("id:") for s in last.select))
