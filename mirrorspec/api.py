@@ -232,6 +232,9 @@ class Project:
         state_path = self._state(state)
         console = self._console()
         ctx = self._context(console)
+        from mirrorspec.operate.preflight import require_planned_landing_zone
+
+        require_planned_landing_zone(ctx.plan, console)  # a mistyped landing_zone, before Spark
         from mirrorspec.spark.run import run_plan
 
         command = "publish" if publish_only else "run"
