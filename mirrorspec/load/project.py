@@ -97,11 +97,13 @@ def find_profiles(project_dir: Path, profiles_dir: str | os.PathLike[str] | None
     if explicit:
         path = Path(explicit).expanduser() / PROFILES_FILE
         if not path.is_file():
-            origin = profiles_origin(profiles_dir)
-            fix = (f"set {PROFILES_DIR_ENV} to the folder holding profiles.yml, or unset it"
-                   if origin == PROFILES_DIR_ENV else
-                   "point --profiles-dir (or MIRRORSPEC_PROFILES_DIR) at the folder holding "
-                   "profiles.yml")
+            origin = profiles_origin(profiles_dir) or PROFILES_DIR_ENV
+            if origin == PROFILES_DIR_ENV:
+                fix = f"set {PROFILES_DIR_ENV} to the folder holding profiles.yml, or unset it"
+            elif origin.startswith("--"):
+                fix = f"point {origin} (or {PROFILES_DIR_ENV}) at the folder holding profiles.yml"
+            else:
+                fix = f"give {origin} the folder holding profiles.yml"
             raise ProjectError(f"no {PROFILES_FILE} in {display_name(Path(explicit))} ({origin})",
                                hint=fix)
         return path, True
