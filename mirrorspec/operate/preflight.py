@@ -62,13 +62,14 @@ class MissingLandingZone:
         """True when `run` must not create it: the warehouse already mirrors from a zone."""
         return bool(self.mirrored)
 
-    def message(self) -> str:
-        """What is wrong, in one line."""
+    def message(self, with_path: bool = True) -> str:
+        """What is wrong, in one line (`with_path=False`: for an error located at the path)."""
+        zone = f"the landing zone {self.path}" if with_path else "the landing zone"
         if not self.mirrored:
-            return f"the landing zone {self.path} does not exist yet{self.suggestion}"
+            return f"{zone} does not exist yet{self.suggestion}"
         shown = ", ".join(self.mirrored[:3]) + (f" and {len(self.mirrored) - 3} more"
                                                 if len(self.mirrored) > 3 else "")
-        return (f"the landing zone {self.path} does not exist, but the warehouse "
+        return (f"{zone} does not exist, but the warehouse "
                 f"{self.warehouse} already holds {len(self.mirrored)} mirrored table(s) of "
                 f"this project ({shown}){self.suggestion}")
 
@@ -109,8 +110,8 @@ def require_planned_landing_zone(plan: Any, console: Any = None) -> None:
     if missing is None:
         return
     if missing.refused:
-        raise LandingZoneError(missing.message(), file=missing.path, code="LandingZoneNotFound",
-                               hint=missing.hint())
+        raise LandingZoneError(missing.message(with_path=False), file=missing.path,
+                               code="LandingZoneNotFound", hint=missing.hint())
     if missing.suggestion and console is not None:
         console.warning(f"{missing.message()}: this run creates it", landing_zone=missing.path)
 

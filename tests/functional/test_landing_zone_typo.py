@@ -65,7 +65,7 @@ def test_run_refuses_before_spark_and_creates_nothing(mirrored, tmp_path):
                            log_format="text")
     assert done.returncode == 1, done.stdout + done.stderr
     said = " ".join(done.stderr.split())
-    assert (f"the landing zone {mirrored / 'landing_zon'} does not exist, but the warehouse "
+    assert (f"{mirrored / 'landing_zon'}: the landing zone does not exist, but the warehouse "
             f"{mirrored / 'warehouse'} already holds 1 mirrored table(s) of this project "
             "(sales.orders) (did you mean 'landing_zone'?)") in said
     assert "check landing_zone of output 'dev' in profiles.yml" in said
