@@ -162,6 +162,7 @@ def test_run_and_test_use_the_warm_server_only_when_asked(project, monkeypatch, 
     monkeypatch.setattr(runner, "run_plan", lambda plan, **kw: asked.setdefault("run", kw))
     monkeypatch.setattr(datatests, "execute_tests",
                         lambda console, ctx, ids, **kw: asked.setdefault("test", kw))
+    (project / "landing").mkdir()  # the fixture's warehouse was mirrored from it
     p = Project(project, warm_server=warm) if warm else Project(project)
     p.run()
     p.test()
