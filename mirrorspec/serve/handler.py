@@ -18,33 +18,19 @@ from urllib.parse import parse_qsl, urlsplit
 
 from mirrorspec.security.hosts import host_allowed, host_name
 from mirrorspec.security.redact import redact_text
-from mirrorspec.serve import endpoints, framing, properties, wire
+from mirrorspec.serve import endpoints, framing, managed_identity, origin, properties, wire
 from mirrorspec.serve.codes import ServeError
 from mirrorspec.serve.names import (Place, decode_segments, parse_rename_source, place_of,
                                     plain_segments, source_url_segments, strip_account)
-from mirrorspec.serve.store import MAX_BLOB_SIZE, Entry, same_etag
+from mirrorspec.serve.store import Entry, same_etag
 
 CHUNK = 1 << 20
 _DFS_PARAMS = ("resource", "action", "upn", "directory", "recursive", "mode")
-TOKEN_ROUTES = ("/msi/token", "/metadata/identity/oauth2/token")
 MAX_BLOCK_LIST = 8 << 20
 
 
 class ClientGone(Exception):
     """The client closed the connection before sending the whole body."""
-
-
-def fake_token(resource: str) -> tuple[str, int]:
-    """An unsigned JWT-shaped bearer token in the storage audience, and its expiry (for an
-    endpoint without services; `serve` itself signs its tokens: services.py)."""
-    expires = int(time.time()) + 3600
-
-    def part(doc: dict) -> str:
-        return base64.urlsafe_b64encode(json.dumps(doc).encode()).decode().rstrip("=")
-
-    claims = {"aud": resource or "https://storage.azure.com", "iss": "mirrorspec-serve",
-              "exp": expires, "oid": str(uuid.uuid4())}
-    return f"{part({'alg': 'none', 'typ': 'JWT'})}.{part(claims)}.", expires
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -301,8 +287,13 @@ class Handler(BaseHTTPRequestHandler):
         services = getattr(self.server, "services", None)  # Entra ID, /v1, items (services.py)
         if services is not None and services.answer(self, decode_segments(self.raw_path)):
             return
-        if self.raw_path.rstrip("/") in TOKEN_ROUTES and self.method in ("GET", "POST"):
-            self._token()
+        problem = origin.cross_site_problem(self.headers, self.headers.get("Host") or "",
+                                            "https" if self.server.config.tls else "http")
+        if problem is not None:
+            raise ServeError("cross_site", problem)
+        if self.host_kind not in ("dfs", "blob") and managed_identity.is_route(self.raw_path) \
+                and self.method in ("GET", "POST"):
+            managed_identity.answer(self)
             return
         if self.server.config.require_auth:
             authorization = self.headers.get("Authorization")
@@ -332,18 +323,6 @@ class Handler(BaseHTTPRequestHandler):
         if operation is None:
             raise ServeError("unsupported", f"{self.method} is not an operation of this endpoint")
         operation(place)
-
-    def _token(self) -> None:
-        resource = self.query.get("resource", "https://storage.azure.com")
-        services = getattr(self.server, "services", None)
-        token, expires = (services.managed_identity_token(resource) if services is not None
-                          else fake_token(resource))
-        doc = {"access_token": token, "expires_on": str(expires), "resource": resource,
-               "token_type": "Bearer"}
-        if self.raw_path.startswith("/metadata/"):
-            doc.update({"expires_in": "3600", "ext_expires_in": "3600",
-                        "not_before": str(expires - 3600)})
-        self.respond(200, {"Content-Type": "application/json"}, json.dumps(doc).encode())
 
     # --- HEAD / GET ---------------------------------------------------------------------------
     def _head(self, place: Place) -> None:
@@ -571,7 +550,7 @@ class Handler(BaseHTTPRequestHandler):
             if not block_id:
                 raise ServeError("invalid_query", "Put Block needs blockid=")
             self._check_lease(place)
-            store.put_block(place, block_id, self.body())
+            store.blocks.put(place, block_id, self.body())
             self.respond(201, {"x-ms-request-server-encrypted": "true"})
             return
         if comp == "blocklist":
@@ -581,7 +560,7 @@ class Handler(BaseHTTPRequestHandler):
                 raise ServeError("invalid_block_list", str(exc)) from None
             self._check_lease(place)
             conformance.before_publish(place)
-            etag = store.put_block_list(place, ids, self.headers.get("If-Match"),
+            etag = store.blocks.commit(place, ids, self.headers.get("If-Match"),
                                         self.headers.get("If-None-Match"),
                                         properties.from_request(self.headers, "blob"))
             self._published(place)
@@ -596,7 +575,8 @@ class Handler(BaseHTTPRequestHandler):
         if "x-ms-blob-type" in self.headers:
             self._check_lease(place)
             conformance.before_publish(place)
-            etag = store.put_blob(place, self.body(), self.headers.get("If-Match"),
+            largest = min(self.server.config.max_body, store.max_blob_size)
+            etag = store.put_blob(place, self.body(largest), self.headers.get("If-Match"),
                                   self.headers.get("If-None-Match"),
                                   properties.from_request(self.headers, "put-blob"),
                                   properties.md5_header(self.headers.get("Content-MD5")))
@@ -706,7 +686,7 @@ class Handler(BaseHTTPRequestHandler):
         action = self.query.get("action", "").lower()
         store = self.server.store
         if action == "append":
-            position = _position(self.query)
+            position = _position(self.query, store.max_blob_size)
             self._check_lease(place)
             upload = store.append(place, position, self.body())
             if self.query.get("flush", "").lower() == "true":
@@ -720,7 +700,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         if action == "flush":
             self.drain()
-            position = _position(self.query)
+            position = _position(self.query, store.max_blob_size)
             self._check_lease(place)
             retain = self.query.get("retainuncommitteddata", "").lower() == "true"
             self.server.conformance.before_publish(place)
@@ -785,12 +765,12 @@ def _content_type(place: Place) -> str:
     return "application/json" if place.area == "monitoring" else "application/octet-stream"
 
 
-def _position(query: dict[str, str]) -> int:
+def _position(query: dict[str, str], largest: int) -> int:
     """`position=` of an append or flush: required, 0 up to the largest blob's size."""
     position = _int(query, "position", None)
-    if position > MAX_BLOB_SIZE:
+    if position > largest:
         raise ServeError("invalid_query", f"position={position} is past the largest blob "
-                         f"({MAX_BLOB_SIZE} bytes)")
+                         f"({largest} bytes, --max-blob-size)")
     return position
 
 
