@@ -31,7 +31,7 @@ from mirrorspec.serve import monitoring, supervise
 from mirrorspec.serve.conformance import Conformance
 from mirrorspec.serve.names import ITEM_TYPE, Names, name_problem, split_name
 from mirrorspec.serve.server import _remove_dead_staging as remove_dead_staging
-from mirrorspec.serve.persist import state_path
+from mirrorspec.serve.persist import log_discarded, state_path
 from mirrorspec.serve.store import MAX_BLOB_SIZE, Store
 
 REGISTRY_FILE = "fabric-items.json"
@@ -337,6 +337,7 @@ class Registry:
         item.store = Store(item.names, item.landing, item.warehouse, staging,
                            lambda: monitoring.render(warehouse), self.unflushed,
                            state_path(item.landing), self.max_blob_size)
+        log_discarded(item.store.state, self.log)
         try:
             item.conformance = Conformance(item.landing, self.report_of(item), self.log,
                                            item=item.doc())

@@ -4,9 +4,10 @@ beside the landing zone, so a restarted serve answers as the service does after 
 
 The file is `.<landing zone name>.serve-state/state.sqlite` in the landing zone's parent folder
 (the staging folder's neighbour: never listed, never read by the engine). Each change is written
-through at once (WAL, `synchronous=NORMAL`: a crash of the process loses nothing, one of the
-machine at most the last changes, like the bytes, which are not fsynced either). At start,
-rows for files no longer on disk (moved or purged by something other than serve) are dropped.
+through at once (WAL, `synchronous=OFF`: a crash of the process loses nothing; one of the
+machine may lose the last changes, or the file, like the bytes, which are not fsynced either;
+a file that is no longer a database is set aside and serve starts from none). At start, rows
+for files no longer on disk (moved or purged by something other than serve) are dropped.
 
 A lease's times are kept as wall-clock seconds (the process's monotonic clock starts again with
 it): leases.py turns them back into its own clock, so a fixed lease expires when it would have.
@@ -40,16 +41,23 @@ def state_path(landing: Path) -> Path:
 
 
 class StateFile:
-    """The SQLite file (thread-safe: one connection, one lock)."""
+    """The SQLite file (thread-safe: one connection, one lock). One that is not a database
+    serve wrote (a machine crash can leave it so, as nothing is fsynced) is set aside as
+    `state.sqlite.unreadable` and a new one started: `discarded` says so, for the log."""
 
     def __init__(self, path: Path):
         self.path = path
+        self.discarded = False
         path.parent.mkdir(exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+        try:
+            self._db = _open(path)
+        except sqlite3.DatabaseError:
+            os.replace(path, path.with_name(path.name + ".unreadable"))
+            for suffix in ("-wal", "-shm"):
+                path.with_name(path.name + suffix).unlink(missing_ok=True)
+            self.discarded = True
+            self._db = _open(path)
 
     def _rows(self, table: str) -> list[tuple[str, str]]:
         with self._lock:
@@ -111,6 +119,26 @@ class StateFile:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def log_discarded(state: StateFile | None, log: Callable[..., None]) -> None:
+    """A warning when the state file had to be set aside (StateFile.discarded)."""
+    if state is not None and state.discarded:
+        log("warning", f"{state.path} could not be read as serve's state: kept as "
+            f"{state.path.name}.unreadable; properties, metadata and leases start empty")
+
+
+def _open(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=OFF")  # as the bytes: never fsynced (onelake.md)
+        db.executescript(_SCHEMA)
+        db.execute("SELECT count(*) FROM props").fetchone()
+    except sqlite3.DatabaseError:
+        db.close()
+        raise
+    return db
 
 
 def _files(root: Path) -> Iterator[Path]:

@@ -25,7 +25,7 @@ from mirrorspec.serve.conformance import Conformance
 from mirrorspec.serve.endpoints import served_hosts
 from mirrorspec.serve.handler import Handler
 from mirrorspec.serve.names import Names
-from mirrorspec.serve.persist import state_path
+from mirrorspec.serve.persist import log_discarded, state_path
 from mirrorspec.serve.store import MAX_BLOB_SIZE, Store
 from mirrorspec.artifacts.status import process_alive
 
@@ -146,6 +146,7 @@ class Endpoint:
         self.store = Store(config.names, landing, config.warehouse, self.staging,
                            lambda: monitoring.render(str(config.warehouse)), config.unflushed,
                            state_path(landing), config.max_blob_size)
+        log_discarded(self.store.state, log)
         self.conformance = Conformance(landing, config.report, log)
         try:
             self.httpd = OneLakeServer(config, self.store, self.conformance, log)

@@ -21,7 +21,7 @@ import stat as statmod
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
 
@@ -31,6 +31,7 @@ from mirrorspec.serve.leases import Leases
 from mirrorspec.serve.names import Names, Place
 from mirrorspec.serve.persist import PersistentProps, StateFile
 from mirrorspec.serve.properties import Props
+from mirrorspec.serve.uploads import Upload, copy_into, copy_n
 
 
 
@@ -44,35 +45,6 @@ class Entry:
     mtime: float
     created: float
     etag: str  # unquoted, 0x…
-
-
-@dataclass
-class Upload:
-    """Uncommitted bytes of one file. `staging` starts as a copy of the committed bytes (`base`
-    of them); appends land at their `position`, in any order (the SDKs append in parallel), and
-    a flush needs them to cover `base..position` without a gap."""
-
-    staging: Path
-    base: int
-    etag: str  # the file's ETag while uncommitted (create's; unchanged by append)
-    pending: bool  # hidden: the final name is not on disk yet
-    ranges: list[tuple[int, int]] = field(default_factory=list)
-    created_at: float = field(default_factory=time.monotonic)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    dead: bool = False
-    props: Props | None = None  # what the create set, applied at the flush
-
-    @property
-    def length(self) -> int:
-        """The end of the contiguous bytes from `base` (what a flush may publish)."""
-        end = self.base
-        for start, stop in sorted(self.ranges):
-            if start < self.base:  # an append over committed bytes: nothing can be flushed
-                return -1
-            if start > end:
-                break
-            end = max(end, stop)
-        return end
 
 
 def etag_of(st: os.stat_result) -> str:
@@ -436,7 +408,7 @@ class Store:
             for _attempt in range(2):
                 with upload.lock:
                     if not upload.dead:
-                        _copy_into(part, upload.staging, position, written)
+                        copy_into(part, upload.staging, position, written)
                         upload.ranges.append((position, position + written))
                         return upload
                 upload = self._upload_for_append(place)  # flushed meanwhile: the next upload
@@ -495,7 +467,7 @@ class Store:
         if retain and position < upload.length:
             staging = self.new_staging()
             with open(upload.staging, "rb") as src, open(staging, "wb") as dst:
-                _copy_n(src, dst, position)
+                copy_n(src, dst, position)
             published = staging
         else:
             with open(upload.staging, "r+b") as handle:
@@ -692,28 +664,3 @@ def _virtual_child(base: Place, name: str, names: Names) -> Place:
     if base.area == "item":
         return Place("files" if name == "Files" else "tables", base.workspace, base.item)
     return Place("landing" if name == "LandingZone" else "monitoring", base.workspace, base.item)
-
-
-def _copy_into(source: Path, target: Path, offset: int, n: int) -> None:
-    """The `n` bytes of `source` into `target` at `offset` (in the kernel where it can)."""
-    with open(source, "rb") as src, open(target, "r+b") as dst:
-        done = 0
-        try:
-            while done < n:
-                copied = os.copy_file_range(src.fileno(), dst.fileno(), n - done, done, offset + done)
-                if copied == 0:
-                    break
-                done += copied
-        except (AttributeError, OSError):  # no copy_file_range here: copy through Python
-            src.seek(done)
-            dst.seek(offset + done)
-            _copy_n(src, dst, n - done)
-
-
-def _copy_n(src: BinaryIO, dst: BinaryIO, n: int) -> None:
-    while n > 0:
-        chunk = src.read(min(n, COPY_CHUNK))
-        if not chunk:
-            break
-        dst.write(chunk)
-        n -= len(chunk)

@@ -175,3 +175,17 @@ def test_a_block_list_is_bounded_by_max_blob_size_and_free_space(tmp_path, monke
         assert (tmp_path / "lz" / "t" / "big.bin").read_bytes() == b"x" * 600
     finally:
         store.close()
+
+
+def test_an_unreadable_state_file_is_set_aside_and_serve_starts_from_none(tmp_path):
+    path = state_path(tmp_path / "lz")
+    path.parent.mkdir()
+    path.write_bytes(b"not a database, a machine crash's leftovers" * 100)
+    store = open_store(tmp_path)
+    try:
+        assert store.state.discarded and path.with_name("state.sqlite.unreadable").exists()
+        place = lz("t", "f.csv")
+        store.put_blob(place, iter([b"1"]), None, None, Props(metadata={"v": "1"}))
+        assert store.props_of(store.stat(place)).metadata == {"v": "1"}
+    finally:
+        store.close()
