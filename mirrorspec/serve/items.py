@@ -277,18 +277,16 @@ class Registry:
                           key=lambda i: i.name.lower())
 
     def item(self, ws: Workspace, ref: str) -> Item:
-        """By GUID, then by display name or `NAME.MountedRelationalDatabase` (any case): an
-        id always wins over a name."""
+        """By GUID, then by display name, then as `NAME.MountedRelationalDatabase` (any case):
+        an id always wins over a name."""
         key = ref.lower()
         items = self.items_of(ws)
-        for item in items:
-            if key == item.id:
-                return item
-        for item in items:
-            if key == item.name.lower() or \
-                    key.startswith(item.name.lower() + ".") and \
-                    key[len(item.name) + 1:] in (ITEM_TYPE.lower(), ITEM_KIND.lower()):
-                return item
+        for matches in (lambda i: key == i.id, lambda i: key == i.name.lower(),
+                        lambda i: key.startswith(i.name.lower() + ".") and
+                        key[len(i.name) + 1:] in (ITEM_TYPE.lower(), ITEM_KIND.lower())):
+            for item in items:
+                if matches(item):
+                    return item
         raise FabricError(404, "ItemNotFound", f"item {ref!r} does not exist in workspace "
                           f"{ws.name!r}")
 

@@ -65,6 +65,10 @@ def name_problem(name: str, kind: str) -> str | None:
     if kind == "workspace" and name.lower() in RESERVED_WORKSPACE_NAMES:
         return (f"the workspace name {name!r} is reserved here ({', '.join(RESERVED_WORKSPACE_NAMES)}"
                 ": a path starting with the workspace would read as the account or the API)")
+    head, dot, suffix = name.rpartition(".")
+    if kind == "item" and dot and suffix.lower() in (ITEM_TYPE.lower(), *MISLEADING_ITEM_TYPES):
+        return (f"the item name {name!r} ends with the type a path adds to a name "
+                f"({head}.{ITEM_TYPE} addresses the item {head!r})")
     return None
 
 

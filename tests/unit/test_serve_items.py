@@ -176,6 +176,21 @@ def test_a_display_name_shaped_like_a_guid_is_refused(tmp_path, name):
         registry.close()
 
 
+def test_an_item_name_ending_with_its_type_is_refused(tmp_path):
+    """`db.MountedRelationalDatabase` is how paths address the item `db`: an item of that name
+    could not be told from it."""
+    registry = open_registry(tmp_path / "root")
+    try:
+        ws = registry.workspace("ws")
+        for name in ("first.MountedRelationalDatabase", "x.mirroreddatabase"):
+            with pytest.raises(FabricError) as info:
+                registry.create_item(ws, name, "", None)
+            assert (info.value.status, info.value.code) == (400, "InvalidInput")
+        assert registry.item(ws, "FIRST.MountedRelationalDatabase").name == "first"
+    finally:
+        registry.close()
+
+
 @pytest.mark.parametrize("name", ["v1", "onelake", "ONELAKE", "null"])
 def test_a_workspace_named_like_the_account_or_the_api_is_refused(tmp_path, name):
     registry = open_registry(tmp_path / "root")
