@@ -84,7 +84,8 @@ def split_name(value: str, kind: str) -> tuple[str, str]:
         raise ValueError(f"--{kind} {value!r}: give NAME or NAME=GUID")
     problem = name_problem(name, kind)
     if problem is not None:
-        raise ValueError(f"--{kind} {value!r}: {problem}; give NAME=GUID")
+        hint = "give NAME=GUID" if looks_like_guid(name) else "choose another name"
+        raise ValueError(f"--{kind} {value!r}: {problem}; {hint}")
     if guid:
         guid = str(uuid.UUID(guid.strip()))
     return name, guid or stable_id(kind, name)
