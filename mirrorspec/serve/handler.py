@@ -467,8 +467,8 @@ class Handler(Listings, BaseHTTPRequestHandler):
             self._check_lease(place)
             conformance.before_publish(place)
             etag = store.blocks.commit(place, ids, self.headers.get("If-Match"),
-                                        self.headers.get("If-None-Match"),
-                                        properties.from_request(self.headers, "blob"))
+                                       self.headers.get("If-None-Match"),
+                                       properties.from_request(self.headers, "blob"))
             self._published(place)
             self._created(etag)
             return
