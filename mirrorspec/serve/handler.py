@@ -300,8 +300,8 @@ class Handler(Listings, BaseHTTPRequestHandler):
             if not (authorization or "sig" in self.query):
                 raise ServeError("no_auth", "this endpoint runs with --require-auth: send a "
                                  "bearer token, a SharedKey signature or a SAS")
-            if services is not None and authorization:
-                services.authorize_storage(authorization)
+            if services is not None:
+                services.authorize_storage(authorization)  # None: a SAS
         segments = decode_segments(self.raw_path)
         if self.host_kind not in ("dfs", "blob"):  # a OneLake host name carries the account
             # a path may start with a workspace instead of the account (the JS SDK's renames)

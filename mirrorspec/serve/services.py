@@ -146,11 +146,21 @@ class Services:
                 reply = error(401, code, exc.reason)
         return Reply(reply.status, reply.body, (("WWW-Authenticate", FABRIC_CHALLENGE),))
 
-    def authorize_storage(self, header: str) -> None:
-        """With --require-auth: a bearer token must be one serve issued for storage; SharedKey
-        is only required to be present (docs/onelake.md); any other scheme (`Basic …`) is
-        Azure's 400 InvalidAuthenticationInfo (the header is not in a format it reads)."""
-        scheme, _, token = header.strip().partition(" ")
+    def authorize_storage(self, header: str | None) -> None:
+        """With --require-auth: a bearer token must be one serve issued for storage. Without
+        registered applications, SharedKey and a SAS are only required to be present
+        (docs/onelake.md) and any other scheme (`Basic …`) is Azure's 400
+        InvalidAuthenticationInfo (the header is not in a format it reads). With `--client` or
+        `--managed-identity`, only those applications may get in: a request without one of
+        serve's bearer tokens (SharedKey, a SAS, `Basic …`) is 401 InvalidAuthenticationInfo."""
+        scheme, _, token = (header or "").strip().partition(" ")
+        if self.identity_gate.registered and scheme.lower() != "bearer":
+            shown = f"scheme {scheme[:20]!r}" if header else "a SAS"
+            raise ServeError("invalid_auth", "Server failed to authenticate the request: serve "
+                             "runs with registered applications (--client/--managed-identity), "
+                             f"so only a bearer token it issued is accepted ({shown})")
+        if header is None:
+            return
         if scheme.lower() not in STORAGE_SCHEMES:
             raise ServeError("auth_format", "Authentication information is not given in the "
                              "correct format. Check the value of Authorization header "

@@ -216,17 +216,35 @@ def test_with_clients_only_registered_identities_get_tokens(tmp_path):
         bearer = {"Authorization": f"Bearer {doc['access_token']}"}
         assert wire("PUT", f"{LZ}/t/ok.csv", b"1", {"x-ms-blob-type": "BlockBlob",
                                                        **bearer})[0] == 201
-        for scheme in ("Basic YWxhZGRpbjpvcGVuc2VzYW1l", "Digest x", "Bearer", "Negotiate"):
+        # with registered applications only serve's bearer tokens get in: every other scheme,
+        # SharedKey and a SAS are 401 (without --client they are Azure's 400 / unchecked)
+        for scheme in ("Basic YWxhZGRpbjpvcGVuc2VzYW1l", "Digest x", "Bearer", "Negotiate",
+                       "SharedKey onelake:c2ln"):
             status, headers, _b = wire("PUT", f"{LZ}/t/no.csv", b"1",
                                        {"x-ms-blob-type": "BlockBlob", "Authorization": scheme})
-            expected = (401, "InvalidAuthenticationInfo") if scheme == "Bearer" else \
-                (400, "InvalidAuthenticationInfo")
-            assert (status, headers["x-ms-error-code"]) == expected, scheme
+            assert (status, headers["x-ms-error-code"]) == (401, "InvalidAuthenticationInfo"), \
+                scheme
+        status, headers, _b = wire("PUT", f"{LZ}/t/no.csv?sv=2023-01-03&sig=c2ln", b"1",
+                                   {"x-ms-blob-type": "BlockBlob"})
+        assert (status, headers["x-ms-error-code"]) == (401, "InvalidAuthenticationInfo")
+        assert not (server.landing / "t" / "no.csv").exists()
+        assert "mi-secret" not in server.log() and "app-secret" not in server.log()
+    finally:
+        assert server.stop() == 0
+
+
+def test_without_clients_an_unread_scheme_is_azures_400_and_shared_key_is_only_present(tmp_path):
+    server = OneLakeServe(tmp_path, "--workspace", "ws", "--item", "db", "--require-auth")
+    try:
+        wire = Wire(server.ready["url"])
+        status, headers, _b = wire("PUT", f"{LZ}/t/no.csv", b"1",
+                                   {"x-ms-blob-type": "BlockBlob",
+                                    "Authorization": "Basic YWxhZGRpbjpvcGVuc2VzYW1l"})
+        assert (status, headers["x-ms-error-code"]) == (400, "InvalidAuthenticationInfo")
         assert wire("PUT", f"{LZ}/t/key.csv", b"1", {"x-ms-blob-type": "BlockBlob",
                                                         "Authorization": "SharedKey onelake:c2ln"}
                     )[0] == 201  # SharedKey: present is enough (documented)
         assert not (server.landing / "t" / "no.csv").exists()
-        assert "mi-secret" not in server.log() and "app-secret" not in server.log()
     finally:
         assert server.stop() == 0
 
