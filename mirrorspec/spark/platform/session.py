@@ -35,7 +35,7 @@ from typing import Any, Mapping
 from pyspark.sql import SparkSession
 
 from mirrorspec.base.errors import MirrorspecError, SetupError
-from mirrorspec.base.logfile import log_folder
+from mirrorspec.base.logfile import log_folder, open_private
 from mirrorspec.artifacts.plan import Plan, resolve_secrets
 from mirrorspec.spark.platform import cds, jars, java
 
@@ -250,7 +250,7 @@ def _jvm_output_to_log():
         yield  # the JVM runs already: its output goes where it went
         return
     path = os.path.join(log_folder(), f"mirrorspec-spark-{os.getpid()}.log")
-    log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    log = open_private(path)
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     saved = [os.dup(1), os.dup(2)]

@@ -51,6 +51,7 @@ import filelock
 from mirrorspec import __version__
 from mirrorspec.artifacts.plan import SECRET_PREFIX
 from mirrorspec.base.errors import MirrorspecError, SetupError
+from mirrorspec.base.logfile import open_private
 
 WARM_ENV = "MIRRORSPEC_WARM"            # "off": never look for a warm server
 SERVERS_DIR_ENV = "MIRRORSPEC_WARM_DIR"  # where ready files live (default: the user's cache)
@@ -148,17 +149,9 @@ def _private_folder(folder: Path) -> Path:
     return folder
 
 
-def _open_private(path: Path, flags: int) -> int:
-    """A file descriptor on `path`, created 0600 (an existing file narrowed to 0600); never
-    through a symbolic link."""
-    fd = os.open(path, flags | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    os.fchmod(fd, 0o600)
-    return fd
-
-
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     temp = path.with_name(path.name + ".tmp")
-    fd = _open_private(temp, os.O_WRONLY | os.O_TRUNC)
+    fd = open_private(temp, truncate=True)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         json.dump(data, handle, indent=1)
     os.replace(temp, path)
@@ -404,7 +397,7 @@ def _launch(conf: Mapping[str, str], master: str, label: str, key: str, port: in
                    "--conf", f"{KEY_CONF}={key}", "--properties-file", conf_argument,
                    "spark-internal"]
         try:
-            log_fd = _open_private(log, os.O_WRONLY | os.O_TRUNC)
+            log_fd = open_private(log, truncate=True)
             try:
                 with _signals_held():  # a signal now is handled once the launch is recorded
                     process = subprocess.Popen(
