@@ -404,3 +404,15 @@ def test_a_recorded_pid_that_runs_another_program_is_forgotten_never_killed():
     finally:
         bystander.stdin.close()
         bystander.wait(timeout=30)
+
+
+def test_a_connect_urls_token_never_reaches_a_message():
+    from mirrorspec.spark.platform.session import _check_reachable, shown_remote
+
+    with socket.socket() as closed:
+        closed.bind((ws.HOST, 0))
+        port = closed.getsockname()[1]
+    with pytest.raises(MirrorspecError) as err:
+        _check_reachable(f"sc://localhost:{port}/;user_id=me;token=s3cr3t-t0k3n;x=1", timeout=5)
+    assert "s3cr3t" not in err.value.render() and f"localhost:{port}" in err.value.render()
+    assert shown_remote("sc://h:1/;Token = abc;use_ssl=true") == "sc://h:1/;Token =***;use_ssl=true"
