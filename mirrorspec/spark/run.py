@@ -36,6 +36,7 @@ class _TableJob:
     result: TableRunResult
     outcome: Any = None  # the engine's last TableOutcome, for the monitoring JSON
     started: float = field(default_factory=time.monotonic)
+    refresh: bool = False  # --full-refresh of a feed: the publisher publishes aside, then swaps
 
 
 def run_plan(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = (), threads: int = 4,
@@ -143,11 +144,17 @@ def _write_status(plan: Plan, jobs: list[_TableJob], files: LandingFiles,
 
 def _prepare(plan: Plan, job: _TableJob, files: LandingFiles, full_refresh: bool,
              console: Console) -> None:
-    """Full refresh (when asked), then the table's `_metadata.json`; failures mark the table."""
+    """Full refresh (when asked), then the table's `_metadata.json`; failures mark the table.
+    A feed table's full refresh waits for its publish step (`spark.publish.refresh`), which
+    checks the feed before anything is dropped and writes the new `_metadata.json` itself."""
+    table = job.table
     try:
+        if full_refresh and table.publishes and not table.source.kafka:
+            job.refresh = True
+            return
         if full_refresh:
-            deploy.full_refresh(plan, job.table, files, console)
-        deploy.deploy_metadata(job.table, files, console)
+            deploy.full_refresh(plan, table, files, console)
+        deploy.deploy_metadata(table, files, console)
     except MirrorspecError as exc:
         job.result.fail(exc.render(), getattr(exc, "code", None))
     except OSError as exc:
@@ -171,7 +178,7 @@ def _run_table(spark, plan: Plan, job: _TableJob, files: LandingFiles, publish_o
     try:
         feed = table.publishes
         mirror = table.mirrors and not publish_only
-        if feed and mirror and files.data_files(table.landing_path):
+        if feed and mirror and not job.refresh and files.data_files(table.landing_path):
             _mirror(spark, plan, job, console, "mirror (catch up)")
         if feed and not result.failed:
             _publish(spark, plan, job, console)
@@ -221,9 +228,11 @@ def _timed(job: _TableJob, name: str):
 
 def _publish(spark, plan: Plan, job: _TableJob, console: Console) -> None:
     from mirrorspec.spark.publish.publisher import publish_table
+    from mirrorspec.spark.publish.refresh import refresh_table
 
     with _timed(job, "publish"):
-        published = publish_table(spark, job.table, plan, console)
+        publish = refresh_table if job.refresh else publish_table
+        published = publish(spark, job.table, plan, console)
     result = job.result
     result.files_published.extend(published.files_written)
     result.rows_published += int(published.rows or 0)

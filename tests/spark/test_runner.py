@@ -286,3 +286,51 @@ def test_a_table_with_nothing_landed_is_not_started_and_build_skips_its_tests(sp
     write_file(empty, 1, [(1, "a", 0)])
     again = run_plan(plan, spark=spark, target_dir=tmp_path / "target")
     assert (again.results[0].status, again.results[0].mirror_status) == ("success", "Replicating")
+
+
+def test_a_key_change_is_one_full_refresh_that_checks_the_feed_before_dropping(spark, tmp_path):
+    """Changing an extract table's key: `run --full-refresh` publishes the feed aside first. A
+    bad newest snapshot fails the table with everything left as it was (Delta table, landing
+    folder, `_metadata.json`, publisher state); a good one rebuilds the table from the newest
+    snapshot only — the older one, which lacks the new key column, is not read."""
+    from dataclasses import replace
+
+    from mirrorspec.artifacts.plan import ColumnSpec
+    from mirrorspec.progress.publish import state_file
+    from mirrorspec.spark.publish.refresh import shadow_root
+
+    root, wh, feed = tmp_path / "landing", tmp_path / "warehouse", tmp_path / "feed"
+    feed.mkdir()
+    (feed / "snap_001.csv").write_text("id,v\n1,a\n2,b\n")
+    table = feed_table(root, wh, feed)
+    plan = make_plan(root, wh, [table])
+    assert run_plan(plan, spark=spark).results[0].status == "success"
+    metadata = Path(table.landing_path) / "_metadata.json"
+    before = {p: p.read_bytes() for p in (metadata, Path(state_file(plan, table)))}
+
+    rekeyed = replace(table, key_columns=["id", "region"],
+                      metadata=mirroring.render_metadata(key_columns=["id", "region"]),
+                      columns=table.columns + [ColumnSpec("region", "String", False)],
+                      recreate=True)
+    plan = make_plan(root, wh, [rekeyed])
+    (feed / "snap_002.csv").write_text("id,v,region\n1,a,EU\nx,b,US\n")  # a bad id
+    failed = run_plan(plan, spark=spark, full_refresh=True).results[0]
+    assert failed.status == "error"
+    assert "snap_002.csv" in failed.error and "nothing was dropped" in failed.error
+    assert {p: p.read_bytes() for p in before} == before
+    assert delta_rows(spark, table) == [(1, "a"), (2, "b")]
+    assert not Path(shadow_root(plan, rekeyed)).exists()
+
+    (feed / "snap_002.csv").write_text("id,v,region\n1,a,EU\n2,b,US\n2,b,EU\n")
+    refreshed = run_plan(plan, spark=spark, full_refresh=True).results[0]
+    assert refreshed.status == "success", refreshed.error
+    assert [Path(f).name for f in refreshed.files_published] == ["00000000000000000001.parquet"]
+    assert refreshed.rows_inserted == 3 and refreshed.delta_version == 0
+    assert json.loads(metadata.read_text())["keyColumns"] == ["id", "region"]
+    spark.catalog.clearCache()
+    rows = spark.read.format("delta").load(table.delta_path).orderBy("id", "region").collect()
+    assert [tuple(r) for r in rows] == [(1, "a", "EU"), (2, "b", "EU"), (2, "b", "US")]
+    assert not Path(shadow_root(plan, rekeyed)).exists()
+    # both snapshots are recorded as published: the next run has nothing to do
+    again = run_plan(plan, spark=spark).results[0]
+    assert again.status == "success" and again.files_published == []

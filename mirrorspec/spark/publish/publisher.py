@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import filelock
 
@@ -54,6 +54,7 @@ class PublishResult:
     error: dict | None = None
     held_back: list[str] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)  # messages that change no row, by kind
+    batch: dict | None = None  # the batch this publish recorded (its state `pending` entry)
 
 
 # --- state -----------------------------------------------------------------------------------
@@ -128,9 +129,17 @@ def publish_table(spark, table: TablePlan, plan: Plan, console: Console | None =
     `busy_message` (status `Busy`) and publishes nothing. The lock needs a local state path;
     with a URI state path there is none (docs/operations.md)."""
     console = console or NullConsole()
+    return with_publish_lock(plan, table, console,
+                             lambda: publish_new_files(spark, table, plan, console))
+
+
+def with_publish_lock(plan: Plan, table: TablePlan, console: Console,
+                      work: Callable[[], PublishResult]) -> PublishResult:
+    """`work()` while holding the table's publisher lock (`lock_file`); `Busy` when another
+    process holds it."""
     path = lock_file(plan, table)
     if fsmod.is_remote(path):
-        return _publish_table(spark, table, plan, console)
+        return work()
     local = fsmod.local_path(path)
     os.makedirs(os.path.dirname(local), exist_ok=True)
     lock = filelock.FileLock(local, thread_local=False)
@@ -140,12 +149,13 @@ def publish_table(spark, table: TablePlan, plan: Plan, console: Console | None =
         console.warning(busy_message(table.unique_id), table=table.unique_id)
         return PublishResult(table.unique_id, status="Busy")
     try:
-        return _publish_table(spark, table, plan, console)
+        return work()
     finally:
         lock.release()
 
 
-def _publish_table(spark, table: TablePlan, plan: Plan, console: Console) -> PublishResult:
+def publish_new_files(spark, table: TablePlan, plan: Plan, console: Console) -> PublishResult:
+    """The publish itself, without the lock (`publish_table` holds it)."""
     result = PublishResult(table.unique_id)
     fs = hadoop_fs.files_for(spark)
     # the Qlik/Arcion parsers scan feed files on the driver; URIs are read through Hadoop
@@ -155,7 +165,7 @@ def _publish_table(spark, table: TablePlan, plan: Plan, console: Console) -> Pub
         if state.get("pending"):
             pending = state["pending"]
             if _landed(fs, table.landing_path, int(pending["sequence"])):
-                _commit(fs, plan, table, state, pending)
+                commit_batch(fs, plan, table, state, pending)
                 console.info(f"{table.unique_id}: recorded landing file "
                              f"{sequence_file_name(int(pending['sequence']))} published before a crash",
                              table=table.unique_id)
@@ -250,6 +260,13 @@ def _publish_batch(spark, fs: Files, table: TablePlan, plan: Plan, state: dict[s
     consumed = sorted(set(read.files or files) - set(held_back))
     outcome = {"sequence": sequence if written else None, "files": files, "consumed": consumed,
                "held_back": held_back, "rows": rows, "reader": read.info.get("state", {})}
+    result.batch = outcome
+    skipped_snapshots = read.info.get("skipped_snapshots") or []
+    if skipped_snapshots:
+        console.info(f"{table.unique_id}: nothing precedes this batch, so only the newest "
+                     f"snapshot was read; {len(skipped_snapshots)} older snapshot(s) recorded as "
+                     "published without reading them", table=table.unique_id,
+                     skipped_snapshots=skipped_snapshots)
     if written:
         ensure_metadata(fs, table, keys)
         state["pending"] = outcome
@@ -265,7 +282,7 @@ def _publish_batch(spark, fs: Files, table: TablePlan, plan: Plan, state: dict[s
         console.info(f"{table.unique_id}: published {rows} change(s) from {len(consumed)} file(s) "
                      f"as {sequence_file_name(sequence)}", table=table.unique_id, rows=rows,
                      sequence=sequence)
-    _commit(fs, plan, table, state, outcome)
+    commit_batch(fs, plan, table, state, outcome)
     result.held_back = held_back
     for kind, count in (read.info.get("skipped") or {}).items():
         result.skipped[kind] = result.skipped.get(kind, 0) + count
@@ -279,7 +296,9 @@ def _publish_batch(spark, fs: Files, table: TablePlan, plan: Plan, state: dict[s
     return result
 
 
-def _commit(fs: Files, plan: Plan, table: TablePlan, state: dict[str, Any], outcome: dict) -> None:
+def commit_batch(fs: Files, plan: Plan, table: TablePlan, state: dict[str, Any],
+                 outcome: dict) -> None:
+    """Record a published batch (`outcome`, the state's `pending` entry) in the state."""
     for name in outcome["consumed"]:
         state["files"][name] = outcome["sequence"]
     state["held_back"] = list(outcome["held_back"])

@@ -20,6 +20,8 @@ from mirrorspec.sources.extract import (STATE_SNAPSHOT, CsvExtractFormat, Extrac
                                         group_snapshots, parse_options, previous_snapshot)
 from mirrorspec.spark.publish.completion import read_mirrored
 
+FROM_NOTHING = "nothing (first snapshot)"  # `_previous`'s origin when no snapshot precedes
+
 # --- reading one snapshot -------------------------------------------------------------
 
 def _columns(table: Any) -> list[tuple[str, str]]:
@@ -170,6 +172,12 @@ def read_snapshots(reader: Any, spark: Any, table: Any, files: Sequence[str],
                           f"not columns")
     snapshots = group_snapshots(files, feed_root(table.source.path or ""), opts.snapshot_order)
     previous, origin = _previous(spark, reader, table, state, columns, opts)
+    skipped = []
+    if origin == FROM_NOTHING and len(snapshots) > 1:
+        # Nothing precedes this batch (a first load, a full refresh): the newest snapshot is the
+        # whole table, and the older ones would only land changes it overwrites in the same
+        # file. They are consumed unread (an old snapshot may lack a column added since).
+        skipped, snapshots = [s.name for s in snapshots[:-1]], snapshots[-1:]
     frames = []
     for index, snapshot in enumerate(snapshots):
         current = reader.read_snapshot(spark, snapshot, columns, opts)
@@ -189,7 +197,7 @@ def read_snapshots(reader: Any, spark: Any, table: Any, files: Sequence[str],
         changes = _empty_changes(spark, columns)
         new_state = dict((state or {}).get("reader") or {})
     info = {"state": new_state, "previous_snapshot": origin,
-            "snapshots": [s.name for s in snapshots]}
+            "snapshots": [s.name for s in snapshots], "skipped_snapshots": skipped}
     if not table.key_columns:
         info["key_columns"] = keys
     return ReadResult(changes=changes.select(*names, "_op", "_order", "_present", "_source_file",
@@ -218,7 +226,7 @@ def _previous(spark: Any, reader: Any, table: Any, state: dict[str, Any], column
                                  .cast(spark_type_for(data_type)).alias(name)
                                  for name, data_type in columns])
         return rows, f"mirrored table {table.delta_path}"
-    return _empty_rows(spark, columns), "nothing (first snapshot)"
+    return _empty_rows(spark, columns), FROM_NOTHING
 
 
 def _check_keys(current, keys: Sequence[str], snapshot: Snapshot, opts: ExtractOptions) -> None:
