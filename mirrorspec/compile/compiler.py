@@ -70,6 +70,7 @@ def build_plan(project: Project) -> Plan:
         partner_events=partner,
         tables=tables,
         threads=output.threads,
+        project_dir=str(project.project_dir),
     )
 
 

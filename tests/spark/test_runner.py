@@ -334,3 +334,43 @@ def test_a_key_change_is_one_full_refresh_that_checks_the_feed_before_dropping(s
     # both snapshots are recorded as published: the next run has nothing to do
     again = run_plan(plan, spark=spark).results[0]
     assert again.status == "success" and again.files_published == []
+
+
+def test_a_moved_project_publishes_nothing_again_and_a_lost_state_is_warned_about(spark,
+                                                                                  tmp_path):
+    """`mv` of a project (feeds, landing zone and warehouse inside it): the next run with no new
+    data publishes nothing and commits no Delta version. A state that knows none of the feed's
+    files, over a landing folder holding data, is said loudly before it is published again."""
+    import shutil
+    from dataclasses import replace
+
+    from mirrorspec.base.console import CallbackConsole
+    from mirrorspec.progress.publish import state_file
+
+    def at(project: Path):
+        root, wh, feed = project / "landing", project / "warehouse", project / "feed"
+        table = feed_table(root, wh, feed)
+        return replace(make_plan(root, wh, [table]), project_dir=str(project)), table
+
+    first = tmp_path / "first" / "shop"
+    (first / "feed").mkdir(parents=True)
+    (first / "feed" / "snap_001.csv").write_text("id,v\n1,a\n2,b\n")
+    plan, _ = at(first)
+    assert run_plan(plan, spark=spark).results[0].files_published
+
+    moved = tmp_path / "moved" / "shop"
+    shutil.move(str(first), str(moved))
+    plan, table = at(moved)
+    events: list[dict] = []
+    again = run_plan(plan, spark=spark, console=CallbackConsole(events.append)).results[0]
+    assert again.status == "success", again.error
+    assert (again.files_published, again.files_applied, again.delta_version) == ([], [], 0)
+    assert not [e for e in events if e["level"] == "warning"]
+
+    Path(state_file(plan, table)).unlink()  # a state lost
+    events.clear()
+    lost = run_plan(plan, spark=spark, console=CallbackConsole(events.append)).results[0]
+    assert lost.status == "success", lost.error
+    warned = [e["message"] for e in events if e["level"] == "warning"]
+    assert any("records nothing" in w and "publishing all 1 feed file(s) again" in w
+               and "--full-refresh --select dbo.extract" in w for w in warned), warned

@@ -33,7 +33,7 @@ from mirrorspec.sources.base import (CHANGE_COLUMNS, OP_COLUMN, OP_DELETE, OP_IN
                                      SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN, use_remote_reader)
 from mirrorspec.sources import FEED_TYPES
 from mirrorspec.base import files as fsmod
-from mirrorspec.progress.publish import load_state, save_state
+from mirrorspec.progress.publish import load_state, save_state, state_file
 from mirrorspec.spark.platform import hadoop_fs
 from mirrorspec.spark.platform.failures import as_storage_error
 from mirrorspec.spark.publish.feeds import get_reader
@@ -115,6 +115,18 @@ def lock_file(plan: Plan, table: TablePlan) -> str:
     return join(plan.state_path, "publish", f"{table.unique_id}.lock")
 
 
+def unknown_files_warning(plan: Plan, table: TablePlan, new: int, recorded: int) -> str:
+    """What a publish says before it lands feed files its state doesn't know into a landing
+    folder that already holds data (a state lost, or brought from another folder)."""
+    knows = (f"names {recorded} published file(s), none of them in the feed now" if recorded
+             else "records nothing")
+    return (f"{table.unique_id}: the publisher state {state_file(plan, table)} {knows}, but "
+            f"the landing folder {table.landing_path} already holds data: publishing all "
+            f"{new} feed file(s) again on top of it. If the project was moved or copied with "
+            "a state from elsewhere, or the state was lost, `mirrorspec run --full-refresh "
+            f"--select {table.unique_id}` rebuilds the table from the feed instead")
+
+
 def busy_message(unique_id: str) -> str:
     """What a run that finds another one publishing the table says."""
     return (f"{unique_id}: another run is publishing {unique_id}; this run leaves its feed to "
@@ -188,12 +200,16 @@ def publish_new_files(spark, table: TablePlan, plan: Plan, console: Console) -> 
                               "but no source path", hint="set source.path in the table's YAML")
         published = state.get("files", {})
         held = [f for f in state.get("held_back", [])]
-        new = [f for f in hadoop_fs.list_feed_files(feed_path, spark)
-               if f not in published and f not in held]
+        listed = hadoop_fs.list_feed_files(feed_path, spark)
+        new = [f for f in listed if f not in published and f not in held]
         files = sorted(set(held) | set(new))
         if not new:
             result.held_back = held
             return result
+        if len(new) == len(listed) and not table.source.kafka \
+                and _has_data_files(fs, table.landing_path):
+            console.warning(unknown_files_warning(plan, table, len(new), len(published)),
+                            table=table.unique_id, files=len(new))
         sequence = next_sequence(fs, table.landing_path, state)
         return _publish_batch(spark, fs, table, plan, state, files, sequence, console, result)
     except MirrorspecError as exc:
