@@ -67,6 +67,7 @@ def run_plan(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = ()
     if warmer is not None:
         warmer.before_pass()  # warming waits while this pass runs
     committed: list[str] = []
+    dropped: list[Any] = []
     try:
         if jobs:
             spark = spark or start_session(plan, console, warm=warm_server)
@@ -74,6 +75,8 @@ def run_plan(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = ()
             deploy.write_partner_events(plan, files, console)
             for job in jobs:
                 _prepare(plan, job, files, full_refresh, console)
+            dropped = [] if publish_only else _drop_deleted(spark, plan, select, exclude,
+                                                            console)
             progress = RunProgress(console, len(jobs), spark)
             counting = progress.counting(console)
             with progress:
@@ -84,13 +87,13 @@ def run_plan(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = ()
                     for future in futures:
                         future.result()
             if not publish_only:
-                _write_status(plan, jobs, files, console)
+                _write_status(plan, jobs, files, console, dropped)
             committed = [job.outcome.delta_path for job in jobs
                          if job.outcome is not None and job.outcome.files_applied]
     finally:
         if warmer is not None:
             warmer.after_pass(spark, committed)
-    results.results = [job.result for job in jobs]
+    results.results = [job.result for job in jobs] + [_dropped_result(o) for o in dropped]
     results.elapsed_time = time.monotonic() - started
     if target_dir is not None:
         try:
@@ -105,8 +108,33 @@ def run_plan(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = ()
     return results
 
 
+def _drop_deleted(spark, plan: Plan, select: Sequence[str], exclude: Sequence[str],
+                  console: Console) -> list[Any]:
+    """Drop the Delta tables whose landing folder is gone, as `mirror` does (and Fabric): a
+    table removed from the project, or renamed, once its folder is deleted. Tables of the plan
+    are never dropped (their run recreates the folder); `--select`/`--exclude` patterns
+    (names, `schema.table`, globs) choose among the others."""
+    from mirrorspec.spark.mirror.engine import (MirrorOptions, discover_targets,
+                                                drop_deleted_tables)
+
+    if not hadoop_fs.filesystem_for(plan.landing_zone, spark).is_dir(plan.landing_zone):
+        return []
+    present = {t.unique_id for t in discover_targets(plan.landing_zone, plan.warehouse, spark)}
+    present |= {t.unique_id for t in plan.tables}
+    return drop_deleted_tables(spark, plan.landing_zone, plan.warehouse, present,
+                               MirrorOptions(select=tuple(select)), console,
+                               exclude=tuple(exclude))
+
+
+def _dropped_result(outcome: Any) -> TableRunResult:
+    """The run result of a table `_drop_deleted` dropped."""
+    result = TableRunResult(outcome.unique_id)
+    result.mirror_status = outcome.status  # Dropped
+    return result
+
+
 def _write_status(plan: Plan, jobs: list[_TableJob], files: LandingFiles,
-                  console: Console) -> None:
+                  console: Console, dropped: Sequence[Any] = ()) -> None:
     """The monitoring JSON: the engine's outcomes, and `Failed` for a table that failed before
     or outside the engine (its `_metadata.json`, its publish), keeping its cumulative metrics.
     When the write itself fails (disk full), every table's result says so (`StorageError`)."""
@@ -132,6 +160,7 @@ def _write_status(plan: Plan, jobs: list[_TableJob], files: LandingFiles,
                                  "message": job.result.error}}
         if outcome is not None:
             outcomes.append(outcome)
+    outcomes.extend(dropped)
     if not outcomes:
         return
     error = write_monitoring(filesystem, plan.warehouse, outcomes, console)

@@ -374,3 +374,34 @@ def test_a_moved_project_publishes_nothing_again_and_a_lost_state_is_warned_abou
     warned = [e["message"] for e in events if e["level"] == "warning"]
     assert any("records nothing" in w and "publishing all 1 feed file(s) again" in w
                and "--full-refresh --select dbo.extract" in w for w in warned), warned
+
+
+def test_run_drops_a_table_whose_landing_folder_was_deleted_and_reports_it(spark, tmp_path):
+    """A table removed from the project (or renamed) whose landing folder is deleted, as diff
+    says to: `run` drops its Delta table as `mirror` and Fabric do, and reports `Dropped` in
+    run_results.json and tables.json, so `status --stale-after` doesn't count it stale."""
+    import shutil
+    from datetime import datetime, timedelta, timezone
+
+    from mirrorspec.artifacts.status import read_status
+    from mirrorspec.base.files import LocalFS
+    from mirrorspec.operate.health import assess
+
+    root, wh, target = tmp_path / "landing", tmp_path / "warehouse", tmp_path / "target"
+    kept, gone = landing_table(root, wh, "sales", "orders"), landing_table(root, wh, "sales", "customers")
+    for table in (kept, gone):
+        write_file(table, 1, [(1, "a", 0)])
+    assert not run_plan(make_plan(root, wh, [kept, gone]), spark=spark).failed
+
+    shutil.rmtree(gone.landing_path)  # the table left the project; its folder is deleted
+    results = run_plan(make_plan(root, wh, [kept]), spark=spark, target_dir=target)
+    assert not results.failed
+    assert {(r.unique_id, r.status, r.mirror_status) for r in results.results} == {
+        ("sales.orders", "success", "Replicating"), ("sales.customers", "success", "Dropped")}
+    assert not Path(gone.delta_path).exists() and Path(kept.delta_path).exists()
+    written = json.loads((target / "run_results.json").read_text())["results"]
+    assert {r["unique_id"]: r["mirror_status"] for r in written}["sales.customers"] == "Dropped"
+    status = read_status(str(wh), LocalFS())
+    assert {e["sourceTableName"]: e["status"] for e in status["tables"]}["customers"] == "Dropped"
+    later = datetime.now(timezone.utc) + timedelta(minutes=1)
+    assert [s for s in assess(status, timedelta(hours=1), later).stale if "customers" in s] == []
