@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from mirrorspec.base.interrupts import worker_pool
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -80,8 +80,7 @@ def run_plan(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = ()
             progress = RunProgress(console, len(jobs), spark)
             counting = progress.counting(console)
             with progress:
-                with ThreadPoolExecutor(max_workers=max(1, threads),
-                                        thread_name_prefix="mirrorspec-table") as pool:
+                with worker_pool(max(1, threads), "mirrorspec-table") as pool:
                     futures = [pool.submit(_run_table, spark, plan, job, files, publish_only,
                                            counting, progress, stop) for job in jobs]
                     for future in futures:

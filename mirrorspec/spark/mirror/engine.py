@@ -16,7 +16,7 @@ import threading
 import time
 import uuid
 import weakref
-from concurrent.futures import ThreadPoolExecutor
+from mirrorspec.base.interrupts import worker_pool
 from dataclasses import dataclass, field, replace
 
 from pyspark.sql import functions as F
@@ -842,8 +842,7 @@ def mirror_tables(spark, targets: list[MirrorTarget], warehouse: str,
         if options.threads <= 1 or len(chosen) <= 1:
             outcomes = [work(t) for t in chosen]
         else:
-            with ThreadPoolExecutor(max_workers=options.threads,
-                                    thread_name_prefix="mirror") as pool:
+            with worker_pool(options.threads, "mirror") as pool:
                 outcomes = list(pool.map(work, chosen))
     return MirrorResult([o for o in outcomes if o is not None])
 
