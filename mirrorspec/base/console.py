@@ -7,6 +7,7 @@ The core never prints; commands get the console from the click context
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 import time
@@ -259,19 +260,46 @@ def emit_usage_error(message: str, exit_code: int, invocation_id: str | None = N
     console.error(message, error_type="UsageError", exit_code=exit_code)
 
 
+LOGGER = "mirrorspec"
+"""The Python logging logger the API's events go to when it is given no `on_event`."""
+_LOGGING_LEVELS = {"error": logging.ERROR, "warning": logging.WARNING, "debug": logging.DEBUG}
+
+
+def log_record(record: dict[str, Any]) -> None:
+    """One event (its JSON object) through Python's logging: logger `mirrorspec`, the event's
+    level, its message (a table's rows under its title, as plain aligned text) and the whole
+    event as the log record's `mirrorspec` attribute."""
+    logger = logging.getLogger(LOGGER)
+    level = _LOGGING_LEVELS.get(str(record.get("level")), logging.INFO)
+    if not logger.isEnabledFor(level):
+        return
+    message = str(record.get("message") or "")
+    rows = record.get("rows")
+    if isinstance(rows, list) and rows and all(isinstance(r, dict) for r in rows):
+        columns = list(rows[0])
+        message = plain_table(message or None, columns,
+                              [[text_value(r.get(c)) for c in columns] for r in rows])
+    logger.log(level, "%s", message, extra={"mirrorspec": record})
+
+
 class CallbackConsole(Console):
     """Hands every event to `callback` as its JSON object (`record`) instead of printing: the
-    Python API's progress and logs (`mirrorspec.api`). Tables become events with typed rows."""
+    Python API's progress and logs (`mirrorspec.api`). Tables become events with typed rows.
+    Without a callback, every event goes to Python's logging (`log_record`), so a notebook or an
+    orchestrator that shows logging shows mirrorspec's progress and warnings."""
 
     def __init__(self, callback: "Callable[[dict[str, Any]], None] | None",
                  invocation_id: str | None = None):
         super().__init__(log_format="json", quiet=False, stream=_Sink(),
                          invocation_id=invocation_id)
         self.callback = callback
+        self._to_logging = callback is None
 
     def event(self, kind: str, message: str, **fields: Any) -> None:
         callback = self.callback
         if callback is None:
+            if self._to_logging:
+                log_record(json_value(self.record(kind, message, **fields)))
             return
         try:
             callback(json_value(self.record(kind, message, **fields)))

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from mirrorspec.commands.params import get_console, project_options, stop_on_signals
+from mirrorspec.commands.params import get_console, given_as, project_options, stop_on_signals
 from mirrorspec.base.errors import MirrorspecError
 
 LOOPBACK_NAMES = ("localhost",)
@@ -58,6 +58,7 @@ def _folders(params: dict[str, Any]) -> tuple[Path, Path, str]:
     if not landing:
         from mirrorspec.compile import load_plan_context
 
+        _require_project(params["project_dir"])
         plan = load_plan_context(params["project_dir"], params["target"], params["vars_text"],
                                  params["profiles_dir"]).plan
         landing, warehouse, name = plan.landing_zone, plan.warehouse, plan.project_name
@@ -73,6 +74,22 @@ def _folders(params: dict[str, Any]) -> tuple[Path, Path, str]:
                               hint="give --landing-zone and --warehouse folders apart, neither "
                                    "inside the other")
     return Path(landing).resolve(), Path(warehouse).resolve(), name
+
+
+def _require_project(project_dir: str) -> None:
+    """Outside a project, say the three ways to give serve its folders (not only the project's)."""
+    from mirrorspec.base.errors import ProjectError
+    from mirrorspec.base.origin import origin_of
+    from mirrorspec.load.project import find_project_file
+
+    try:
+        find_project_file(Path(project_dir).expanduser().resolve(),
+                          origin_of(project_dir, "--project-dir"))
+    except ProjectError as exc:
+        raise ProjectError(exc.message, hint="give the folders: --landing-zone DIR --warehouse "
+                           "DIR (one mirrored database), or --root DIR (several, created "
+                           "through /v1); or run serve in a project (--project-dir) to serve "
+                           "its profile's folders") from None
 
 
 def _report(params: dict[str, Any]) -> Path | None:
@@ -181,8 +198,9 @@ def serve(**params: Any) -> None:
                                                        "workspace")
         item, item_id = names_mod.split_name(params["item"] or workspace, "item")
         clients = entra.parse_clients(params["clients"])
-    except ValueError as exc:
-        raise MirrorspecError(str(exc)) from None
+    except ValueError as exc:  # a value from MIRRORSPEC_SERVE_CLIENTS is said to come from it
+        origin = given_as(click.get_current_context(), "clients") or "--client"
+        raise MirrorspecError(str(exc).replace("--client", origin, 1)) from None
 
     def log(level: str, message: str, **fields: Any) -> None:  # credentials never written
         getattr(console, level if level in ("info", "warning", "error") else "info")(

@@ -94,7 +94,7 @@ def test_parquet_folder_snapshots(spark, tmp_path):
     ("id,name,city,balance,signup_date,updated_at\n1,A,X,1,2023-01-01,2024-01-01\n"
      "1,B,Y,2,2023-01-01,2024-01-01\n", "key id=1 appears 2 times"),
     ("id,name,city,balance,signup_date,updated_at\n1,A,X,lots,2023-01-01,2024-01-01\n",
-     "column 'balance': cannot read 'lots'"),
+     "column 'balance' (field 4): cannot read 'lots' as Double"),
     ("id,name,balance\n1,A,2\n", "lacks column(s) city, signup_date, updated_at"),
     ("id,name,city,balance,signup_date,updated_at\n", "has no rows"),
     ("id,name,city,balance,signup_date,updated_at\n,A,X,1,2023-01-01,2024-01-01\n", "NULL key"),
@@ -108,3 +108,36 @@ def test_bad_extracts_are_rejected_naming_the_file(spark, tmp_path, content, wor
     with pytest.raises(SourceError) as err:
         get_reader("csv").read(spark, table, [str(bad)], {})
     assert err.value.file == str(bad) and words in err.value.message
+
+
+def test_a_bad_value_names_its_file_line_column_and_type(spark, tmp_path):
+    """One Spark pass per format: a CSV folder snapshot whose second file has the bad value
+    after a quoted line break (its line, not its row), then a Parquet extract (its row)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    feed = tmp_path / "feed"
+    (feed / "snap").mkdir(parents=True)
+    header = "id,name,city,balance,signup_date,updated_at\n"
+    (feed / "snap" / "part-0.csv").write_text(header + "1,A,X,1,2023-01-01,2024-01-01\n")
+    bad = feed / "snap" / "part-1.csv"
+    bad.write_text(header + '2,"B\nsecond line",Y,2,2023-01-01,2024-01-01\n'
+                   "3,C,Z,3,not a date,2024-01-01\n")
+    table = plan_for(tmp_path, feed, CUSTOMERS, ["id"])
+    with pytest.raises(SourceError) as err:
+        get_reader("csv").read(spark, table, sorted(str(p) for p in (feed / "snap").iterdir()),
+                               {})
+    assert (err.value.file, err.value.line) == (str(bad), 4)
+    assert err.value.message == "column 'signup_date' (field 5): cannot read 'not a date' as IDate"
+    assert err.value.render().startswith(f"{bad}:4: column 'signup_date'")
+
+    parquet_feed = tmp_path / "pfeed"
+    parquet_feed.mkdir()
+    pq.write_table(pa.table({"sku": ["A", "B", "C"], "qty": ["1", "2", "five"]}),
+                   parquet_feed / "s.parquet")
+    columns = [("sku", "String"), ("qty", "Int32")]
+    table = plan_for(tmp_path / "p", parquet_feed, columns, ["sku"], kind="parquet")
+    with pytest.raises(SourceError) as err:
+        get_reader("parquet").read(spark, table, [str(parquet_feed / "s.parquet")], {})
+    assert err.value.file == str(parquet_feed / "s.parquet")
+    assert err.value.message == "row 3, column 'qty': cannot read 'five' as Int32"

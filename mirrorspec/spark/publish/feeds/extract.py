@@ -14,10 +14,11 @@ from pyspark.sql.types import StringType, StructField, StructType, _parse_dataty
 
 from mirrorspec.base.errors import SourceError
 from mirrorspec.openmirroring.mirroring import spark_type_for
-from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE, ReadResult
+from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE, ReadResult, read_feed_bytes
 from mirrorspec.sources.extract import (STATE_SNAPSHOT, CsvExtractFormat, ExtractOptions,
-                                        ParquetExtractFormat, Snapshot, _exists, feed_root,
-                                        group_snapshots, parse_options, previous_snapshot)
+                                        ParquetExtractFormat, Snapshot, _exists, csv_value_line,
+                                        expected_type, feed_root, group_snapshots, parse_options,
+                                        previous_snapshot)
 from mirrorspec.spark.publish.completion import read_mirrored
 
 FROM_NOTHING = "nothing (first snapshot)"  # `_previous`'s origin when no snapshot precedes
@@ -67,19 +68,20 @@ def _typed(raw_col, data_type: str, opts: ExtractOptions):
     return raw_col.try_cast(spark_type_for(data_type))
 
 
-def _check_values(df, typed: dict[str, Any], raw: dict[str, Any], file: str) -> None:
-    """Raise SourceError for the first value that doesn't parse as its column's type."""
+def _first_bad_value(df, typed: dict[str, Any], raw: dict[str, Any], *where: Any):
+    """The first row with a value that doesn't parse as its column's type: `_bad` (the
+    column), the raw values and the `where` columns (its file, its row); None when all parse."""
 
     checks = [F.when(raw[name].isNotNull() & typed[name].isNull(), F.lit(name))
               for name in typed]
     if not checks:
-        return
-    bad = df.select(F.coalesce(*checks).alias("_bad"), *[raw[n].alias(n) for n in raw]) \
-        .where(F.col("_bad").isNotNull()).limit(1).collect()
-    if bad:
-        name = bad[0]["_bad"]
-        raise SourceError(f"column {name!r}: cannot read {bad[0][name]!r} as its type",
-                          file=file, hint="fix the value or the column's type in the YAML")
+        return None
+    bad = df.select(F.coalesce(*checks).alias("_bad"), *[raw[n].alias(n) for n in raw],
+                    *where).where(F.col("_bad").isNotNull()).limit(1).collect()
+    return bad[0] if bad else None
+
+
+_VALUE_HINT = "fix the value, or the column's type (or the extract's format options) in the YAML"
 
 class CsvExtractReader(CsvExtractFormat):
     """`csv`: each new CSV extract (file or folder) is a full snapshot of the table."""
@@ -119,7 +121,10 @@ class CsvExtractReader(CsvExtractFormat):
                               hint="check the delimiter, quote and header options")
         strings = {name: F.col(f"`{mapping[name]}`") for name, _ in columns}
         typed = {name: _typed(strings[name], data_type, opts) for name, data_type in columns}
-        _check_values(raw, typed, strings, snapshot.name)
+        bad = _first_bad_value(raw, typed, strings, F.col("_file"))
+        if bad is not None:
+            raise _csv_value_error(bad, dict(columns), names.index(mapping[bad["_bad"]]),
+                                   _plain_name(bad["_file"], files), opts)
         return raw.select(*[typed[name].alias(name) for name, _ in columns])
 
 class ParquetExtractReader(ParquetExtractFormat):
@@ -142,8 +147,32 @@ class ParquetExtractReader(ParquetExtractFormat):
             target = spark_type_for(data_type)
             typed[name] = selected[name] if source_type == target else \
                 selected[name].try_cast(target)
-        _check_values(raw, typed, selected, snapshot.name)
+        bad = _first_bad_value(raw, typed, selected, F.col("_metadata.file_path").alias("_file"),
+                               F.col("_metadata.row_index").alias("_row"))
+        if bad is not None:
+            name = bad["_bad"]
+            data_type = dict(columns)[name]
+            raise SourceError(f"row {bad['_row'] + 1}, column {name!r}: cannot read "
+                              f"{bad[name]!r} as {expected_type(data_type, opts)}",
+                              file=_plain_name(bad["_file"], list(snapshot.files)),
+                              hint=_VALUE_HINT)
         return raw.select(*[typed[name].alias(name) for name, _ in columns])
+
+
+def _csv_value_error(bad: Any, types: dict[str, str], field: int, file: str,
+                     opts: ExtractOptions) -> SourceError:
+    """The error of a CSV value that is not of its column's type: the file and the line its
+    record starts on (found by reading the file again, on this error path only), the column
+    by name and position, the value and the type it must read as."""
+    name = bad["_bad"]
+    value = bad[name]
+    try:
+        line = csv_value_line(read_feed_bytes(file), file, opts, field, value)
+    except (OSError, SourceError):
+        line = None
+    return SourceError(f"column {name!r} (field {field + 1}): cannot read {value!r} as "
+                       f"{expected_type(types[name], opts)}", file=file, line=line,
+                       hint=_VALUE_HINT)
 
 def _plain_name(uri: str, files: Sequence[str]) -> str:
     from urllib.parse import unquote
