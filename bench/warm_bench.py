@@ -39,11 +39,14 @@ def cli(args: list[str], cwd: Path, env: dict[str, str]) -> float:
 
 
 def next_snapshot(project: Path, order_id: int) -> None:
-    """Land the next nightly orders snapshot: the last one plus one new order line."""
+    """Land the next nightly orders snapshot, dated the day after the last (so it sorts after
+    it, as the extract reader orders snapshots by name): the last one plus one new order line."""
+    import datetime as dt
+
     feeds = project / "feeds" / "orders"
-    latest = sorted(feeds.glob("*.csv"))[-1]
-    number = len(list(feeds.glob("*.csv"))) + 1
-    (feeds / f"orders_{number:04d}.csv").write_text(
+    latest = sorted(feeds.glob("orders_*.csv"))[-1]
+    day = dt.date.fromisoformat(latest.stem.removeprefix("orders_")) + dt.timedelta(days=1)
+    (feeds / f"orders_{day.isoformat()}.csv").write_text(
         latest.read_text().rstrip("\n") + f"\n{order_id},1,2,eraser,1,0.80\n")
 
 
