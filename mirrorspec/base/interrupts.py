@@ -59,8 +59,9 @@ def installed() -> bool:
 
 @contextlib.contextmanager
 def kept_handler() -> Iterator[None]:
-    """Keep the SIGINT handler the block found (PySpark's SparkContext installs its own)."""
-    if threading.current_thread() is not threading.main_thread():
+    """Keep the SIGINT handler the block found (PySpark's SparkContext installs its own), in
+    the command line only: a notebook or the Python API keeps PySpark's (it cancels jobs)."""
+    if not _installed or threading.current_thread() is not threading.main_thread():
         yield
         return
     handler = signal.getsignal(signal.SIGINT)
