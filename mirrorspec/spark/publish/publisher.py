@@ -33,6 +33,7 @@ from mirrorspec.sources.base import (CHANGE_COLUMNS, OP_COLUMN, OP_DELETE, OP_IN
                                      SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN, use_remote_reader)
 from mirrorspec.sources import FEED_TYPES
 from mirrorspec.base import files as fsmod
+from mirrorspec.landing.deploy import recreate_procedure
 from mirrorspec.progress.publish import load_state, save_state, state_file
 from mirrorspec.spark.platform import hadoop_fs
 from mirrorspec.spark.platform.failures import as_storage_error
@@ -104,7 +105,7 @@ def ensure_metadata(fs: Files, table: TablePlan, key_columns: Sequence[str]) -> 
             raise SourceError(
                 f"{path} declares keyColumns {list(current.key_columns)} but the table's keys are "
                 f"{list(wanted)}; keyColumns can't change once set",
-                hint="recreate the table folder (drop it and run with --full-refresh) to change keys")
+                hint="to change the keys, " + recreate_procedure(table.unique_id, True))
     fs.write_text(path, dumps_json(metadata))
 
 
