@@ -169,7 +169,7 @@ class _LogFileHandler(logging.Handler):
         try:
             from mirrorspec.base.logfile import log_path
 
-            with open(log_path(), "a", encoding="utf-8") as handle:
+            with os.fdopen(open_private(log_path()), "a", encoding="utf-8") as handle:
                 handle.write(self.format(record) + "\n")
         except Exception:  # noqa: BLE001 - logging must never fail the command
             self.handleError(record)
