@@ -255,7 +255,11 @@ register(cli)
 def main() -> None:
     """Console-script entry point."""
     interrupts.install()
-    cli(prog_name="mirrorspec")
+    try:
+        cli(prog_name="mirrorspec")
+    except SystemExit as ended:
+        interrupts.exit_after_cleanup(ended.code)
+    interrupts.exit_after_cleanup(0)
 
 
 if __name__ == "__main__":

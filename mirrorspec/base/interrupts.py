@@ -10,6 +10,7 @@ puts it back.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
 import os
@@ -85,6 +86,23 @@ def worker_pool(max_workers: int, thread_name_prefix: str) -> Iterator[ThreadPoo
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
+
+
+def exit_after_cleanup(code: object) -> None:
+    """End a command that finished: Python's exit handlers and logging's flush run as at a
+    normal exit, then the process ends without the native libraries' static destructors. delta-rs
+    and pyarrow keep runtime threads that, torn down at exit, can abort an otherwise successful
+    process with "terminate called without an active exception" (exit -6; delta-io/delta-rs#2184)."""
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code
+    else:
+        print(code, file=sys.stderr)
+        status = 1
+    atexit._run_exitfuncs()
+    logging.shutdown()
+    exit_now(status)
 
 
 def exit_now(code: int = EXIT_CODE) -> None:
