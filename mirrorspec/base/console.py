@@ -16,6 +16,8 @@ from datetime import date, datetime, time as clock_time, timezone
 from decimal import Decimal
 from typing import Any, Callable, Iterable, Sequence
 
+from mirrorspec.base.interrupts import interrupted
+
 FORMATS = ("text", "json", "csv")
 NULL_TEXT = "NULL"  # how `show` prints a NULL for people ('' stays empty)
 _LEVELS = {"error": "error", "warning": "warning", "debug": "debug"}
@@ -66,6 +68,8 @@ class Console:
     # --- events ------------------------------------------------------------------------------
     def event(self, kind: str, message: str, **fields: Any) -> None:
         """One event: printed as a line, or as a JSON object with `fields`."""
+        if interrupted():  # after Ctrl-C only the command line's one line is said
+            return
         if self.log_format == "json":
             self.stream.write(json.dumps(self.record(kind, message, **fields),
                                          default=json_value) + "\n")
@@ -100,6 +104,8 @@ class Console:
         In a terminal it fits the width (long cells wrap; columns that can't fit are left out,
         and a line says which); otherwise (a pipe, a log file) plain aligned rows, never cut.
         `null` is how a None cell reads for people (`NULL` for data, blank for reports)."""
+        if interrupted():
+            return
         if self.log_format == "json":
             self.event(kind, title or "", rows=[{str(c): json_value(v) for c, v in zip(columns, r)}
                                                 for r in rows])
@@ -134,7 +140,7 @@ class Console:
         if self.log_format == "json":
             self.event("progress", message, **fields)
             return
-        if not self.quiet:
+        if not self.quiet and not interrupted():
             self.stream.write(f"[{time.strftime('%H:%M:%S')}] {message}\n")
             self.stream.flush()
 
@@ -180,10 +186,14 @@ class Console:
 
     def raw(self, text: str) -> None:
         """Text printed as is (JSON documents, file contents)."""
+        if interrupted():
+            return
         self.stream.write(text if text.endswith("\n") else text + "\n")
         self.stream.flush()
 
     def _print(self, message: str, style: str | None) -> None:
+        if interrupted():
+            return
         if self._rich is not None:
             from rich.markup import escape
             self._rich.print(f"[{style}]{escape(message)}[/{style}]" if style else escape(message))

@@ -27,6 +27,7 @@ from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import InferredColumn, InferredSchema, list_feed_files
 
 STATE_SNAPSHOT = "snapshot"
+EXTRACT_TYPES = ("csv", "parquet")  # the source types whose every file is a full snapshot
 
 
 @dataclass(frozen=True)

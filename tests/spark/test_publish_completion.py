@@ -25,21 +25,41 @@ def test_completion_uses_the_mirrored_row_then_the_batch_in_order(spark):
         (1, None, None, 1, 3, ["k", "a", "b"], "f", 3),   # present NULLs stay NULL
         (1, None, "b4", 1, 4, ["k", "b"], "f", 4),        # a is NULL now (present NULL before)
         (2, None, None, 2, 5, None, "f", 5),              # delete resets key 2
-        (2, "n", None, 0, 6, ["k", "a"], "f", 6),         # re-insert lacking b → NULL, not y
-        (3, "i", "j", 0, 7, None, "f", 7),                # untouched key passes through
-        (3, None, "j2", 1, 8, ["k", "b"], "f", 8),        # insert in the same batch seeds it
+        (2, "n", "m", 0, 6, None, "f", 6),                # a whole re-insert
+        (2, None, "m2", 1, 7, ["k", "b"], "f", 7),        # a → n, not x from before the delete
+        (3, "i", "j", 0, 8, None, "f", 8),                # untouched key passes through
+        (3, None, "j2", 1, 9, ["k", "b"], "f", 9),        # insert in the same batch seeds it
     ])
     done = complete_changes(spark, changes, ["k", "a", "b"], ["k"], mirrored)
     assert result(done) == [
         (1, "a1", "b0", 1), (1, "a1", "b2", 1), (1, None, None, 1), (1, None, "b4", 1),
-        (2, None, None, 2), (2, "n", None, 0), (3, "i", "j", 0), (3, "i", "j2", 1)]
+        (2, None, None, 2), (2, "n", "m", 0), (2, "n", "m2", 1), (3, "i", "j", 0),
+        (3, "i", "j2", 1)]
     assert done.where("_present is not null").count() == 0
 
 
-def test_completion_without_a_mirrored_table(spark):
-    changes = frame(spark, [(1, "a", None, 1, 1, ["k", "a"], "f", 1)])
-    assert result(complete_changes(spark, changes, ["k", "a", "b"], ["k"], None)) == [
-        (1, "a", None, 1)]
+def test_a_column_no_place_has_stops_the_table_at_that_change(spark):
+    """Absent never becomes NULL: a partial row of a key neither the batch nor the mirror
+    holds (no mirrored table at all, here), or of a key deleted before it in the batch, stops
+    the table at the first such change, naming its file, line, key and columns."""
+    import pytest
+
+    from mirrorspec.base.errors import SourceError
+
+    cases = [
+        ([(5, "a", "b", 0, 1, None, "f", 1),
+          (1, "a", None, 1, 2, ["k", "a"], "f", 7)], None, 7, "k=1", "lacks b"),
+        ([(2, None, None, 2, 1, None, "g", 3),               # delete of a mirrored key
+          (2, "n", None, 0, 2, ["k", "a"], "g", 4)],         # re-insert lacking b: not y
+         spark.createDataFrame([(2, "x", "y")], "k int, a string, b string"), 4, "k=2",
+         "lacks b"),
+    ]
+    for rows, mirrored, line, key, lacking in cases:
+        with pytest.raises(SourceError) as caught:
+            complete_changes(spark, frame(spark, rows), ["k", "a", "b"], ["k"], mirrored)
+        assert caught.value.line == line and key in caught.value.message
+        assert lacking in caught.value.message and "never becomes NULL" in caught.value.message
+        assert "full row images" in caught.value.hint
 
 
 def test_a_key_change_takes_what_it_lacks_from_the_old_key(spark):
@@ -51,13 +71,21 @@ def test_a_key_change_takes_what_it_lacks_from_the_old_key(spark):
         (2, "x2", None, 1, 4, ["k", "a"], "f", 3, None),       # key 2 changes a first
         (2, None, None, 2, 5, None, "f", 4, "p2"),             # then becomes key 7
         (7, None, None, 0, 6, ["k"], "f", 4, "p2"),            # lacking a and b → x2, y
-        (9, None, None, 2, 7, None, "f", 5, "p3"),             # an old key nobody knows:
-        (8, "a8", None, 0, 8, ["k", "a"], "f", 5, "p3"),       # b stays NULL
     ], SCHEMA + ", _pair string"))
     done = complete_changes(spark, changes, ["k", "a", "b"], ["k"], mirrored)
     assert result(done) == [
         (1, None, None, 2), (5, "a5", "b0", 0), (5, "a5", "b6", 1), (2, "x2", "y", 1),
-        (2, None, None, 2), (7, "x2", "y", 0), (9, None, None, 2), (8, "a8", None, 0)]
+        (2, None, None, 2), (7, "x2", "y", 0)]
+    # an old key nobody knows: what the new key lacks has no value anywhere
+    unknown = with_tie(spark.createDataFrame([
+        (9, None, None, 2, 7, None, "f", 5, "p3"),
+        (8, "a8", None, 0, 8, ["k", "a"], "f", 5, "p3"),
+    ], SCHEMA + ", _pair string"))
+    import pytest
+
+    from mirrorspec.base.errors import SourceError
+    with pytest.raises(SourceError, match=r"key \(k=8\) lacks b"):
+        complete_changes(spark, unknown, ["k", "a", "b"], ["k"], mirrored)
 
 
 def test_truncate_deletes_mirrored_keys_and_earlier_batch_keys(spark):

@@ -67,12 +67,19 @@ def _mask(rng: random.Random) -> str | None:
     return text.zfill(rng.choice([0, 4, 6]))
 
 
-def _message(rng, op: str, key: int, seq: int, txn: str, last: bool, before=None):
+def _message(rng, op: str, key: int, seq: int, txn: str, last: bool, before=None,
+             whole: bool = False):
+    """A data message; `whole`: every column present (a new key's insert: no place could
+    complete what it lacks), drawn from `rng` as any other message so the stream stays put."""
     data = _row(rng, key) if op != "DELETE" or rng.random() < 0.3 else None
     headers = {"operation": op if rng.random() < 0.8 else op.lower(),
                "changeSequence": f"{20240502000000000 + seq:035d}", "transactionId": txn,
                "transactionLastEvent": last, "timestamp": "2024-05-02T10:00:00.000"}
     mask = _mask(rng)
+    if whole:
+        filler = random.Random(key)
+        data = {**{n: _value(filler, n) for n, _ in COLUMNS[1:]}, **(data or {"ID": key})}
+        mask = None
     if mask is not None:
         headers["columnMask"] = mask
     body = {"data": data, "beforeData": before, "headers": headers}
@@ -93,7 +100,7 @@ def _clean_file(rng: random.Random, path: Path, first_seq: int, count: int, live
         if op in ("INSERT", "REFRESH"):
             key = max(live, default=0) + 1
             live.append(key)
-            msg = _message(rng, op, key, seq, f"{txn:08X}", last)
+            msg = _message(rng, op, key, seq, f"{txn:08X}", last, whole=True)
         elif op == "UPDATE":
             key = rng.choice(live)
             before = _row(rng, key, absent=0.0) if rng.random() < 0.7 else None

@@ -35,7 +35,9 @@ from typing import Any, Mapping
 
 from pyspark.sql import SparkSession
 
+from mirrorspec.base import interrupts
 from mirrorspec.base.errors import MirrorspecError, SetupError
+from mirrorspec.base.faults import crash_point
 from mirrorspec.base.logfile import log_folder, open_private
 from mirrorspec.artifacts.plan import Plan, resolve_secrets
 from mirrorspec.spark.platform import cds, jars, java
@@ -152,8 +154,10 @@ def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | Non
     if starting and console is not None:
         console.info("starting Spark…")
     began = time.monotonic()
+    _py4j_logs_to_file()
     try:
-        with _jvm_output_to_log():
+        # PySpark's SparkContext puts its own SIGINT handler in: keep the command line's
+        with _jvm_output_to_log(), interrupts.kept_handler():
             session = builder.getOrCreate()
     except Exception as exc:
         if starting and "JAVA_GATEWAY_EXITED" in str(exc):
@@ -165,6 +169,27 @@ def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | Non
         console.info(f"Spark started ({time.monotonic() - began:.1f}s)")
     session.sparkContext.setLogLevel(os.environ.get("MIRRORSPEC_SPARK_LOG_LEVEL", "ERROR"))
     return session
+
+
+class _LogFileHandler(logging.Handler):
+    """Py4J's warnings and errors (a connection cut by Ctrl-C, a JVM gone) go to the log file,
+    never to the terminal as tracebacks."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            from mirrorspec.base.logfile import log_path
+
+            with os.fdopen(open_private(log_path()), "a", encoding="utf-8") as handle:
+                handle.write(self.format(record) + "\n")
+        except Exception:  # noqa: BLE001 - logging must never fail the command
+            self.handleError(record)
+
+
+def _py4j_logs_to_file() -> None:
+    logger = logging.getLogger("py4j")
+    if not any(isinstance(h, _LogFileHandler) for h in logger.handlers):
+        logger.addHandler(_LogFileHandler())
+        logger.propagate = False
 
 
 def register_delta_errors(remote: bool) -> None:
@@ -594,6 +619,7 @@ def start_session(plan: Plan, console: Any = None, warm: bool = False,
     and the plan works over Connect too (warm_server.plan_allows)."""
     from mirrorspec.spark.platform.warm_server import plan_allows
 
+    crash_point("before_spark_start")
     spec = plan.spark
     remote = resolve_secrets(spec.remote) if spec.remote and not master else None
     return build_session(master or resolve_secrets(spec.master),
