@@ -151,21 +151,53 @@ class TreeCpu(threading.Thread):
     """CPU seconds of a process tree, sampled every 0.1 s: the last figure seen of each process
     (the JVM a PySpark driver starts is not reaped by it, so getrusage misses it)."""
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pid: int, interval: float = 0.1) -> None:
         super().__init__(daemon=True)
         self.pid, self.seen, self.done = pid, {}, threading.Event()
+        self.interval = interval
+        self.commands: dict[int, str] = {}  # the command line of each process seen
 
     def run(self) -> None:
-        while not self.done.wait(0.1):
+        while not self.done.wait(self.interval):
             stack = [self.pid]
             while stack:
                 current = stack.pop()
                 self.seen[current] = max(self.seen.get(current, 0), _cpu_ticks(current))
+                if current not in self.commands:
+                    self.commands[current] = _command_line(current)
                 stack.extend(_children(current))
 
     @property
     def seconds(self) -> float:
         return sum(self.seen.values()) / _TICKS
+
+
+def run_tree(argv: Sequence[str], cwd: Path = REPO_ROOT, env: dict[str, str] | None = None,
+             interval: float = 0.1) -> tuple[dict[str, Any], "TreeCpu", str]:
+    """Run a command to its end, sampling its process tree: ({wall_s, cpu_s, peak_rss}, the
+    sampler (each process's command line and CPU), its output). Exits when it fails."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(list(argv), cwd=str(cwd), env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    cpu = TreeCpu(proc.pid, interval)
+    cpu.start()
+    with PeakMemory(proc.pid) as memory:
+        output, _ = proc.communicate()
+    wall = time.perf_counter() - started
+    cpu.done.set()
+    cpu.join()
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv[:4])} … failed ({proc.returncode}):\n{output[-3000:]}")
+    return ({"wall_s": round(wall, 2), "cpu_s": round(cpu.seconds, 2), "peak_rss": memory.peak},
+            cpu, output)
+
+
+def _command_line(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def fmt_bytes(n: int) -> str:

@@ -34,7 +34,6 @@ import argparse
 import os
 import statistics
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -43,8 +42,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (REPO_ROOT, CpuTime, PeakMemory, TreeCpu, emit,
-                     print_table, spark_session)
+from _common import (REPO_ROOT, CpuTime, PeakMemory, emit, print_table, run_tree,
+                     spark_session)
 from mirror_bench import TABLE, deltalake_merge, generate
 
 # The issue's reference: plain PySpark started with Delta's jars, nothing of mirrorspec's.
@@ -82,21 +81,8 @@ def data_files(table: Path) -> dict:
 
 def run_process(argv: list[str]) -> dict:
     """Wall and CPU seconds and peak RSS of one command's process tree."""
-    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
-    started = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=str(REPO_ROOT), env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-    cpu = TreeCpu(proc.pid)
-    cpu.start()
-    with PeakMemory(proc.pid) as memory:
-        output, _ = proc.communicate()
-    wall = time.perf_counter() - started
-    cpu.done.set()
-    cpu.join()
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(argv[:3])} … failed ({proc.returncode}):\n{output[-3000:]}")
-    return {"wall_s": round(wall, 2), "cpu_s": round(cpu.seconds, 2), "peak_rss": memory.peak,
-            "output": output}
+    figures, _, output = run_tree(argv, env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
+    return dict(figures, output=output)
 
 
 def engine_pass(spark, landing: Path, warehouse: Path) -> dict:

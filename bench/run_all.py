@@ -3,6 +3,7 @@
     .venv/bin/python bench/run_all.py            # full sizes (1M changes, 10M rows: hours on 2 cores)
     .venv/bin/python bench/run_all.py --quick    # small sizes, a few minutes on an idle machine
     .venv/bin/python bench/run_all.py --only publish,latency
+    .venv/bin/python bench/run_all.py --only cold          # the whole-command table (cold_bench.py)
 
 Each bench runs as its own subprocess (its own JVM, so peak memory is its own) one after
 another (they are CPU-heavy; never in parallel). Logs and a `figures.json` go to --out.
@@ -43,6 +44,8 @@ SUITE: dict[str, tuple[str, list[str], list[str]]] = {
                         ["--json", "--files", "50", "--every", "3"]),
     "read": ("read_bench.py", ["--json", "--scale", "0.05", "--repeat", "1"],
              ["--json", "--scale", "1.0"]),
+    "cold": ("cold_bench.py", ["--json", "--scale", "0.02"],
+             ["--json", "--scale", "1.0", "--rounds", "3"]),
 }
 COLUMNS = ["stage", "workload", "time", "throughput", "peak RSS", "target", "met"]
 
@@ -250,7 +253,29 @@ def rows_read(stdout: str) -> list[list]:
     return rows
 
 
-ROWS = {"compile": rows_compile, "mirror": rows_mirror, "publish": rows_publish,
+def rows_cold(stdout: str) -> list[list]:
+    f = last_json(stdout)
+    if not f:
+        return []
+    from cold_bench import CASES, TARGETS, met
+
+    rows = []
+    for name in CASES:
+        case = f.get(name)
+        if not case:
+            continue
+        command = case.get("mirror") or case.get("publish")
+        spark = command.get("spark") or {}
+        rows.append([f"cold: {name}", f"{case['changes']:,} changes, whole command "
+                     f"({spark.get('queries')} queries, {spark.get('jobs')} jobs)",
+                     f"{case['figure_s']:.1f} s vs {case['reference_name']} "
+                     f"{case['reference']['wall_s']:.1f} s", f"{case['ratio']}×",
+                     fmt_bytes(command["peak_rss"]), f"≤ {TARGETS[name]}×",
+                     {"yes": "yes", "no": "NO"}.get(met(case, name), "?")])
+    return rows
+
+
+ROWS = {"compile": rows_compile, "cold": rows_cold, "mirror": rows_mirror, "publish": rows_publish,
         "e2e": rows_e2e, "scaling": rows_scaling, "batch": rows_batch, "latency": rows_latency,
         "latency-cadence": rows_latency,
         "read": rows_read}

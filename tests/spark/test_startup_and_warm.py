@@ -1,5 +1,5 @@
-"""The fixed cost of a pass (issue 15): the JVM's class-data archive maps, and `--watch` warms
-the next pass's Delta snapshot.
+"""The fixed cost of a pass (issue 15): the JVM's class-data archive maps, `--watch` warms
+the next pass's Delta snapshot, and Python workers fork from a daemon that imported the parsers.
 
 Neither test times anything: the archive test proves the JVM that `build_session` starts can map
 the archive `make` created (with MIRRORSPEC_CDS=require the JVM refuses to start otherwise), and
@@ -19,7 +19,8 @@ import pytest
 from conftest import REPO_ROOT
 from mirrorspec.spark.platform import cds
 from mirrorspec.spark.mirror.engine import MirrorOptions, mirror_landing_zone
-from mirrorspec.spark.platform.session import driver_conf
+from mirrorspec.spark.platform.session import PYTHON_DAEMON, driver_conf
+from mirrorspec.spark.publish import python_daemon
 from mirrorspec.spark.mirror.warm import SnapshotWarmer, warm_snapshot
 
 COUNT = """
@@ -85,3 +86,25 @@ def test_warming_a_missing_table_is_harmless(spark, tmp_path):
     warmer.after_pass(spark, [str(tmp_path / "nowhere")])
     warmer.close()  # waits; the failure was only logged
     warm_snapshot(spark, str(tmp_path / "nowhere"))
+
+
+def test_python_workers_fork_from_a_daemon_that_imported_the_feed_parsers(spark):
+    """A local session's Python workers are forks of mirrorspec's daemon (their `__main__`),
+    which imported pyarrow and the parse tasks' modules before forking."""
+    preload = python_daemon.PRELOAD
+
+    def worker_facts(_):  # defined here: pickled by value, run in a worker
+        import sys as worker_sys
+
+        spec = getattr(worker_sys.modules["__main__"], "__spec__", None)
+        return (spec.name if spec is not None else None,
+                [name in worker_sys.modules for name in preload])
+
+    assert spark.sparkContext.getConf().get("spark.python.daemon.module") == PYTHON_DAEMON
+    facts = spark.sparkContext.parallelize(range(2), 2).map(worker_facts).collect()
+    assert facts == [(PYTHON_DAEMON, [True] * len(python_daemon.PRELOAD))] * 2
+
+
+def test_the_daemon_preloads_what_it_can():
+    assert python_daemon.preload(("json", "mirrorspec_no_such_module")) == [
+        "mirrorspec_no_such_module"]

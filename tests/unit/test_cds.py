@@ -74,15 +74,22 @@ def test_each_pyspark_install_has_its_own_archive(cache, monkeypatch, tmp_path):
 
 
 def test_archives_of_removed_or_reinstalled_installs_and_older_training_are_forgotten(
-        cache, tmp_path):
+        cache, tmp_path, monkeypatch):
     folder = tmp_path / "cds"
     folder.mkdir()
     kept_jars = tmp_path / "venv" / "jars"
     kept_jars.mkdir(parents=True)
     (kept_jars / "spark-core.jar").write_bytes(b"jar")
+    monkeypatch.setattr(cds, "_spark_jars", lambda: kept_jars)  # this install's
+    other_jars = tmp_path / "other-venv" / "jars"  # another worktree's install, alive
+    other_jars.mkdir(parents=True)
+    (other_jars / "spark-core.jar").write_bytes(b"other jar")
     signature = cds.jars_signature(kept_jars)
     current = f"training {cds.TRAINING_VERSION}"
+    older = f"training {cds.TRAINING_VERSION - 1}"
+    other = f"{other_jars}\n{older}\n{cds.jars_signature(other_jars)}\n"
     for name, source in (("driver-kept.jsa", f"{kept_jars}\n{current}\n{signature}\n"),
+                         ("driver-other-install.jsa", other),
                          ("driver-gone.jsa", f"{tmp_path / 'x'}\n{current}\n{signature}\n"),
                          ("driver-reinstalled.jsa", f"{kept_jars}\n{current}\nother\n"),
                          ("driver-unsigned.jsa", f"{kept_jars}\n{current}\n"),
@@ -91,8 +98,10 @@ def test_archives_of_removed_or_reinstalled_installs_and_older_training_are_forg
         (folder / name).write_bytes(b"archive")
         (folder / f"{name}.source").write_text(source)
     cds.forget_stale_archives(folder)
-    assert sorted(p.name for p in folder.iterdir()) == ["driver-kept.jsa",
-                                                         "driver-kept.jsa.source"]
+    # another live install's archive of its own (older) training stays: its code maps it
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "driver-kept.jsa", "driver-kept.jsa.source", "driver-other-install.jsa",
+        "driver-other-install.jsa.source"]
 
 
 def test_a_pyspark_installed_again_at_the_same_path_names_a_new_archive(cache, monkeypatch,

@@ -1,4 +1,5 @@
 """session_conf on a session shared by threads: what the session held before comes back."""
+import os
 import threading
 
 import pytest
@@ -76,3 +77,24 @@ def test_two_open_blocks_asking_different_values_is_refused_and_nothing_leaks():
                 pass
         assert session.conf.values == {KEY: "false"}
     assert session.conf.values == {}
+
+
+def test_a_local_driver_has_the_cached_jars_on_its_class_path_a_cluster_ships_them(
+        monkeypatch, tmp_path):
+    """A local master is one JVM: Delta's and Kafka's jars go on its class path (nothing copied
+    to a local executor before its first task); a cluster's executors get them as spark.jars."""
+    from mirrorspec.spark.platform import jars, session
+
+    delta = [tmp_path / "delta-spark.jar", tmp_path / "delta-storage.jar"]
+    kafka = [tmp_path / "spark-sql-kafka.jar"]
+    monkeypatch.setattr(jars, "fetch", lambda quiet=True: delta)
+    monkeypatch.setattr(jars, "cached_kafka_jars", lambda: kafka)
+    local = session.driver_conf({}, "local[2]")
+    assert local["spark.driver.extraClassPath"].split(os.pathsep) == [str(p) for p in delta + kafka]
+    assert "spark.jars" not in local
+    cluster = session.driver_conf({}, "spark://master:7077")
+    assert cluster["spark.jars"].split(",") == [str(p) for p in delta + kafka]
+    assert "spark.driver.extraClassPath" not in cluster
+    # a profile's own class path is kept, ahead of the cached jars
+    mine = session.driver_conf({"spark.driver.extraClassPath": "/opt/my.jar"}, "local[*]")
+    assert mine["spark.driver.extraClassPath"].split(os.pathsep)[0] == "/opt/my.jar"

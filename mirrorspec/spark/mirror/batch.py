@@ -266,7 +266,10 @@ def _marker_expr(column: str | None, default: int, data_type: T.DataType | None 
             .otherwise(F.lit(INVALID_MARKER)))
 
 
-def _read_parquet_group(spark, group: list[tuple[int, FileSchema]]) -> tuple[DataFrame, str | None]:
+def _read_parquet_group(spark, group: list[tuple[int, FileSchema]], union: list[T.StructField],
+                        default: int) -> DataFrame:
+    """One Spark read of Parquet files with the same columns, typed and tagged in ONE projection
+    (each DataFrame step is analysed by the driver, which a fresh process pays for)."""
     first = group[0][1]
     # Spark can't read TIMESTAMP(NANOS) or TIME as timestamps: read the integers, then convert.
     units = dict(first.as_micros)
@@ -276,13 +279,27 @@ def _read_parquet_group(spark, group: list[tuple[int, FileSchema]]) -> tuple[Dat
         fields.append(T.StructField(first.marker, first.marker_type, True))
     df = (spark.read.schema(T.StructType(fields))
           .parquet(*[_literal_path(s.spark_path) for _, s in group]))
-    for field in first.fields:
-        if field.name in units:
-            micros = _MICROS_OF_UNIT[units[field.name]](col(field.name).cast("long"))
-            df = df.withColumn(field.name, F.timestamp_micros(micros).cast(field.dataType))
-    df = df.withColumn(FILE_ORDER, _order_column(spark, group))
-    df = df.withColumn(ROW_ORDER, F.col("_metadata.row_index").cast("long"))
-    return df, first.marker
+    present = {f.name.lower(): f for f in first.fields}
+    columns = []
+    for field in union:
+        source = present.get(field.name.lower())
+        if source is None:
+            columns.append(F.lit(None).cast(field.dataType).alias(field.name))
+            continue
+        value = col(source.name)
+        if source.name in units:
+            micros = _MICROS_OF_UNIT[units[source.name]](value.cast("long"))
+            value = F.timestamp_micros(micros).cast(source.dataType)
+        columns.append(value.cast(field.dataType).alias(field.name))
+    marker = first.marker
+    return df.select(
+        *columns,
+        _marker_expr(marker, default, first.marker_type).alias(MARKER),
+        (col(marker).cast("string") if marker else F.lit(None).cast("string")).alias("__marker_raw"),
+        F.lit(None).cast("string").alias("__read_problem"),
+        F.lit(None).cast("string").alias(_VALUE_PROBLEM),
+        _order_column(spark, group).alias(FILE_ORDER),
+        F.col("_metadata.row_index").cast("long").alias(ROW_ORDER))
 
 
 def _read_csv_group(spark, group: list[tuple[int, FileSchema]],
@@ -395,11 +412,9 @@ def read_changes(spark: SparkSession, schemas: list[FileSchema], union: list[T.S
     frames = []
     for signature, group in groups.items():
         if signature[0] == "parquet":
-            df, marker = _read_parquet_group(spark, group)
-            df = df.withColumn("__read_problem", F.lit(None).cast("string"))
-            df = df.withColumn(_VALUE_PROBLEM, F.lit(None).cast("string"))
-        else:
-            df, marker = _read_csv_group(spark, group, metadata)
+            frames.append(_read_parquet_group(spark, group, union, default))
+            continue
+        df, marker = _read_csv_group(spark, group, metadata)
         df = df.withColumn("__marker_raw", col(marker).cast("string") if marker
                            else F.lit(None).cast("string"))
         df = df.withColumn(MARKER, _marker_expr(
@@ -417,8 +432,8 @@ def read_changes(spark: SparkSession, schemas: list[FileSchema], union: list[T.S
     df = frames[0]
     for frame in frames[1:]:
         df = df.unionByName(frame)
-    return df.withColumn(PROBLEM, _problem_expr(metadata)).drop(
-        "__marker_raw", "__read_problem", _VALUE_PROBLEM)
+    return df.select(*[col(f.name) for f in union], MARKER, FILE_ORDER, ROW_ORDER,
+                     _problem_expr(metadata).alias(PROBLEM))
 
 
 def _problem_expr(metadata: mirroring.TableMetadata) -> Column:

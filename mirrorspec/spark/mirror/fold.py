@@ -42,21 +42,23 @@ def fold_changes(changes: DataFrame, columns: list[str], keys: list[str]) -> Dat
     Rows: one reset row per key whose existing rows change (`__is_reset`, `__action` delete or
     set, `__insert_if_absent`), plus the rows to append (`__is_reset` false).
     """
+    # Five projections (each one analysed by the driver: a cold process pays for every one),
+    # a window layer each where a window reads an earlier one's result.
     order = F.struct(F.col(FILE_ORDER), F.col(ROW_ORDER))
     w = Window.partitionBy(*[col(k) for k in keys])
     marker = F.col(MARKER)
-    df = changes.withColumn("__ord", order)
-    df = df.withColumn("__j", F.max(F.when(marker == _DELETE, F.col("__ord"))).over(w))
+    df = changes.select("*", order.alias("__ord"),
+                        F.max(F.when(marker == _DELETE, order)).over(w).alias("__j"))
     after = F.col("__j").isNull() | (F.col("__ord") > F.col("__j"))
-    df = df.withColumn("__after", after)
-    df = df.withColumn("__p", F.max(F.when(F.col("__after") & marker.isin(_REPLACE),
-                                           F.col("__ord"))).over(w))
-    df = df.withColumn("__first", F.min(F.when(F.col("__after") & (marker != _DELETE),
-                                               F.struct(F.col("__ord"), marker.alias("m"))))
-                       .over(w))
-    df = df.withColumn("__ins_before_p", F.sum(F.when(
-        F.col("__after") & (marker == _INSERT) & (F.col("__ord") < F.col("__p")), 1)
-        .otherwise(0)).over(w))
+    df = df.select("*",
+                   F.max(F.when(after & marker.isin(_REPLACE), F.col("__ord"))).over(w)
+                   .alias("__p"),
+                   F.min(F.when(after & (marker != _DELETE),
+                                F.struct(F.col("__ord"), marker.alias("m")))).over(w)
+                   .alias("__first"))
+    df = df.select("*", F.sum(F.when(
+        after & (marker == _INSERT) & (F.col("__ord") < F.col("__p")), 1)
+        .otherwise(0)).over(w).alias("__ins_before_p"))
     first_is_update = F.coalesce(F.col("__first.m").isin(_REPLACE), F.lit(False))
     has_delete = F.col("__j").isNotNull()
     is_p = F.col("__p").isNotNull() & (F.col("__ord") == F.col("__p"))
@@ -66,16 +68,16 @@ def fold_changes(changes: DataFrame, columns: list[str], keys: list[str]) -> Dat
                      + F.when(has_delete & first_is_update, 1).otherwise(0))
               .when((marker == _INSERT) & (boundary.isNull() | (F.col("__ord") > boundary)), 1)
               .otherwise(0))
-    reset = F.col("__ord") == F.coalesce(F.col("__p"), F.col("__j"))
+    reset = F.coalesce(F.col("__ord") == F.coalesce(F.col("__p"), F.col("__j")), F.lit(False))
+    total = (copies + F.when(reset, 1).otherwise(0)).cast("int")
+    # one output row per copy (none when total is 0: explode of NULL yields no row)
     df = df.select(
         *[col(c) for c in columns],
-        copies.alias("__copies"),
-        F.coalesce(reset, F.lit(False)).alias("__reset"),
+        reset.alias("__reset"),
         F.when(has_delete, F.lit(ACTION_DELETE)).otherwise(F.lit(ACTION_SET)).alias("__act"),
         ((~has_delete) & first_is_update).alias("__iia"),
+        F.explode(F.when(total > 0, F.sequence(F.lit(0), total - 1))).alias("__i"),
     )
-    total = (F.col("__copies") + F.when(F.col("__reset"), 1).otherwise(0)).cast("int")
-    df = df.filter(total > 0).withColumn("__i", F.explode(F.sequence(F.lit(0), total - 1)))
     is_reset_row = F.col("__reset") & (F.col("__i") == 0)
     return df.select(
         *[col(c) for c in columns],

@@ -83,10 +83,12 @@ def _training_publish(spark, work: Path) -> None:
 def _training_pass(spark, work: Path) -> None:
     """Small runs that load the classes of an everyday `publish` and `mirror`: two feeds
     published; an initial load, then a MERGE with updates, deletes and inserts on a table with
-    deletion vectors, then a read."""
+    deletion vectors, then the big-batch path's MERGE (its source staged as Parquet, read back
+    under a runtime Bloom filter: `staged_source`, used for tables above 64 MiB), then a read."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from mirrorspec.spark.mirror import staged_source
     from mirrorspec.spark.mirror.engine import MirrorOptions, mirror_landing_zone
 
     _training_publish(spark, work)
@@ -101,14 +103,26 @@ def _training_pass(spark, work: Path) -> None:
                    folder / f"{1:020d}.parquet")
     warehouse = work / "warehouse"
     changed = [1, 2, 5000, 3]  # update, delete, insert, upsert
-    for sequence in (1, 2):  # the initial load, then a MERGE
+    staged = list(range(10, 400, 3)) + [6000]  # the big-batch MERGE's updates and an insert
+    min_table_bytes = staged_source.MIN_TABLE_BYTES
+    for sequence in (1, 2, 3):  # the initial load, a MERGE, a MERGE of a staged source
         if sequence == 2:
             pq.write_table(pa.table({"id": pa.array(changed, pa.int64()),
                                      "name": [f"changed {i}" for i in changed],
                                      "__rowMarker__": pa.array([1, 2, 0, 4], pa.int32())}),
                            folder / f"{2:020d}.parquet")
-        result = mirror_landing_zone(spark, str(work / "landing"), str(warehouse),
-                                     MirrorOptions(threads=1))
+        if sequence == 3:
+            pq.write_table(pa.table({"id": pa.array(staged, pa.int64()),
+                                     "name": [f"staged {i}" for i in staged],
+                                     "__rowMarker__": pa.array([1] * (len(staged) - 1) + [0],
+                                                               pa.int32())}),
+                           folder / f"{3:020d}.parquet")
+            staged_source.MIN_TABLE_BYTES = 0  # stage this small table's batch too
+        try:
+            result = mirror_landing_zone(spark, str(work / "landing"), str(warehouse),
+                                         MirrorOptions(threads=1))
+        finally:
+            staged_source.MIN_TABLE_BYTES = min_table_bytes
         if result.failed:
             raise RuntimeError(f"the training pass failed: {result.tables[0].error}")
     spark.read.format("delta").load(str(warehouse / "dbo" / "training")).count()

@@ -27,7 +27,7 @@ from mirrorspec.spark.platform import jars
 
 ENV = "MIRRORSPEC_CDS"
 # Part of the archive's name: a new training pass (other classes) makes a new archive.
-TRAINING_VERSION = 2
+TRAINING_VERSION = 3
 MODES = ("auto", "off", "require")
 JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 _CLASS_PATH = "spark.driver.extraClassPath"
@@ -89,15 +89,19 @@ def source_text() -> str:
 
 def forget_stale_archives(folder: Path) -> None:
     """Delete the archives made for a pyspark that is gone (a removed venv or clone) or was
-    installed again since (other jar mtimes: the JVM would refuse the archive), or by an older
-    training pass: each archive has a `.source` file naming the jars folder it was made for, its
-    training version and the jars' signature."""
+    installed again since (other jar mtimes: the JVM would refuse the archive), and this
+    install's archives of another training pass: each archive has a `.source` file naming the
+    jars folder it was made for, its training version and the jars' signature. Another live
+    install's archive of another training pass stays: that checkout's code still maps it (the
+    cache is shared by every clone and worktree of the machine), and its own `make` replaces it."""
+    mine = _spark_jars()
     for source in folder.glob("*.jsa.source"):
         lines = source.read_text(encoding="utf-8").splitlines()
         jars_folder = Path(lines[0].strip()) if lines else None
         gone = jars_folder is None or not jars_folder.is_dir()
         replaced = not gone and lines[2:3] != [jars_signature(jars_folder)]
-        if gone or replaced or lines[1:2] != [f"training {TRAINING_VERSION}"]:
+        retrained = lines[1:2] != [f"training {TRAINING_VERSION}"] and jars_folder == mine
+        if gone or replaced or retrained:
             source.with_suffix("").unlink(missing_ok=True)
             source.unlink(missing_ok=True)
 

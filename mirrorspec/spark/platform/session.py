@@ -3,7 +3,8 @@
 Three ways to get Spark, all from the same profile output (`spark: {master, remote, conf}`):
 
 - classic, in-process driver: `master` is `local[*]`, `spark://host:port`, `yarn`, `k8s://…`;
-  Delta's jars are added from the offline cache (`spark.jars`), which Spark ships to executors.
+  Delta's jars are added from the offline cache: on the driver's class path for a local master
+  (one JVM), else as `spark.jars`, which Spark ships to executors.
 - inside a driver someone else started (spark-submit, a Fabric/Databricks/EMR job, a notebook):
   the running session is reused (Spark's getOrCreate) and spark-submit's master is kept.
 - Spark Connect: `remote: sc://host:port`; the server owns the JVM, its jars and static conf, so
@@ -75,6 +76,11 @@ DEFAULT_CONF: dict[str, str] = {
 # private folder under the temp directory instead, unless the profile names one.
 WAREHOUSE_DIR_KEY = "spark.sql.warehouse.dir"
 
+# Local masters run the Python workers with the driver's own Python, which has mirrorspec: its
+# daemon imports the feed parsers once before forking the workers (spark/publish/python_daemon.py).
+PYTHON_DAEMON_KEY = "spark.python.daemon.module"
+PYTHON_DAEMON = "mirrorspec.spark.publish.python_daemon"
+
 DELTA_JARS_KEY = "mirrorspec.delta.jars"
 DELTA_JARS_MODES = ("cache", "packages", "provided")
 EXTRA_JARS_KEY = "mirrorspec.extra.jars"
@@ -119,12 +125,16 @@ def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | Non
         if console is not None:
             console.info(f"connecting to Spark at {shown_remote(remote)}…")
         return _connect_session(remote, user_conf, app_name)
-    merged = _merged_conf(user_conf, jars_mode, extra_jars, master or "local[*]")
+    # under spark-submit the master is its own (maybe a cluster's): jars go to spark.jars
+    merged = _merged_conf(user_conf, jars_mode, extra_jars,
+                          "" if submitted else master or "local[*]")
     if warm and not submitted and _no_jvm_yet():
         session = _warm_session(merged, master or "local[*]", app_name, console)
         if session is not None:
             return session
     _leave_warm_connect_mode()
+    if not submitted and (master or "local[*]").startswith("local"):
+        merged.setdefault(PYTHON_DAEMON_KEY, PYTHON_DAEMON)  # a profile's value wins
     register_delta_errors(remote=False)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
@@ -236,7 +246,7 @@ def _merged_conf(user_conf: dict[str, str], jars_mode: str, extra_jars: list[str
     merged = dict(DEFAULT_CONF)
     merged[WAREHOUSE_DIR_KEY] = spark_warehouse_dir()
     merged.update(user_conf)
-    _add_delta_jars(merged, jars_mode)
+    _add_delta_jars(merged, jars_mode, master)
     for name in extra_jars:
         _add_extra_jars(merged, name, master)
     return merged
@@ -464,18 +474,32 @@ def _close_remote_sessions() -> None:
             pass
 
 
-def _add_delta_jars(merged: dict[str, str], mode: str) -> None:
+def _add_delta_jars(merged: dict[str, str], mode: str, master: str) -> None:
     if mode == "provided":
         return
     if mode == "cache":
         # not cached yet: downloaded now (seconds), or a SetupError saying how to get them
-        _append(merged, "spark.jars", ",".join(str(p) for p in jars.fetch()))
+        _add_jar_files(merged, [str(p) for p in jars.fetch()], master)
     else:
         _append(merged, "spark.jars.packages", jars.delta_artifacts()[0])
     # Spark's Kafka connector (source.kafka) rides along when the cache has it.
     kafka = jars.cached_kafka_jars() if mode == "cache" else None
     if kafka:
-        _append(merged, "spark.jars", ",".join(str(p) for p in kafka))
+        _add_jar_files(merged, [str(p) for p in kafka], master)
+
+
+def _add_jar_files(merged: dict[str, str], paths: list[str], master: str) -> None:
+    """Jars every JVM of the session needs. A local master is one JVM: on its class path from
+    the start, so nothing is copied (`spark.jars` makes a local executor fetch each jar through
+    the driver's file server before its first task: ~20 MB for Delta's and Kafka's, every
+    command) and the class-data archive holds their classes like Spark's own. A cluster
+    master's executors get them through `spark.jars`."""
+    if master.startswith("local"):
+        existing = merged.get("spark.driver.extraClassPath")
+        merged["spark.driver.extraClassPath"] = os.pathsep.join(([existing] if existing else [])
+                                                                + paths)
+    else:
+        _append(merged, "spark.jars", ",".join(paths))
 
 
 def _add_extra_jars(merged: dict[str, str], name: str, master: str) -> None:
@@ -486,14 +510,7 @@ def _add_extra_jars(merged: dict[str, str], name: str, master: str) -> None:
     if not cached:
         raise MirrorspecError(f"spark.conf {EXTRA_JARS_KEY}: the {name!r} jars are not cached",
                               hint=f"fetch them once: python -m mirrorspec.spark.platform.jars {name}")
-    paths = [str(p) for p in cached]
-    if master.startswith("local"):
-        # one JVM: on the class path from the start, so the (large) jars are not copied around
-        existing = merged.get("spark.driver.extraClassPath")
-        merged["spark.driver.extraClassPath"] = os.pathsep.join(([existing] if existing else [])
-                                                                + paths)
-    else:
-        _append(merged, "spark.jars", ",".join(paths))
+    _add_jar_files(merged, [str(p) for p in cached], master)
 
 
 def _append(conf: dict[str, str], key: str, value: str) -> None:

@@ -60,15 +60,25 @@ def _task_frame(spark, tasks: Sequence[dict]):
     def is_remote(task: dict) -> bool:
         return isinstance(task.get("file"), str) and fsmod.is_remote(task["file"])
 
-    local = [(json.dumps(t), None) for t in tasks if not is_remote(t)]
-    frame = spark.createDataFrame(local, "task string, data binary")
+    import pyarrow as pa
+
+    local = [json.dumps(t) for t in tasks if not is_remote(t)]
+    # From an Arrow table the rows go to the JVM as they are; from a list of tuples PySpark
+    # checks each row in a Python task, which starts a second worker daemon (and its workers)
+    # for every publish beside the one that parses.
+    frame = spark.createDataFrame(pa.table({"task": pa.array(local, pa.string()),
+                                            "data": pa.nulls(len(local), pa.binary())}))
     remote = [t for t in tasks if is_remote(t)]
     if not remote:
         return frame
     whole = [t.get("compressed") or "start" not in t for t in remote]
-    rows = [(json.dumps(t), t["file"], None if w else t["start"] + 1,
-             None if w else t["end"] - t["start"]) for t, w in zip(remote, whole)]
-    wanted = spark.createDataFrame(rows, "task string, file string, start long, length long")
+    wanted = spark.createDataFrame(pa.table({
+        "task": pa.array([json.dumps(t) for t in remote], pa.string()),
+        "file": pa.array([t["file"] for t in remote], pa.string()),
+        "start": pa.array([None if w else t["start"] + 1 for t, w in zip(remote, whole)],
+                          pa.int64()),
+        "length": pa.array([None if w else t["end"] - t["start"] for t, w in zip(remote, whole)],
+                           pa.int64())}))
     content = (spark.read.format("binaryFile").load(sorted({t["file"] for t in remote}))
                .select(F.col("path").alias("file"), "content"))
     data = F.when(F.col("start").isNull(), F.col("content")).otherwise(
