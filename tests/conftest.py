@@ -42,10 +42,16 @@ def spark():
 
 
 def pytest_collection_modifyitems(config, items):
-    """Everything under tests/spark carries the `spark` marker."""
+    """Everything under tests/spark carries the `spark` marker. For pytest-xdist (`make test`
+    runs two workers, `--dist loadgroup`) a module's tests stay on one worker, so its
+    module-scoped fixtures run once, and every test of the Kafka broker on one worker, so one
+    broker starts."""
     for item in items:
-        if "/tests/spark/" in str(item.fspath).replace(os.sep, "/"):
+        path = str(item.fspath).replace(os.sep, "/")
+        if "/tests/spark/" in path:
             item.add_marker(pytest.mark.spark)
+        group = "kafka-broker" if "broker" in getattr(item, "fixturenames", ()) else path
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 # --- an S3-API server (moto's server mode) reached through s3a:// (tests/spark) ---------------
