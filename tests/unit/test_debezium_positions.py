@@ -79,11 +79,24 @@ def test_a_position_going_backwards_within_a_file_stops_at_that_line(connector):
     assert "source." in err.value.message  # the field is named
 
 
-def test_postgres_lsn_alone_may_go_backwards_in_a_stream():
-    """Interleaved transactions commit out of lsn order; lsn orders changes of one row."""
-    text = (event("c", "a", {"lsn": 200}, "postgresql", 1) + "\n"
-            + event("c", "b", {"lsn": 100}, "postgresql", 2))
+def keyed_event(key: int, v: str, source: dict) -> str:
+    return json.dumps({"op": "c", "after": {"id": key, "v": v},
+                       "source": {"connector": "postgresql", **source}})
+
+
+def test_postgres_lsn_alone_may_go_backwards_in_a_stream_but_not_for_one_row():
+    """Interleaved transactions commit out of lsn order; lsn orders changes of one row, so a
+    row's lsn going back is a re-send (dropped when equal, an error when it differs)."""
+    text = keyed_event(1, "a", {"lsn": 200}) + "\n" + keyed_event(2, "b", {"lsn": 100})
     assert len(list(parse_text(text, "f.json", SHAPE, DebeziumOptions()))) == 2
+    resent = text + "\n" + keyed_event(1, "x", {"lsn": 300}) + "\n" + keyed_event(1, "a", {"lsn": 200})
+    skipped: dict = {}
+    rows = list(parse_text(resent, "f.json", SHAPE, DebeziumOptions(), skipped))
+    assert [r[1] for r in rows] == ["a", "b", "x"] and skipped == {"resent": 1}
+    differs = text + "\n" + keyed_event(1, "x", {"lsn": 300}) + "\n" + keyed_event(1, "y", {"lsn": 150})
+    with pytest.raises(SourceError, match="goes backwards within the file") as err:
+        list(parse_text(differs, "f.json", SHAPE, DebeziumOptions()))
+    assert err.value.line == 4
 
 
 def test_snapshot_events_come_before_streaming_events_at_the_same_position():

@@ -4,7 +4,9 @@ The landing zone needs full rows, but CDC feeds carry partial ones (Qlik `column
 `Exists_Val`, Debezium's unavailable-value placeholder). A change row lacks column `c` when its
 `_present` list is set and does not name `c`. Completion gives it the value `c` has just before the
 change: from the batch's own earlier changes of that key, else from the current mirrored row (the
-Delta table). An absent column never becomes NULL unless the row never had a value.
+Delta table); a reader fills what the message's own before image holds first. An absent column
+never becomes NULL: after a delete of its key the row has no values (NULL), and when no place
+has the value the table stops at that change (`complete_changes` raises a located SourceError).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any, Sequence
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import (OP_COLUMN, OP_DELETE, OP_TRUNCATE, ORDER_COLUMN,
                                      PAIR_COLUMN, PRESENT_COLUMN, SOURCE_FILE_COLUMN,
                                      SOURCE_LINE_COLUMN)
@@ -22,7 +25,12 @@ from mirrorspec.base import files as fsmod
 
 TIE_COLUMN = "_tie"      # 0 for deletes, 1 otherwise: a key change's delete sorts before its insert
 _RANK_COLUMN = "_rank"   # 0 for seed rows from the Delta table, 1 for the batch's changes
+_UNKNOWN_COLUMN = "_unknown"  # the absent columns of a change that no place has a value for
 _SEED_OP = -1
+UNKNOWN_HINT = ("the landing zone needs full rows: publish the feed from its start, or mirror the "
+                "landing zone before publishing (`mirrorspec run` does), or have the producer "
+                "send full row images (Postgres: REPLICA IDENTITY FULL; docs/sources.md, "
+                "Partial rows)")
 
 
 def sort_columns(keys: Sequence[str]) -> list:
@@ -124,7 +132,9 @@ def complete_changes(spark: SparkSession, changes: DataFrame, columns: Sequence[
     passes through untouched. Deletes reset a key: a later partial insert of it gets NULL for
     what it lacks — except the insert of a key change (`_pair`), which first takes what it
     lacks from the old key's row just before that key's delete. (A key changed twice in one
-    batch takes from the first old key only what that key's own row held.)
+    batch takes from the first old key only what that key's own row held.) A change lacking a
+    column that nothing before it has (no mirrored row, no earlier change of its key) raises a
+    SourceError naming its file and line: landing NULL there would be a guess.
     """
     data_columns = [c for c in columns if c not in keys]
     if not keys or not data_columns:
@@ -170,15 +180,32 @@ def complete_changes(spark: SparkSession, changes: DataFrame, columns: Sequence[
                                               .otherwise(F.col(name)).alias("v")))
 
     affected = _complete_key_changes(affected, data_columns, ordered, known)
-    filled = []
+    filled, unknown = [], []
     for name in data_columns:
-        previous = F.last(known(name), ignorenulls=True).over(window)["v"]
-        filled.append(F.when(carries(name), F.col(name)).otherwise(previous).alias(name))
+        previous = F.last(known(name), ignorenulls=True).over(window)
+        filled.append(F.when(carries(name), F.col(name)).otherwise(previous["v"]).alias(name))
+        unknown.append(F.when(~carries(name) & previous.isNull(), F.lit(name)))
     others = [c for c in affected.columns if c not in data_columns]
-    completed = (affected.select(*[F.col(c) for c in others], *filled)
+    completed = (affected.select(*[F.col(c) for c in others], *filled,
+                                 F.array_compact(F.array(*unknown)).alias(_UNKNOWN_COLUMN))
                  .where(F.col(_RANK_COLUMN) == 1).drop(_RANK_COLUMN)
                  .withColumn(PRESENT_COLUMN, F.lit(None).cast(changes.schema[PRESENT_COLUMN].dataType)))
+    _stop_at_unknown(completed)
     return untouched.unionByName(completed.select(*changes.columns))
+
+
+def _stop_at_unknown(completed: DataFrame) -> None:
+    """Raise at the first change (by file and line) whose absent columns nothing has."""
+    first = (completed.where(F.size(F.col(_UNKNOWN_COLUMN)) > 0)
+             .orderBy(SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN).limit(1).collect())
+    if first:
+        row = first[0]
+        names = ", ".join(row[_UNKNOWN_COLUMN])
+        raise SourceError(f"column(s) {names} of this change were not sent (absent, or the "
+                          "producer's unavailable-value placeholder) and no place has their "
+                          "value: no earlier change of its key in the batch, no mirrored row",
+                          file=row[SOURCE_FILE_COLUMN], line=row[SOURCE_LINE_COLUMN],
+                          hint=UNKNOWN_HINT)
 
 
 def _complete_key_changes(affected: DataFrame, data_columns: Sequence[str], ordered,

@@ -1,0 +1,93 @@
+"""Idempotent replays: the publisher's Spark side of `mirrorspec.sources.delivery`.
+
+The landing zone keeps Fabric's semantics (marker 0 appends without a key check), and producers
+are at-least-once, so the publisher never lands a re-sendable event as a plain insert:
+
+- `insert_marker`: on a keyed table every insert (a `c`, a snapshot read, a REFRESH row…) lands
+  as an upsert (4), except in the table's first load (nothing published before, no data file in
+  the landing folder) for an insert whose key no other insert of the batch has: nothing can
+  precede it, so 0 keeps the engine's plain append. A restarted snapshot inside the first batch
+  repeats keys: those land as 4 (`first_load_keys_unique` decides for the whole batch).
+- `keyless_across_files`: a keyless table's identical events (same partition, phase, position
+  and fingerprint) in different files of one batch: one event when its position is exact
+  (the later copies are dropped), a located error when several events share the position.
+- `observed_marks`: per partition and phase, the highest position the batch lands (and the
+  fingerprints there, keyless) — what `delivery.Marks.advanced` needs, saved with the batch.
+
+Readers that don't give a `_delivery` column get only the first rule.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from mirrorspec.base.errors import SourceError
+from mirrorspec.sources.base import (OP_COLUMN, OP_INSERT, OP_UPSERT, ORDER_COLUMN,
+                                     SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN)
+from mirrorspec.sources.delivery import DELIVERY_COLUMN, KEYLESS_HINT
+
+_COPY = "_copy"
+
+
+def first_load_keys_unique(changes: DataFrame, keys: Sequence[str]) -> bool:
+    """Whether no two inserts of the batch share a key (one aggregation over the inserts)."""
+    repeated = (changes.where(F.col(OP_COLUMN) == OP_INSERT).groupBy(*keys).count()
+                .where(F.col("count") > 1).limit(1).collect())
+    return not repeated
+
+
+def insert_marker(keys: Sequence[str], inserts_stay: bool):
+    """The `__rowMarker__` of a change row: its `_op`, with a keyed insert as an upsert unless
+    `inserts_stay` (a first load whose inserts have unique keys)."""
+    op = F.col(OP_COLUMN)
+    if not keys or inserts_stay:
+        return op
+    return F.when(op == OP_INSERT, F.lit(OP_UPSERT)).otherwise(op)
+
+
+def keyless_across_files(changes: DataFrame) -> DataFrame:
+    """`changes` without the later copies of a keyless table's event that several files of the
+    batch hold at one exact position; a SourceError at the second copy when the position is
+    shared by several events (a re-send can't be told from a second identical row)."""
+    delivery = F.col(DELIVERY_COLUMN)
+    positioned = delivery["position"].isNotNull()
+    same = Window.partitionBy(delivery["partition"], delivery["phase"], delivery["position"],
+                              delivery["fingerprint"]).orderBy(
+        F.col(ORDER_COLUMN), F.col(SOURCE_FILE_COLUMN), F.col(SOURCE_LINE_COLUMN))
+    ranked = changes.withColumn(_COPY, F.row_number().over(same))
+    copy = positioned & (F.col(_COPY) > 1)
+    bad = (ranked.where(copy & ~delivery["exact"])
+           .orderBy(SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN).limit(1).collect())
+    if bad:
+        row = bad[0]
+        raise SourceError("this event equals one another file of the batch sent at the same "
+                          "source position, which several events share: a re-send and a "
+                          "second identical row can't be told apart",
+                          file=row[SOURCE_FILE_COLUMN], line=row[SOURCE_LINE_COLUMN],
+                          hint=KEYLESS_HINT)
+    return ranked.where(~copy).drop(_COPY)
+
+
+def observed_marks(changes: DataFrame, keyed: bool) -> list[tuple[str, int, Any, list[int]]]:
+    """(partition, phase, highest position, fingerprints of the events there) of the batch's
+    positioned events; fingerprints only for a keyless table."""
+    delivery = F.col(DELIVERY_COLUMN)
+    positioned = changes.where(delivery["position"].isNotNull() & ~delivery["per_key"])
+    tops = (positioned.groupBy(delivery["partition"].alias("partition"),
+                               delivery["phase"].alias("phase"))
+            .agg(F.max(delivery["position"]).alias("position")).collect())
+    observed = []
+    for top in tops:
+        prints: list[int] = []
+        if not keyed:
+            at = positioned.where((delivery["partition"] == top["partition"])
+                                  & (delivery["phase"] == top["phase"])
+                                  & (delivery["position"] == F.array(*[F.lit(int(p)).cast("bigint")
+                                                                     for p in top["position"]])))
+            prints = [int(r[0]) for r in at.select(delivery["fingerprint"]).collect()
+                      if r[0] is not None]
+        observed.append((top["partition"], int(top["phase"]), list(top["position"]), prints))
+    return observed
