@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import datetime as dt
 import decimal
 import gzip
@@ -830,8 +831,12 @@ class EventParser:
         content = tuple((r[width], r[:width], None if r[width + 2] is None else tuple(r[width + 2]))
                         for r in rows)
         key = self._key(list(rows[-1][:width])) if self.shape.key_columns else ()
+        delivery = delivery_of(position, self._channel)
+        if rows[0][width] == OP_TRUNCATE and delivery.per_key:
+            # a truncate waits for every transaction on the table: it orders all its changes
+            delivery = dataclasses.replace(delivery, per_key=False)
         try:
-            value = self._check.admit(delivery_of(position, self._channel), key, content)
+            value = self._check.admit(delivery, key, content)
         except DeliveryError as exc:
             raise SourceError(f"{exc.message} (source position fields: {position.fields})",
                               file=self.file, line=event.line, hint=exc.hint) from None

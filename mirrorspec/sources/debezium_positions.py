@@ -300,8 +300,10 @@ class StreamCheck:
 def delivery_of(position: Position, channel: str = "") -> Delivery:
     """The Delivery of an event at `position` in a file of `channel` (`delivery.channel_of`):
     its partition is the channel and the connector's stream (MySQL `server_id`, a Vitess
-    shard); a Postgres `lsn` without `sequence` is a per-key position."""
+    shard); a streamed change at a Postgres `lsn` without `sequence` (an Oracle `scn` without
+    `commit_scn`) is a per-key position. A snapshot's position is a consistent point of the
+    whole table, never per key."""
     phase = DELIVERY_SNAPSHOT if position.phase == SNAPSHOT else DELIVERY_STREAM
     return Delivery(partition_name(channel, position.domain), phase,
                     position.parts if position.known else None, position.exact,
-                    not position.monotone)
+                    not position.monotone and phase == DELIVERY_STREAM)

@@ -41,15 +41,18 @@ import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 SNAPSHOT, STREAM = 0, 1
-PHASE_NAMES = {SNAPSHOT: "snapshot", STREAM: "stream"}
+TABLE = 2  # the marks' slot of events that order the whole table (not per key)
+_SLOT_NAMES = {SNAPSHOT: "snapshot", STREAM: "stream", TABLE: "table"}
 STATE_KEY = "delivery"  # the publisher state's key for the marks
 DELIVERY_COLUMN = "_delivery"
-# The `_delivery` column: the fields of Delivery plus the event's fingerprint (keyless tables).
+# The `_delivery` column: the fields of Delivery, the event's fingerprint, and whether the
+# event went back within its file to a position the file had not sent (`backwards`: a re-send
+# whose first copy must be in another file of the batch, or an earlier batch).
 DELIVERY_TYPE = ("struct<partition:string,phase:int,position:array<bigint>,exact:boolean,"
-                 "per_key:boolean,fingerprint:bigint>")
+                 "per_key:boolean,fingerprint:bigint,backwards:boolean>")
 _MARKS_VERSION = 1
 
 
@@ -184,8 +187,9 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
          "dump_repeat": Behaviour("a topic dump read from the beginning repeats messages",
                                   "`pos` going back within a file stops the table", False),
          "partial_images": Behaviour("compressed updates carry only changed columns",
-                                     "completed from the batch and the mirrored row; the "
-                                     "message's own before image is not used yet", False),
+                                     "completed from the batch and the mirrored row, else the "
+                                     "table stops; the message's own before image is not used "
+                                     "yet", False),
          "tombstones": _TOMBSTONES_SKIPPED}),
     ProducerDelivery(
         "canal", "Alibaba Canal / DTS (FlatMessage)", "none (FlatMessage has no binlog "
@@ -254,11 +258,11 @@ class Delivery:
     exact: bool = False
     per_key: bool = False
 
-    def value(self, fingerprint: int | None = None) -> tuple:
+    def value(self, fingerprint: int | None = None, backwards: bool = False) -> tuple:
         """The `_delivery` column's value (a tuple in DELIVERY_TYPE's field order)."""
         return (self.partition, self.phase,
                 list(self.position) if self.position is not None else None,
-                self.exact, self.per_key, fingerprint)
+                self.exact, self.per_key, fingerprint, backwards)
 
 
 _SINK_FILE = re.compile(r"^(?P<topic>.+)\+(?P<partition>\d+)\+(?P<offset>\d+)(?:\.[^+]*)?$")
@@ -308,6 +312,16 @@ KEYLESS_HINT = ("a keyless table can't tell a re-sent row from a second identica
                 "producer's position fields in the events")
 
 
+def backwards_error(position: tuple[int, ...] | None) -> DeliveryError:
+    """Why an event whose position went back within its file stops the table: no file of the
+    batch and no earlier batch sent it."""
+    return DeliveryError(
+        f"the source position goes back within the file (to {_text(position)}) and the event "
+        "differs from every event sent at that position",
+        "a re-sent event repeats one sent before; this file mixes streams, was reordered or "
+        "edited: rewrite it in source order (the table stops here until then)")
+
+
 def _text(position: tuple[int, ...] | None) -> str:
     if position is None:
         return "none"
@@ -323,8 +337,10 @@ class _Mark:
 
 
 class Marks:
-    """Per partition and phase, the highest position applied so far (and, for a keyless table,
-    the fingerprints of the events applied at exactly that position)."""
+    """What earlier batches applied, per partition: the highest snapshot position, the highest
+    streaming position, and the highest position of an event that orders the whole table (all
+    but `per_key` ones: a snapshot's consistent point, a truncate). For a keyless table also the
+    fingerprints of the events applied at exactly the highest position."""
 
     def __init__(self, marks: dict[tuple[str, int], _Mark] | None = None):
         self._marks = marks or {}
@@ -334,37 +350,49 @@ class Marks:
         """The marks kept in a publisher state (none in a state without them)."""
         saved = (state or {}).get(STATE_KEY) or {}
         marks: dict[tuple[str, int], _Mark] = {}
-        for partition, phases in (saved.get("partitions") or {}).items():
-            for phase, name in PHASE_NAMES.items():
-                item = phases.get(name)
+        for partition, slots in (saved.get("partitions") or {}).items():
+            for slot, name in _SLOT_NAMES.items():
+                item = slots.get(name)
                 if item and item.get("position") is not None:
-                    marks[(partition, phase)] = _Mark(tuple(int(p) for p in item["position"]),
-                                                      Counter(int(f) for f in item.get("at", ())))
+                    marks[(partition, slot)] = _Mark(tuple(int(p) for p in item["position"]),
+                                                     Counter(int(f) for f in item.get("at", ())))
         return cls(marks)
 
     def to_state(self) -> dict[str, Any]:
         """The JSON the publisher state keeps under STATE_KEY."""
         partitions: dict[str, dict[str, Any]] = {}
-        for (partition, phase), mark in sorted(self._marks.items()):
+        for (partition, slot), mark in sorted(self._marks.items()):
             item: dict[str, Any] = {"position": list(mark.position or ())}
             if mark.at:
                 item["at"] = sorted(mark.at.elements())
-            partitions.setdefault(partition, {})[PHASE_NAMES[phase]] = item
+            partitions.setdefault(partition, {})[_SLOT_NAMES[slot]] = item
         return {"version": _MARKS_VERSION, "partitions": partitions}
 
     def __bool__(self) -> bool:
         return bool(self._marks)
 
-    def position(self, partition: str, phase: int) -> tuple[int, ...] | None:
-        mark = self._marks.get((partition, phase))
+    def position(self, partition: str, slot: int) -> tuple[int, ...] | None:
+        """The highest position of a slot (SNAPSHOT, STREAM or TABLE) applied so far."""
+        mark = self._marks.get((partition, slot))
         return mark.position if mark else None
+
+    def covers(self, partition: str, position: Sequence[int]) -> bool:
+        """Whether an earlier batch reached `position` in `partition`: where an event that went
+        back within its file, and matches nothing in its batch, was sent before."""
+        marks = [m.position for (p, _), m in self._marks.items()
+                 if p == partition and m.position is not None]
+        return bool(marks) and tuple(position) <= max(marks)
 
     def resent(self, delivery: Delivery, keyed: bool, content_print: int | None = None) -> bool:
         """Whether an event is a re-send of what earlier batches applied (drop it). Raises
         DeliveryError when a keyless table's event can't be told from one applied before."""
-        if delivery.position is None or delivery.per_key:
-            return False
         position = delivery.position
+        if position is None:
+            return False
+        if delivery.per_key:
+            # only the events that order the whole table order it against other keys' changes
+            table = self.position(delivery.partition, TABLE)
+            return table is not None and position < table
         stream = self._marks.get((delivery.partition, STREAM))
         if delivery.phase == SNAPSHOT:
             # a snapshot read at or below an applied streaming position: the stream already
@@ -385,19 +413,25 @@ class Marks:
                 "identical row", KEYLESS_HINT)
         return False
 
-    def advanced(self, observed: Iterable[tuple[str, int, Any, Iterable[int]]]) -> "Marks":
-        """The marks after a batch whose landed events reached, per (partition, phase), the
-        highest position `position`, with the fingerprints of its events there (keyless)."""
+    def advanced(self, observed: Iterable[tuple[str, int, bool, Any, Iterable[int]]]
+                 ) -> "Marks":
+        """The marks after a batch whose landed events reached, per (partition, phase,
+        per_key), the highest position `position`, with the fingerprints of its events there
+        (only for a keyless table)."""
         marks = {k: _Mark(v.position, Counter(v.at)) for k, v in self._marks.items()}
-        for partition, phase, position, prints in observed:
+        for partition, phase, per_key, position, prints in observed:
             if position is None:
                 continue
             position = tuple(int(p) for p in position)
-            mark = marks.setdefault((partition, int(phase)), _Mark())
-            if mark.position is None or position > mark.position:
-                mark.position, mark.at = position, Counter(int(p) for p in prints or ())
-            elif position == mark.position:
-                mark.at.update(int(p) for p in prints or ())
+            slots = [(int(phase), list(prints or ()))]
+            if not per_key:
+                slots.append((TABLE, []))
+            for slot, slot_prints in slots:
+                mark = marks.setdefault((partition, slot), _Mark())
+                if mark.position is None or position > mark.position:
+                    mark.position, mark.at = position, Counter(int(p) for p in slot_prints)
+                elif position == mark.position:
+                    mark.at.update(int(p) for p in slot_prints)
         return Marks(marks)
 
 
@@ -424,10 +458,12 @@ class FileCheck:
 
         `key` is the event's key values (used for `per_key` positions); `content` what makes
         two events equal (its rows' ops, values and present lists), compared by `fingerprint`.
-        Raises DeliveryError for an event that can't be landed safely."""
+        An event whose position went back to one the file did not send is returned marked
+        `backwards`: the publisher drops it when another file of the batch (or an earlier
+        batch) holds it, and stops at it otherwise (`backwards_error`). Raises DeliveryError
+        for an event that can't be landed safely."""
         position = delivery.position
         print_ = fingerprint(content)
-        landed = None if self.keyed else print_
         if position is None or (delivery.per_key and not self.keyed):
             if not self.keyed and self.redelivers:
                 what = ("carries no source position" if position is None else
@@ -435,7 +471,7 @@ class FileCheck:
                 raise DeliveryError(
                     f"the event {what}, and the table has no key columns: a re-sent event "
                     "can't be told from a new row", KEYLESS_HINT)
-            return delivery.value(landed)
+            return delivery.value(print_)
         if self.marks.resent(delivery, self.keyed, print_):
             return None
         scope = tuple(key) if delivery.per_key else ()
@@ -445,19 +481,20 @@ class FileCheck:
         digest = print_
         high = self._high.get(part)
         stream_high = self._high.get((delivery.partition, STREAM, scope))
+        if delivery.per_key:  # the events that order the whole table order this key's too
+            high = _highest(high, self._high.get((delivery.partition, STREAM, ())),
+                            self._high.get((delivery.partition, SNAPSHOT, ())))
+        else:  # e.g. a truncate among per-key positions: it orders them all
+            high = _highest(high, self._high.get((delivery.partition, delivery.phase, _ALL)))
+            stream_high = _highest(stream_high, self._high.get((delivery.partition, STREAM, _ALL)))
         backwards = (high is not None and position < high) or (
             delivery.phase == SNAPSHOT and stream_high is not None and position <= stream_high)
         if backwards:
             if seen[digest]:
                 return None  # a re-send of what this file already sent
-            reached = max(p for p in (high, stream_high) if p is not None)
-            raise DeliveryError(
-                f"the source position goes backwards within the file ({_text(position)} after "
-                f"{_text(reached)}) and the event differs from every event the file sent at "
-                "that position",
-                "a re-sent event repeats one sent before; this file mixes streams, was "
-                "reordered or edited: rewrite it in source order (the table stops here until "
-                "then)")
+            # the first copy may be in another file: the publisher looks for it there
+            seen[digest] += 1
+            return delivery.value(print_, backwards=True)
         if seen[digest]:
             if delivery.exact:
                 return None  # the same event at its own position again
@@ -467,9 +504,17 @@ class FileCheck:
                     f"({_text(position)}), which several events share: a re-send and a second "
                     "identical row can't be told apart", KEYLESS_HINT)
         seen[digest] += 1
-        if high is None or position > high:
-            self._high[part] = position
-        return delivery.value(landed)
+        for at in (part, (delivery.partition, delivery.phase, _ALL)):
+            self._high[at] = _highest(self._high.get(at), position)
+        return delivery.value(print_)
+
+
+_ALL = ("\x00all",)  # the scope of every event of a partition and phase
+
+
+def _highest(*positions: tuple[int, ...] | None) -> tuple[int, ...] | None:
+    known = [p for p in positions if p is not None]
+    return max(known) if known else None
 
 
 __all__ = ["BEHAVIOURS", "DELIVERY_COLUMN", "DELIVERY_TYPE", "Behaviour", "Delivery",

@@ -171,9 +171,10 @@ def test_unfinished_transaction_waits_for_the_next_run(spark, tmp_path):
     second = publish(spark, tbl, plan)
     assert second.status == "Published" and second.held_back == []
     rows = pq.read_table(second.files_written[0]).to_pylist()
-    # T1 is not published twice; the partial update takes W from T2's own insert
+    # T1 is not published twice; the partial update takes W from T2's own insert; inserts
+    # after the first load land as upserts (a re-sent insert never doubles its key)
     assert [(r["ID"], r["V"], r["W"], r[ROW_MARKER_COLUMN]) for r in rows] == [
-        (3, "c", "w", 0), (3, "c2", "w", 1), (5, "e", "w", 0)]
+        (3, "c", "w", 4), (3, "c2", "w", 1), (5, "e", "w", 4)]
     assert [Path(f).name for f in second.files_written] == ["00000000000000000002.parquet"]
 
 
@@ -398,7 +399,7 @@ def test_arcion_partial_update_completed_from_delta(spark, tmp_path):
     assert result.status == "Published", result.error
     rows = pq.read_table(result.files_written[0]).to_pylist()
     assert [(r["r_regionkey"], r["r_name"], r["r_comment"], r[ROW_MARKER_COLUMN]) for r in rows] == [
-        (1, "AMERICA", "new", 1), (0, None, None, 2), (0, "EUROPE", None, 0)]
+        (1, "AMERICA", "new", 1), (0, None, None, 2), (0, "EUROPE", None, 4)]
     mirror(spark, tbl, plan)
     assert delta_rows(spark, tbl, "r_regionkey", "r_name", "r_comment") == [
         (0, "EUROPE", None), (1, "AMERICA", "new")]
@@ -412,7 +413,7 @@ def test_arcion_partial_key_change_and_a_later_snapshot(spark, tmp_path):
     assert result.status == "Published", result.error
     rows = pq.read_table(result.files_written[0]).to_pylist()
     assert [(r["r_regionkey"], r["r_name"], r["r_comment"], r[ROW_MARKER_COLUMN])
-            for r in rows][1:] == [(11, "AMERICA", "c11", 0)]
+            for r in rows][1:] == [(11, "AMERICA", "c11", 4)]
     mirror(spark, tbl, plan)
     # a re-snapshot of key 0 replaces it (upsert), it doesn't add a second row
     (feed / "3.csv").write_text("0,AFRICA2,c0b\n")
@@ -435,11 +436,18 @@ def test_metadata_only_batch_lands_nothing_and_is_remembered(spark, tmp_path):
     # later files carry only data messages: the remembered metadata gives columns and ordinals
     _write(feed / "002.json", [_dt("UPDATE", {"ID": 7, "V": "v"}, 1, "T1", True, mask="03")])
     second = publish(spark, tbl, plan)
-    assert second.status == "Published", second.error
-    assert [Path(f).name for f in second.files_written] == ["00000000000000000001.parquet"]
-    rows = check_landing_file(Path(second.files_written[0]), ["ID", "V", "W"], ["ID"])
-    # W was absent and no mirrored row exists: NULL (the update lands as a full row)
-    assert [(r["ID"], r["V"], r["W"], r[ROW_MARKER_COLUMN]) for r in rows] == [(7, "v", None, 1)]
+    # W was absent and no place has its value (no mirrored row, no earlier change): the table
+    # stops at the update rather than land a guessed NULL
+    assert second.status == "Failed" and second.files_written == []
+    assert second.error["file"] == str(feed / "002.json") and second.error["line"] == 1
+    assert "column(s) W of this change were not sent" in second.error["message"]
+    assert not (Path(tbl.landing_path) / "00000000000000000001.parquet").exists()
+    # the file rewritten with the whole row publishes, with the remembered columns
+    _write(feed / "002.json", [_dt("INSERT", {"ID": 7, "V": "v", "W": "w"}, 1, "T1", True)])
+    third = publish(spark, tbl, plan)
+    assert third.status == "Published", third.error
+    rows = check_landing_file(Path(third.files_written[0]), ["ID", "V", "W"], ["ID"])
+    assert [(r["ID"], r["V"], r["W"], r[ROW_MARKER_COLUMN]) for r in rows] == [(7, "v", "w", 0)]
 
 
 @pytest.mark.parametrize("profile", [None, "true"])

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from mirrorspec.base.errors import SourceError
 from mirrorspec.spark.publish.completion import (complete_changes, expand_truncates, sort_columns,
                                          with_tie)
 
@@ -36,10 +39,19 @@ def test_completion_uses_the_mirrored_row_then_the_batch_in_order(spark):
     assert done.where("_present is not null").count() == 0
 
 
-def test_completion_without_a_mirrored_table(spark):
-    changes = frame(spark, [(1, "a", None, 1, 1, ["k", "a"], "f", 1)])
-    assert result(complete_changes(spark, changes, ["k", "a", "b"], ["k"], None)) == [
-        (1, "a", None, 1)]
+def test_a_column_no_place_has_stops_at_its_change(spark):
+    """Without a mirrored row or an earlier change of the key, an absent column has no value:
+    the table stops at the change (a NULL there would be a guess); after a delete of the key
+    the row has none (NULL)."""
+    changes = frame(spark, [(2, "x", "y", 0, 1, None, "f", 1),
+                            (2, None, None, 2, 2, None, "f", 2),
+                            (2, "n", None, 0, 3, ["k", "a"], "f", 3),   # after the delete: NULL
+                            (1, "a", None, 1, 4, ["k", "a"], "f", 4)])  # key 1: nothing known
+    with pytest.raises(SourceError, match=r"column\(s\) b of this change were not sent") as err:
+        complete_changes(spark, changes, ["k", "a", "b"], ["k"], None)
+    assert (err.value.file, err.value.line) == ("f", 4)
+    done = complete_changes(spark, changes.where("k = 2"), ["k", "a", "b"], ["k"], None)
+    assert result(done)[-1] == (2, "n", None, 0)
 
 
 def test_a_key_change_takes_what_it_lacks_from_the_old_key(spark):
@@ -51,13 +63,18 @@ def test_a_key_change_takes_what_it_lacks_from_the_old_key(spark):
         (2, "x2", None, 1, 4, ["k", "a"], "f", 3, None),       # key 2 changes a first
         (2, None, None, 2, 5, None, "f", 4, "p2"),             # then becomes key 7
         (7, None, None, 0, 6, ["k"], "f", 4, "p2"),            # lacking a and b → x2, y
-        (9, None, None, 2, 7, None, "f", 5, "p3"),             # an old key nobody knows:
-        (8, "a8", None, 0, 8, ["k", "a"], "f", 5, "p3"),       # b stays NULL
     ], SCHEMA + ", _pair string"))
     done = complete_changes(spark, changes, ["k", "a", "b"], ["k"], mirrored)
     assert result(done) == [
         (1, None, None, 2), (5, "a5", "b0", 0), (5, "a5", "b6", 1), (2, "x2", "y", 1),
-        (2, None, None, 2), (7, "x2", "y", 0), (9, None, None, 2), (8, "a8", None, 0)]
+        (2, None, None, 2), (7, "x2", "y", 0)]
+    unknown = with_tie(spark.createDataFrame([
+        (9, None, None, 2, 7, None, "f", 5, "p3"),             # an old key nobody knows:
+        (8, "a8", None, 0, 8, ["k", "a"], "f", 5, "p3"),       # b has no value anywhere
+    ], SCHEMA + ", _pair string"))
+    with pytest.raises(SourceError) as err:
+        complete_changes(spark, unknown, ["k", "a", "b"], ["k"], mirrored)
+    assert err.value.line == 5 and "b of this change" in err.value.message
 
 
 def test_truncate_deletes_mirrored_keys_and_earlier_batch_keys(spark):

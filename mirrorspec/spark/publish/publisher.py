@@ -304,10 +304,12 @@ _VALID_OPS = (OP_INSERT, OP_UPDATE, OP_DELETE, OP_UPSERT, OP_TRUNCATE)
 
 
 def _check_changes(changes, columns: list[str], keys: list[str]) -> dict[str, int]:
-    """One pass over the batch: counts of rows, bad rows and partial rows; raises on bad rows."""
+    """One pass over the batch: counts of rows, bad rows, partial rows, inserts and events
+    that went back within their file; raises on bad rows."""
     from pyspark.sql import functions as F
 
     from mirrorspec.spark.publish.completion import partial_condition
+    from mirrorspec.spark.publish.replays import backwards_condition
 
     op = F.col(OP_COLUMN)
     bad_op = ~op.isin(*_VALID_OPS) | op.isNull()
@@ -317,7 +319,9 @@ def _check_changes(changes, columns: list[str], keys: list[str]) -> dict[str, in
     data_columns = [c for c in columns if c not in keys]
     checks = {"bad_op": bad_op, "keyless": keyless, "null_key": null_key,
               "partial": partial_condition(data_columns) if keys else F.lit(False),
-              "truncate": op == OP_TRUNCATE, "insert": op == OP_INSERT}
+              "truncate": op == OP_TRUNCATE, "insert": op == OP_INSERT,
+              "backwards": (backwards_condition() if DELIVERY_COLUMN in changes.columns
+                            else F.lit(False))}
     row = changes.agg(F.count(F.lit(1)).alias("rows"),
                       *[F.sum(F.when(c, 1).otherwise(0)).alias(n) for n, c in checks.items()]).first()
     counts = {k: int(row[k] or 0) for k in ["rows", *checks]}
@@ -349,7 +353,8 @@ def _write_landing(spark, fs: Files, table: TablePlan, changes, keys: list[str],
     from mirrorspec.spark.publish.completion import (complete_changes, expand_truncates, read_mirrored,
                                              sort_columns, with_tie)
     from mirrorspec.spark.publish.replays import (first_load_keys_unique, insert_marker,
-                                                  keyless_across_files, observed_marks)
+                                                  keyless_across_files, observed_marks,
+                                                  resolve_backwards)
 
     declared = {c.name for c in table.columns}  # `_id` is a column; `_op`, `_order`… are not
     columns = [c for c in changes.columns if c in declared or not c.startswith("_")]
@@ -368,9 +373,12 @@ def _write_landing(spark, fs: Files, table: TablePlan, changes, keys: list[str],
         return None, 0, None
     advanced = None
     if DELIVERY_COLUMN in changes.columns:
+        marks = marks or Marks()
+        if counts["backwards"]:
+            changes = resolve_backwards(changes, marks)
         if not keys and changes.select(SOURCE_FILE_COLUMN).distinct().limit(2).count() > 1:
             changes = keyless_across_files(changes)
-        advanced = (marks or Marks()).advanced(observed_marks(changes, bool(keys)))
+        advanced = marks.advanced(observed_marks(changes, bool(keys)))
     inserts_stay = (first_load and bool(keys) and counts["insert"] > 0
                     and first_load_keys_unique(changes, keys))
     frame = with_tie(changes.select(*columns, *CHANGE_COLUMNS, PAIR_COLUMN))

@@ -8,11 +8,16 @@ are at-least-once, so the publisher never lands a re-sendable event as a plain i
   the landing folder) for an insert whose key no other insert of the batch has: nothing can
   precede it, so 0 keeps the engine's plain append. A restarted snapshot inside the first batch
   repeats keys: those land as 4 (`first_load_keys_unique` decides for the whole batch).
+- `resolve_backwards`: an event whose position went back within its file to one the file had
+  not sent (`backwards`) is a re-send when another file of the batch holds the same event at
+  that position, or an earlier batch reached it: dropped; otherwise a located error.
 - `keyless_across_files`: a keyless table's identical events (same partition, phase, position
   and fingerprint) in different files of one batch: one event when its position is exact
   (the later copies are dropped), a located error when several events share the position.
 - `observed_marks`: per partition and phase, the highest position the batch lands (and the
   fingerprints there, keyless) — what `delivery.Marks.advanced` needs, saved with the batch.
+  Per-key positions count too: only events that order the whole table are checked
+  against them (`Marks.resent`).
 
 Readers that don't give a `_delivery` column get only the first rule.
 """
@@ -27,7 +32,7 @@ from pyspark.sql import functions as F
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import (OP_COLUMN, OP_INSERT, OP_UPSERT, ORDER_COLUMN,
                                      SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN)
-from mirrorspec.sources.delivery import DELIVERY_COLUMN, KEYLESS_HINT
+from mirrorspec.sources.delivery import DELIVERY_COLUMN, KEYLESS_HINT, Marks, backwards_error
 
 _COPY = "_copy"
 
@@ -46,6 +51,35 @@ def insert_marker(keys: Sequence[str], inserts_stay: bool):
     if not keys or inserts_stay:
         return op
     return F.when(op == OP_INSERT, F.lit(OP_UPSERT)).otherwise(op)
+
+
+def backwards_condition():
+    """True for rows of events that went back within their file (`delivery.FileCheck`)."""
+    return F.coalesce(F.col(DELIVERY_COLUMN)["backwards"], F.lit(False))
+
+
+def resolve_backwards(changes: DataFrame, marks: Marks) -> DataFrame:
+    """`changes` without the events that went back within their file: each must be a copy of
+    an event another file of the batch holds (same partition, phase, position, fingerprint),
+    or lie where an earlier batch reached; the first that is neither raises a SourceError."""
+    delivery = F.col(DELIVERY_COLUMN)
+    back = backwards_condition()
+    fields = ("partition", "phase", "position", "fingerprint")
+    copies = changes.where(~back).select(*[delivery[f].alias(f"_c_{f}") for f in fields],
+                                         F.col(SOURCE_FILE_COLUMN).alias("_c_file"))
+    suspects = changes.where(back).select(
+        *[delivery[f].alias(f) for f in fields], SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN)
+    same = [F.col(f) == F.col(f"_c_{f}") for f in fields]
+    match = same[0] & same[1] & same[2] & same[3] & (
+        F.col(SOURCE_FILE_COLUMN) != F.col("_c_file"))
+    unmatched = (suspects.join(copies, match, "left_anti")
+                 .orderBy(SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN).collect())
+    for row in unmatched:
+        if not marks.covers(row["partition"], row["position"]):
+            error = backwards_error(tuple(row["position"]))
+            raise SourceError(error.message, file=row[SOURCE_FILE_COLUMN],
+                              line=row[SOURCE_LINE_COLUMN], hint=error.hint)
+    return changes.where(~back)
 
 
 def keyless_across_files(changes: DataFrame) -> DataFrame:
@@ -71,13 +105,15 @@ def keyless_across_files(changes: DataFrame) -> DataFrame:
     return ranked.where(~copy).drop(_COPY)
 
 
-def observed_marks(changes: DataFrame, keyed: bool) -> list[tuple[str, int, Any, list[int]]]:
-    """(partition, phase, highest position, fingerprints of the events there) of the batch's
-    positioned events; fingerprints only for a keyless table."""
+def observed_marks(changes: DataFrame, keyed: bool
+                   ) -> list[tuple[str, int, bool, Any, list[int]]]:
+    """(partition, phase, per_key, highest position, fingerprints of the events there) of the
+    batch's positioned events; fingerprints only for a keyless table."""
     delivery = F.col(DELIVERY_COLUMN)
-    positioned = changes.where(delivery["position"].isNotNull() & ~delivery["per_key"])
+    positioned = changes.where(delivery["position"].isNotNull())
     tops = (positioned.groupBy(delivery["partition"].alias("partition"),
-                               delivery["phase"].alias("phase"))
+                               delivery["phase"].alias("phase"),
+                               delivery["per_key"].alias("per_key"))
             .agg(F.max(delivery["position"]).alias("position")).collect())
     observed = []
     for top in tops:
@@ -85,9 +121,10 @@ def observed_marks(changes: DataFrame, keyed: bool) -> list[tuple[str, int, Any,
         if not keyed:
             at = positioned.where((delivery["partition"] == top["partition"])
                                   & (delivery["phase"] == top["phase"])
-                                  & (delivery["position"] == F.array(*[F.lit(int(p)).cast("bigint")
-                                                                     for p in top["position"]])))
+                                  & (delivery["position"] == F.array(
+                                      *[F.lit(int(p)).cast("bigint") for p in top["position"]])))
             prints = [int(r[0]) for r in at.select(delivery["fingerprint"]).collect()
                       if r[0] is not None]
-        observed.append((top["partition"], int(top["phase"]), list(top["position"]), prints))
+        observed.append((top["partition"], int(top["phase"]), bool(top["per_key"]),
+                         list(top["position"]), prints))
     return observed
