@@ -706,7 +706,11 @@ class EventParser:
         self._last_converters: list | None = None
         self._plain = self._build_converters({})
         self._stream = StreamCheck()
-        self._placeholder = placeholder_of(options.placeholder)
+        try:
+            self._placeholder = placeholder_of(options.placeholder)
+        except ValueError as exc:
+            raise SourceError(str(exc), file=file,
+                              hint="fix source.options.unavailable_value_placeholder") from None
         self._channel = channel_of(file)
         self._check = FileCheck(marks, keyed=bool(shape.key_columns), file=file)
         self.resent = False  # whether the last event was a re-send (rows() returned none)

@@ -235,9 +235,11 @@ def test_plain_json_map_values_that_look_like_avro_wrappers_stay_maps():
     assert json.loads(row[1]) == {"app.kubernetes.io/name": "web"}
     assert json.loads(row[2]) == {"long": "5"}
     # an unwrapped (ExtractNewRecordState) row with plain __ fields: the same
-    row = json.dumps({"id": 2, "labels": {"string": "x"}, "counts": None, "__op": "c"})
+    row = json.dumps({"id": 2, "labels": {"app.kubernetes.io/name": "web"},
+                      "counts": {"long": "5"}, "__op": "c"})
     (parsed,) = parse_text(row, "maps.json", shape, DebeziumOptions())
-    assert json.loads(parsed[1]) == {"string": "x"}
+    assert json.loads(parsed[1]) == {"app.kubernetes.io/name": "web"}
+    assert json.loads(parsed[2]) == {"long": "5"}
 
 
 def test_a_wire_body_with_bytes_left_after_the_record_is_located():
