@@ -202,19 +202,19 @@ def deliveries(draw, stream: Stream, resend: bool = True, partial: bool = True,
     partial_events = {i for i, e in enumerate(stream.events)
                       if partial and e.op == "u" and draw(st.integers(0, 2)) > 0}
     delivered = [Delivered(i, i in partial_events) for i in order]
-    cuts = sorted(draw(st.sets(st.integers(1, max(1, len(delivered) - 1)), max_size=4)))
-    files, start = [], 0
-    for cut in cuts + [len(delivered)]:
+    files = _cut(delivered, draw(st.sets(st.integers(1, max(1, len(delivered) - 1)),
+                                         max_size=4)))
+    return _cut(files, draw(st.sets(st.integers(1, max(1, len(files) - 1)), max_size=3)))
+
+
+def _cut(items: list, cuts) -> list[list]:
+    """`items` cut into contiguous non-empty pieces at the indexes in `cuts`."""
+    pieces, start = [], 0
+    for cut in sorted(cuts) + [len(items)]:
         if cut > start:
-            files.append(delivered[start:cut])
+            pieces.append(items[start:cut])
             start = cut
-    batch_cuts = sorted(draw(st.sets(st.integers(1, max(1, len(files) - 1)), max_size=3)))
-    plan, start = [], 0
-    for cut in batch_cuts + [len(files)]:
-        if cut > start:
-            plan.append(files[start:cut])
-            start = cut
-    return plan
+    return pieces
 
 
 def clean_plan(stream: Stream) -> Plan:
@@ -328,6 +328,7 @@ def publish_model(changes: list[Change], keys: Sequence[str], names: Sequence[st
     replays.py, completion.py): (marker, row) pairs and the marks after the batch."""
     changes = _resolve_backwards(changes, marks)
     if not keys:
+        _keyless_against_marks(changes, marks)
         changes = _keyless_across_files(changes)
     changes = sorted(changes, key=_sort_key)
     observed: dict[tuple, tuple] = {}
@@ -338,9 +339,9 @@ def publish_model(changes: list[Change], keys: Sequence[str], names: Sequence[st
         slot, position = (d[0], d[1], d[4]), tuple(d[2])
         best = observed.get(slot)
         if best is None or position > best[0]:
-            observed[slot] = (position, [d[5]])
+            observed[slot] = (position, [_print(change)])
         elif position == best[0]:
-            best[1].append(d[5])
+            best[1].append(_print(change))
     advanced = marks.advanced((p, ph, per_key, list(pos), [] if keys else prints)
                               for (p, ph, per_key), (pos, prints) in observed.items())
     data = [n for n in names if n not in keys]
@@ -382,24 +383,37 @@ def publish_model(changes: list[Change], keys: Sequence[str], names: Sequence[st
     return landed, advanced
 
 
+def _print(change: Change) -> int:
+    """The model's row fingerprint (the publisher's is Spark's xxhash64 of the same)."""
+    present = None if change.present is None else tuple(change.present)
+    return hash((change.op, tuple(sorted(change.values.items())), present))
+
+
 def _identity(change: Change) -> tuple:
     d = change.delivery
-    return (d[0], d[1], tuple(d[2]) if d[2] is not None else None, d[5])
+    return (d[0], d[1], tuple(d[2]) if d[2] is not None else None, _print(change))
 
 
 def _resolve_backwards(changes: list[Change], marks: Marks) -> list[Change]:
-    back = [c for c in changes if c.delivery is not None and c.delivery[6]]
+    back = [c for c in changes if c.delivery is not None and c.delivery[5]]
     if not back:
         return changes
-    copies = {(_identity(c), c.file) for c in changes if c.delivery is not None and not c.delivery[6]}
+    copies = {_identity(c) for c in changes if c.delivery is not None and not c.delivery[5]}
     for change in sorted(back, key=lambda c: (c.file, c.line)):
         ident = _identity(change)
-        if any(i == ident and f != change.file for i, f in copies):
-            continue
-        if not marks.covers(ident[0], ident[2]):
+        if ident not in copies and not marks.covers(ident[0], ident[2]):
             error = backwards_error(ident[2])
             raise SourceError(error.message, file=change.file, line=change.line, hint=error.hint)
     return [c for c in changes if c not in back]
+
+
+def _keyless_against_marks(changes: list[Change], marks: Marks) -> None:
+    applied = {(p, ph, tuple(pos), fp) for p, ph, pos, fp in marks.at()}
+    for change in sorted(changes, key=lambda c: (c.file, c.line)):
+        if change.delivery is not None and not change.delivery[3] and \
+                _identity(change) in applied:
+            raise SourceError("an earlier batch applied an equal event at a shared position",
+                              file=change.file, line=change.line, hint=KEYLESS_HINT)
 
 
 def _keyless_across_files(changes: list[Change]) -> list[Change]:
@@ -407,7 +421,7 @@ def _keyless_across_files(changes: list[Change]) -> list[Change]:
     for change in changes:
         d = change.delivery
         if d is not None and d[2] is not None:
-            groups.setdefault((d[0], d[1], tuple(d[2]), d[5]), []).append(change)
+            groups.setdefault(_identity(change), []).append(change)
     dropped: set[int] = set()
     for group in groups.values():
         if len(group) < 2:

@@ -169,8 +169,9 @@ def envelope_in_avro_json(payload: Any) -> bool:
     means Avro). A plain JSON envelope never looks like this, whatever its columns hold."""
     if not isinstance(payload, dict) or "op" not in payload:
         return False
-    if _record_wrapper(payload.get("after")) or _record_wrapper(payload.get("before")):
-        return True
+    after, before = payload.get("after"), payload.get("before")
+    if after is not None or before is not None:  # a row image tells (and is the cheap check)
+        return _record_wrapper(after) or _record_wrapper(before)
     source = payload.get("source")
     return isinstance(source, dict) and any(is_wrapper(v) for v in source.values())
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import dataclasses
 import datetime as dt
 import decimal
 import gzip
@@ -713,6 +712,8 @@ class EventParser:
                               hint="fix source.options.unavailable_value_placeholder") from None
         self._channel = channel_of(file)
         self._check = FileCheck(marks, keyed=bool(shape.key_columns), file=file)
+        self._width = len(shape.columns)
+        self._key_indexes = [shape.names.index(k) for k in shape.key_columns]
         self.resent = False  # whether the last event was a re-send (rows() returned none)
 
     def _converters(self, schema: dict[str, Any] | None) -> list[Callable[[Any], Any]]:
@@ -831,14 +832,21 @@ class EventParser:
         rows = self._change_rows(event, order, stream)
         if not rows:
             return rows
-        width = len(self.shape.columns)
-        content = tuple((r[width], r[:width], None if r[width + 2] is None else tuple(r[width + 2]))
-                        for r in rows)
-        key = self._key(list(rows[-1][:width])) if self.shape.key_columns else ()
+        width = self._width
+        if len(rows) == 1:
+            row = rows[0]
+            content: Any = (row[width], row[:width], row[width + 2] and tuple(row[width + 2]))
+        else:
+            content = tuple((r[width], r[:width], r[width + 2] and tuple(r[width + 2]))
+                            for r in rows)
         delivery = delivery_of(position, self._channel)
-        if rows[0][width] == OP_TRUNCATE and delivery.per_key:
-            # a truncate waits for every transaction on the table: it orders all its changes
-            delivery = dataclasses.replace(delivery, per_key=False)
+        key: tuple = ()
+        if delivery.per_key:
+            if rows[0][width] == OP_TRUNCATE:
+                # a truncate waits for every transaction on the table: it orders all changes
+                delivery = delivery._replace(per_key=False)
+            else:
+                key = tuple(rows[-1][i] for i in self._key_indexes)
         try:
             value = self._check.admit(delivery, key, content)
         except DeliveryError as exc:

@@ -25,6 +25,7 @@ there, not an error, when the event equals one the file already sent at that pos
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -65,7 +66,7 @@ class Position:
     fields: str = ""  # the source fields the position came from, for messages
     exact: bool = False
 
-    @property
+    @functools.cached_property
     def known(self) -> bool:
         return any(p != ABSENT for p in self.parts)
 

@@ -15,44 +15,50 @@ makes replays harmless. This module is the one home of those rules (pure Python,
   state under `delivery`), so a re-sent suffix in a later file, batch or offset is dropped.
 - `FileCheck`: one feed file's events in file order; inside one file (or topic dump) a
   position that goes back is a re-send when the event equals one the file already sent at that
-  position, and a located error when it differs.
+  position (dropped); one that equals nothing the file sent is marked `backwards`, and the
+  publisher drops it when another file of the batch (or an earlier batch) sent it, or stops
+  the table at it.
 
 How a reader adopts it (what a reader has to say, nothing more):
 
-1. per event, a `Delivery(partition, phase, position, exact, per_key)`; `partition` usually
-   starts with `channel_of(file)` (the Kafka topic-partition a staged or sink file holds);
-   `position` is None when the event carries none;
+1. per event, a `Delivery(partition, phase, position, exact, per_key)`: `partition` is
+   `partition_name(channel_of(file), stream)` (the Kafka topic-partition a staged or sink file
+   holds, and the producer's own stream, "" when it has one); `phase` SNAPSHOT for a
+   consistent read of the table at `position`, else STREAM; `position` a tuple of integers
+   (None when the event carries none); `exact` when no two events share a position;
+   `per_key` when positions increase only per key;
 2. in its per-file parser, one `FileCheck(marks, keyed, redelivers(type), file)` and, for each
-   event, `check.admit(delivery, key, content)`: None drops the event (a re-send); else the
-   value to put in the `_delivery` column (`DELIVERY_TYPE`) of every row the event yields;
-   a `DeliveryError` becomes the reader's located SourceError (file, line);
+   event, `check.admit(delivery, key, content)` (`content`: anything hashable, equal for equal
+   events): None drops the event (a re-send); else the value to put in the `_delivery` column
+   (`DELIVERY_TYPE`) of every row the event yields; a `DeliveryError` becomes the reader's
+   located SourceError (file, line);
 3. `Marks.from_state(state)` gives the marks of earlier batches (`state` is what
    `SourceReader.read` receives); the publisher advances them from the `_delivery` column of
    the rows it lands, in the same state write as the batch (so a crash never skips events).
 
-The publisher then lands every keyed insert as an upsert (4) — except in a table's first load,
-where an insert whose key nothing else in the batch inserts stays 0 — and checks a keyless
-table's identical events across the batch's files.
+The publisher (`spark/publish/replays.py`) then lands every keyed insert as an upsert (4) —
+except in a table's first load, where an insert whose key nothing else in the batch inserts
+stays 0 — resolves the `backwards` events, and checks a keyless table's identical events
+across the batch's files and against the events the marks say an earlier batch applied.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 SNAPSHOT, STREAM = 0, 1
 TABLE = 2  # the marks' slot of events that order the whole table (not per key)
 _SLOT_NAMES = {SNAPSHOT: "snapshot", STREAM: "stream", TABLE: "table"}
 STATE_KEY = "delivery"  # the publisher state's key for the marks
 DELIVERY_COLUMN = "_delivery"
-# The `_delivery` column: the fields of Delivery, the event's fingerprint, and whether the
-# event went back within its file to a position the file had not sent (`backwards`: a re-send
-# whose first copy must be in another file of the batch, or an earlier batch).
+# The `_delivery` column: the fields of Delivery, and whether the event went back within its
+# file to a position the file had not sent (`backwards`: a re-send whose first copy must be in
+# another file of the batch, or an earlier batch, or an error).
 DELIVERY_TYPE = ("struct<partition:string,phase:int,position:array<bigint>,exact:boolean,"
-                 "per_key:boolean,fingerprint:bigint,backwards:boolean>")
+                 "per_key:boolean,backwards:boolean>")
 _MARKS_VERSION = 1
 
 
@@ -242,15 +248,15 @@ def semantics_markdown() -> str:
 
 # --- where an event sits ----------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Delivery:
+class Delivery(NamedTuple):
     """An event's place in its producer's delivery (see the module docstring).
 
     `exact`: the position names one event, so identical events there are one event sent twice
     (MySQL file/pos/row); otherwise several events may share it (a snapshot's reads, one
     transaction's rows). `per_key`: positions increase per key only, not across the partition
     (Postgres `lsn` without `sequence`): re-sends are then checked per key inside a file, and
-    not against the marks of earlier batches."""
+    not against the marks of earlier batches; an event that orders the whole table (a
+    truncate) is not `per_key` and is checked against every position seen."""
 
     partition: str
     phase: int
@@ -258,11 +264,9 @@ class Delivery:
     exact: bool = False
     per_key: bool = False
 
-    def value(self, fingerprint: int | None = None, backwards: bool = False) -> tuple:
+    def value(self, backwards: bool = False) -> tuple:
         """The `_delivery` column's value (a tuple in DELIVERY_TYPE's field order)."""
-        return (self.partition, self.phase,
-                list(self.position) if self.position is not None else None,
-                self.exact, self.per_key, fingerprint, backwards)
+        return (self.partition, self.phase, self.position, self.exact, self.per_key, backwards)
 
 
 _SINK_FILE = re.compile(r"^(?P<topic>.+)\+(?P<partition>\d+)\+(?P<offset>\d+)(?:\.[^+]*)?$")
@@ -285,14 +289,6 @@ def channel_of(file: str) -> str:
 def partition_name(channel: str, stream: str) -> str:
     """A partition of marks: the file's channel and the producer's stream within it."""
     return f"{channel}|{stream}" if channel else stream
-
-
-def fingerprint(content: Any) -> int:
-    """A stable 64-bit fingerprint of an event's content (its rows' values, ops, present
-    lists), the same in every process and run: what a keyless table's marks remember."""
-    digest = hashlib.blake2b(repr(content).encode("utf-8", "surrogatepass"),
-                             digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
 
 
 # --- errors ---------------------------------------------------------------------------------------
@@ -340,7 +336,8 @@ class Marks:
     """What earlier batches applied, per partition: the highest snapshot position, the highest
     streaming position, and the highest position of an event that orders the whole table (all
     but `per_key` ones: a snapshot's consistent point, a truncate). For a keyless table also the
-    fingerprints of the events applied at exactly the highest position."""
+    fingerprints (the publisher's `replays.row_print`) of the events applied at exactly the
+    highest position."""
 
     def __init__(self, marks: dict[tuple[str, int], _Mark] | None = None):
         self._marks = marks or {}
@@ -383,35 +380,40 @@ class Marks:
                  if p == partition and m.position is not None]
         return bool(marks) and tuple(position) <= max(marks)
 
-    def resent(self, delivery: Delivery, keyed: bool, content_print: int | None = None) -> bool:
-        """Whether an event is a re-send of what earlier batches applied (drop it). Raises
-        DeliveryError when a keyless table's event can't be told from one applied before."""
+    def resent(self, delivery: Delivery) -> bool:
+        """Whether an event is a re-send of what earlier batches applied (drop it). An event at
+        exactly the highest position of a shared position is not: on a keyed table applying it
+        again changes nothing; a keyless table's is checked by the publisher against the
+        fingerprints the marks keep (`at`)."""
         position = delivery.position
         if position is None:
             return False
+        marks = self._marks
         if delivery.per_key:
             # only the events that order the whole table order it against other keys' changes
-            table = self.position(delivery.partition, TABLE)
-            return table is not None and position < table
-        stream = self._marks.get((delivery.partition, STREAM))
+            table = marks.get((delivery.partition, TABLE))
+            return table is not None and position < table.position
+        stream = marks.get((delivery.partition, STREAM))
         if delivery.phase == SNAPSHOT:
             # a snapshot read at or below an applied streaming position: the stream already
             # went past the moment this read shows
-            if stream is not None and position <= (stream.position or ()):
+            if stream is not None and position <= stream.position:
                 return True
-            mark = self._marks.get((delivery.partition, SNAPSHOT))
+            mark = marks.get((delivery.partition, SNAPSHOT))
         else:
             mark = stream
-        if mark is None or mark.position is None or position > mark.position:
+        if mark is None or position > mark.position:
             return False
-        if position < mark.position or delivery.exact:
-            return True
-        if not keyed and content_print is not None and mark.at[content_print]:
-            raise DeliveryError(
-                f"this event equals one an earlier batch applied at the same source position "
-                f"({_text(position)}), which several events share: it is a re-send or a second "
-                "identical row", KEYLESS_HINT)
-        return False
+        return position < mark.position or delivery.exact
+
+    def at(self) -> list[tuple[str, int, tuple[int, ...], int]]:
+        """(partition, phase, position, fingerprint) of every event a keyless table applied
+        at the highest position of a phase: a later event there with the same fingerprint
+        can't be told from a re-send."""
+        return [(partition, slot, mark.position, fingerprint)
+                for (partition, slot), mark in sorted(self._marks.items())
+                if slot in (SNAPSHOT, STREAM) and mark.position is not None
+                for fingerprint in sorted(set(mark.at))]
 
     def advanced(self, observed: Iterable[tuple[str, int, bool, Any, Iterable[int]]]
                  ) -> "Marks":
@@ -437,33 +439,45 @@ class Marks:
 
 # --- one file ---------------------------------------------------------------------------------------
 
+class _FileStream:
+    """What one file sent in one partition: the highest positions and each position's events."""
+
+    __slots__ = ("high", "every", "keys", "seen")
+
+    def __init__(self) -> None:
+        self.high: list = [None, None]   # per phase: events that order the whole table
+        self.every: list = [None, None]  # per phase: every event, per-key ones too
+        self.keys: dict[tuple, tuple[int, ...]] = {}  # (phase, key) → a per-key position
+        self.seen: dict[tuple, Any] = {}  # (phase, scope, position) → a content hash or a set
+
+
 class FileCheck:
     """The delivery checks of one feed file's events, in file order (see the module docstring).
 
     `keyed`: the table has key columns (a keyed change applied twice in order changes nothing;
     a keyless insert applied twice is a second row). `redelivers`: the producer may send an
-    event again, so a keyless table needs a position to tell a re-send from a new row."""
+    event again, so a keyless table needs a position to tell a re-send from a new row. Memory:
+    an entry per position the file sends (a dump read from the beginning may go back to its
+    first event)."""
 
     def __init__(self, marks: Marks | None = None, keyed: bool = True, redelivers: bool = True,
                  file: str = ""):
-        self.marks = marks or Marks()
+        self.marks = marks if marks else None
         self.keyed = keyed
         self.redelivers = redelivers
         self.file = file
-        self._high: dict[tuple, tuple[int, ...]] = {}     # (partition, phase, scope) → max
-        self._seen: dict[tuple, Counter] = {}              # (…, position) → content hashes
+        self._streams: dict[str, _FileStream] = {}
 
     def admit(self, delivery: Delivery, key: tuple, content: Any) -> tuple | None:
         """The `_delivery` value for an event's rows, or None for a re-send to drop.
 
-        `key` is the event's key values (used for `per_key` positions); `content` what makes
-        two events equal (its rows' ops, values and present lists), compared by `fingerprint`.
+        `key` is the event's key values (used for `per_key` positions); `content` anything
+        hashable that is equal for equal events (its rows' ops, values and present lists).
         An event whose position went back to one the file did not send is returned marked
         `backwards`: the publisher drops it when another file of the batch (or an earlier
         batch) holds it, and stops at it otherwise (`backwards_error`). Raises DeliveryError
         for an event that can't be landed safely."""
         position = delivery.position
-        print_ = fingerprint(content)
         if position is None or (delivery.per_key and not self.keyed):
             if not self.keyed and self.redelivers:
                 what = ("carries no source position" if position is None else
@@ -471,31 +485,36 @@ class FileCheck:
                 raise DeliveryError(
                     f"the event {what}, and the table has no key columns: a re-sent event "
                     "can't be told from a new row", KEYLESS_HINT)
-            return delivery.value(print_)
-        if self.marks.resent(delivery, self.keyed, print_):
+            return delivery.value()
+        if self.marks is not None and self.marks.resent(delivery):
             return None
-        scope = tuple(key) if delivery.per_key else ()
-        part = (delivery.partition, delivery.phase, scope)
-        place = part + (position,)
-        seen = self._seen.setdefault(place, Counter())
-        digest = print_
-        high = self._high.get(part)
-        stream_high = self._high.get((delivery.partition, STREAM, scope))
-        if delivery.per_key:  # the events that order the whole table order this key's too
-            high = _highest(high, self._high.get((delivery.partition, STREAM, ())),
-                            self._high.get((delivery.partition, SNAPSHOT, ())))
-        else:  # e.g. a truncate among per-key positions: it orders them all
-            high = _highest(high, self._high.get((delivery.partition, delivery.phase, _ALL)))
-            stream_high = _highest(stream_high, self._high.get((delivery.partition, STREAM, _ALL)))
-        backwards = (high is not None and position < high) or (
-            delivery.phase == SNAPSHOT and stream_high is not None and position <= stream_high)
+        stream = self._streams.get(delivery.partition)
+        if stream is None:
+            stream = self._streams[delivery.partition] = _FileStream()
+        phase = delivery.phase
+        if delivery.per_key:
+            scope = (phase, key)
+            own = stream.keys.get(scope)
+            # the events that order the whole table (a truncate, a snapshot) order this key's
+            backwards = ((own is not None and position < own)
+                         or _below(position, stream.high[STREAM])
+                         or _below(position, stream.high[SNAPSHOT]))
+        else:
+            scope = (phase, ())
+            backwards = _below(position, stream.every[phase]) or (
+                phase == SNAPSHOT and stream.every[STREAM] is not None
+                and position <= stream.every[STREAM])
+        place = scope + (position,)
+        digest = hash(content)
+        seen = stream.seen.get(place)
+        known = seen is not None and (seen == digest if type(seen) is int else digest in seen)
         if backwards:
-            if seen[digest]:
+            if known:
                 return None  # a re-send of what this file already sent
+            _remember(stream.seen, place, seen, digest)
             # the first copy may be in another file: the publisher looks for it there
-            seen[digest] += 1
-            return delivery.value(print_, backwards=True)
-        if seen[digest]:
+            return delivery.value(backwards=True)
+        if known:
             if delivery.exact:
                 return None  # the same event at its own position again
             if not self.keyed:
@@ -503,21 +522,34 @@ class FileCheck:
                     f"this event equals an earlier one at the same source position "
                     f"({_text(position)}), which several events share: a re-send and a second "
                     "identical row can't be told apart", KEYLESS_HINT)
-        seen[digest] += 1
-        for at in (part, (delivery.partition, delivery.phase, _ALL)):
-            self._high[at] = _highest(self._high.get(at), position)
-        return delivery.value(print_)
+        else:
+            _remember(stream.seen, place, seen, digest)
+        if delivery.per_key:
+            stream.keys[scope] = position
+        else:
+            high = stream.high[phase]
+            if high is None or position > high:
+                stream.high[phase] = position
+        every = stream.every[phase]
+        if every is None or position > every:
+            stream.every[phase] = position
+        return delivery.value()
 
 
-_ALL = ("\x00all",)  # the scope of every event of a partition and phase
+def _below(position: tuple[int, ...], high: tuple[int, ...] | None) -> bool:
+    return high is not None and position < high
 
 
-def _highest(*positions: tuple[int, ...] | None) -> tuple[int, ...] | None:
-    known = [p for p in positions if p is not None]
-    return max(known) if known else None
+def _remember(seen: dict, place: tuple, current: Any, digest: int) -> None:
+    if current is None:
+        seen[place] = digest
+    elif type(current) is int:
+        seen[place] = {current, digest}
+    else:
+        current.add(digest)
 
 
 __all__ = ["BEHAVIOURS", "DELIVERY_COLUMN", "DELIVERY_TYPE", "Behaviour", "Delivery",
            "DeliveryError", "FileCheck", "Marks", "PRODUCERS", "ProducerDelivery", "SNAPSHOT",
-           "STATE_KEY", "STREAM", "channel_of", "fingerprint", "partition_name", "producer",
+           "STATE_KEY", "STREAM", "TABLE", "channel_of", "partition_name", "producer",
            "redelivers", "semantics_markdown"]

@@ -353,8 +353,8 @@ def _write_landing(spark, fs: Files, table: TablePlan, changes, keys: list[str],
     from mirrorspec.spark.publish.completion import (complete_changes, expand_truncates, read_mirrored,
                                              sort_columns, with_tie)
     from mirrorspec.spark.publish.replays import (first_load_keys_unique, insert_marker,
-                                                  keyless_across_files, observed_marks,
-                                                  resolve_backwards)
+                                                  keyless_across_files, keyless_against_marks,
+                                                  observed_marks, resolve_backwards)
 
     declared = {c.name for c in table.columns}  # `_id` is a column; `_op`, `_order`… are not
     columns = [c for c in changes.columns if c in declared or not c.startswith("_")]
@@ -375,10 +375,12 @@ def _write_landing(spark, fs: Files, table: TablePlan, changes, keys: list[str],
     if DELIVERY_COLUMN in changes.columns:
         marks = marks or Marks()
         if counts["backwards"]:
-            changes = resolve_backwards(changes, marks)
-        if not keys and changes.select(SOURCE_FILE_COLUMN).distinct().limit(2).count() > 1:
-            changes = keyless_across_files(changes)
-        advanced = marks.advanced(observed_marks(changes, bool(keys)))
+            changes = resolve_backwards(changes, columns, marks)
+        if not keys:
+            keyless_against_marks(spark, changes, columns, marks)
+            if changes.select(SOURCE_FILE_COLUMN).distinct().limit(2).count() > 1:
+                changes = keyless_across_files(changes, columns)
+        advanced = marks.advanced(observed_marks(changes, columns, bool(keys)))
     inserts_stay = (first_load and bool(keys) and counts["insert"] > 0
                     and first_load_keys_unique(changes, keys))
     frame = with_tie(changes.select(*columns, *CHANGE_COLUMNS, PAIR_COLUMN))
