@@ -20,7 +20,7 @@ columns, 10 files, same mix). Per feed, in one run:
   and the difference: the way issue 15 measured;
 - with --first-load-check N, each feed warm N times with and N times without the first load's
   insert-key check (`spark/publish/replays.first_load_keys_unique`, the aggregation that lets
-  a first load keep marker 0 when no key repeats; without it the inserts land as 0 unchecked,
+  an insert-only first load keep marker 0 when no key repeats; without it the inserts land as 0 unchecked,
   as before keyed inserts became upserts), alternating, and the medians.
 
 Wall and CPU seconds of the process tree (CPU barely moves on a shared machine), changes/s,

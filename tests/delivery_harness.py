@@ -351,7 +351,8 @@ def publish_model(changes: list[Change], keys: Sequence[str], names: Sequence[st
     landed: list[tuple[int, dict]] = []
     batch_keys: list[tuple] = []
     inserts = Counter(tuple(c.values[k] for k in keys) for c in changes if c.op == OP_INSERT)
-    inserts_stay = first_load and all(n == 1 for n in inserts.values())
+    inserts_stay = (first_load and all(n == 1 for n in inserts.values())
+                    and all(c.op == OP_INSERT for c in changes))
     for change in changes:
         if change.op == OP_TRUNCATE:
             assert keys, "keyless truncates are not generated"

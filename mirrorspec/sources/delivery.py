@@ -37,8 +37,8 @@ How a reader adopts it (what a reader has to say, nothing more):
    the rows it lands, in the same state write as the batch (so a crash never skips events).
 
 The publisher (`spark/publish/replays.py`) then lands every keyed insert as an upsert (4) —
-except in a table's first load, where an insert whose key nothing else in the batch inserts
-stays 0 — resolves the `backwards` events, and checks a keyless table's identical events
+except in a table's insert-only first load whose keys are unique, which stays 0 — resolves the
+`backwards` events, and checks a keyless table's identical events
 across the batch's files and against the events the marks say an earlier batch applied.
 """
 
@@ -109,7 +109,8 @@ _TOMBSTONES_SKIPPED = Behaviour("a keyed Kafka topic may hold null values (compa
                                 "skipped (a staged message without a value is no change)")
 _KEYED_UPSERTS = ("keyed inserts land as upserts (4), so a key never lands twice; not yet "
                   "filtered by position: a re-sent change older than a later change of its "
-                  "key is applied again until the re-sent suffix has arrived")
+                  "key is applied again until the re-sent suffix has arrived, and a keyless "
+                  "table's re-sent rows land again")
 
 PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
     ProducerDelivery(
@@ -121,8 +122,9 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
             "events at or below the partition's highest applied position are dropped (a "
             "position shared by several events, such as a snapshot's, is applied again on a "
             "keyed table, which is harmless); Postgres `lsn` without `sequence` orders one row's "
-            "changes only: re-sent changes re-apply idempotently as upserts; a keyless table "
-            "without a stream position stops"),
+            "changes only: checked per key within a file and against snapshots and truncates "
+            "across batches, other re-sent changes apply again as the upserts they were; a "
+            "keyless table without a stream position stops"),
          "snapshot_restart": Behaviour(
              "a snapshot interrupted by a restart starts again (`op: r` re-sent)",
              "snapshot reads land as upserts; reads at or below an applied streaming position "
@@ -151,7 +153,8 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
          "dump_repeat": Behaviour("a topic dump read from the beginning repeats messages",
                                   _KEYED_UPSERTS, False),
          "partial_images": Behaviour("`columnMask` leaves unchanged columns out",
-                                     "completed from the batch and the mirrored row"),
+                                     "completed from the batch and the mirrored row, else the "
+                                     "table stops at the message"),
          "refresh": Behaviour("`REFRESH` reloads a table",
                               "landed as upserts (keyed); rows the reload no longer has stay",
                               False),
@@ -163,13 +166,15 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
          "snapshot_restart": Behaviour("a restarted snapshot writes its files again",
                                        "landed as upserts (keyed)", False),
          "partial_images": Behaviour("`Exists_Val` 0/2: a column not sent",
-                                     "completed from the batch and the mirrored row")}),
+                                     "completed from the batch and the mirrored row, else the "
+                                     "table stops at the change")}),
     ProducerDelivery(
         "aws_dms", "AWS DMS (S3 target)", "the `timestamp_column`, file and row",
         {"redeliver": Behaviour("a resumed task may write changes again in a new CDC file",
                                 _KEYED_UPSERTS, False),
          "partial_images": Behaviour("LOB columns not supplied (`CsvNoSupValue`)",
-                                     "completed from the batch and the mirrored row"),
+                                     "completed from the batch and the mirrored row, else the "
+                                     "table stops at the row"),
          "refresh": Behaviour("a table reload writes new full-load files",
                               "landed as upserts (keyed); rows the reload no longer has stay",
                               False)}),

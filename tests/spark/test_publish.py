@@ -95,8 +95,9 @@ def test_qlik_fixture_lands_by_the_seed_rules_and_mirrors(spark, tmp_path):
     assert meta["keyColumns"] == ["ID"]
     rows = check_landing_file(Path(result.files_written[0]),
                               ["ID", "NAME", "CITY", "BALANCE", "UPDATED", "PHOTO"], ["ID"])
+    # inserts land as upserts: only an insert-only first load keeps 0
     assert [(r["ID"], r[ROW_MARKER_COLUMN]) for r in rows] == [
-        (1, 0), (2, 0), (3, 0), (4, 0), (3, 2), (1, 1), (2, 2), (22, 0)]
+        (1, 4), (2, 4), (3, 4), (4, 4), (3, 2), (1, 1), (2, 2), (22, 4)]
     # the 0B update is a full row: absent CITY/UPDATED/PHOTO came from the full load
     assert rows[5]["NAME"] == "Ann B" and rows[5]["CITY"] == "Oslo" and rows[5]["PHOTO"] == b"\n\x0b"
 
@@ -274,7 +275,7 @@ def test_arcion_seed_region_insert_update_delete(spark, tmp_path, fixture, optio
     rows = check_landing_file(Path(first.files_written[0]), [c for c, _ in REGION], ["r_regionkey"])
     # the update carried only r_comment (and the key): r_name was completed from the insert
     assert [(r["r_regionkey"], r["r_name"], r["r_comment"], r[ROW_MARKER_COLUMN]) for r in rows] == [
-        (10, "India", "India", 0), (10, "India", "USA", 1)]
+        (10, "India", "India", 4), (10, "India", "USA", 1)]
     mirror(spark, tbl, plan)
     assert delta_rows(spark, tbl, "r_regionkey", "r_name", "r_comment") == [(10, "India", "USA")]
 

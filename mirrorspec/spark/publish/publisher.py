@@ -347,7 +347,8 @@ def _write_landing(spark, fs: Files, table: TablePlan, changes, keys: list[str],
                    ) -> tuple[str | None, int, Marks | None]:
     """Write the batch as `_publishing_<seq>/part-*.parquet`; (that file or None, row count,
     the delivery marks after the batch, or None when the reader gives no `_delivery`).
-    Keyed inserts land as upserts but in a first load with unique keys (`replays`)."""
+    Keyed inserts land as upserts but in an insert-only first load with unique keys
+    (`replays`)."""
     from pyspark.sql import functions as F
 
     from mirrorspec.spark.publish.completion import (complete_changes, expand_truncates, read_mirrored,
@@ -381,7 +382,8 @@ def _write_landing(spark, fs: Files, table: TablePlan, changes, keys: list[str],
             if changes.select(SOURCE_FILE_COLUMN).distinct().limit(2).count() > 1:
                 changes = keyless_across_files(changes, columns)
         advanced = marks.advanced(observed_marks(changes, columns, bool(keys)))
-    inserts_stay = (first_load and bool(keys) and counts["insert"] > 0
+    # 0 pays only where it keeps the engine's plain append: an insert-only first load
+    inserts_stay = (first_load and bool(keys) and counts["insert"] == counts["rows"]
                     and first_load_keys_unique(changes, keys))
     frame = with_tie(changes.select(*columns, *CHANGE_COLUMNS, PAIR_COLUMN))
     mirrored = None

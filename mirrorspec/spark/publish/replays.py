@@ -5,9 +5,11 @@ are at-least-once, so the publisher never lands a re-sendable event as a plain i
 
 - `insert_marker`: on a keyed table every insert (a `c`, a snapshot read, a REFRESH row…) lands
   as an upsert (4), except in the table's first load (nothing published before, no data file in
-  the landing folder) for an insert whose key no other insert of the batch has: nothing can
-  precede it, so 0 keeps the engine's plain append. A restarted snapshot inside the first batch
-  repeats keys: those land as 4 (`first_load_keys_unique` decides for the whole batch).
+  the landing folder) when the batch holds inserts only and no two share a key: nothing can
+  precede them, and 0 keeps the engine's plain append of an initial load (a batch with other
+  changes goes through the engine's fold anyway, so the check is not worth its aggregation
+  there). A restarted snapshot inside the first batch repeats keys: then all land as 4
+  (`first_load_keys_unique` decides for the whole batch).
 - `resolve_backwards`: an event whose position went back within its file to one the file had
   not sent (`backwards`) is a re-send when the batch holds the same event (same position and
   `row_print`) elsewhere, or an earlier batch reached its position: dropped; otherwise a
@@ -50,7 +52,7 @@ def first_load_keys_unique(changes: DataFrame, keys: Sequence[str]) -> bool:
 
 def insert_marker(keys: Sequence[str], inserts_stay: bool):
     """The `__rowMarker__` of a change row: its `_op`, with a keyed insert as an upsert unless
-    `inserts_stay` (a first load whose inserts have unique keys)."""
+    `inserts_stay` (an insert-only first load whose keys are unique)."""
     op = F.col(OP_COLUMN)
     if not keys or inserts_stay:
         return op
