@@ -7,13 +7,21 @@ DEMO_PROJECT ?= projects/parquet_orders
 
 .PHONY: demo demo-kafka demo-onelake lint test test-extras test-airflow test-fast test-spark test-deep test-deep-delivery test-cluster bench clean docs docs-reference dist
 
+# Each step that can take minutes says so first and prints a line every 30 s while it runs
+# (scripts/step.sh): pip stays quiet (-q) but never silent for minutes.
+STEP := bash scripts/step.sh
+
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
-	$(BIN)/python -m mirrorspec.spark.platform.jars s3
-	$(BIN)/python -m mirrorspec.spark.platform.jars azure  # hadoop-azure: abfs(s)://, `serve` (AT3)
-	$(BIN)/python -m mirrorspec.spark.ops.cds_training  # the JVM class-data archive (docs/performance.md)
+	$(STEP) "creating the virtualenv $(VENV) (seconds)" $(PYTHON) -m venv $(VENV)
+	$(STEP) "upgrading pip (under a minute)" $(BIN)/pip install -q --upgrade pip
+	$(STEP) "installing mirrorspec and its dependencies: PySpark, Delta, Azure SDKs, dev tools (1-4 minutes)" \
+	  $(BIN)/pip install -q -e '.[dev]'
+	$(STEP) "fetching the Delta and S3 jars from Maven Central once (seconds; cached after)" \
+	  $(BIN)/python -m mirrorspec.spark.platform.jars s3
+	$(STEP) "fetching hadoop-azure for abfs(s):// and serve once (seconds; cached after)" \
+	  $(BIN)/python -m mirrorspec.spark.platform.jars azure
+	$(STEP) "building the Spark driver's class-data archive once (1-3 minutes on a quiet machine, up to 10 under load)" \
+	  $(BIN)/python -m mirrorspec.spark.ops.cds_training  # docs/performance.md
 	touch $(STAMP)
 
 demo: $(STAMP)

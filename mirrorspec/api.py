@@ -14,7 +14,9 @@ arguments `UsageError`, a bad project `ProjectError`, a bad selector `SelectionE
 unreadable table `InspectError`, a missing landing zone `LandingZoneError`, a broken install
 `SetupError`. Nothing here calls `sys.exit` or prints: progress and log lines go to `on_event`,
 each a dict like a `--log-format json` line (`time`, `level`, `event`, `message`,
-`invocation_id`, fields). Spark starts only in `run`, `test` and `mirror_landing_zone` (and in
+`invocation_id`, fields), or without it to Python's logging (logger `mirrorspec`, each at its
+level). A selection matching no table is a warning and an empty result, as on the command line.
+Spark starts only in `run`, `test` and `mirror_landing_zone` (and in
 `show` for a table delta-rs can't read); the session is reused by later calls in the process.
 """
 
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, cast
 
 from mirrorspec.base.console import CallbackConsole
+from mirrorspec.base.origin import Given
 from mirrorspec.base.errors import (FailedRun, InspectError, LandingZoneError, MirrorspecError,
                                ProjectError, SelectionError, SetupError, StaleMirror, UsageError)
 from mirrorspec.operate.health import Health, assess, parse_duration
@@ -152,7 +155,8 @@ class Project:
         target: the profile output to use (default: the profile's `target`).
         vars: values for `var()` in the YAML.
         profiles_dir: the folder holding profiles.yml (default: the project, then ~/.mirrorspec).
-        on_event: gets every progress and log event as a dict (default: dropped).
+        on_event: gets every progress and log event as a dict (default: Python's logging,
+            logger `mirrorspec`).
         warm_server: `run`, `retry` and `test` connect to the warm Spark server started for
             this profile output (`mirrorspec spark start`) when one runs, instead of starting
             Spark in this process. Off by default: once connected, pyspark makes the process's
@@ -185,8 +189,9 @@ class Project:
         self.path = folder
         self.target = target
         self.vars = dict(vars or {})
-        self.profiles_dir = str(Path(profiles_dir).expanduser().resolve()) if profiles_dir \
-            else None
+        # a Given: a folder without profiles.yml is said to come from this argument
+        self.profiles_dir = Given(str(Path(profiles_dir).expanduser().resolve()),
+                                  "Project(profiles_dir=…)") if profiles_dir else None
         self.on_event = _callback(on_event)
         self.warm_server = _flag(warm_server, "warm_server")
 
@@ -227,6 +232,9 @@ class Project:
         state_path = self._state(state)
         console = self._console()
         ctx = self._context(console)
+        from mirrorspec.operate.preflight import require_planned_landing_zone
+
+        require_planned_landing_zone(ctx.plan, console)  # a mistyped landing_zone, before Spark
         from mirrorspec.spark.run import run_plan
 
         command = "publish" if publish_only else "run"
@@ -245,8 +253,10 @@ class Project:
         from mirrorspec.operate.retry import retry_selection
 
         threads = _positive(threads, "threads") if threads is not None else None
-        last = retry_selection(self._context(self._console()).target_dir)
+        console = self._console()
+        last = retry_selection(self._context(console).target_dir)
         if not last.select:
+            console.result(last.nothing_to_do, retried=0)
             return RunResults(command="retry", args={"nothing_to_retry": True})
         results = self.run(select=last.select, full_refresh=last.full_refresh,
                            fail_fast=last.fail_fast, threads=threads or last.threads,

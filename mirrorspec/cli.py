@@ -10,7 +10,9 @@ COMMAND_MODULES below (a module that fails to import fails the CLI: a renamed mo
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import json
 import os
 import sys
 import tempfile
@@ -22,7 +24,8 @@ from mirrorspec import __version__
 from mirrorspec.commands.params import LOG_FORMAT_ENV, get_console, global_options
 from mirrorspec.base.console import Console, color_disabled, emit_usage_error
 from mirrorspec.base.errors import FailedRun, MirrorspecError
-from mirrorspec.base.logfile import log_folder
+from mirrorspec.base import interrupts
+from mirrorspec.base.logfile import log_exception, log_folder
 
 # Re-exported for command modules written before params.py; commands import them from
 # mirrorspec.commands.params and mirrorspec.base.errors (a later lint step forbids importing cli).
@@ -68,11 +71,14 @@ class MirrorspecGroup(click.Group):
         except click.ClickException as exc:
             raise _json_if_asked(exc, ctx) from None
         except (click.exceptions.Exit, click.exceptions.Abort):
+            if interrupts.interrupted():
+                _stop_interrupted(ctx)
             raise
         except KeyboardInterrupt:
-            click.echo("Interrupted.", err=True)
-            ctx.exit(130)
+            _stop_interrupted(ctx)
         except Exception:  # noqa: BLE001 - the one place unexpected errors are turned into exit 2
+            if interrupts.interrupted():  # e.g. Py4J's connection cut by Ctrl-C mid-call
+                _stop_interrupted(ctx)
             log = _write_traceback()
             click.echo(_red("Internal error: ", ctx.obj.get("console") if isinstance(ctx.obj, dict)
                             else None)
@@ -90,7 +96,9 @@ class MirrorspecGroup(click.Group):
             return super().invoke(ctx)
         finally:
             session = sys.modules.get(_SESSION_MODULE)
-            if session is not None:
+            # after Ctrl-C the JVM ends with the process; stopping it could hang on a call
+            # Ctrl-C cut short
+            if session is not None and not interrupts.interrupted():
                 session.stop_sessions(since=mark)
 
     def make_context(self, info_name, args, parent=None, **extra):
@@ -99,6 +107,29 @@ class MirrorspecGroup(click.Group):
             return super().make_context(info_name, args, parent, **extra)
         except click.ClickException as exc:
             raise _json_if_asked(exc, None, args) from None
+
+
+INTERRUPTED = ("Interrupted (Ctrl-C): stopped at once; what was committed stays, and the next "
+               "run goes on from there")
+
+
+def _stop_interrupted(ctx: click.Context) -> None:
+    """Ctrl-C, wherever it came: one line (the trace, if any, to the log file), exit 130 —
+    at once in the console script, without waiting for tables still inside Spark."""
+    exc = sys.exc_info()[1]
+    line = INTERRUPTED
+    if exc is not None and not isinstance(exc, (KeyboardInterrupt, click.exceptions.Exit)):
+        with contextlib.suppress(MirrorspecError, OSError):
+            line += f" (details in {log_exception('interrupted (Ctrl-C)', exc)})"
+    console = ctx.obj.get("console") if isinstance(ctx.obj, dict) else None
+    if console is not None and console.log_format == "json":
+        record = console.record("error", line, error_type="Interrupted")
+        click.echo(json.dumps(record, default=str), err=True)
+    else:
+        click.echo(line, err=True)
+    if interrupts.installed():
+        interrupts.exit_now(interrupts.EXIT_CODE)
+    ctx.exit(interrupts.EXIT_CODE)
 
 
 def _red(text: str, console: Console | None) -> str:
@@ -223,7 +254,12 @@ register(cli)
 
 def main() -> None:
     """Console-script entry point."""
-    cli(prog_name="mirrorspec")
+    interrupts.install()
+    try:
+        cli(prog_name="mirrorspec")
+    except SystemExit as ended:
+        interrupts.exit_after_cleanup(ended.code)
+    interrupts.exit_after_cleanup(0)
 
 
 if __name__ == "__main__":

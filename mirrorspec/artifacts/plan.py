@@ -113,6 +113,8 @@ class Plan:
     partner_events: dict[str, Any] | None
     tables: list[TablePlan]
     threads: int | None = None  # tables mirrored at once (the profile output's); None: default
+    # the project folder, absolute: what the publisher state's feed paths are relative to
+    project_dir: str | None = None
 
     def to_json(self) -> str:
         """Deterministic JSON text of the plan."""

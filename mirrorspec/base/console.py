@@ -7,6 +7,7 @@ The core never prints; commands get the console from the click context
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 import time
@@ -14,6 +15,8 @@ import uuid
 from datetime import date, datetime, time as clock_time, timezone
 from decimal import Decimal
 from typing import Any, Callable, Iterable, Sequence
+
+from mirrorspec.base.interrupts import interrupted
 
 FORMATS = ("text", "json", "csv")
 NULL_TEXT = "NULL"  # how `show` prints a NULL for people ('' stays empty)
@@ -65,6 +68,8 @@ class Console:
     # --- events ------------------------------------------------------------------------------
     def event(self, kind: str, message: str, **fields: Any) -> None:
         """One event: printed as a line, or as a JSON object with `fields`."""
+        if interrupted():  # after Ctrl-C only the command line's one line is said
+            return
         if self.log_format == "json":
             self.stream.write(json.dumps(self.record(kind, message, **fields),
                                          default=json_value) + "\n")
@@ -99,6 +104,8 @@ class Console:
         In a terminal it fits the width (long cells wrap; columns that can't fit are left out,
         and a line says which); otherwise (a pipe, a log file) plain aligned rows, never cut.
         `null` is how a None cell reads for people (`NULL` for data, blank for reports)."""
+        if interrupted():
+            return
         if self.log_format == "json":
             self.event(kind, title or "", rows=[{str(c): json_value(v) for c, v in zip(columns, r)}
                                                 for r in rows])
@@ -133,7 +140,7 @@ class Console:
         if self.log_format == "json":
             self.event("progress", message, **fields)
             return
-        if not self.quiet:
+        if not self.quiet and not interrupted():
             self.stream.write(f"[{time.strftime('%H:%M:%S')}] {message}\n")
             self.stream.flush()
 
@@ -179,10 +186,14 @@ class Console:
 
     def raw(self, text: str) -> None:
         """Text printed as is (JSON documents, file contents)."""
+        if interrupted():
+            return
         self.stream.write(text if text.endswith("\n") else text + "\n")
         self.stream.flush()
 
     def _print(self, message: str, style: str | None) -> None:
+        if interrupted():
+            return
         if self._rich is not None:
             from rich.markup import escape
             self._rich.print(f"[{style}]{escape(message)}[/{style}]" if style else escape(message))
@@ -249,19 +260,46 @@ def emit_usage_error(message: str, exit_code: int, invocation_id: str | None = N
     console.error(message, error_type="UsageError", exit_code=exit_code)
 
 
+LOGGER = "mirrorspec"
+"""The Python logging logger the API's events go to when it is given no `on_event`."""
+_LOGGING_LEVELS = {"error": logging.ERROR, "warning": logging.WARNING, "debug": logging.DEBUG}
+
+
+def log_record(record: dict[str, Any]) -> None:
+    """One event (its JSON object) through Python's logging: logger `mirrorspec`, the event's
+    level, its message (a table's rows under its title, as plain aligned text) and the whole
+    event as the log record's `mirrorspec` attribute."""
+    logger = logging.getLogger(LOGGER)
+    level = _LOGGING_LEVELS.get(str(record.get("level")), logging.INFO)
+    if not logger.isEnabledFor(level):
+        return
+    message = str(record.get("message") or "")
+    rows = record.get("rows")
+    if isinstance(rows, list) and rows and all(isinstance(r, dict) for r in rows):
+        columns = list(rows[0])
+        message = plain_table(message or None, columns,
+                              [[text_value(r.get(c)) for c in columns] for r in rows])
+    logger.log(level, "%s", message, extra={"mirrorspec": record})
+
+
 class CallbackConsole(Console):
     """Hands every event to `callback` as its JSON object (`record`) instead of printing: the
-    Python API's progress and logs (`mirrorspec.api`). Tables become events with typed rows."""
+    Python API's progress and logs (`mirrorspec.api`). Tables become events with typed rows.
+    Without a callback, every event goes to Python's logging (`log_record`), so a notebook or an
+    orchestrator that shows logging shows mirrorspec's progress and warnings."""
 
     def __init__(self, callback: "Callable[[dict[str, Any]], None] | None",
                  invocation_id: str | None = None):
         super().__init__(log_format="json", quiet=False, stream=_Sink(),
                          invocation_id=invocation_id)
         self.callback = callback
+        self._to_logging = callback is None
 
     def event(self, kind: str, message: str, **fields: Any) -> None:
         callback = self.callback
         if callback is None:
+            if self._to_logging:
+                log_record(json_value(self.record(kind, message, **fields)))
             return
         try:
             callback(json_value(self.record(kind, message, **fields)))

@@ -25,6 +25,7 @@ CRASH_POINTS = (
     "after_listing",        # the table folder listed, no file read yet
     "before_offsets_recorded",  # Kafka messages staged, their end offsets not yet recorded
     "after_offsets_recorded",   # Kafka offsets recorded, nothing of them published yet
+    "before_spark_start",   # a command is about to start (or connect to) Spark
 )
 _paused: set[str] = set()
 _pause_lock = threading.Lock()

@@ -2,7 +2,8 @@
 Java stack trace of a Spark error), so an error line can stay one line and name this file.
 
 One file per process, created on first use in `MIRRORSPEC_LOG_DIR` (default: the system's
-temporary folder), named `mirrorspec-<UTC time>-<pid>.log`.
+temporary folder), named `mirrorspec-<UTC time>-<pid>.log`, readable by its owner only (0600):
+a traceback can hold what a message never shows (a URL, a path, a server's answer).
 """
 
 from __future__ import annotations
@@ -44,9 +45,20 @@ def log_path() -> str:
             folder = log_folder()
             stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
             _path = os.path.join(folder, f"mirrorspec-{stamp}-{os.getpid()}.log")
-            with open(_path, "a", encoding="utf-8"):
-                pass
+            os.close(open_private(_path))
         return _path
+
+
+def open_private(path: str | os.PathLike[str], truncate: bool = False) -> int:
+    """A descriptor for appending to `path` (emptied first with `truncate`), created 0600 (an
+    existing file of this user narrowed to 0600); never through a symbolic link (the
+    temporary folder is shared). Every file that may hold what a message never shows is
+    opened here: this log, the JVM's log, the warm Spark server's files."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags | (os.O_TRUNC if truncate else 0), 0o600)
+    if os.fstat(fd).st_uid == os.geteuid():
+        os.fchmod(fd, 0o600)
+    return fd
 
 
 def log_exception(context: str, exc: BaseException,
@@ -70,6 +82,6 @@ def log_exception(context: str, exc: BaseException,
         causes += 1
     if scrub is not None:
         lines = [scrub(line) for line in lines]
-    with _lock, open(path, "a", encoding="utf-8") as handle:
+    with _lock, os.fdopen(open_private(path), "a", encoding="utf-8") as handle:
         handle.writelines(lines)
     return path

@@ -106,6 +106,7 @@ def _writable(name: str, path: Path, fix: str) -> Check:
 def _project(params: dict[str, Any]) -> tuple[list[Check], Any]:
     from mirrorspec.compile import load_plan_context
     from mirrorspec.load.project import PROJECT_FILE
+    from mirrorspec.operate.preflight import missing_landing_zone
 
     folder = Path(params["project_dir"])
     if not (folder / PROJECT_FILE).is_file():
@@ -118,6 +119,7 @@ def _project(params: dict[str, Any]) -> tuple[list[Check], Any]:
         return [Check("project", FAIL, exc.render().splitlines()[0],
                       "mirrorspec validate shows every problem")], None
     found = [Check("project", OK, f"{plan.project_name}: {len(plan.tables)} table(s)"),
+             _profiles_file(folder, params["profiles_dir"]),
              Check("profile", OK, f"{plan.profile}, output {plan.target!r}; Spark "
                    + (f"remote {plan.spark.remote}" if plan.spark.remote
                       else f"master {plan.spark.master}"))]
@@ -125,11 +127,39 @@ def _project(params: dict[str, Any]) -> tuple[list[Check], Any]:
                            ("state", plan.state_path)):
         if "://" in location and not location.startswith("file:"):
             found.append(Check(name, OK, f"{location} (remote: checked below when reachable)"))
+        elif name == "landing zone" and (missing := missing_landing_zone(plan)) is not None:
+            found.append(_missing_landing_zone(missing))
         else:
             found.append(_writable(name, Path(location.removeprefix("file:")),
                                    f"fix the profile output's {name.replace(' ', '_')} or the "
                                    "folder's permissions"))
     return found, plan
+
+
+def _missing_landing_zone(missing: Any) -> Check:
+    """A landing zone that is not there: a failure when the warehouse already mirrors from one
+    (`run` refuses), else a warning (a new project's, or a did-you-mean) if it can be created."""
+    if missing.refused:
+        return Check("landing zone", FAIL, missing.message(), missing.hint())
+    writable = _writable("landing zone", Path(missing.path),
+                         "fix the profile output's landing_zone or the folder's permissions")
+    if writable.status == FAIL:
+        return writable
+    return Check("landing zone", WARN, f"{missing.message()}; "
+                 f"{writable.detail.removeprefix(missing.path).strip(' ()')}", missing.hint())
+
+
+def _profiles_file(project: Path, profiles_dir: str | None) -> Check:
+    """Which profiles.yml the project uses, and where that choice came from."""
+    from mirrorspec.load.project import find_profiles, profiles_origin
+
+    path, _ = find_profiles(project.resolve(), profiles_dir)
+    if path is None:
+        return Check("profiles.yml", OK, "none: the local defaults (landing_zone/, warehouse/, "
+                                         "local[*])")
+    origin = profiles_origin(profiles_dir) or (
+        "the project folder" if path.parent == project.resolve() else "~/.mirrorspec")
+    return Check("profiles.yml", OK, f"{path} (from {origin})")
 
 
 def _reachable(name: str, host: str, port: int, fix: str, timeout: float = 3.0) -> Check:

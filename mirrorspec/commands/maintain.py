@@ -113,7 +113,9 @@ def maintain(tables: tuple[str, ...], purge: bool, optimize: bool, vacuum: bool,
         present.append(table)
     if not present:
         return
-    from concurrent.futures import ThreadPoolExecutor, as_completed
+    from concurrent.futures import as_completed
+
+    from mirrorspec.base.interrupts import worker_pool
 
     from mirrorspec.readers.storage import plan_storage_options
     from mirrorspec.spark.ops.maintain import MaintainSteps, maintain_table
@@ -134,7 +136,7 @@ def maintain(tables: tuple[str, ...], purge: bool, optimize: bool, vacuum: bool,
     # driver more than they compute, so the tables' waits overlap. Each step says when it
     # starts and ends; the bar (or a line every 10 s in a log) counts tables and stage tasks.
     with LiveProgress(console, len(present), spark, rates=False) as progress, \
-            ThreadPoolExecutor(max_workers=min(threads, len(present))) as pool:
+            worker_pool(min(threads, len(present)), "mirrorspec-maintain") as pool:
         jobs = {pool.submit(one, table): table for table in present}
         for done in as_completed(jobs):
             table = jobs[done]

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple, TypeVar
 import click
 
 from mirrorspec.base.console import Console
-from mirrorspec.load.project import PROFILES_DIR_ENV
+from mirrorspec.base.origin import Given
+from mirrorspec.load.project import PROFILES_DIR_ENV, PROJECT_DIR_ENV
 
 if TYPE_CHECKING:
     from mirrorspec.base.files import Files
 
 T = TypeVar("T")
-PROJECT_DIR_ENV = "MIRRORSPEC_PROJECT_DIR"
 LOG_FORMAT_ENV = "MIRRORSPEC_LOG_FORMAT"
 DEFAULT_THREADS = 4
 
@@ -50,12 +50,44 @@ def absolute_location(_ctx: click.Context, _param: click.Parameter, value: Any) 
     return normalize(str(value))
 
 
+def given_as(ctx: click.Context, name: str) -> str | None:
+    """How option `name` of the running command got its value, for a message: its flag
+    (`--profiles-dir`), its environment variable (`MIRRORSPEC_PROFILES_DIR`), or None for its
+    default."""
+    source = ctx.get_parameter_source(name)
+    param = next((p for p in ctx.command.params if p.name == name), None)
+    if source is None or param is None or source.name == "DEFAULT":
+        return None
+    envvar = getattr(param, "envvar", None)
+    if source.name == "ENVIRONMENT" and isinstance(envvar, str):
+        return envvar
+    return param.opts[0] if param.opts else name
+
+
+def _project_folder(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """click callback: --project-dir as a `Given`, so a problem with it names where it came
+    from (the option, MIRRORSPEC_PROJECT_DIR, or the current folder by default)."""
+    if value is None:
+        return None
+    return Given(str(value), given_as(ctx, str(param.name)) or "the current folder")
+
+
+def _profiles_folder(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """click callback: --profiles-dir absolute (as `absolute_location`) and as a `Given` naming
+    the option or MIRRORSPEC_PROFILES_DIR."""
+    value = absolute_location(ctx, param, value)
+    if value is None:
+        return None
+    return Given(value, given_as(ctx, str(param.name)) or "--profiles-dir")
+
+
 project_dir = click.option(
     "--project-dir", default=".", show_default=True, envvar=PROJECT_DIR_ENV, show_envvar=True,
-    type=click.Path(file_okay=False), help="Folder holding mirrorspec_project.yml.")
+    type=click.Path(file_okay=False), callback=_project_folder,
+    help="Folder holding mirrorspec_project.yml.")
 profiles_dir = click.option(
     "--profiles-dir", default=None, envvar=PROFILES_DIR_ENV, show_envvar=True,
-    type=click.Path(file_okay=False), callback=absolute_location,
+    type=click.Path(file_okay=False), callback=_profiles_folder,
     help="Folder holding profiles.yml (default: the project folder, then ~/.mirrorspec).")
 target = click.option("--target", "-t", default=None,
                       help="Output of the profile to use (default: the profile's `target`).")

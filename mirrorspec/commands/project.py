@@ -82,6 +82,7 @@ def compile(project_dir: str, target: str | None, vars_text: str | None,
                                       console=console)
     if not plan.tables:
         console.warning("the project declares no tables (add tables/*.yml)")
+    _warn_missing_landing_zone(console, plan)
     if not console.quiet and tables and (len(tables) <= 50 or select or exclude):
         console.table(
             f"{plan.project_name} (profile {plan.profile}, target {plan.target}): "
@@ -96,6 +97,18 @@ def compile(project_dir: str, target: str | None, vars_text: str | None,
                    + (", _partnerEvents.json" if plan.partner_events is not None else ""),
                    tables=len(plan.tables), selected=[t.unique_id for t in tables],
                    plan=str(result.plan_path))
+
+
+def _warn_missing_landing_zone(console: Console, plan: Any) -> None:
+    """compile writes nothing there, so it only warns what `run` would refuse or create."""
+    from mirrorspec.operate.preflight import missing_landing_zone
+
+    missing = missing_landing_zone(plan)
+    if missing is not None and (missing.refused or missing.suggestion):
+        console.warning(f"{missing.message()}: `run` "
+                        + ("refuses to create it" if missing.refused else "would create it"),
+                        landing_zone=missing.path)
+        console.info(f"  hint: {missing.hint()}")
 
 
 LS_KEYS = ("unique_id", "name", "schema", "warehouse_schema", "source", "tags", "key_columns",

@@ -26,10 +26,13 @@ from mirrorspec.artifacts.run_results import RunResults, safe_args
 def execute_run(console: Console, command: str, publish_only: bool, params: dict[str, Any],
                 warmer=None) -> tuple[PlanContext, RunResults]:
     """Compile or read the plan, run it, print the summary (shared by run, publish, build)."""
-    from mirrorspec.spark.run import run_plan
+    from mirrorspec.operate.preflight import require_planned_landing_zone
 
     ctx = load_plan_context(params["project_dir"], params["target"], params["vars_text"],
                             params["profiles_dir"], params["plan_path"], console)
+    require_planned_landing_zone(ctx.plan, console)  # a mistyped landing_zone, before Spark
+    from mirrorspec.spark.run import run_plan
+
     # resolved once, in place: `build` tests with the same number of threads
     params["threads"] = resolve_table_threads(params.get("threads"), ctx.plan.threads)
     args = safe_args(project_dir=params["project_dir"], target=params["target"],
@@ -227,8 +230,7 @@ def retry(threads: int | None, **params: Any) -> None:
                             params["profiles_dir"], params["plan_path"])
     last = retry_selection(ctx.target_dir)
     if not last.select:
-        console.result("Nothing to retry: no table ended ERROR or SKIPPED in the last "
-                       f"`{last.command}`", retried=0)
+        console.result(last.nothing_to_do, retried=0)
         return
     console.info(f"retrying `{last.command}` for {len(last.select)} table(s): "
                  + ", ".join(s.removeprefix("id:") for s in last.select))

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from mirrorspec.commands.params import get_console, project_options, stop_on_signals
+from mirrorspec.commands.params import get_console, given_as, project_options, stop_on_signals
 from mirrorspec.base.errors import MirrorspecError
 
 LOOPBACK_NAMES = ("localhost",)
@@ -58,6 +58,7 @@ def _folders(params: dict[str, Any]) -> tuple[Path, Path, str]:
     if not landing:
         from mirrorspec.compile import load_plan_context
 
+        _require_project(params["project_dir"])
         plan = load_plan_context(params["project_dir"], params["target"], params["vars_text"],
                                  params["profiles_dir"]).plan
         landing, warehouse, name = plan.landing_zone, plan.warehouse, plan.project_name
@@ -73,6 +74,22 @@ def _folders(params: dict[str, Any]) -> tuple[Path, Path, str]:
                               hint="give --landing-zone and --warehouse folders apart, neither "
                                    "inside the other")
     return Path(landing).resolve(), Path(warehouse).resolve(), name
+
+
+def _require_project(project_dir: str) -> None:
+    """Outside a project, say the three ways to give serve its folders (not only the project's)."""
+    from mirrorspec.base.errors import ProjectError
+    from mirrorspec.base.origin import origin_of
+    from mirrorspec.load.project import find_project_file
+
+    try:
+        find_project_file(Path(project_dir).expanduser().resolve(),
+                          origin_of(project_dir, "--project-dir"))
+    except ProjectError as exc:
+        raise ProjectError(exc.message, hint="give the folders: --landing-zone DIR --warehouse "
+                           "DIR (one mirrored database), or --root DIR (several, created "
+                           "through /v1); or run serve in a project (--project-dir) to serve "
+                           "its profile's folders") from None
 
 
 def _report(params: dict[str, Any]) -> Path | None:
@@ -121,7 +138,13 @@ def _tls(params: dict[str, Any], temp: list[Path]):
 @click.option("--client", "clients", multiple=True, metavar="ID:SECRET|ID:@CERT.pem",
               envvar="MIRRORSPEC_SERVE_CLIENTS", show_envvar=True,
               help="An Entra ID application the token endpoint accepts (repeatable; default: "
-                   "any id and secret).")
+                   "any id and secret). With it, the managed-identity routes serve only "
+                   "--managed-identity identities.")
+@click.option("--managed-identity", "identities", multiple=True, metavar="ID:SECRET",
+              envvar="MIRRORSPEC_SERVE_MANAGED_IDENTITIES", show_envvar=True,
+              help="A managed identity /msi/token issues tokens to, when the request proves "
+                   "SECRET in X-IDENTITY-HEADER (App Service's IDENTITY_HEADER); repeatable. With "
+                   "--client or this, the managed-identity routes issue no other token.")
 @click.option("--host", default="127.0.0.1", show_default=True, callback=_loopback,
               help="Loopback address to bind (only loopback is allowed).")
 @click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
@@ -151,9 +174,17 @@ def _tls(params: dict[str, Any], temp: list[Path]):
                    "are.")
 @click.option("--require-auth", is_flag=True,
               help="Answer 401 without a bearer token serve issued (for the service's audience), "
-                   "a SharedKey signature or a SAS.")
+                   "a SharedKey signature or a SAS; 400 for another Authorization scheme.")
 @click.option("--max-body", type=click.IntRange(1), default=4000 << 20, show_default=True,
               help="Largest request body in bytes (413 above).")
+@click.option("--max-blob-size", type=click.IntRange(1), default=None,
+              show_default="Azure's, 50,000 x 4,000 MiB",
+              help="Largest blob a commit may write, in bytes (Put Block List, Put Blob, an "
+                   "append or flush position); Azure's block-blob limit by default. A block "
+                   "list over it, or over the disk's free space, gets 413.")
+@click.option("--max-engines", type=click.IntRange(1), default=None, show_default="4",
+              help="Most engines startMirroring (and --mirror-every) run at once; one more "
+                   "gets 409 MirroringEngineLimitReached.")
 @click.option("--mirror-every", type=click.FloatRange(min=0.1), default=None, metavar="SECONDS",
               help="Run `mirrorspec mirror --watch SECONDS` beside the endpoint (with --root: "
                    "the interval of the engines startMirroring starts).")
@@ -166,7 +197,9 @@ def _tls(params: dict[str, Any], temp: list[Path]):
 @click.option("--log-requests", is_flag=True, help="Log every request, not only refusals.")
 def serve(**params: Any) -> None:
     """Serve the landing zone as Fabric's OneLake DFS/Blob endpoint, for any publisher."""
-    from mirrorspec.serve import entra, services, supervise
+    from mirrorspec.serve import entra, managed_identity, services, supervise
+    from mirrorspec.serve.blocks import MAX_BLOB_SIZE
+    from mirrorspec.serve.items import DEFAULT_MAX_ENGINES
     from mirrorspec.serve import names as names_mod
     from mirrorspec.security.redact import redact_fields, redact_text
     from mirrorspec.serve.endpoints import served_hosts
@@ -174,6 +207,8 @@ def serve(**params: Any) -> None:
     from mirrorspec.serve.server import Config, Endpoint, write_ready_file
 
     console = get_console()
+    params["max_blob_size"] = params["max_blob_size"] or MAX_BLOB_SIZE
+    params["max_engines"] = params["max_engines"] or DEFAULT_MAX_ENGINES
     landing, warehouse, default_name = _folders(params)
     report = _report(params)
     try:
@@ -181,8 +216,10 @@ def serve(**params: Any) -> None:
                                                        "workspace")
         item, item_id = names_mod.split_name(params["item"] or workspace, "item")
         clients = entra.parse_clients(params["clients"])
-    except ValueError as exc:
-        raise MirrorspecError(str(exc)) from None
+        identities = managed_identity.parse_identities(params["identities"])
+    except ValueError as exc:  # a value from MIRRORSPEC_SERVE_CLIENTS is said to come from it
+        origin = given_as(click.get_current_context(), "clients") or "--client"
+        raise MirrorspecError(str(exc).replace("--client", origin, 1)) from None
 
     def log(level: str, message: str, **fields: Any) -> None:  # credentials never written
         getattr(console, level if level in ("info", "warning", "error") else "info")(
@@ -190,8 +227,9 @@ def serve(**params: Any) -> None:
 
     root = Path(params["root"]).resolve() if params["root"] else None
     registry = Registry(root, EngineSettings(params["mirror_every"] or DEFAULT_ENGINE_EVERY,
-                                             console.log_format, params["mirror_conf"]),
-                        params["unflushed"], log)
+                                             console.log_format, params["mirror_conf"],
+                                             params["max_engines"]),
+                        params["unflushed"], log, params["max_blob_size"])
     if root is not None:
         try:
             root.mkdir(parents=True, exist_ok=True)
@@ -217,7 +255,8 @@ def serve(**params: Any) -> None:
             names=names_mod.Names(workspace, workspace_id, item, item_id), landing=landing,
             warehouse=warehouse, host=params["host"], port=params["port"],
             unflushed=params["unflushed"], page_size=params["page_size"],
-            require_auth=params["require_auth"], max_body=params["max_body"], tls=context,
+            require_auth=params["require_auth"], max_body=params["max_body"],
+            max_blob_size=params["max_blob_size"], tls=context,
             ca_file=ca_file, report=report, log_requests=params["log_requests"],
             allowed_hosts=served_hosts(params["host"], params["allow_host"]))
 
@@ -229,7 +268,7 @@ def serve(**params: Any) -> None:
                                 warehouse, endpoint.store, endpoint.conformance)
         registry.open_all()
         registry.resume()  # the items whose mirroring was started before a restart
-        services.attach(endpoint, registry, clients)
+        services.attach(endpoint, registry, clients, identities)
         if mirror is not None:
             registry.adopt_engine(served, mirror)
             mirror = None  # the registry stops it (stopMirroring, or at the end)

@@ -61,9 +61,10 @@ def start(port: int | None, timeout: float, warm_up: bool, **params: Any) -> Non
                         "Connect does not expose: its commands will start their own Spark")
     console.info(f"starting the warm Spark server for {_label(plan)}…")
     began = time.monotonic()
-    ready, started = warm_server.start(conf, master, _label(plan), port=port, timeout=timeout)
+    ready, started = warm_server.start(conf, master, _label(plan), port=port, timeout=timeout,
+                                       say=console.info)
     if started and warm_up:
-        _warm_up(console, ready.url)
+        _warm_up(console, ready)
     if started:
         console.result(f"the warm Spark server runs at {ready.url} (pid {ready.pid}, "
                        f"{time.monotonic() - began:.1f}s); stop it with `mirrorspec spark stop`",
@@ -73,15 +74,16 @@ def start(port: int | None, timeout: float, warm_up: bool, **params: Any) -> Non
                        f"(pid {ready.pid})", url=ready.url, pid=ready.pid, ready_file=ready.path)
 
 
-def _warm_up(console: Any, url: str) -> None:
+def _warm_up(console: Any, ready: Any) -> None:
     """A first tiny mirror pass through the new server; a failure is a warning (it runs)."""
     from mirrorspec.spark.ops.warm_up import warm_up
 
     try:
-        warm_up(url)
+        warm_up(ready.connect_url)
     except Exception as exc:  # noqa: BLE001 - the server runs; only its warm-up failed
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        console.warning(f"the warm-up pass on {url} failed ({first}); the server runs")
+        first = first.replace(ready.token, "***") if ready.token else first
+        console.warning(f"the warm-up pass on {ready.url} failed ({first}); the server runs")
 
 
 @spark.command("status")
@@ -96,10 +98,16 @@ def status() -> None:
                        servers=0)
         return
     now = time.time()
-    rows = [(r.label, r.url, r.pid, "yes" if warm_server.alive(r) else "no (gone)",
-             f"{(now - r.started) / 60:.0f} min", r.version) for r in servers]
+    rows = [(r.label, r.url, r.pid, _state(warm_server, r), f"{(now - r.started) / 60:.0f} min",
+             r.version) for r in servers]
     console.table("warm Spark servers", ["for", "url", "pid", "alive", "up", "mirrorspec"], rows,
                   kind="warm_servers")
+
+
+def _state(warm_server: Any, ready: Any) -> str:
+    if not ready.ready:  # launched by a `spark start` that never wrote its ready file
+        return "yes (no ready file)"
+    return "yes" if warm_server.alive(ready) else "no (gone)"
 
 
 @spark.command("stop")

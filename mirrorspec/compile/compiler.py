@@ -12,6 +12,7 @@ from mirrorspec.openmirroring import mirroring
 from mirrorspec.artifacts.plan import (PLAN_VERSION, STEP_MIRROR, STEP_PUBLISH, ColumnSpec, Plan, SourceSpec,
                              SparkSpec, TablePlan, TableStep)
 from mirrorspec.base.errors import Location, MirrorspecError
+from mirrorspec.landing.deploy import recreate_procedure
 from mirrorspec.project.model import Project, Table, is_uri, resolve_location
 from mirrorspec.sources import resolve_options
 
@@ -69,6 +70,7 @@ def build_plan(project: Project) -> Plan:
         partner_events=partner,
         tables=tables,
         threads=output.threads,
+        project_dir=str(project.project_dir),
     )
 
 
@@ -109,12 +111,16 @@ def _table_plan(table: Table, project: Project, landing_zone: str, warehouse: st
 
 def check_landing_zone(plan: Plan, project: Project) -> list[MirrorspecError]:
     """Problems with what the configured landing zone already holds: keyColumns can't change
-    once a table's `_metadata.json` is there (seed 000). URIs are not checked."""
+    once a table's `_metadata.json` is there (seed 000), unless the table says `recreate: true`
+    (the change is acknowledged: `run --full-refresh` or its publisher recreates the folder).
+    URIs are not checked."""
     if is_uri(plan.landing_zone) or not os.path.isdir(plan.landing_zone):
         return []
     locations = {t.unique_id: t.key_location or t.location for t in project.tables}
     problems = []
     for table in plan.tables:
+        if table.recreate:
+            continue
         path = Path(table.landing_path) / mirroring.METADATA_FILE
         try:
             text = path.read_text(encoding="utf-8")
@@ -134,9 +140,9 @@ def check_landing_zone(plan: Plan, project: Project) -> list[MirrorspecError]:
                 f"{list(existing.key_columns)} already in {path}; keys can't change once a "
                 "table's _metadata.json is in the landing zone",
                 locations.get(table.unique_id) or Location(table.yaml_file or ""),
-                hint=f"to change the keys, recreate the table: delete the folder {table.landing_path} "
-                     "(the mirrored table is dropped), set `recreate: true` on the table, then "
-                     "compile and land its data again; or keep the old keys"))
+                hint="to change the keys, "
+                     + recreate_procedure(table.unique_id, table.publishes, table.landing_path)
+                     + "; or keep the old keys"))
     return problems
 
 

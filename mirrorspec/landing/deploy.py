@@ -26,6 +26,22 @@ def write_partner_events(plan: Plan, lf: LandingFiles, console: Console) -> None
         console.info(f"wrote {path}", path=path)
 
 
+def recreate_procedure(unique_id: str, publishes: bool | None = None,
+                       folder: str | None = None) -> str:
+    """The one way to recreate a table folder (to change its keys, a column's type, …): for a
+    table mirrorspec publishes, a full refresh; for another publisher's folder, that publisher.
+    `publishes` None: both cases, for a reader who doesn't know which (diff's rules)."""
+    feed = (f"set `recreate: true` on the table, then `mirrorspec compile` and `mirrorspec run "
+            f"--full-refresh --select {unique_id}` (it checks the feed before it drops the "
+            "landing folder and the Delta table, then lands the data again)")
+    other = (f"set `recreate: true` on the table, delete its landing folder"
+             f"{f' {folder}' if folder else ''} and have its publisher land a full initial "
+             "load again")
+    if publishes is None:
+        return f"for a table mirrorspec publishes (a feed source), {feed}; otherwise {other}"
+    return feed if publishes else other
+
+
 def deploy_metadata(table: TablePlan, lf: LandingFiles | None = None,
                     console: Console | None = None) -> bool:
     """Write the table's `_metadata.json` when absent (or, for a folder we publish, when it
@@ -53,13 +69,12 @@ def deploy_metadata(table: TablePlan, lf: LandingFiles | None = None,
             console.info(f"{table.unique_id}: wrote {path}", table=table.unique_id, path=path)
         return True
     if mirroring.keys_differ(present.key_columns, wanted):
-        how = (f"`mirrorspec run --full-refresh --select {table.unique_id}` recreates it from the "
-               "source" if table.publishes else
-               "delete the folder and have its publisher write it again with the new keys")
         raise LandingZoneError(
             f"keyColumns {list(present.key_columns)} in the landing zone differ from the "
             f"project's {wanted}; keyColumns can't change once set: recreate the table folder",
-            file=path, code="KeyColumnsChanged", hint=how)
+            file=path, code="KeyColumnsChanged",
+            hint=recreate_procedure(table.unique_id, table.publishes,
+                                    table.landing_path))
     if present.key_columns and list(present.key_columns) != wanted:
         # the same keys spelled or ordered otherwise: the folder keeps them as first written
         metadata = {**metadata, "keyColumns": list(present.key_columns)}
@@ -79,24 +94,33 @@ def deploy_metadata(table: TablePlan, lf: LandingFiles | None = None,
     return False
 
 
-def full_refresh(plan: Plan, table: TablePlan, lf: LandingFiles, console: Console) -> None:
-    """Drop the Delta table; for a feed also its landing folder and publisher state, so the
-    feed is published again from its first file.
+def drop_published(plan: Plan, table: TablePlan, lf: LandingFiles, console: Console) -> None:
+    """Drop a feed table's publisher state, Delta table and landing folder (in that order: a
+    crash in between leaves a state that publishes the whole feed again)."""
+    lf.delete(state_file(plan, table))
+    if table.source.kafka:  # messages fetched but not published yet start over too
+        lf.delete(staging_folder(plan, table))
+    lf.delete(table.delta_path)
+    lf.delete(table.landing_path)
+    console.info(f"{table.unique_id}: full refresh: dropped the Delta table, the landing "
+                 "folder and the publisher state", table=table.unique_id)
 
-    A landing_zone table keeps its folder (another publisher owns it): the files in
-    `_ProcessedFiles/` move back in place and the engine applies every file still there from the
-    start. Files purged after the retention are gone: a 20-digit sequence that no longer starts
-    at 1 can't be rebuilt, so the table fails and its Delta table is left as it is; under
-    LastUpdateTimeFileDetection nobody can tell what was purged, so it is warned about.
+
+def full_refresh(plan: Plan, table: TablePlan, lf: LandingFiles, console: Console) -> None:
+    """Drop the Delta table of a table whose folder another publisher owns, to rebuild it.
+
+    (A feed table is refreshed by the publisher, `spark.publish.refresh`: it publishes the feed
+    aside first and calls `drop_published` only when that worked; a Kafka table, whose topics
+    can't be read twice the same way, is dropped here first.)
+
+    A landing_zone table keeps its folder: the files in `_ProcessedFiles/` move back in place
+    and the engine applies every file still there from the start. Files purged after the
+    retention are gone: a 20-digit sequence that no longer starts at 1 can't be rebuilt, so the
+    table fails and its Delta table is left as it is; under LastUpdateTimeFileDetection nobody
+    can tell what was purged, so it is warned about.
     """
     if table.publishes:
-        lf.delete(table.delta_path)
-        lf.delete(table.landing_path)
-        lf.delete(state_file(plan, table))
-        if table.source.kafka:  # messages fetched but not published yet start over too
-            lf.delete(staging_folder(plan, table))
-        console.info(f"{table.unique_id}: full refresh: dropped the Delta table, the landing "
-                     "folder and the publisher state", table=table.unique_id)
+        drop_published(plan, table, lf, console)
         return
     metadata_path = lf.join(table.landing_path, mirroring.METADATA_FILE)
     text = lf.read_text(metadata_path)

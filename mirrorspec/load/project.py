@@ -14,6 +14,7 @@ from typing import Any, Mapping
 import yaml
 
 from mirrorspec.base.errors import Location, MirrorspecError, ProjectError
+from mirrorspec.base.origin import origin_of
 from mirrorspec.load.render import Renderer
 from mirrorspec.load.secret_names import NOT_SECRET_KEY
 from mirrorspec.load.validate import validate_document
@@ -24,6 +25,7 @@ PROFILES_FILE = "profiles.yml"
 DEFAULT_TABLE_PATHS = ("tables",)
 TABLE_SUFFIXES = (".yml", ".yaml")
 PROFILES_DIR_ENV = "MIRRORSPEC_PROFILES_DIR"
+PROJECT_DIR_ENV = "MIRRORSPEC_PROJECT_DIR"
 
 
 @dataclass
@@ -66,26 +68,44 @@ def parse_vars(text: str | Mapping[str, Any] | None) -> dict[str, Any]:
     return value
 
 
-def find_project_file(project_dir: Path) -> Path:
-    """`mirrorspec_project.yml` (or .yaml) of `project_dir`, or a ProjectError saying what to do."""
+def find_project_file(project_dir: Path, origin: str = "--project-dir") -> Path:
+    """`mirrorspec_project.yml` (or .yaml) of `project_dir`, or a ProjectError saying what to do
+    and where the folder came from (`origin`: `--project-dir`, `MIRRORSPEC_PROJECT_DIR`, …)."""
     for name in (PROJECT_FILE, PROJECT_FILE[:-4] + ".yaml"):
         candidate = project_dir / name
         if candidate.is_file():
             return candidate
-    raise ProjectError(f"no {PROJECT_FILE} in {display_name(project_dir)}",
-                       hint="run mirrorspec in a project folder, pass --project-dir, "
-                            "or create one with `mirrorspec init NAME`")
+    raise ProjectError(f"no {PROJECT_FILE} in {display_name(project_dir)} ({origin})",
+                       hint="run mirrorspec in a project folder, pass --project-dir (or set "
+                            f"{PROJECT_DIR_ENV}), or create one with `mirrorspec init NAME`")
+
+
+def profiles_origin(profiles_dir: str | os.PathLike[str] | None) -> str | None:
+    """Where the profiles folder comes from: the origin a `Given` value carries (`--profiles-dir`,
+    `MIRRORSPEC_PROFILES_DIR`, `Project(profiles_dir=…)`), `profiles_dir` for a plain value, the
+    environment variable when only it is set; None: the project folder, then ~/.mirrorspec."""
+    if profiles_dir:
+        return origin_of(profiles_dir, "profiles_dir")
+    return PROFILES_DIR_ENV if os.environ.get(PROFILES_DIR_ENV) else None
 
 
 def find_profiles(project_dir: Path, profiles_dir: str | os.PathLike[str] | None) -> tuple[Path | None, bool]:
     """profiles.yml: --profiles-dir (or $MIRRORSPEC_PROFILES_DIR), else the project dir, else
-    ~/.mirrorspec; (None, False) when there is none (local defaults apply)."""
+    ~/.mirrorspec; (None, False) when there is none (local defaults apply). A folder given
+    without a profiles.yml is an error naming where the folder came from."""
     explicit = profiles_dir or os.environ.get(PROFILES_DIR_ENV)
     if explicit:
         path = Path(explicit).expanduser() / PROFILES_FILE
         if not path.is_file():
-            raise ProjectError(f"no {PROFILES_FILE} in {display_name(Path(explicit))} (--profiles-dir)",
-                               hint="point --profiles-dir at the folder holding profiles.yml")
+            origin = profiles_origin(profiles_dir) or PROFILES_DIR_ENV
+            if origin == PROFILES_DIR_ENV:
+                fix = f"set {PROFILES_DIR_ENV} to the folder holding profiles.yml, or unset it"
+            elif origin.startswith("--"):
+                fix = f"point {origin} (or {PROFILES_DIR_ENV}) at the folder holding profiles.yml"
+            else:
+                fix = f"give {origin} the folder holding profiles.yml"
+            raise ProjectError(f"no {PROFILES_FILE} in {display_name(Path(explicit))} ({origin})",
+                               hint=fix)
         return path, True
     local = project_dir / PROFILES_FILE
     if local.is_file():
@@ -133,11 +153,14 @@ def load_files(project_dir: str | os.PathLike[str], variables: Mapping[str, Any]
     `LoadedProject.problems` so the model stage can add its own before one ProjectError is raised.
     """
     root = Path(project_dir).expanduser().resolve()
+    origin = origin_of(project_dir, "project_dir")
     if not root.is_dir():
-        raise ProjectError(f"project folder {display_name(Path(project_dir))} does not exist",
-                           hint="pass --project-dir pointing at the folder with mirrorspec_project.yml")
+        raise ProjectError(f"project folder {display_name(Path(project_dir))} does not exist "
+                           f"({origin})",
+                           hint=f"pass --project-dir (or set {PROJECT_DIR_ENV}) pointing at the "
+                                "folder with mirrorspec_project.yml")
     problems: list[MirrorspecError] = []
-    project_path = find_project_file(root)
+    project_path = find_project_file(root, origin)
     project = load_document(project_path, problems)
     if problems:
         raise ProjectError(problems[0].message, problems=problems)

@@ -1,23 +1,21 @@
 """Delivering events off the pass's path: an HTTP POST bounded in total time, and a bounded
 background queue that sends them one by one (stdlib only).
 
-A collector that answers one byte every few seconds stays under any per-read timeout; here
-every step of a request (connect, TLS, send, each read) gets only what is left of one deadline,
-so an event takes at most `seconds` in all. The queue keeps the pass from waiting at all:
-`put` never blocks (a full queue drops the event and counts it), and `close` waits a bounded
-time for what is queued.
+A collector that answers one byte every few seconds stays under any per-read timeout; the POST
+goes through `base/deadline_http.py`, where every step of a request (connect, TLS, send, each
+read) gets only what is left of one deadline, so an event takes at most `seconds` in all. The
+queue keeps the pass from waiting at all: `put` never blocks (a full queue drops the event and
+counts it), and `close` waits a bounded time for what is queued.
 """
 
 from __future__ import annotations
 
-import os
 import queue
-import socket
-import ssl
 import threading
 import time
 from typing import Any, Callable
-from urllib.parse import urlsplit
+
+from mirrorspec.base.deadline_http import RequestError, request
 
 
 class DeliveryError(OSError):
@@ -27,67 +25,13 @@ class DeliveryError(OSError):
 def post(url: str, body: bytes, headers: dict[str, str], seconds: float) -> int:
     """POST `body` to `url` within `seconds` in total; returns the HTTP status (< 300), else
     raises DeliveryError, TimeoutError or another OSError."""
-    deadline = time.monotonic() + seconds
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise DeliveryError(f"not an http(s) URL: {parts.scheme}://{parts.hostname or ''}")
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    sock = socket.create_connection((parts.hostname, port), timeout=_left(deadline))
     try:
-        if parts.scheme == "https":
-            sock.settimeout(_left(deadline))
-            sock = _tls().wrap_socket(sock, server_hostname=parts.hostname)
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        host = parts.hostname if parts.port is None else f"{parts.hostname}:{parts.port}"
-        head = [f"POST {target} HTTP/1.1", f"Host: {host}", f"Content-Length: {len(body)}",
-                "Connection: close", *(f"{k}: {v}" for k, v in headers.items())]
-        sock.settimeout(_left(deadline))
-        sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
-        status = _status_line(sock, deadline)
-    finally:
-        sock.close()
+        status = request("POST", url, seconds, headers, body, read_body=False).status
+    except RequestError as exc:
+        raise DeliveryError(str(exc)) from None
     if status >= 300:
         raise DeliveryError(f"the collector answered HTTP {status}")
     return status
-
-
-def _tls() -> ssl.SSLContext:
-    """Certificates checked against what the openlineage-python client's HTTP transport
-    (requests) trusts: REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE, else certifi's bundle, else the
-    system's."""
-    cafile = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
-    if not cafile:
-        try:
-            import certifi
-
-            cafile = certifi.where()
-        except ImportError:
-            cafile = None
-    return ssl.create_default_context(cafile=cafile)
-
-
-def _left(deadline: float) -> float:
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise TimeoutError("the collector did not answer in time")
-    return left
-
-
-def _status_line(sock: socket.socket, deadline: float) -> int:
-    """The status code of the response (`HTTP/1.1 201 Created`), read within the deadline."""
-    line = b""
-    while b"\r\n" not in line:
-        sock.settimeout(_left(deadline))
-        chunk = sock.recv(256)
-        if not chunk:
-            break
-        line += chunk
-        if len(line) > 8192:
-            break
-    fields = line.split(b"\r\n", 1)[0].split()
-    if len(fields) < 2 or not fields[0].startswith(b"HTTP/") or not fields[1].isdigit():
-        raise DeliveryError("the collector's answer is not HTTP")
-    return int(fields[1])
 
 
 class BackgroundSender:

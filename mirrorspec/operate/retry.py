@@ -25,6 +25,12 @@ class RetrySelection:
     full_refresh: bool
     fail_fast: bool
 
+    @property
+    def nothing_to_do(self) -> str:
+        """What `retry` says (CLI and API alike) when no table is left to run again."""
+        return (f"Nothing to retry: no table ended ERROR or SKIPPED in the last "
+                f"`{self.command}`")
+
 
 def retry_selection(target_dir: str | os.PathLike[str]) -> RetrySelection:
     """What the last run_results.json in `target_dir` leaves to retry."""

@@ -1,11 +1,19 @@
 """How far the publisher got: its state file per table (files and batches published, Kafka
 offsets, the batch being written) and the Kafka staging folder. JSON, versioned by STATE_VERSION;
-written by `spark.publish`, read by `status`/`show` and `run --full-refresh` without a JVM."""
+written by `spark.publish`, read by `status`/`show` and `run --full-refresh` without a JVM.
+
+Feed paths inside the project are stored relative to it (`./feeds/orders/x.csv`), so a project
+that is moved or copied keeps its state; in memory they are absolute, as the feed is listed.
+URIs and paths outside the project stay as they are. A state written with absolute paths
+(before this) is read as well: when its paths name the project's feed under another folder, the
+project was moved, and they are read as if under the project's folder now.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import os
+from typing import Any, Callable
 
 from mirrorspec.base.errors import MirrorspecError
 from mirrorspec.base.files import Files, join
@@ -42,13 +50,85 @@ def load_state(fs: Files, plan: Plan, table: TablePlan) -> dict[str, Any]:
         raise MirrorspecError(f"{path}: publisher state version {state.get('version')!r} is not "
                               f"supported (expects {STATE_VERSION})")
     base = new_state(table)
-    base.update(state)
+    base.update(_in_memory(state, plan, table))
     return base
 
 
 def save_state(fs: Files, plan: Plan, table: TablePlan, state: dict[str, Any]) -> None:
-    """Write the table's publisher state (atomically: `Files.write_text`)."""
-    fs.write_text(state_file(plan, table), json.dumps(state, indent=1, sort_keys=True) + "\n")
+    """Write the table's publisher state (atomically: `Files.write_text`), feed paths inside
+    the project relative to it."""
+    stored = _stored(state, plan)
+    fs.write_text(state_file(plan, table), json.dumps(stored, indent=1, sort_keys=True) + "\n")
+
+
+# --- feed paths relative to the project ---------------------------------------------------------
+
+RELATIVE = "./"  # how a stored path relative to the project starts
+
+
+def _project(plan: Plan) -> str | None:
+    folder = plan.project_dir
+    if not folder or "://" in folder or folder.startswith("file:"):
+        return None
+    return os.path.normpath(folder)
+
+
+def _stored(state: Any, plan: Plan) -> Any:
+    project = _project(plan)
+    if project is None:
+        return state
+    prefix = project.rstrip("/") + "/"
+
+    def store(text: str) -> str:
+        return RELATIVE + text[len(prefix):] if text.startswith(prefix) else text
+    return _map_strings(state, store)
+
+
+def _in_memory(state: Any, plan: Plan, table: TablePlan) -> Any:
+    project = _project(plan)
+    if project is None:
+        return state
+    moved_from = _moved_from(state, project, table)
+    old = moved_from.rstrip("/") + "/" if moved_from else None
+
+    def load(text: str) -> str:
+        if text.startswith(RELATIVE):
+            return os.path.join(project, text[len(RELATIVE):])
+        if old is not None and text.startswith(old):
+            return os.path.join(project, text[len(old):])
+        return text
+    return _map_strings(state, load)
+
+
+def _moved_from(state: Any, project: str, table: TablePlan) -> str | None:
+    """The folder an absolute-path state's project was in, when it was somewhere else: found
+    by the table's feed folder (relative to the project) inside a stored path."""
+    source = table.source.path
+    if not source or "://" in source or not source.startswith(project.rstrip("/") + "/"):
+        return None
+    feed = "/" + os.path.relpath(source, project).strip("/") + "/"
+    found: list[str] = []
+
+    def look(text: str) -> str:
+        if not found and text.startswith("/") and not text.startswith(project + "/"):
+            index = text.find(feed)
+            if index > 0:
+                found.append(text[:index])
+        return text
+    _map_strings(state, look)
+    return found[0] if found else None
+
+
+def _map_strings(value: Any, change: Callable[[str], str]) -> Any:
+    """`value` with every string in it (dict keys too) passed through `change`."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, dict):
+        return {change(k) if isinstance(k, str) else k: _map_strings(v, change)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_map_strings(v, change) for v in value]
+    return value
 
 
 def staging_folder(plan: Plan, table: TablePlan) -> str:

@@ -24,6 +24,8 @@ from typing import Any, Iterable
 
 from mirrorspec.artifacts.plan import ColumnSpec, Plan, TablePlan
 from mirrorspec.base.errors import LandingZoneError
+from mirrorspec.landing.deploy import recreate_procedure
+from mirrorspec.sources.extract import EXTRACT_TYPES
 from mirrorspec.openmirroring.mirroring import (
     DELIMITED_PROPERTIES,
     FILE_DETECTION_LAST_UPDATE_TIME,
@@ -47,9 +49,7 @@ ADDED, REMOVED, MODIFIED, UNCHANGED = "added", "removed", "modified", "unchanged
 # Where the rule comes from: sections of the open-mirroring landing zone specification (seed 000).
 _SEED = "Fabric open mirroring landing zone requirements"
 # How a table folder is recreated; `{table}` becomes the table's unique_id.
-_HOW = (" For a table mirrorspec publishes (a feed source), `mirrorspec run --full-refresh "
-        "--select {table}` does it; otherwise delete the folder and have its publisher land a "
-        "full initial load again. Set `recreate: true` on the table to acknowledge the change.")
+_HOW = " To recreate it: " + recreate_procedure("{table}") + "."
 
 
 @dataclass(frozen=True)
@@ -112,6 +112,16 @@ RULES: dict[str, Rule] = {
         "column added", SAFE,
         "Open mirroring adds the column to the Delta table; rows written before have NULL in it.",
         "Nothing to do; backfill the column from the source if old rows need values.",
+        f"{_SEED} › Table columns and column operations › Add column"),
+    "extract_column_added": Rule(
+        "column added to an extract", CAUTION,
+        "Open mirroring adds the column to the Delta table. The table is fed by full-snapshot "
+        "extracts, and every snapshot must carry every column of the table: a snapshot "
+        "without it fails the table. The rows get their values when the first snapshot "
+        "carrying the column lands (each changed row is updated).",
+        "Make sure the next extract has the column before this change runs. The snapshots "
+        "published before it need nothing: `mirrorspec run --full-refresh` rebuilds an "
+        "extract table from its newest snapshot only.",
         f"{_SEED} › Table columns and column operations › Add column"),
     "column_removed": Rule(
         "column removed", BREAKING,
@@ -245,8 +255,8 @@ class Change:
         title = self.rule.title
         if self.kind in ("column_renamed", "table_renamed"):
             return f"{title}: {self.before} → {self.after}"
-        if self.kind in ("column_added", "column_removed"):
-            data_type = self.after if self.kind == "column_added" else self.before
+        if self.kind in ("column_added", "extract_column_added", "column_removed"):
+            data_type = self.before if self.kind == "column_removed" else self.after
             return f"{title}: {self.subject}" + (f" ({data_type})" if data_type else "")
         if self.kind == "tests_changed" and self.subject is not None:
             if self.before is None:
@@ -420,7 +430,11 @@ def diff_tables(before: TablePlan, after: TablePlan) -> list[Change]:
     old_md, new_md = _metadata(before), _metadata(after)
     changes: list[Change] = []
     changes += _key_changes(before, after)
-    changes += _column_changes(_columns(before, old_md), _columns(after, new_md))
+    columns = _column_changes(_columns(before, old_md), _columns(after, new_md))
+    if after.source.type in EXTRACT_TYPES:
+        columns = [Change("extract_column_added", c.subject, c.before, c.after)
+                   if c.kind == "column_added" else c for c in columns]
+    changes += columns
     changes += _dialect_changes(before, after)
     changes += _detection_changes(old_md, new_md)
     changes += _other_metadata_changes(before.metadata, after.metadata, old_md, new_md)

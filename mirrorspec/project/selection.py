@@ -275,7 +275,8 @@ def select_with_warnings(plan: Plan, select: Sequence[str] = (), exclude: Sequen
         for selector in selection.unmatched:
             console.warning(f"selector '{selector}' matched no table", selector=selector)
         if not selection.tables:
-            console.warning("nothing selected: no table matches the selection",
+            console.warning("nothing selected: no table matches the selection, so there "
+                            "is nothing to do (`mirrorspec ls` lists the tables)",
                             select=list(split_selectors(select)),
                             exclude=list(split_selectors(exclude)))
     return selection.tables

@@ -43,6 +43,11 @@ CODES: dict[str, Code] = {
     "invalid_auth": Code(401, "InvalidAuthenticationInfo",
                          why="--require-auth and a bearer token serve did not issue, expired, "
                              "or for another audience"),
+    # an Authorization scheme storage does not read (`Basic …`): Azure's answer to one
+    # (Azure/iothub-explorer#58, roapi/roapi#311: 400 "… not given in the correct format")
+    "auth_format": Code(400, "InvalidAuthenticationInfo",
+                        why="--require-auth and an Authorization scheme other than Bearer or "
+                            "SharedKey"),
     "invalid_block_list": Code(400, "InvalidBlockList"),
     "internal_error": Code(500, "InternalError", why="a file-system error serve did not expect"),
     "container_exists": Code(409, "ContainerAlreadyExists"),
@@ -87,6 +92,12 @@ CODES: dict[str, Code] = {
     "host_not_allowed": Code(403, "AuthorizationFailure", guessed=True,
                              why="a Host (or absolute request target) naming another server: "
                                  "DNS rebinding"),
+    "cross_site": Code(403, "AuthorizationFailure", guessed=True,
+                       why="a web page's request: Sec-Fetch-Site cross-site or same-site, or "
+                           "an Origin other than the endpoint's own (CSRF)"),
+    "blob_too_large": Code(413, "RequestBodyTooLarge", guessed=True,
+                           why="a Put Block List whose blob would be over --max-blob-size or "
+                               "over the disk's free space"),
 }
 
 

@@ -220,6 +220,8 @@ def _json(body: bytes) -> dict[str, Any]:
         doc = json.loads(body or b"{}")
     except ValueError as exc:
         raise FabricError(400, "InvalidInput", f"the request body is not JSON: {exc}") from None
+    except RecursionError:
+        raise FabricError(400, "InvalidInput", "the request body nests too deep") from None
     if not isinstance(doc, dict):
         raise FabricError(400, "InvalidInput", "the request body must be a JSON object")
     return doc

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler
@@ -18,15 +17,15 @@ from urllib.parse import parse_qsl, urlsplit
 
 from mirrorspec.security.hosts import host_allowed, host_name
 from mirrorspec.security.redact import redact_text
-from mirrorspec.serve import endpoints, framing, properties, wire
+from mirrorspec.serve import endpoints, framing, managed_identity, origin, properties, wire
 from mirrorspec.serve.codes import ServeError
+from mirrorspec.serve.listings import Listings, query_int
 from mirrorspec.serve.names import (Place, decode_segments, parse_rename_source, place_of,
-                                    plain_segments, source_url_segments, strip_account)
-from mirrorspec.serve.store import MAX_BLOB_SIZE, Entry, same_etag
+                                    source_url_segments, strip_account)
+from mirrorspec.serve.store import Entry, same_etag
 
 CHUNK = 1 << 20
 _DFS_PARAMS = ("resource", "action", "upn", "directory", "recursive", "mode")
-TOKEN_ROUTES = ("/msi/token", "/metadata/identity/oauth2/token")
 MAX_BLOCK_LIST = 8 << 20
 
 
@@ -34,20 +33,7 @@ class ClientGone(Exception):
     """The client closed the connection before sending the whole body."""
 
 
-def fake_token(resource: str) -> tuple[str, int]:
-    """An unsigned JWT-shaped bearer token in the storage audience, and its expiry (for an
-    endpoint without services; `serve` itself signs its tokens: services.py)."""
-    expires = int(time.time()) + 3600
-
-    def part(doc: dict) -> str:
-        return base64.urlsafe_b64encode(json.dumps(doc).encode()).decode().rstrip("=")
-
-    claims = {"aud": resource or "https://storage.azure.com", "iss": "mirrorspec-serve",
-              "exp": expires, "oid": str(uuid.uuid4())}
-    return f"{part({'alg': 'none', 'typ': 'JWT'})}.{part(claims)}.", expires
-
-
-class Handler(BaseHTTPRequestHandler):
+class Handler(Listings, BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and a small body go out as two writes
     server_version = "mirrorspec-serve"
@@ -301,16 +287,21 @@ class Handler(BaseHTTPRequestHandler):
         services = getattr(self.server, "services", None)  # Entra ID, /v1, items (services.py)
         if services is not None and services.answer(self, decode_segments(self.raw_path)):
             return
-        if self.raw_path.rstrip("/") in TOKEN_ROUTES and self.method in ("GET", "POST"):
-            self._token()
+        problem = origin.cross_site_problem(self.headers, self.headers.get("Host") or "",
+                                            "https" if self.server.config.tls else "http")
+        if problem is not None:
+            raise ServeError("cross_site", problem)
+        if self.host_kind not in ("dfs", "blob") and managed_identity.is_route(self.raw_path) \
+                and self.method in ("GET", "POST"):
+            managed_identity.answer(self)
             return
         if self.server.config.require_auth:
             authorization = self.headers.get("Authorization")
             if not (authorization or "sig" in self.query):
                 raise ServeError("no_auth", "this endpoint runs with --require-auth: send a "
                                  "bearer token, a SharedKey signature or a SAS")
-            if services is not None and authorization:
-                services.authorize_storage(authorization)
+            if services is not None:
+                services.authorize_storage(authorization)  # None: a SAS
         segments = decode_segments(self.raw_path)
         if self.host_kind not in ("dfs", "blob"):  # a OneLake host name carries the account
             # a path may start with a workspace instead of the account (the JS SDK's renames)
@@ -332,18 +323,6 @@ class Handler(BaseHTTPRequestHandler):
         if operation is None:
             raise ServeError("unsupported", f"{self.method} is not an operation of this endpoint")
         operation(place)
-
-    def _token(self) -> None:
-        resource = self.query.get("resource", "https://storage.azure.com")
-        services = getattr(self.server, "services", None)
-        token, expires = (services.managed_identity_token(resource) if services is not None
-                          else fake_token(resource))
-        doc = {"access_token": token, "expires_on": str(expires), "resource": resource,
-               "token_type": "Bearer"}
-        if self.raw_path.startswith("/metadata/"):
-            doc.update({"expires_in": "3600", "ext_expires_in": "3600",
-                        "not_before": str(expires - 3600)})
-        self.respond(200, {"Content-Type": "application/json"}, json.dumps(doc).encode())
 
     # --- HEAD / GET ---------------------------------------------------------------------------
     def _head(self, place: Place) -> None:
@@ -426,100 +405,6 @@ class Handler(BaseHTTPRequestHandler):
             if not isinstance(content, bytes):
                 content.close()
 
-    def _list_workspaces(self) -> None:
-        """List Filesystems (`?resource=account`) or List Containers (`?comp=list`): every
-        workspace served."""
-        services = getattr(self.server, "services", None)
-        names = services.workspace_names() if services is not None else \
-            [self.server.names.workspace]
-        etag, modified = '"0x8D0000000000000"', wire.http_date(self.server.store.started)
-        if self.query.get("resource", "").lower() == "account":
-            doc = {"filesystems": [{"name": name, "lastModified": modified,
-                                    "etag": etag.strip('"')} for name in names]}
-            self.respond(200, {"Content-Type": "application/json;charset=utf-8"},
-                         json.dumps(doc).encode())
-        elif self.query.get("comp", "").lower() == "list":
-            self.respond(200, {"Content-Type": "application/xml"},
-                         wire.container_listing(names, etag, modified))
-        else:
-            raise ServeError("unsupported", "the account root answers only ?resource=account "
-                             "and ?comp=list")
-
-    def _page_size(self) -> int:
-        return max(1, min(self.server.config.page_size, _int(self.query, "maxresults", 5000)))
-
-    def _list_paths(self, place: Place) -> None:
-        """D9: on the workspace with `directory=`, or on a deeper path (the FT-SDK form)."""
-        segments = self.segments + plain_segments(self.query.get("directory", ""))
-        servers = self._servers_under(segments)
-        if not servers:  # a workspace that holds no mirrored database yet
-            self.respond(200, {"Content-Type": "application/json;charset=utf-8"},
-                         wire.dfs_listing([]))
-            return
-        base = place_of(segments, servers[0].names)
-        entry = servers[0].store.stat(base)
-        if entry is None:
-            raise ServeError("path_not_found", f"the directory {base.ws_path or '/'} does not exist")
-        recursive = self.query.get("recursive", "false").lower() == "true"
-        size = self._page_size()
-        if entry.is_dir:
-            after = _after(self.query.get("continuation"))
-            page, more = _merged([s.store.list_page(place_of(segments, s.names), recursive,
-                                                    after, size) for s in servers], size)
-            found = [e for _n, e in page if e is not None]
-            token = wire.encode_token(page[-1][0]) if more and page else None
-        else:  # listing a file lists that file (ADLS; ABFS's listStatus of a file relies on it)
-            found, token = wire.page([entry], _after(self.query.get("continuation")), size)
-        headers = {"Content-Type": "application/json;charset=utf-8"}
-        if token:
-            headers["x-ms-continuation"] = token
-        self.respond(200, headers, wire.dfs_listing(found))
-
-    def _list_blobs(self, place: Place) -> None:
-        """B3: List Blobs, flat (recursive, directories as hdi_isfolder blobs) or by delimiter,
-        one page from the cursor (`marker`)."""
-        if place.area != "workspace":
-            raise ServeError("unsupported", "List Blobs is a container (workspace) operation",
-                             blob="unsupported")
-        prefix = self.query.get("prefix", "")
-        delimiter = self.query.get("delimiter", "")
-        folder = prefix.rpartition("/")[0]
-        segments = self.segments + plain_segments(folder)
-        listings, stores = [], {}
-        size = self._page_size()
-        for server in self._servers_under(segments):
-            try:
-                base = place_of(segments, server.names)
-            except ServeError:
-                continue
-            store = server.store
-            if (stat := store.stat(base)) is not None and stat.is_dir:
-                found, more = store.list_page(
-                    base, recursive=not delimiter, after=_after(self.query.get("marker")),
-                    size=size, prefix=prefix,
-                    start=self.query.get("startfrom", ""),  # object_store sends it
-                    dirs_as_prefixes=bool(delimiter))
-                listings.append((found, more))
-                stores.update({name: store for name, _e in found})
-        page, more = _merged(listings, size)
-        next_marker = wire.encode_token(page[-1][0]) if more and page else None
-        include = {i.strip().lower() for i in self.query.get("include", "").split(",")}
-        props = {e.name: stores[n].props_of(e) for n, e in page if e is not None}
-        host = self.headers.get("Host") or "127.0.0.1"
-        scheme = "https" if self.server.config.tls else "http"
-        body = wire.blob_listing(place.workspace, f"{scheme}://{host}/onelake/",
-                                 [e for _n, e in page if e is not None],
-                                 [n for n, e in page if e is None], self.query, next_marker,
-                                 props, with_metadata="metadata" in include)
-        self.respond(200, {"Content-Type": "application/xml"}, body)
-
-    def _servers_under(self, segments: list[str]) -> list[Any]:
-        """The server views a listing of `segments` reads: the item's own, or each item's at a
-        workspace that `serve --root` fills with several."""
-        services = getattr(self.server, "services", None)
-        return services.servers_under(self.server, segments) if services is not None \
-            else [self.server]
-
     # --- PUT / PATCH / DELETE -------------------------------------------------------------
     def _put(self, place: Place) -> None:
         store, conformance = self.server.store, self.server.conformance
@@ -571,7 +456,7 @@ class Handler(BaseHTTPRequestHandler):
             if not block_id:
                 raise ServeError("invalid_query", "Put Block needs blockid=")
             self._check_lease(place)
-            store.put_block(place, block_id, self.body())
+            store.blocks.put(place, block_id, self.body())
             self.respond(201, {"x-ms-request-server-encrypted": "true"})
             return
         if comp == "blocklist":
@@ -581,9 +466,9 @@ class Handler(BaseHTTPRequestHandler):
                 raise ServeError("invalid_block_list", str(exc)) from None
             self._check_lease(place)
             conformance.before_publish(place)
-            etag = store.put_block_list(place, ids, self.headers.get("If-Match"),
-                                        self.headers.get("If-None-Match"),
-                                        properties.from_request(self.headers, "blob"))
+            etag = store.blocks.commit(place, ids, self.headers.get("If-Match"),
+                                       self.headers.get("If-None-Match"),
+                                       properties.from_request(self.headers, "blob"))
             self._published(place)
             self._created(etag)
             return
@@ -596,7 +481,8 @@ class Handler(BaseHTTPRequestHandler):
         if "x-ms-blob-type" in self.headers:
             self._check_lease(place)
             conformance.before_publish(place)
-            etag = store.put_blob(place, self.body(), self.headers.get("If-Match"),
+            largest = min(self.server.config.max_body, store.max_blob_size)
+            etag = store.put_blob(place, self.body(largest), self.headers.get("If-Match"),
                                   self.headers.get("If-None-Match"),
                                   properties.from_request(self.headers, "put-blob"),
                                   properties.md5_header(self.headers.get("Content-MD5")))
@@ -706,7 +592,7 @@ class Handler(BaseHTTPRequestHandler):
         action = self.query.get("action", "").lower()
         store = self.server.store
         if action == "append":
-            position = _position(self.query)
+            position = _position(self.query, store.max_blob_size)
             self._check_lease(place)
             upload = store.append(place, position, self.body())
             if self.query.get("flush", "").lower() == "true":
@@ -720,7 +606,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         if action == "flush":
             self.drain()
-            position = _position(self.query)
+            position = _position(self.query, store.max_blob_size)
             self._check_lease(place)
             retain = self.query.get("retainuncommitteddata", "").lower() == "true"
             self.server.conformance.before_publish(place)
@@ -760,17 +646,6 @@ class Handler(BaseHTTPRequestHandler):
         return headers
 
 
-def _merged(listings: list[tuple[list[tuple[str, Entry | None]], bool]],
-            size: int) -> tuple[list[tuple[str, Entry | None]], bool]:
-    """One page from the pages of several stores (each in byte order from the same cursor):
-    the first `size` names of them all, and whether more follow."""
-    if len(listings) == 1:
-        return listings[0]
-    names = sorted((row for page, _more in listings for row in page),
-                   key=lambda row: row[0].encode("utf-8", "surrogateescape"))
-    return names[:size], len(names) > size or any(more for _page, more in listings)
-
-
 def _range_with_md5(content: BinaryIO | bytes, length: int, headers: dict[str, str]) -> bytes:
     """The range's bytes, its MD5 in Content-MD5 (the service computes it up to 4 MiB)."""
     if length > 4 << 20:
@@ -785,38 +660,13 @@ def _content_type(place: Place) -> str:
     return "application/json" if place.area == "monitoring" else "application/octet-stream"
 
 
-def _position(query: dict[str, str]) -> int:
+def _position(query: dict[str, str], largest: int) -> int:
     """`position=` of an append or flush: required, 0 up to the largest blob's size."""
-    position = _int(query, "position", None)
-    if position > MAX_BLOB_SIZE:
+    position = query_int(query, "position", None)
+    if position > largest:
         raise ServeError("invalid_query", f"position={position} is past the largest blob "
-                         f"({MAX_BLOB_SIZE} bytes)")
+                         f"({largest} bytes, --max-blob-size)")
     return position
-
-
-def _int(query: dict[str, str], key: str, default: int | None) -> int:
-    value = query.get(key)
-    if value is None or value == "":
-        if default is None:
-            raise ServeError("invalid_query", f"the query parameter {key}= is required")
-        return default
-    try:
-        number = int(value)
-    except ValueError:
-        raise ServeError("invalid_query", f"{key}={value!r} is not a number") from None
-    if number < 0:
-        raise ServeError("invalid_query", f"{key}={value!r} is negative")
-    return number
-
-
-def _after(token: str | None) -> bytes | None:
-    if not token:
-        return None
-    try:
-        return wire.decode_token(token)
-    except ValueError:
-        raise ServeError("invalid_query", f"the continuation token {token!r} is not one this "
-                         "endpoint issued") from None
 
 
 def _parse_range(span: str, size: int) -> tuple[int, int]:

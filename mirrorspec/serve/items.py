@@ -29,13 +29,17 @@ from typing import Any, Callable
 from mirrorspec.base.errors import MirrorspecError
 from mirrorspec.serve import monitoring, supervise
 from mirrorspec.serve.conformance import Conformance
-from mirrorspec.serve.names import ITEM_TYPE, Names, split_name
+from mirrorspec.serve.names import ITEM_TYPE, Names, name_problem, split_name
 from mirrorspec.serve.server import _remove_dead_staging as remove_dead_staging
-from mirrorspec.serve.store import Store
+from mirrorspec.serve.persist import log_discarded, state_path
+from mirrorspec.serve.store import MAX_BLOB_SIZE, Store
 
 REGISTRY_FILE = "fabric-items.json"
 ITEM_KIND = "MirroredDatabase"
 MAX_NAME = 256
+# engines (a Spark JVM each) startMirroring may run at once: a few fit a laptop; raise it with
+# --max-engines for a machine that holds more
+DEFAULT_MAX_ENGINES = 4
 DEFAULT_DEFINITION = {"properties": {
     "source": {"type": "GenericMirror", "typeProperties": {}},
     "target": {"type": ITEM_TYPE, "typeProperties": {"format": "Delta"}}}}
@@ -94,14 +98,18 @@ class Item:
         return doc
 
 
-def check_name(value: Any, what: str) -> str:
-    """A display name Fabric would take: a non-empty string without path separators."""
+def check_name(value: Any, what: str, kind: str) -> str:
+    """A display name Fabric would take (a non-empty string without path separators) and
+    serve can tell from an id (names.name_problem)."""
     if not isinstance(value, str) or not value.strip():
         raise FabricError(400, "InvalidInput", f"{what} must be a non-empty string")
     name = value.strip()
     if len(name) > MAX_NAME or any(c in name for c in "/\\\x00") or name in (".", ".."):
         raise FabricError(400, "InvalidInput", f"{what} {name!r} is longer than {MAX_NAME} "
                           "characters or holds '/', '\\' or NUL")
+    problem = name_problem(name, kind)
+    if problem is not None:
+        raise FabricError(400, "InvalidInput", f"{what}: {problem}")
     return name
 
 
@@ -124,9 +132,9 @@ def parse_definition(definition: Any) -> list[dict[str, str]]:
                               f"{part.get('payloadType')!r} is not InlineBase64")
         try:
             doc = json.loads(base64.b64decode(part["payload"], validate=True))
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: JSON nested too deep
             raise FabricError(400, "InvalidDefinition", f"{where} ({part['path']}): the payload "
-                              "is not base64-encoded JSON") from None
+                              "is not base64-encoded JSON (or nests too deep)") from None
         if part["path"] == "mirroring.json":
             mirroring = doc
         kept.append({"path": part["path"], "payload": part["payload"],
@@ -134,8 +142,10 @@ def parse_definition(definition: Any) -> list[dict[str, str]]:
     if mirroring is None:
         raise FabricError(400, "InvalidDefinition", "the definition has no mirroring.json part")
     props = mirroring.get("properties") if isinstance(mirroring, dict) else None
-    source = (props or {}).get("source") or {}
-    target = (props or {}).get("target") or {}
+    if not isinstance(props, dict):
+        raise FabricError(400, "InvalidDefinition", "mirroring.json: properties must be an "
+                          "object with source and target")
+    source, target = props.get("source") or {}, props.get("target") or {}
     if not isinstance(source, dict) or source.get("type") != "GenericMirror":
         raise FabricError(400, "InvalidDefinition", "mirroring.json: properties.source.type must "
                           "be GenericMirror (serve emulates open mirroring only), not "
@@ -156,19 +166,22 @@ class EngineSettings:
     every: float
     log_format: str
     conf: tuple[str, ...] = ()
+    limit: int = DEFAULT_MAX_ENGINES  # engines running at once (--max-engines)
 
 
 class Registry:
     """Workspaces and items (thread-safe); `root` None is the single-item shorthand."""
 
     def __init__(self, root: Path | None, engine: EngineSettings, unflushed: str,
-                 log: Callable[..., None]):
+                 log: Callable[..., None], max_blob_size: int = MAX_BLOB_SIZE):
         self.root = root
         self.engine = engine
         self.unflushed = unflushed
+        self.max_blob_size = max_blob_size
         self.log = log
         self._lock = threading.RLock()
         self._launcher = supervise.Launcher()
+        self._starting = threading.Lock()  # one engine start at a time: the limit holds
         self.workspaces: dict[str, Workspace] = {}
         self.items: dict[str, Item] = {}
         self.adopted: Item | None = None  # served with the endpoint's own store
@@ -243,11 +256,14 @@ class Registry:
 
     # --- look-ups -------------------------------------------------------------------------
     def workspace(self, ref: str) -> Workspace:
-        """By GUID or display name (any case)."""
+        """By GUID, then by display name (any case): an id always wins over a name."""
         key = ref.lower()
         with self._lock:
+            found = self.workspaces.get(key)
+            if found is not None:
+                return found
             for ws in self.workspaces.values():
-                if key in (ws.id, ws.name.lower()):
+                if ws.name.lower() == key:
                     return ws
         raise FabricError(404, "WorkspaceNotFound", f"workspace {ref!r} does not exist here")
 
@@ -261,13 +277,16 @@ class Registry:
                           key=lambda i: i.name.lower())
 
     def item(self, ws: Workspace, ref: str) -> Item:
-        """By GUID, display name or `NAME.MountedRelationalDatabase` (any case)."""
+        """By GUID, then by display name, then as `NAME.MountedRelationalDatabase` (any case):
+        an id always wins over a name."""
         key = ref.lower()
-        for item in self.items_of(ws):
-            if key in (item.id, item.name.lower()) or \
-                    key.startswith(item.name.lower() + ".") and \
-                    key[len(item.name) + 1:] in (ITEM_TYPE.lower(), ITEM_KIND.lower()):
-                return item
+        items = self.items_of(ws)
+        for matches in (lambda i: key == i.id, lambda i: key == i.name.lower(),
+                        lambda i: key.startswith(i.name.lower() + ".") and
+                        key[len(i.name) + 1:] in (ITEM_TYPE.lower(), ITEM_KIND.lower())):
+            for item in items:
+                if matches(item):
+                    return item
         raise FabricError(404, "ItemNotFound", f"item {ref!r} does not exist in workspace "
                           f"{ws.name!r}")
 
@@ -279,7 +298,7 @@ class Registry:
 
     def create_workspace(self, name: Any, description: Any) -> Workspace:
         self._need_root("creating a workspace")
-        name = check_name(name, "displayName")
+        name = check_name(name, "displayName", "workspace")
         with self._lock:
             if any(w.name.lower() == name.lower() for w in self.workspaces.values()):
                 raise FabricError(409, "WorkspaceNameAlreadyExists",
@@ -290,7 +309,7 @@ class Registry:
             return ws
 
     def create_item(self, ws: Workspace, name: Any, description: Any, definition: Any) -> Item:
-        name = check_name(name, "displayName")
+        name = check_name(name, "displayName", "item")
         parts = parse_definition(definition)
         self._need_root("creating a mirrored database")
         with self._lock:
@@ -314,7 +333,9 @@ class Registry:
         staging = item.landing.parent / f".{item.landing.name}.serve-staging-{os.getpid()}"
         warehouse = str(item.warehouse)
         item.store = Store(item.names, item.landing, item.warehouse, staging,
-                           lambda: monitoring.render(warehouse), self.unflushed)
+                           lambda: monitoring.render(warehouse), self.unflushed,
+                           state_path(item.landing), self.max_blob_size)
+        log_discarded(item.store.state, self.log)
         try:
             item.conformance = Conformance(item.landing, self.report_of(item), self.log,
                                            item=item.doc())
@@ -338,7 +359,7 @@ class Registry:
     def update_item(self, item: Item, body: dict[str, Any]) -> Item:
         with self._lock:
             if "displayName" in body:
-                name = check_name(body["displayName"], "displayName")
+                name = check_name(body["displayName"], "displayName", "item")
                 if any(i is not item and i.name.lower() == name.lower()
                        for i in self.items_of(item.workspace)):
                     raise FabricError(409, "ItemDisplayNameAlreadyInUse", f"an item named "
@@ -394,10 +415,16 @@ class Registry:
                          f"restarted: {exc.message}", item=item.id)
 
     def _start(self, item: Item, resumed: bool = False) -> None:
-        """`mirrorspec mirror --watch` on the item's folders (a no-op when it runs)."""
-        with item.lock:
+        """`mirrorspec mirror --watch` on the item's folders (a no-op when it runs); refused
+        when --max-engines engines run already."""
+        with self._starting, item.lock:
             if item.engine is not None and item.engine.poll() is None:
                 return
+            running = self.running_engines()
+            if running >= self.engine.limit:
+                raise FabricError(409, "MirroringEngineLimitReached", f"{running} mirrored "
+                                  f"database(s) are mirroring, the most this serve runs at once "
+                                  f"(--max-engines {self.engine.limit}): stop one first")
             if not item.landing.is_dir():
                 raise FabricError(400, "LandingZoneNotFound", f"the landing zone of "
                                   f"{item.name!r} ({item.landing}) does not exist: create the "
@@ -409,6 +436,11 @@ class Registry:
             item.state = "Running"
         self.log("info", f"mirroring {'restarted' if resumed else 'started'} for "
                  f"{item.workspace.name}/{item.name} (engine pid {item.engine.pid})", item=item.id)
+
+    def running_engines(self) -> int:
+        """How many engines are alive (each item's, the adopted --mirror-every one too)."""
+        return sum(1 for i in list(self.items.values())
+                   if i.engine is not None and i.engine.poll() is None)
 
     def adopt_engine(self, item: Item, process: subprocess.Popen) -> None:
         with item.lock:

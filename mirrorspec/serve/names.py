@@ -23,6 +23,7 @@ ABFS_NULL_ACCOUNT = "null"
 ITEM_TYPE = "MountedRelationalDatabase"
 # FIELD §11 (docs/onelake.md): `fab` resolves `.MirroredDatabase`, real OneLake paths did not
 MISLEADING_ITEM_TYPES = ("mirroreddatabase",)
+RESERVED_WORKSPACE_NAMES = (ACCOUNT, ABFS_NULL_ACCOUNT, "v1")
 _NAMESPACE = uuid.UUID("6f1c3f9e-0d7a-4c55-9a43-2b1e5c7d8a10")
 # C0 controls and DEL: a name holding one makes every later List Blobs XML unparseable
 # (XML 1.0 has no escape for most of them); U+FFFE/U+FFFF are not XML characters either
@@ -42,6 +43,35 @@ def stable_id(kind: str, name: str) -> str:
     return str(uuid.uuid5(_NAMESPACE, f"{kind}:{name.lower()}"))
 
 
+def looks_like_guid(text: str) -> bool:
+    """True for a GUID in any of its spellings (`8-4-4-4-12` hex, braces, no dashes)."""
+    try:
+        uuid.UUID(text.strip())
+    except ValueError:
+        return False
+    return True
+
+
+def name_problem(name: str, kind: str) -> str | None:
+    """Why `name` can't be a workspace's or an item's display name here, or None.
+
+    Paths and the `/v1` API take a GUID or a name in the same place, and a GUID is looked up
+    first: a name shaped like one could never be reached by name (or, were names matched
+    first, would take the lookups of the item whose id it spells). A workspace may not be
+    named like the path-style account (`onelake`, ABFS's `null`) or the API's root (`v1`):
+    a path starting with the workspace instead of the account would read as them."""
+    if looks_like_guid(name):
+        return f"the {kind} name {name!r} is shaped like a GUID (ids and names share the paths)"
+    if kind == "workspace" and name.lower() in RESERVED_WORKSPACE_NAMES:
+        return (f"the workspace name {name!r} is reserved here ({', '.join(RESERVED_WORKSPACE_NAMES)}"
+                ": a path starting with the workspace would read as the account or the API)")
+    head, dot, suffix = name.rpartition(".")
+    if kind == "item" and dot and suffix.lower() in (ITEM_TYPE.lower(), *MISLEADING_ITEM_TYPES):
+        return (f"the item name {name!r} ends with the type a path adds to a name "
+                f"({head}.{ITEM_TYPE} addresses the item {head!r})")
+    return None
+
+
 def split_name(value: str, kind: str) -> tuple[str, str]:
     """`NAME[=GUID]` → (name, guid); the item's type suffix is dropped from its name."""
     name, _, guid = value.partition("=")
@@ -52,6 +82,10 @@ def split_name(value: str, kind: str) -> tuple[str, str]:
             name = head
     if not name or "/" in name:
         raise ValueError(f"--{kind} {value!r}: give NAME or NAME=GUID")
+    problem = name_problem(name, kind)
+    if problem is not None:
+        hint = "give NAME=GUID" if looks_like_guid(name) else "choose another name"
+        raise ValueError(f"--{kind} {value!r}: {problem}; {hint}")
     if guid:
         guid = str(uuid.UUID(guid.strip()))
     return name, guid or stable_id(kind, name)
@@ -183,12 +217,8 @@ def parse_rename_source(value: str, host: str,
     `+query` when a `?...` suffix (SAS, MDB's stray `?resource=file`) was stripped."""
     value = value.strip()
     if "://" in value:
-        try:
-            parts = urlsplit(value)
-        except ValueError as exc:  # `http://[::1` (an unclosed IPv6 literal)
-            raise ServeError("invalid_header", f"x-ms-rename-source {value[:80]!r}: {exc}") from None
-        form = "url+query" if parts.query else "url"
-        return source_url_segments(value, host, names), form
+        segments = source_url_segments(value, host, names, "x-ms-rename-source")
+        return segments, "url+query" if urlsplit(value).query else "url"
     path, sep, _query = value.partition("?")
     segments, form = decode_segments(path), "path"
     if (segments and segments[0].lower() in (ACCOUNT, ABFS_NULL_ACCOUNT)
@@ -200,11 +230,17 @@ def parse_rename_source(value: str, host: str,
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-def source_url_segments(url: str, host: str, names: Names | None = None) -> list[str]:
+def source_url_segments(url: str, host: str, names: Names | None = None,
+                        header: str = "x-ms-copy-source") -> list[str]:
     """The workspace-level segments of a source URL (a rename's or Copy Blob's); a URL on
-    another host is refused: this endpoint copies and moves only within itself."""
-    parts = urlsplit(url)
-    source_host = (parts.hostname or "").lower()
+    another host is refused: this endpoint copies and moves only within itself. A URL that
+    does not parse (`http://[::1`) is 400 InvalidHeaderValue, Azure's answer for a malformed
+    copy source (Azure/azure-sdk-for-go#915)."""
+    try:
+        parts = urlsplit(url)
+        source_host = (parts.hostname or "").lower()
+    except ValueError as exc:  # an unclosed IPv6 literal, a bad port
+        raise ServeError("invalid_header", f"{header} {url[:80]!r}: {exc}") from None
     here = host.lower().strip("[]")
     same = (source_host == here or (source_host in _LOOPBACK and here in _LOOPBACK)
             or (source_host.startswith(ACCOUNT + ".") and here.startswith(ACCOUNT + ".")))

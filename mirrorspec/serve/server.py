@@ -25,7 +25,8 @@ from mirrorspec.serve.conformance import Conformance
 from mirrorspec.serve.endpoints import served_hosts
 from mirrorspec.serve.handler import Handler
 from mirrorspec.serve.names import Names
-from mirrorspec.serve.store import Store
+from mirrorspec.serve.persist import log_discarded, state_path
+from mirrorspec.serve.store import MAX_BLOB_SIZE, Store
 from mirrorspec.artifacts.status import process_alive
 
 DEFAULT_PAGE_SIZE = 5000  # ABFS's fs.azure.list.max.results and ADLS's maximum
@@ -44,6 +45,7 @@ class Config:
     page_size: int = DEFAULT_PAGE_SIZE
     require_auth: bool = False
     max_body: int = DEFAULT_MAX_BODY
+    max_blob_size: int = MAX_BLOB_SIZE
     tls: ssl.SSLContext | None = None
     ca_file: Path | None = None
     report: Path | None = None
@@ -142,7 +144,9 @@ class Endpoint:
         _remove_dead_staging(landing)
         self.staging = _staging_beside(landing)
         self.store = Store(config.names, landing, config.warehouse, self.staging,
-                           lambda: monitoring.render(str(config.warehouse)), config.unflushed)
+                           lambda: monitoring.render(str(config.warehouse)), config.unflushed,
+                           state_path(landing), config.max_blob_size)
+        log_discarded(self.store.state, log)
         self.conformance = Conformance(landing, config.report, log)
         try:
             self.httpd = OneLakeServer(config, self.store, self.conformance, log)

@@ -12,16 +12,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mirrorspec.serve import proxy
+from mirrorspec.serve import origin, proxy
 from mirrorspec.serve.codes import ServeError
-from mirrorspec.serve.entra import Entra, Reply
+from mirrorspec.serve.entra import Entra, Reply, oauth_error
 from mirrorspec.serve.fabric_api import MAX_BODY, FabricApi, error
+from mirrorspec.serve.managed_identity import Gate, Identity
 from mirrorspec.serve.items import FabricError, Item, Registry, Workspace
 from mirrorspec.serve.names import Names
 from mirrorspec.serve.tokens import (FABRIC_AUDIENCES, LOCAL_ISSUER, STORAGE_AUDIENCES,
                                      TokenAuthority, TokenRefused)
 
 FORM_LIMIT = 64 << 10
+# the schemes --require-auth lets through to storage: a bearer token is verified, SharedKey
+# (and its Lite form) only required to be present; a SAS comes in the query (`sig=`)
+STORAGE_SCHEMES = ("bearer", "sharedkey", "sharedkeylite")
 FABRIC_CHALLENGE = ('Bearer realm="", authorization_uri="https://login.microsoftonline.com/'
                     'common/oauth2/authorize", error="invalid_token"')
 
@@ -78,25 +82,39 @@ class HostedWorkspaces:
 
 class Services:
     def __init__(self, registry: Registry, authority: TokenAuthority, entra: Entra,
-                 require_auth: bool, page_size: int):
+                 require_auth: bool, page_size: int, identity_gate: Gate | None = None):
         self.registry = registry
         self.tokens = authority
         self.entra = entra
         self.fabric = FabricApi(registry, page_size)
         self.require_auth = require_auth
+        self.identity_gate = identity_gate or Gate({}, registered=bool(entra.clients))
 
     # --- the handler's hooks ----------------------------------------------------------------
     def answer(self, handler: Any, segments: list[str]) -> bool:
-        """Answer an Entra or `/v1` request (True), or leave it to storage (False)."""
-        if segments and segments[0] == "v1":
+        """Answer an Entra or `/v1` request (True), or leave it to storage (False). A OneLake
+        host name (`onelake.dfs.…`, `onelake.blob.…`) is storage whatever its path: a workspace
+        may be named like an API route there."""
+        if handler.host_kind in ("dfs", "blob"):
+            return False
+        fabric = bool(segments) and segments[0] == "v1"
+        if not fabric and not self.entra.owns(segments):
+            return False
+        problem = origin.cross_site_problem(handler.headers, handler.headers.get("Host") or "",
+                                            _scheme(handler))
+        if problem is not None:
+            handler.close_connection = True  # the body (a page's) is left unread
+            _send(handler, error(403, "Forbidden", problem) if fabric else oauth_error(
+                400, "invalid_request", 9002326, "Cross-origin token redemption is permitted "
+                "only for the 'Single-Page Application' client-type."))
+            return True
+        if fabric:
             reply = self._fabric(handler, segments[1:])
-        elif self.entra.owns(segments):
+        else:
             limit = FORM_LIMIT if handler.method == "POST" else 0
             form = handler.body_bytes(limit) if limit else b""
             reply = self.entra.answer(handler.method, segments, handler.query, form,
                                       _base_url(handler))
-        else:
-            return False
         _send(handler, reply)
         return True
 
@@ -107,6 +125,9 @@ class Services:
                 return refusal
         body = handler.body_bytes(MAX_BODY) if handler.method in ("POST", "PATCH", "PUT") \
             else b""
+        problem = origin.json_body_problem(handler.headers.get("Content-Type"), body)
+        if problem is not None:
+            return error(415, "UnsupportedMediaType", problem)
         base = _base_url(handler)
         return self.fabric.answer(handler.method, rest, handler.query, body, base,
                                   base + "/onelake")
@@ -125,11 +146,27 @@ class Services:
                 reply = error(401, code, exc.reason)
         return Reply(reply.status, reply.body, (("WWW-Authenticate", FABRIC_CHALLENGE),))
 
-    def authorize_storage(self, header: str) -> None:
-        """With --require-auth: a bearer token must be one serve issued for storage."""
-        scheme, _, token = header.partition(" ")
+    def authorize_storage(self, header: str | None) -> None:
+        """With --require-auth: a bearer token must be one serve issued for storage. Without
+        registered applications, SharedKey and a SAS are only required to be present
+        (docs/onelake.md) and any other scheme (`Basic …`) is Azure's 400
+        InvalidAuthenticationInfo (the header is not in a format it reads). With `--client` or
+        `--managed-identity`, only those applications may get in: a request without one of
+        serve's bearer tokens (SharedKey, a SAS, `Basic …`) is 401 InvalidAuthenticationInfo."""
+        scheme, _, token = (header or "").strip().partition(" ")
+        if self.identity_gate.registered and scheme.lower() != "bearer":
+            shown = f"scheme {scheme[:20]!r}" if header else "a SAS"
+            raise ServeError("invalid_auth", "Server failed to authenticate the request: serve "
+                             "runs with registered applications (--client/--managed-identity), "
+                             f"so only a bearer token it issued is accepted ({shown})")
+        if header is None:
+            return
+        if scheme.lower() not in STORAGE_SCHEMES:
+            raise ServeError("auth_format", "Authentication information is not given in the "
+                             "correct format. Check the value of Authorization header "
+                             f"(scheme {scheme[:20]!r}: Bearer or SharedKey).")
         if scheme.lower() != "bearer":
-            return  # SharedKey and SAS: present is enough (docs/onelake.md)
+            return
         try:
             self.tokens.verify(token.strip(), STORAGE_AUDIENCES)
         except TokenRefused as exc:
@@ -137,9 +174,10 @@ class Services:
                              f"Please refer to the information in the www-authenticate header. "
                              f"{exc.reason}") from None
 
-    def managed_identity_token(self, resource: str) -> tuple[str, int]:
-        """A token for `/msi/token` and the IMDS route, signed like the Entra ones."""
-        issued = self.tokens.issue(resource, LOCAL_ISSUER, "managed-identity")
+    def managed_identity_token(self, resource: str, subject: str) -> tuple[str, int]:
+        """A token for `/msi/token` and the IMDS route (managed_identity.py says who may have
+        one), signed like the Entra ones."""
+        issued = self.tokens.issue(resource, LOCAL_ISSUER, subject)
         return issued.token, issued.expires_on
 
     def server_for(self, server: Any, segments: list[str]) -> Any:
@@ -204,9 +242,12 @@ class Services:
         self.registry.close()
 
 
+def _scheme(handler: Any) -> str:
+    return "https" if handler.server.config.tls else "http"
+
+
 def _base_url(handler: Any) -> str:
-    scheme = "https" if handler.server.config.tls else "http"
-    return f"{scheme}://{handler.headers.get('Host') or '127.0.0.1'}"
+    return f"{_scheme(handler)}://{handler.headers.get('Host') or '127.0.0.1'}"
 
 
 def _send(handler: Any, reply: Reply) -> None:
@@ -222,11 +263,14 @@ def _send(handler: Any, reply: Reply) -> None:
     handler.respond(reply.status, headers, json.dumps(reply.body).encode())
 
 
-def attach(endpoint: Any, registry: Registry, clients: dict | None = None) -> Services:
-    """Services for `endpoint` (before it starts); the handler finds them on its server."""
+def attach(endpoint: Any, registry: Registry, clients: dict | None = None,
+           identities: dict[str, Identity] | None = None) -> Services:
+    """Services for `endpoint` (before it starts); the handler finds them on its server.
+    With `clients` or `identities`, only those get tokens (managed_identity.py)."""
     authority = TokenAuthority()
+    gate = Gate(identities or {}, registered=bool(clients) or bool(identities))
     services = Services(registry, authority, Entra(authority, clients),
-                        endpoint.config.require_auth, endpoint.config.page_size)
+                        endpoint.config.require_auth, endpoint.config.page_size, gate)
     endpoint.httpd.services = services
     return services
 

@@ -21,21 +21,18 @@ import stat as statmod
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
 
 from mirrorspec.serve.codes import ServeError
+from mirrorspec.serve.blocks import COPY_CHUNK, MAX_BLOB_SIZE, Blocks
 from mirrorspec.serve.leases import Leases
 from mirrorspec.serve.names import Names, Place
+from mirrorspec.serve.persist import PersistentProps, StateFile
 from mirrorspec.serve.properties import Props
+from mirrorspec.serve.uploads import Upload, copy_into, copy_n
 
-COPY_CHUNK = 1 << 20
-# Azure's Put Block List limits: 50,000 committed blocks, 100,000 uncommitted ones
-MAX_COMMITTED_BLOCKS = 50_000
-MAX_UNCOMMITTED_BLOCKS = 100_000
-# the largest block blob (50,000 blocks of 4,000 MiB): positions past it are refused
-MAX_BLOB_SIZE = MAX_COMMITTED_BLOCKS * 4000 * (1 << 20)
 
 
 @dataclass(frozen=True)
@@ -48,35 +45,6 @@ class Entry:
     mtime: float
     created: float
     etag: str  # unquoted, 0x…
-
-
-@dataclass
-class Upload:
-    """Uncommitted bytes of one file. `staging` starts as a copy of the committed bytes (`base`
-    of them); appends land at their `position`, in any order (the SDKs append in parallel), and
-    a flush needs them to cover `base..position` without a gap."""
-
-    staging: Path
-    base: int
-    etag: str  # the file's ETag while uncommitted (create's; unchanged by append)
-    pending: bool  # hidden: the final name is not on disk yet
-    ranges: list[tuple[int, int]] = field(default_factory=list)
-    created_at: float = field(default_factory=time.monotonic)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    dead: bool = False
-    props: Props | None = None  # what the create set, applied at the flush
-
-    @property
-    def length(self) -> int:
-        """The end of the contiguous bytes from `base` (what a flush may publish)."""
-        end = self.base
-        for start, stop in sorted(self.ranges):
-            if start < self.base:  # an append over committed bytes: nothing can be flushed
-                return -1
-            if start > end:
-                break
-            end = max(end, stop)
-        return end
 
 
 def etag_of(st: os.stat_result) -> str:
@@ -99,7 +67,10 @@ class Store:
     """Namespace operations over the served folders (thread-safe)."""
 
     def __init__(self, names: Names, landing: Path, warehouse: Path, staging: Path,
-                 monitoring: Callable[[], dict[str, bytes]], unflushed: str = "visible"):
+                 monitoring: Callable[[], dict[str, bytes]], unflushed: str = "visible",
+                 state: Path | None = None, max_blob_size: int = MAX_BLOB_SIZE):
+        """`state`: the file properties, metadata and leases are kept in across restarts
+        (persist.py; None: in memory only)."""
         self.names = names
         self.landing = landing.resolve()
         self.warehouse = warehouse.resolve()
@@ -107,13 +78,17 @@ class Store:
         self.monitoring = monitoring
         self.hidden = unflushed == "hidden"
         self.started = time.time()
+        self.max_blob_size = max_blob_size
         self._lock = threading.RLock()
         self._uploads: dict[tuple[str, ...], Upload] = {}
-        self._blocks: dict[tuple[str, ...], dict[str, Path]] = {}
+        self.state = StateFile(state) if state is not None else None
+        if self.state is not None:
+            self.state.prune(self.landing, etag_of)
         # properties and metadata by ETag: a rename keeps a file's ETag (and so them), a write
-        # makes a new one (and so drops them), as the service does. In memory only.
-        self._props: dict[str, Props] = {}
-        self.leases = Leases()
+        # makes a new one (and so drops them), as the service does
+        self._props: dict[str, Props] = PersistentProps(self.state) if self.state else {}
+        self.leases = Leases(state=self.state)
+        self.blocks = Blocks(self)
         staging.mkdir(parents=True, exist_ok=True)
 
     # --- paths ---------------------------------------------------------------------------
@@ -367,7 +342,7 @@ class Store:
             self._conditions(place, if_match, if_none_match, self._current_etag(place, old),
                              exists_key="path_exists")
             self._parent_ready(place, path, create=True)
-            staging = self._new_staging()
+            staging = self.new_staging()
             staging.touch()
             if self.hidden:
                 upload = Upload(staging, 0, _fresh_etag(), pending=entry is None)
@@ -383,7 +358,7 @@ class Store:
             self._replace_upload(place.rel, upload)
             return upload.etag
 
-    def _new_staging(self) -> Path:
+    def new_staging(self) -> Path:
         return self.staging / f"{uuid.uuid4().hex}.part"
 
     def _replace_upload(self, key: tuple[str, ...], upload: Upload | None) -> None:
@@ -410,7 +385,7 @@ class Store:
                                  "exist (create it first with ?resource=file)")
             if entry.is_dir:
                 raise ServeError("path_conflict", f"append to {place.ws_path}: a directory")
-            staging = self._new_staging()
+            staging = self.new_staging()
             shutil.copyfile(path, staging)  # appending to a committed file: start from its bytes
             upload = Upload(staging, entry.size, entry.etag, pending=False)
             upload.props = self._props.get(entry.etag)  # its properties carry over
@@ -423,7 +398,7 @@ class Store:
         any order, and a retried append may overlap one still running: a broken one never
         touches the staging file (a flush then finds the gap)."""
         upload = self._upload_for_append(place)
-        part = self._new_staging()
+        part = self.new_staging()
         try:
             written = 0
             with open(part, "wb") as handle:
@@ -433,7 +408,7 @@ class Store:
             for _attempt in range(2):
                 with upload.lock:
                     if not upload.dead:
-                        _copy_into(part, upload.staging, position, written)
+                        copy_into(part, upload.staging, position, written)
                         upload.ranges.append((position, position + written))
                         return upload
                 upload = self._upload_for_append(place)  # flushed meanwhile: the next upload
@@ -490,9 +465,9 @@ class Store:
                              f"but the data appended is contiguous from {upload.base} to "
                              f"{upload.length} only")
         if retain and position < upload.length:
-            staging = self._new_staging()
+            staging = self.new_staging()
             with open(upload.staging, "rb") as src, open(staging, "wb") as dst:
-                _copy_n(src, dst, position)
+                copy_n(src, dst, position)
             published = staging
         else:
             with open(upload.staging, "r+b") as handle:
@@ -500,6 +475,7 @@ class Store:
             published = upload.staging
         path.parent.mkdir(parents=True, exist_ok=True)
         os.replace(published, path)
+        _committed_now(path)
         new_etag = etag_of(path.stat())
         if retain and position < upload.length:
             upload.pending, upload.etag, upload.base = False, new_etag, position
@@ -516,7 +492,7 @@ class Store:
         `md5` (Content-MD5) and kept as the blob's Content-MD5 unless `props` names one, as
         the service does for a Put Blob."""
         path = self.writable(place, "put blob")
-        staging = self._new_staging()
+        staging = self.new_staging()
         digest = hashlib.md5(usedforsecurity=False)
         try:
             with open(staging, "wb") as handle:
@@ -529,11 +505,11 @@ class Store:
             props = props or Props()
             if not props.content_md5:
                 props = replace(props, content_md5=base64.b64encode(digest.digest()).decode())
-            return self._publish(place, path, staging, if_match, if_none_match, props)
+            return self.publish(place, path, staging, if_match, if_none_match, props)
         finally:
             staging.unlink(missing_ok=True)
 
-    def _publish(self, place: Place, path: Path, staging: Path, if_match: str | None,
+    def publish(self, place: Place, path: Path, staging: Path, if_match: str | None,
                  if_none_match: str | None, props: Props | None = None) -> str:
         with self._lock:
             entry = self.stat(place)
@@ -542,6 +518,7 @@ class Store:
             self._conditions(place, if_match, if_none_match, entry.etag if entry else None)
             self._parent_ready(place, path, create=True)
             os.replace(staging, path)
+            _committed_now(path)
             self._replace_upload(place.rel, None)
             if entry is not None:
                 self._props.pop(entry.etag, None)
@@ -581,7 +558,7 @@ class Store:
         except ServeError as exc:
             raise ServeError("copy_source_missing", f"copy source {source.ws_path}: "
                              f"{exc.message}") from None
-        staging = self._new_staging()
+        staging = self.new_staging()
         try:
             with open(staging, "wb") as handle:
                 if isinstance(content, bytes):
@@ -593,56 +570,9 @@ class Store:
             if metadata:
                 props = props.with_metadata(metadata)
             props = replace(props, copy=copy_headers)
-            return self._publish(dest, path, staging, if_match, if_none_match, props)
+            return self.publish(dest, path, staging, if_match, if_none_match, props)
         finally:
             staging.unlink(missing_ok=True)
-
-    def put_block(self, place: Place, block_id: str, body: Iterator[bytes]) -> None:
-        """Blob Put Block: staged, invisible until Put Block List (100,000 at most per blob)."""
-        self.writable(place, "put block")
-        with self._lock:
-            staged = self._blocks.get(place.rel, {})
-            if block_id not in staged and len(staged) >= MAX_UNCOMMITTED_BLOCKS:
-                raise ServeError("block_count", f"{place.ws_path}: the uncommitted block count "
-                                 f"cannot exceed {MAX_UNCOMMITTED_BLOCKS}")
-        staging = self._new_staging()
-        with open(staging, "wb") as handle:
-            for chunk in body:
-                handle.write(chunk)
-        with self._lock:
-            blocks = self._blocks.setdefault(place.rel, {})
-            old = blocks.pop(block_id, None)
-            if old is not None:
-                old.unlink(missing_ok=True)
-            blocks[block_id] = staging
-
-    def put_block_list(self, place: Place, block_ids: list[str], if_match: str | None,
-                       if_none_match: str | None, props: Props | None = None) -> str:
-        """Blob Put Block List: the listed blocks, in order, become the blob (50,000 at most:
-        a block may be named more than once, so the count, not the staged size, is capped)."""
-        path = self.writable(place, "put block list")
-        if len(block_ids) > MAX_COMMITTED_BLOCKS:
-            raise ServeError("block_list_too_long", f"{place.ws_path}: the block list names "
-                             f"{len(block_ids)} blocks, over the limit of {MAX_COMMITTED_BLOCKS}")
-        with self._lock:
-            blocks = dict(self._blocks.get(place.rel, {}))
-        missing = [b for b in block_ids if b not in blocks]
-        if missing:
-            raise ServeError("invalid_block_list", f"{place.ws_path}: block(s) {missing[:3]} were "
-                             "never staged")
-        staging = self._new_staging()
-        try:
-            with open(staging, "wb") as dst:
-                for block_id in block_ids:
-                    with open(blocks[block_id], "rb") as src:
-                        shutil.copyfileobj(src, dst, COPY_CHUNK)
-            etag = self._publish(place, path, staging, if_match, if_none_match, props)
-        finally:
-            staging.unlink(missing_ok=True)
-        with self._lock:
-            for block in self._blocks.pop(place.rel, {}).values():
-                block.unlink(missing_ok=True)
-        return etag
 
     def rename(self, source: Place, dest: Place, if_none_match: str | None,
                if_match: str | None) -> str:
@@ -714,8 +644,18 @@ class Store:
         with self._lock:
             for key in list(self._uploads):
                 self._replace_upload(key, None)
-            self._blocks.clear()
+            self.blocks.clear()
+            if self.state is not None:
+                self.state.close()
         shutil.rmtree(self.staging, ignore_errors=True)
+
+
+def _committed_now(path: Path) -> None:
+    """A published file's Last-Modified is its commit's time, as the service's (not the time
+    its last bytes reached the staging file: a flush may come long after the last append).
+    The precise clock, not the file system's coarser one, so it never reads earlier."""
+    now = time.time_ns()
+    os.utime(path, ns=(now, now))
 
 
 def _virtual_child(base: Place, name: str, names: Names) -> Place:
@@ -724,28 +664,3 @@ def _virtual_child(base: Place, name: str, names: Names) -> Place:
     if base.area == "item":
         return Place("files" if name == "Files" else "tables", base.workspace, base.item)
     return Place("landing" if name == "LandingZone" else "monitoring", base.workspace, base.item)
-
-
-def _copy_into(source: Path, target: Path, offset: int, n: int) -> None:
-    """The `n` bytes of `source` into `target` at `offset` (in the kernel where it can)."""
-    with open(source, "rb") as src, open(target, "r+b") as dst:
-        done = 0
-        try:
-            while done < n:
-                copied = os.copy_file_range(src.fileno(), dst.fileno(), n - done, done, offset + done)
-                if copied == 0:
-                    break
-                done += copied
-        except (AttributeError, OSError):  # no copy_file_range here: copy through Python
-            src.seek(done)
-            dst.seek(offset + done)
-            _copy_n(src, dst, n - done)
-
-
-def _copy_n(src: BinaryIO, dst: BinaryIO, n: int) -> None:
-    while n > 0:
-        chunk = src.read(min(n, COPY_CHUNK))
-        if not chunk:
-            break
-        dst.write(chunk)
-        n -= len(chunk)

@@ -10,6 +10,12 @@ Confluent-compatible schema registry (`GET /schemas/ids/{id}`), and how its reco
   schema_registry_url, schema_registry_username, schema_registry_password,
   schema_registry_timeout_seconds (default 10)
 Relative `.avsc` paths are resolved against the project folder at compile time.
+
+The registry client sends credentials as HTTP Basic auth: `schema_registry_username`/`_password`,
+or the user-info of the URL (`https://user:password@host`), as Confluent's clients do
+(`basic.auth.credentials.source` URL or USER_INFO; confluent-kafka-python refuses both at once).
+They are never printed, never followed to another host (a redirect is refused, not followed),
+and one request takes at most the timeout in all (`base/deadline_http.py`).
 """
 
 from __future__ import annotations
@@ -18,12 +24,11 @@ import base64
 import io
 import json
 import os
-import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
+from mirrorspec.base.deadline_http import request
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources import avro
 
@@ -38,7 +43,7 @@ class AvroConfig:
     encoding: str = JSON
     value_schema: str | None = None
     schemas: dict[int, str] = field(default_factory=dict)
-    registry_url: str | None = None
+    registry_url: str | None = field(default=None, repr=False)  # may hold user:password@
     username: str | None = None
     password: str | None = field(default=None, repr=False)
     timeout: float = DEFAULT_TIMEOUT
@@ -88,12 +93,46 @@ def resolve_paths(options: dict[str, Any], project_dir: str) -> dict[str, Any]:
 
 
 def _public(url: str) -> str:
-    """A registry URL without credentials, for messages."""
+    """A URL without credentials, query or fragment, for messages (never raises)."""
     parts = urllib.parse.urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
+    host = parts.netloc.rsplit("@", 1)[-1]
     return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+@dataclass(frozen=True)
+class _Registry:
+    """Where the registry is (no user-info) and the Authorization header to send, if any."""
+
+    base: str
+    authorization: str | None = field(default=None, repr=False)
+
+
+def _registry(config: AvroConfig) -> _Registry:
+    """The registry of `config`; ValueError (a message without credentials) for a URL that
+    can't be used."""
+    url = config.registry_url or ""
+    parts = urllib.parse.urlsplit(url)
+    try:
+        parts.port  # noqa: B018 - a port that is not a number raises here
+    except ValueError:
+        raise ValueError(f"avro.schema_registry_url {_public(url)} has a port that is not a "
+                         "number") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"avro.schema_registry_url {_public(url)} is not an http(s) URL")
+    base = _public(url).rstrip("/")
+    in_url = parts.username is not None or parts.password is not None
+    if in_url and config.username is not None:
+        raise ValueError("the schema registry's credentials are given twice: in "
+                         "avro.schema_registry_url and in avro.schema_registry_username")
+    if in_url:
+        user = urllib.parse.unquote(parts.username or "")
+        password = urllib.parse.unquote(parts.password or "")
+    elif config.username is not None:
+        user, password = config.username, config.password or ""
+    else:
+        return _Registry(base)
+    token = base64.b64encode(f"{user}:{password}".encode("utf-8")).decode("ascii")
+    return _Registry(base, "Basic " + token)
 
 
 @dataclass(frozen=True)
@@ -137,10 +176,9 @@ def read_schema_file(path: str) -> Schema:
 class SchemaLookup:
     """Schemas by id: the `.avsc` files of `schemas`, else the registry (cached)."""
 
-    def __init__(self, config: AvroConfig, opener: Callable[..., Any] | None = None):
+    def __init__(self, config: AvroConfig):
         self.config = config
         self._cache: dict[int, Schema] = {}
-        self._open = opener or urllib.request.urlopen
 
     def get(self, schema_id: int, file: str, line: int) -> Schema:
         """The schema of `schema_id`; SourceError located at file:line when it can't be had."""
@@ -152,39 +190,61 @@ class SchemaLookup:
         return found
 
     def _fetch(self, schema_id: int, file: str, line: int) -> Schema:
-        url = self.config.registry_url
-        if not url:
+        if not self.config.registry_url:
             raise SourceError(f"schema id {schema_id} is not in source.options.avro.schemas "
                               "and no schema registry is configured", file=file, line=line,
                               hint="add the id's .avsc file under avro.schemas, or set "
                                    "avro.schema_registry_url")
-        request = urllib.request.Request(f"{url.rstrip('/')}/schemas/ids/{schema_id}",
-                                         headers={"Accept": "application/vnd.schemaregistry.v1"
-                                                            "+json, application/json"})
-        if self.config.username is not None:
-            token = f"{self.config.username}:{self.config.password or ''}".encode("utf-8")
-            request.add_header("Authorization", "Basic " + base64.b64encode(token).decode())
-        where = _public(url)
         try:
-            with self._open(request, timeout=self.config.timeout) as response:
-                body = json.loads(response.read().decode("utf-8"))
-        except urllib.error.HTTPError as exc:
-            if exc.code == 404:
-                raise SourceError(f"schema id {schema_id} is unknown to the schema registry "
-                                  f"at {where}", file=file, line=line,
-                                  hint="the message was written with a schema this registry "
-                                       "doesn't have: point avro.schema_registry_url at the "
-                                       "producer's registry") from None
-            raise SourceError(f"schema registry at {where} answered HTTP {exc.code} for schema "
-                              f"id {schema_id}", file=file, line=line,
-                              hint="check the registry and its credentials; nothing of the "
-                                   "batch was published") from None
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            reason = getattr(exc, "reason", exc)
+            registry = _registry(self.config)
+        except ValueError as exc:
+            raise SourceError(str(exc), file=file, line=line,
+                              hint="write it as http(s)://host[:port][/path]; credentials in "
+                                   "the URL (user:password@) or in schema_registry_username "
+                                   "and schema_registry_password, not both") from None
+        where = registry.base
+        headers = {"Accept": "application/vnd.schemaregistry.v1+json, application/json"}
+        if registry.authorization:
+            headers["Authorization"] = registry.authorization
+        timeout = self.config.timeout
+        try:
+            answer = request("GET", f"{where}/schemas/ids/{schema_id}", timeout, headers)
+        except TimeoutError:
+            raise SourceError(f"schema registry at {where} did not answer within {timeout:g}s "
+                              f"for schema id {schema_id}", file=file, line=line,
+                              hint="check the registry, or raise "
+                                   "avro.schema_registry_timeout_seconds; nothing of the batch "
+                                   "was published") from None
+        except OSError as exc:
+            reason = exc.strerror or str(exc) or type(exc).__name__  # never the URL
             raise SourceError(f"schema registry at {where} is unreachable for schema id "
                               f"{schema_id} ({reason})", file=file, line=line,
                               hint="start or reach the registry and rerun; nothing of the "
                                    "batch was published") from None
+        if answer.status == 404:
+            raise SourceError(f"schema id {schema_id} is unknown to the schema registry "
+                              f"at {where}", file=file, line=line,
+                              hint="the message was written with a schema this registry "
+                                   "doesn't have: point avro.schema_registry_url at the "
+                                   "producer's registry")
+        if 300 <= answer.status < 400:
+            location = answer.headers.get("Location") or ""
+            moved = _public(urllib.parse.urljoin(where + "/", location)) if location else "?"
+            raise SourceError(f"schema registry at {where} answered HTTP {answer.status} "
+                              f"(a redirect to {moved}) for schema id {schema_id}; redirects "
+                              "are not followed, so credentials never reach another host",
+                              file=file, line=line,
+                              hint="point avro.schema_registry_url at the registry itself")
+        if answer.status != 200:
+            raise SourceError(f"schema registry at {where} answered HTTP {answer.status} for "
+                              f"schema id {schema_id}", file=file, line=line,
+                              hint="check the registry and its credentials; nothing of the "
+                                   "batch was published")
+        try:
+            body = json.loads(answer.body.decode("utf-8"))
+        except ValueError:
+            raise SourceError(f"schema registry at {where} answered schema id {schema_id} "
+                              "with something that is not JSON", file=file, line=line) from None
         kind = body.get("schemaType", "AVRO") if isinstance(body, dict) else None
         if kind != "AVRO" or not isinstance(body.get("schema"), str):
             raise SourceError(f"schema id {schema_id} at {where} is not an Avro schema "

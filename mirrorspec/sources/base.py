@@ -19,6 +19,7 @@ Spark workers run); it never imports pyspark. The Spark readers live in `mirrors
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
@@ -284,33 +285,43 @@ def iter_json_documents(text: str, file: str, first_line: int = 1):
         pos = end
 
 
+# What a column of an integer DataType accepts, for every reader that converts feed values
+# here: a JSON integer; a JSON number with no fractional part that a double holds exactly
+# (`7.0`, `1e3`; not beyond 2**53); text of ASCII digits with an optional sign (`"-12"`, `"+7"`),
+# for formats that send numbers as text. Nothing else: no booleans, no fractions or exponents
+# in text (`"12.0"`, `"1e3"`), no `_` separators, no other scripts' digits, no blanks.
+_ASCII_INTEGER = re.compile(r"[+-]?[0-9]+")
+# A double's integers are exact up to 2**53; a JSON number beyond that may already be rounded.
+_EXACT_DOUBLE = float(1 << 53)
+# What a Double/Single column accepts as text: a JSON-style number in ASCII (sign, digits,
+# fraction, exponent) or NaN / Infinity / Inf with an optional sign, in any case.
+_ASCII_NUMBER = re.compile(r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+                           r"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|[nN][aA][nN])")
+
+
 def _int_converter(bits: int):
+    """The converter of an integer column of `bits` bits (see _ASCII_INTEGER for what it takes);
+    it raises ValueError with the reason."""
     low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
 
     def convert(value: Any) -> int:
-        if type(value) is int and low <= value <= high:
-            return value
-        if isinstance(value, bool):
-            raise ValueError(f"{value!r} is not an integer")
-        if isinstance(value, int):
+        if type(value) is int:
             number = value
+        elif isinstance(value, bool):
+            raise ValueError(f"{value!r} is not an integer")
+        elif isinstance(value, int):
+            number = int(value)
         elif isinstance(value, float):
             if not value.is_integer():
                 raise ValueError(f"{value!r} is not an integer")
+            if abs(value) > _EXACT_DOUBLE:
+                raise ValueError(f"{value!r} is beyond the integers a JSON number holds exactly "
+                                 "(2^53): send it as an integer or as text")
+            number = int(value)
+        elif isinstance(value, str) and _ASCII_INTEGER.fullmatch(value):
             number = int(value)
         else:
-            text = str(value).strip()
-            try:
-                number = int(text)
-            except ValueError:
-                from decimal import Decimal, InvalidOperation
-                try:
-                    dec = Decimal(text)
-                except InvalidOperation:
-                    raise ValueError(f"{value!r} is not an integer") from None
-                if not dec.is_finite() or dec != dec.to_integral_value():
-                    raise ValueError(f"{value!r} is not an integer") from None
-                number = int(dec)
+            raise ValueError(f"{value!r} is not an integer")
         if number < low or number > high:
             raise ValueError(f"{value!r} is out of the Int{bits} range")
         return number
@@ -318,12 +329,17 @@ def _int_converter(bits: int):
 
 
 def _float_converter(value: Any) -> float:
+    """A Double/Single column's value: a JSON number, or text matching _ASCII_NUMBER."""
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a number")
-    try:
+    if isinstance(value, (int, float)):
+        try:
+            return float(value)
+        except OverflowError:
+            raise ValueError(f"{value!r} is out of the Double range") from None
+    if isinstance(value, str) and _ASCII_NUMBER.fullmatch(value):
         return float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{value!r} is not a number") from None
+    raise ValueError(f"{value!r} is not a number")
 
 
 def _string_converter(value: Any) -> str:

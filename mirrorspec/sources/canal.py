@@ -7,12 +7,14 @@ Every value is a string (or null); the table's DataTypes type them.
 
 - INSERT → an insert (0) per row of `data`; UPDATE → an update (1) per row, or, when `old`
   holds a key column (the key changed), a delete of the old key then an insert; DELETE → a
-  delete (2) per row. `isDdl` messages are skipped and counted (`ddl`), except TRUNCATE, which
-  is a truncate (8): it removes every row of the table.
+  delete (2) per row. INIT (Alibaba Cloud DTS's initial load) → an upsert (4) per row (an
+  insert without keys), and a run of INIT messages starts with a truncate (8): a load run again
+  replaces the table. `isDdl` messages are skipped and counted (`ddl`), except TRUNCATE, which
+  is a truncate. `isDdl` must be a JSON boolean; a row message needs rows in `data`.
 - Order: the feed's own order (file, line, row of `data`). FlatMessage carries no binlog
   position: `es` is the statement's start time and `id` Canal's batch number (restarting with
   Canal), so neither orders changes exactly.
-- `data` and `old` of different lengths, or an unknown `type`, stop the table.
+- `data` and `old` of different lengths, an unknown `type` or a damaged message stop the table.
 - Binary columns (BLOB, BINARY, VARBINARY) are sent as ISO-8859-1 text of their bytes.
 
 Options: `key_columns`, `table`. The Spark reader is `mirrorspec.spark.publish.feeds.canal`.
@@ -24,17 +26,21 @@ import re
 from typing import Any, Iterator
 
 from mirrorspec.base.errors import SourceError
-from mirrorspec.sources.base import (OP_DELETE, OP_INSERT, OP_TRUNCATE, OP_UPDATE,
+from mirrorspec.sources.base import (OP_DELETE, OP_INSERT, OP_UPDATE, OP_UPSERT,
                                      InferredColumn, InferredSchema, iter_json_documents)
 from mirrorspec.sources.debezium import Row, TableShape
-from mirrorspec.sources.row_images import (ImageReader, RowImageOptions, TableRouter, change_row,
-                                           inferred, key_change_rows, local_messages,
+from mirrorspec.sources.row_images import (BatchPlan, ImageReader, Note, RowImageOptions,
+                                           TableRouter,
+                                           change_row, inferred, key_change_rows, local_messages,
                                            parse_options, qualified_name, table_name_matches,
-                                           zero_date_to_null)
+                                           truncate_row, zero_date_to_null)
 
 TYPE_NAME = "canal"
-ROW_TYPES = ("INSERT", "UPDATE", "DELETE")
+INSERT, INIT = "INSERT", "INIT"
+ROW_TYPES = (INSERT, "UPDATE", "DELETE", INIT)  # INIT: a row of Alibaba Cloud DTS's initial load
 DDL = "ddl"
+INIT_START = "init-start"  # note: an initial load may start at the file's first row message
+LAST_KIND = "last-kind"    # note, details [kind]: the file's last row message of the table
 
 # MySQL column type (the `mysqlType` text's first word) → DataType; see docs/sources/canal.md.
 MYSQL_TYPES = {
@@ -78,38 +84,76 @@ def _prepare(value: Any, data_type: str) -> Any:
 
 
 def parse_text(text: str, file: str, shape: TableShape, options: RowImageOptions,
-               skipped: dict[str, int] | None = None) -> Iterator[Row]:
-    """Canonical rows of one Canal FlatMessage file (pure Python); DDL counted into `skipped`."""
+               skipped: dict[str, int] | None = None, notes: list[Note] | None = None
+               ) -> Iterator[Row]:
+    """Canonical rows of one Canal FlatMessage file (pure Python); DDL counted into `skipped`.
+
+    A run of INIT messages (a DTS initial load) starts with a truncate. Where the file's first
+    row message of the table is INIT, whether that truncate starts a new load or continues one
+    from the file before depends on that file: an INIT_START note lets the Spark reader decide.
+    The file's last row message kind is noted too (LAST_KIND)."""
     reader = ImageReader(shape, file, _prepare)
     router = TableRouter(options.table, file, "Canal")
+    previous: str | None = None  # the kind of the table's last row message in this file
     for line, message in iter_json_documents(text, file):
         if not isinstance(message, dict) or "type" not in message:
             raise SourceError("not a Canal FlatMessage (no 'type')", file=file, line=line,
                               hint="point the source at Canal's flatMessage output only")
-        kind = str(message["type"]).upper()
-        if message.get("isDdl"):
+        if not isinstance(message["type"], str):
+            raise SourceError(f"'type' is {message['type']!r}, not text", file=file, line=line,
+                              hint="the message is damaged: rewrite it as Canal wrote it")
+        kind = message["type"].upper()
+        if _is_ddl(message, kind, file, line):
             if kind == "TRUNCATE" and router.keeps(qualified_name(message), line):
-                yield change_row([None] * len(shape.columns), OP_TRUNCATE, None, file, line, 0,
-                                 None)
+                previous = kind
+                yield truncate_row(len(shape.columns), None, file, line, 0, notes)
             elif kind != "TRUNCATE" and skipped is not None and table_name_matches(
                     options, qualified_name(message)):
                 skipped[DDL] = skipped.get(DDL, 0) + 1
             continue
-        if kind not in ROW_TYPES:
-            raise SourceError(f"unknown Canal type {message['type']!r}", file=file, line=line,
-                              hint=f"expected one of {', '.join(ROW_TYPES)} (or an isDdl "
-                                   "message)")
         if not router.keeps(qualified_name(message), line):
             continue
+        if kind == INIT and previous != INIT:  # a new initial load replaces the table's rows
+            if previous is None and notes is not None:
+                notes.append((INIT_START, [], (None, file, line, -1, None), line))
+            yield truncate_row(len(shape.columns), None, file, line, -1, notes)
+        previous = kind
         yield from _rows(reader, message, kind, file, line)
+    if previous is not None and notes is not None:
+        notes.append((LAST_KIND, [previous], (None, file, 0, 0, None), 0))
+
+
+def _is_ddl(message: dict[str, Any], kind: str, file: str, line: int) -> bool:
+    """`isDdl` as FlatMessage declares it (a Boolean; absent or null: not DDL), checked against
+    `type`: a row type can't be DDL, and a message of another type must be."""
+    flag = message.get("isDdl")
+    if flag is not None and not isinstance(flag, bool):
+        raise SourceError(f"'isDdl' is {flag!r}, not true or false", file=file, line=line,
+                          hint="FlatMessage's isDdl is a JSON boolean; the message is damaged "
+                               "or was not written by Canal: rewrite it")
+    if flag and kind in ROW_TYPES:
+        raise SourceError(f"a {kind} message with 'isDdl': true", file=file, line=line,
+                          hint="row messages have isDdl false; the message is damaged: "
+                               "rewrite it as Canal wrote it")
+    if not flag and kind not in ROW_TYPES:
+        raise SourceError(f"unknown Canal type {message['type']!r}", file=file, line=line,
+                          hint=f"expected one of {', '.join(ROW_TYPES)} (or an isDdl "
+                               "message)")
+    return bool(flag)
 
 
 def _rows(reader: ImageReader, message: dict[str, Any], kind: str, file: str, line: int
           ) -> list[Row]:
-    data = message.get("data") or []
+    if "data" not in message or message["data"] is None:
+        raise SourceError(f"a {kind} message without 'data' (its rows)", file=file, line=line,
+                          hint="the message is damaged: rewrite it as Canal wrote it")
+    data = message["data"]
     old = message.get("old")
     if not isinstance(data, list) or (old is not None and not isinstance(old, list)):
         raise SourceError("'data' and 'old' must be arrays of rows", file=file, line=line)
+    if not data:
+        raise SourceError(f"a {kind} message with no rows in 'data'", file=file, line=line,
+                          hint="the message is damaged: rewrite it as Canal wrote it")
     if kind == "UPDATE" and old is not None and len(old) != len(data):
         raise SourceError(f"'data' has {len(data)} row(s) but 'old' has {len(old)}",
                           file=file, line=line,
@@ -117,9 +161,10 @@ def _rows(reader: ImageReader, message: dict[str, Any], kind: str, file: str, li
     rows: list[Row] = []
     for index, image in enumerate(data):
         part = 2 * index
-        if kind == "INSERT":
+        if kind in (INSERT, INIT):
             values, present = reader.values(image, line, f"data[{index}]", False)
-            rows.append(change_row(values, OP_INSERT, None, file, line, part, present))
+            op = OP_UPSERT if kind == INIT and reader.shape.key_columns else OP_INSERT
+            rows.append(change_row(values, op, None, file, line, part, present))
             continue
         reader.need_keys(line, kind.lower())
         if not reader.has_keys(image):
@@ -140,6 +185,26 @@ def _rows(reader: ImageReader, message: dict[str, Any], kind: str, file: str, li
                 continue
         rows.append(change_row(values, OP_UPDATE, None, file, line, part, present))
     return rows
+
+
+def plan_batch(notes: list[dict[str, Any]], files: list[str], state: dict[str, Any]
+               ) -> BatchPlan:
+    """Drop the truncate before a file's leading INIT rows where the file before it (or the
+    batch before, `state["last_kind"]`) ended inside the same initial load; keep the kind of
+    the table's last row message for the next batch."""
+    last = state.get("last_kind")
+    by_file: dict[str, list[dict[str, Any]]] = {}
+    for note in notes:
+        by_file.setdefault(note["file"], []).append(note)
+    dropped: list[tuple[str, int]] = []
+    for file in files:
+        mine = by_file.get(file, [])
+        dropped += [(file, n["line"]) for n in mine if n["kind"] == INIT_START and last == INIT]
+        for note in mine:
+            if note["kind"] == LAST_KIND:
+                last = note["details"][0]
+    return BatchPlan(dropped=dropped,
+                     state={**state, "last_kind": last} if last else dict(state))
 
 
 class CanalFormat:

@@ -198,17 +198,22 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
          "dump_repeat": Behaviour("a topic dump read from the beginning repeats messages",
                                   "`pos` going back within a file stops the table", False),
          "partial_images": Behaviour("compressed updates carry only changed columns",
-                                     "completed from the batch and the mirrored row, else the "
-                                     "table stops; the message's own before image is not used "
-                                     "yet", False),
+                                     "completed from the message's own `before`, the batch's "
+                                     "earlier changes and the mirrored row, else the table "
+                                     "stops at the message"),
          "tombstones": _TOMBSTONES_SKIPPED}),
     ProducerDelivery(
         "canal", "Alibaba Canal / DTS (FlatMessage)", "none (FlatMessage has no binlog "
         "position)",
         {"redeliver": Behaviour("re-sends after a restart (at-least-once)", _KEYED_UPSERTS,
                                 False),
-         "refresh": Behaviour("DTS writes a table's full load as `INIT` messages",
-                              "refused today (`unknown Canal type`)", False),
+         "refresh": Behaviour("DTS writes a table's full load as `INIT` messages, again when "
+                              "a task restarts from the full load",
+                              "a run of `INIT` messages replaces the table (a truncate before "
+                              "its first row, then its rows as upserts; a keyless table gets "
+                              "the rows it lacks, or stops); a load run again with no other "
+                              "change of the table between reads as one load: a keyless "
+                              "table's rows then land twice", False),
          "tombstones": _TOMBSTONES_SKIPPED}),
     ProducerDelivery(
         "maxwell", "Maxwell's daemon", "`position` (binlog file and offset)",
@@ -219,8 +224,10 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
                                   False),
          "refresh": Behaviour("`maxwell-bootstrap` re-reads a table (bootstrap-start, "
                               "bootstrap-insert…, bootstrap-complete)",
-                              "bootstrap rows land as upserts on a keyed table; a keyless "
-                              "table gets a second copy", False),
+                              "a bootstrap replaces the table (a truncate at "
+                              "`bootstrap-start`, its rows as upserts, held back until "
+                              "`bootstrap-complete`); a keyless table gets the rows it lacks, "
+                              "or stops at the `bootstrap-start`"),
          "tombstones": _TOMBSTONES_SKIPPED}),
 )}
 

@@ -27,6 +27,7 @@ from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import InferredColumn, InferredSchema, list_feed_files
 
 STATE_SNAPSHOT = "snapshot"
+EXTRACT_TYPES = ("csv", "parquet")  # the source types whose every file is a full snapshot
 
 
 @dataclass(frozen=True)
@@ -136,6 +137,53 @@ def _exists(file: str) -> bool:
     if "://" in file and not file.startswith("file:"):
         return True  # remote: assume present; reading it fails loudly otherwise
     return os.path.exists(file[5:] if file.startswith("file:") else file)
+
+
+# --- where a bad value is (pure Python: the error path of the Spark reader) ---------------------
+
+def expected_type(data_type: str, opts: ExtractOptions) -> str:
+    """The type a CSV value must read as, with the option that says how: `Int32`,
+    `DateTime (timestamp_format 'dd/MM/yyyy')`, `ByteArray (binary_encoding hex)`."""
+    if data_type in ("DateTime", "ITime") and opts.timestamp_format:
+        return f"{data_type} (timestamp_format {opts.timestamp_format!r})"
+    if data_type == "IDate" and opts.date_format:
+        return f"{data_type} (date_format {opts.date_format!r})"
+    if data_type == "ByteArray":
+        return f"{data_type} (binary_encoding {opts.binary_encoding})"
+    return data_type
+
+
+def csv_value_line(data: bytes, name: str, opts: ExtractOptions, field: int,
+                   value: str) -> int | None:
+    """The line (1-based, the header counted) where the first record whose field `field`
+    (0-based) is `value` starts, in the CSV file `name` holding `data` (decompressed as its
+    name says); None when no record has it or the bytes can't be read as the options say."""
+    import codecs
+    import csv
+    import io
+
+    from mirrorspec.openmirroring import compression
+
+    try:
+        data = compression.decompress(data, name)
+        codec = codecs.lookup(opts.encoding).name
+        text = data.decode("utf-8-sig" if codec == "utf-8" else codec, errors="replace")
+    except Exception:  # noqa: BLE001 - only a better message is lost: the error says the rest
+        return None
+    escape = opts.escape if opts.escape and opts.escape != opts.quote else None
+    start = 1
+    try:
+        reader = csv.reader(io.StringIO(text, newline=""), delimiter=opts.delimiter,
+                            quotechar=opts.quote or None, escapechar=escape,
+                            doublequote=bool(opts.quote) and escape is None,
+                            quoting=csv.QUOTE_MINIMAL if opts.quote else csv.QUOTE_NONE)
+        for index, cells in enumerate(reader):
+            if not (index == 0 and opts.header) and field < len(cells) and cells[field] == value:
+                return start
+            start = reader.line_num + 1
+    except (csv.Error, TypeError):  # a dialect Python's csv can't express
+        return None
+    return None
 
 
 # --- formats (pure Python: options and inference) -----------------------------------------

@@ -20,12 +20,13 @@ import re
 from typing import Any, Iterator
 
 from mirrorspec.base.errors import SourceError
-from mirrorspec.sources.base import (OP_DELETE, OP_INSERT, OP_TRUNCATE, OP_UPDATE,
+from mirrorspec.sources.base import (OP_DELETE, OP_INSERT, OP_UPDATE,
                                      InferredSchema, iter_json_documents)
 from mirrorspec.sources.debezium import Row, TableShape
-from mirrorspec.sources.row_images import (ImageReader, PositionGuard, RowImageOptions,
-                                           TableRouter, change_row, infer_from_images,
-                                           key_change_rows, table_name_matches)
+from mirrorspec.sources.row_images import (ImageReader, Note, PositionGuard, RowImageOptions,
+                                           TableRouter, borrow_positions, change_row, truncate_row,
+                                           infer_from_images, key_change_rows,
+                                           table_name_matches)
 
 TYPE_NAME = "goldengate"
 # The formatter's metadata fields; in a row-modeled message every other field is a column.
@@ -62,8 +63,16 @@ def images(message: dict[str, Any]) -> tuple[Any, Any, bool]:
 
 
 def parse_text(text: str, file: str, shape: TableShape, options: RowImageOptions,
-               skipped: dict[str, int] | None = None) -> Iterator[Row]:
-    """Canonical rows of one GoldenGate JSON file (pure Python)."""
+               skipped: dict[str, int] | None = None, notes: list[Note] | None = None
+               ) -> Iterator[Row]:
+    """Canonical rows of one GoldenGate JSON file (pure Python); the file's greatest `pos`
+    noted in `notes`."""
+    rows = _parse(text, file, shape, options, notes)
+    return borrow_positions(rows, len(shape.columns), file, notes)
+
+
+def _parse(text: str, file: str, shape: TableShape, options: RowImageOptions,
+           notes: list[Note] | None) -> Iterator[Row]:
     reader = ImageReader(shape, file, _prepare)
     router = TableRouter(options.table, file, "GoldenGate")
     guard = PositionGuard(file, "pos")
@@ -80,11 +89,11 @@ def parse_text(text: str, file: str, shape: TableShape, options: RowImageOptions
         if message.get("pos") is not None:
             position = position_key(message["pos"])
             guard.check(position, str(message["pos"]), line)
-        yield from _rows(reader, message, position, file, line)
+        yield from _rows(reader, message, position, file, line, notes)
 
 
 def _rows(reader: ImageReader, message: dict[str, Any], position: str | None, file: str,
-          line: int) -> list[Row]:
+          line: int, notes: list[Note] | None = None) -> list[Row]:
     op = message["op_type"]
     before, after, _ = images(message)
     if op == "I":
@@ -94,16 +103,13 @@ def _rows(reader: ImageReader, message: dict[str, Any], position: str | None, fi
         reader.need_keys(line, "update")
         if not isinstance(after, dict):
             raise SourceError("update without an 'after' image", file=file, line=line)
-        image = dict(after)
-        if isinstance(before, dict):
-            for key in reader.shape.key_columns:  # a compressed after image may omit the key
-                if key not in image and key in before:
-                    image[key] = before[key]
+        # A compressed after image lacks the columns the update left unchanged (the key too,
+        # sometimes): where the message's own before image has them, that is their value.
+        image = {**before, **after} if isinstance(before, dict) else dict(after)
         values, present = reader.values(image, line, "after", True)
         if reader.has_keys(before):
             old, _ = reader.values(before, line, "before", True)
-            full, full_present = reader.values({**before, **image}, line, "after", True)
-            changed = key_change_rows(reader, old, full, full_present, position, file, line, 0,
+            changed = key_change_rows(reader, old, values, present, position, file, line, 0,
                                       "log full before images of updates (GETUPDATEBEFORES, "
                                       "NOCOMPRESSUPDATES) for tables whose keys change")
             if changed:
@@ -122,8 +128,7 @@ def _rows(reader: ImageReader, message: dict[str, Any], position: str | None, fi
         values, _ = reader.values(before, line, "before", True)
         return [change_row(values, OP_DELETE, position, file, line, 0, None)]
     if op == "T":
-        return [change_row([None] * len(reader.shape.columns), OP_TRUNCATE, position, file,
-                           line, 0, None)]
+        return [truncate_row(len(reader.shape.columns), position, file, line, 0, notes)]
     raise SourceError(f"unknown GoldenGate op_type {op!r}", file=file, line=line,
                       hint=f"expected one of {', '.join(OP_TYPES)} (the formatter's default "
                            "insertOpKey/updateOpKey/deleteOpKey/truncateOpKey)")

@@ -7,12 +7,15 @@ output_primary_key_columns). Values are JSON: numbers, strings, base64 for binar
 arrays for SET columns (kept as JSON text).
 
 - insert → insert (0); update → update (1), or, when `old` holds a key column, a delete of the
-  old key then an insert; delete → delete (2); bootstrap-insert → upsert (4) on a keyed table (a
-  bootstrap may overlap binlog changes). bootstrap-start/bootstrap-complete markers are skipped
-  and counted (`bootstrap`), DDL messages (output_ddl) too (`ddl`). Any other type stops the table.
-- Order: `position` (binlog file number, then offset), then feed file and line. A position lower
-  than the one before it in the same file stops the table. Rows without a position (bootstrap
-  rows, or Maxwell without output_binlog_position) keep the feed's order.
+  old key then an insert; delete → delete (2). A bootstrap replaces the table: bootstrap-start →
+  truncate (8), bootstrap-insert → upsert (4) on a keyed table (insert without keys),
+  bootstrap-complete → nothing but its note; the Spark reader holds back the files of a
+  bootstrap that has not completed (`plan_batch`). DDL messages (output_ddl) are skipped and
+  counted (`ddl`). Any other type stops the table.
+- Order: `position` (binlog file number, then offset), then feed file and line; a row without a
+  position (bootstrap rows, or Maxwell without output_binlog_position) sorts at the position
+  of the positioned row before it. A position lower than the one before it in the same file
+  stops the table.
 
 Options: `key_columns`, `table`. The Spark reader is `mirrorspec.spark.publish.feeds.maxwell`.
 """
@@ -26,14 +29,17 @@ from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import (OP_DELETE, OP_INSERT, OP_UPDATE, OP_UPSERT, InferredSchema,
                                      iter_json_documents)
 from mirrorspec.sources.debezium import Row, TableShape
-from mirrorspec.sources.row_images import (ImageReader, PositionGuard, RowImageOptions,
-                                           TableRouter, change_row, infer_from_images,
-                                           key_change_rows, qualified_name, table_name_matches,
-                                           zero_date_to_null)
+from mirrorspec.sources.row_images import (BatchPlan, ImageReader, Note, PositionGuard,
+                                           RowImageOptions,
+                                           TableRouter, borrow_positions, change_row, truncate_row,
+                                           infer_from_images, key_change_rows, qualified_name,
+                                           table_name_matches, zero_date_to_null)
 
 TYPE_NAME = "maxwell"
-ROW_TYPES = ("insert", "update", "delete", "bootstrap-insert")
-BOOTSTRAP_MARKERS = ("bootstrap-start", "bootstrap-complete")
+STREAM_TYPES = ("insert", "update", "delete")  # binlog rows: they carry `position`
+ROW_TYPES = (*STREAM_TYPES, "bootstrap-insert")
+BOOTSTRAP_START, BOOTSTRAP_COMPLETE = "bootstrap-start", "bootstrap-complete"
+BOOTSTRAP_MARKERS = (BOOTSTRAP_START, BOOTSTRAP_COMPLETE)
 DDL_TYPES = ("database-create", "database-alter", "database-drop", "table-create",
              "table-alter", "table-drop")
 _POSITION = re.compile(r"^(?P<base>.*?)\.?(?P<number>\d+):(?P<offset>\d+)$")
@@ -49,8 +55,16 @@ def position_key(position: str) -> str:
 
 
 def parse_text(text: str, file: str, shape: TableShape, options: RowImageOptions,
-               skipped: dict[str, int] | None = None) -> Iterator[Row]:
-    """Canonical rows of one Maxwell file (pure Python); markers and DDL counted in `skipped`."""
+               skipped: dict[str, int] | None = None, notes: list[Note] | None = None
+               ) -> Iterator[Row]:
+    """Canonical rows of one Maxwell file (pure Python); DDL counted in `skipped`, the
+    bootstraps' starts and ends and the file's greatest position noted in `notes`."""
+    rows = _parse(text, file, shape, options, skipped, notes)
+    return borrow_positions(rows, len(shape.columns), file, notes)
+
+
+def _parse(text: str, file: str, shape: TableShape, options: RowImageOptions,
+           skipped: dict[str, int] | None, notes: list[Note] | None) -> Iterator[Row]:
     reader = ImageReader(shape, file, zero_date_to_null)
     router = TableRouter(options.table, file, "Maxwell")
     guard = PositionGuard(file, "position")
@@ -59,25 +73,31 @@ def parse_text(text: str, file: str, shape: TableShape, options: RowImageOptions
             raise SourceError("not a Maxwell message (no 'type')", file=file, line=line,
                               hint="point the source at Maxwell's JSON output only")
         kind = message["type"]
-        if kind in BOOTSTRAP_MARKERS or kind in DDL_TYPES:
+        if kind in DDL_TYPES:
             if skipped is not None and table_name_matches(options, qualified_name(message)):
-                name = "bootstrap" if kind in BOOTSTRAP_MARKERS else "ddl"
-                skipped[name] = skipped.get(name, 0) + 1
+                skipped["ddl"] = skipped.get("ddl", 0) + 1
             continue
-        if kind not in ROW_TYPES:
+        if kind not in ROW_TYPES and kind not in BOOTSTRAP_MARKERS:
             raise SourceError(f"unknown Maxwell type {kind!r}", file=file, line=line,
                               hint=f"expected one of {', '.join(ROW_TYPES)} (or a bootstrap "
                                    "marker or DDL message)")
         if not router.keeps(qualified_name(message), line):
             continue
         position = None
-        if message.get("position") is not None and kind != "bootstrap-insert":
+        if message.get("position") is not None and kind in STREAM_TYPES:
             written = str(message["position"])
             try:
                 position = position_key(written)
             except ValueError as exc:
                 raise SourceError(f"'position': {exc}", file=file, line=line) from None
             guard.check(position, written, line)
+        if kind in BOOTSTRAP_MARKERS:
+            order = (None, file, line, 0, None)
+            if notes is not None:
+                notes.append((kind, [], order, line))
+            if kind == BOOTSTRAP_START:  # the bootstrap replaces the table's rows
+                yield truncate_row(len(shape.columns), None, file, line, 0, notes)
+            continue
         yield from _rows(reader, message, kind, position, file, line)
 
 
@@ -103,6 +123,21 @@ def _rows(reader: ImageReader, message: dict[str, Any], kind: str, position: str
         if pair:
             return pair
     return [change_row(values, OP_UPDATE, position, file, line, 0, present)]
+
+
+def plan_batch(notes: list[dict[str, Any]], files: list[str], state: dict[str, Any]
+               ) -> BatchPlan:
+    """Hold back every file from a bootstrap that has not completed yet (the earliest
+    bootstrap-start with no bootstrap-complete after it; a rerun after a crash starts again
+    without completing the first): a bootstrap lands whole, in one landing file, or not yet."""
+    unfinished: dict[str, Any] | None = None
+    for note in notes:
+        if note["kind"] == BOOTSTRAP_START:
+            unfinished = unfinished or note
+        elif note["kind"] == BOOTSTRAP_COMPLETE:
+            unfinished = None
+    held = [f for f in files if unfinished is not None and f >= unfinished["file"]]
+    return BatchPlan(held=held, state=dict(state))
 
 
 def _inference_images(message: dict[str, Any], options: RowImageOptions

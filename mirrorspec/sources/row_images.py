@@ -6,23 +6,34 @@ options (`key_columns`, `table`), routing by table name, the image → canonical
 (absent columns stay absent, never NULL), the position guard (a position that goes backwards
 inside a file stops the table) and schema inference from the JSON values.
 
-The canonical rows have the order struct ORDER_FIELDS: (position, file, line, part) — the
-producer's position as a string that sorts like the position, or None where the feed has none.
+The canonical rows have the order struct ORDER_FIELDS: (position, file, line, part, source).
+`source` is the message's own producer position as a string that sorts like the position (None
+where the message has none: Canal, Maxwell's bootstrap rows or rows without
+output_binlog_position). `position` is what the batch sorts by: `source`, or for a message
+without one the position of the positioned message before it in its file (`borrow_positions`),
+so it keeps its place in the feed; the Spark reader gives a file's leading unpositioned rows
+the greatest position of the batch's earlier files (the "positions" note).
+
+A parser can leave notes for its Spark reader (`notes`, a list): (kind, details, order, line).
 """
 
 from __future__ import annotations
 
 import binascii
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources import extended_json
-from mirrorspec.sources.base import (OP_DELETE, OP_INSERT, InferredColumn, InferredSchema,
-                                     iter_json_documents)
+from mirrorspec.sources.base import (OP_DELETE, OP_INSERT, OP_TRUNCATE, InferredColumn,
+                                     InferredSchema, iter_json_documents, value_converter)
 from mirrorspec.sources.debezium import Row, TableShape, coerce, local_feed_texts
 
-ORDER_FIELDS = (("position", "string"), ("file", "string"), ("line", "bigint"), ("part", "int"))
+ORDER_FIELDS = (("position", "string"), ("file", "string"), ("line", "bigint"), ("part", "int"),
+                ("source", "string"))
+POSITIONS_NOTE = "positions"  # details: [the greatest position in the file]
+TRUNCATE_NOTE = "truncate"    # a truncate row (the Spark reader resolves it on keyless tables)
+Note = tuple  # (kind, details: list of texts, order tuple, line)
 _ERRORS = (ValueError, TypeError, KeyError, ArithmeticError, binascii.Error)
 
 
@@ -88,6 +99,20 @@ class PositionGuard:
         self.last = (key, written, line)
 
 
+@dataclass
+class BatchPlan:
+    """What a format's reader makes of its parser's notes over a whole batch (pure; see
+    `spark.publish.feeds.row_images`): files to hold back until the next run, truncates
+    (file, line) to drop, and the reader state to keep for the next batch."""
+
+    held: list[str] = field(default_factory=list)
+    dropped: list[tuple[str, int]] = field(default_factory=list)
+    state: dict[str, Any] = field(default_factory=dict)
+
+
+# notes (dicts: kind, details, file, line, order; sorted by file and line), the batch's files
+# sorted, the reader state of the batches before → the BatchPlan
+Planner = Callable[[list[dict[str, Any]], list[str], dict[str, Any]], BatchPlan]
 Prepare = Callable[[Any, str], Any]
 
 
@@ -106,6 +131,7 @@ class ImageReader:
         self.binary = binary
         self.names = shape.names
         self.key_positions = [self.names.index(k) for k in shape.key_columns]
+        self.converters = [_converter(data_type, binary) for _, data_type in shape.columns]
 
     def values(self, image: Any, line: int, what: str, partial: bool
                ) -> tuple[list, list | None]:
@@ -116,7 +142,7 @@ class ImageReader:
         values: list = []
         present: list[str] = []
         absent = False
-        for name, data_type in self.shape.columns:
+        for (name, data_type), convert in zip(self.shape.columns, self.converters):
             if name not in image:
                 values.append(None)
                 if partial:
@@ -127,7 +153,7 @@ class ImageReader:
             raw = image[name]
             try:
                 value = self.prepare(raw, data_type) if raw is not None else None
-                values.append(coerce(value, data_type, "ms", self.binary))
+                values.append(None if value is None else convert(value))
             except _ERRORS as exc:
                 raise SourceError(f"column {name!r} ({data_type}): cannot read {raw!r} in "
                                   f"'{what}': {exc}", file=self.file, line=line,
@@ -149,10 +175,49 @@ class ImageReader:
                                               "source.options)")
 
 
+_STRICT_TYPES = ("Int16", "Int32", "Int64", "Double", "Single")
+
+
+def _converter(data_type: str, binary: str) -> Callable[[Any], Any]:
+    """A column's value converter: numbers by the shared strict rules (`sources.base`: what an
+    integer or a floating column accepts), the other types as Debezium's JSON values are read."""
+    if data_type in _STRICT_TYPES:
+        return value_converter(data_type)
+    return lambda value: coerce(value, data_type, "ms", binary)
+
+
 def change_row(values: list, op: int, position: str | None, file: str, line: int, part: int,
                present: list | None) -> Row:
-    """A canonical row: the values, then (op, order, present, file, line)."""
-    return (*values, op, (position, file, line, part), present, file, line)
+    """A canonical row: the values, then (op, order, present, file, line). `position` is the
+    message's own (None without one); borrow_positions sets the sort position of the others."""
+    return (*values, op, (position, file, line, part, position), present, file, line)
+
+
+def truncate_row(width: int, position: str | None, file: str, line: int, part: int,
+                 notes: list[Note] | None) -> Row:
+    """A truncate (every row of the table is removed at this point), noted for the reader."""
+    if notes is not None:
+        notes.append((TRUNCATE_NOTE, [], (position, file, line, part, position), line))
+    return change_row([None] * width, OP_TRUNCATE, position, file, line, part, None)
+
+
+def borrow_positions(rows: Iterable[Row], width: int, file: str,
+                     notes: list[Note] | None = None) -> Iterator[Row]:
+    """`rows` (of one file, in file order, `width` table columns) with the rows that have no
+    position of their own sorted at the position of the positioned row before them; rows
+    before the file's first position keep None (the Spark reader fills them in from the
+    earlier files). Notes the file's greatest position when it has one."""
+    index = width + 1
+    last: str | None = None
+    for row in rows:
+        order = row[index]
+        if order[0] is not None:
+            last = order[0]
+        elif last is not None:
+            row = (*row[:index], (last, *order[1:]), *row[index + 1:])
+        yield row
+    if notes is not None and last is not None:
+        notes.append((POSITIONS_NOTE, [last], (last, file, 0, 0, None), 0))
 
 
 def key_change_rows(reader: ImageReader, old: list, new: list, present: list | None,

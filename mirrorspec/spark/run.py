@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from mirrorspec.base.interrupts import worker_pool
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -36,6 +36,7 @@ class _TableJob:
     result: TableRunResult
     outcome: Any = None  # the engine's last TableOutcome, for the monitoring JSON
     started: float = field(default_factory=time.monotonic)
+    refresh: bool = False  # --full-refresh of a feed: the publisher publishes aside, then swaps
 
 
 def run_plan(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = (), threads: int = 4,
@@ -66,6 +67,7 @@ def run_plan(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = ()
     if warmer is not None:
         warmer.before_pass()  # warming waits while this pass runs
     committed: list[str] = []
+    dropped: list[Any] = []
     try:
         if jobs:
             spark = spark or start_session(plan, console, warm=warm_server)
@@ -73,23 +75,24 @@ def run_plan(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = ()
             deploy.write_partner_events(plan, files, console)
             for job in jobs:
                 _prepare(plan, job, files, full_refresh, console)
+            dropped = [] if publish_only else _drop_deleted(spark, plan, select, exclude,
+                                                            console)
             progress = RunProgress(console, len(jobs), spark)
             counting = progress.counting(console)
             with progress:
-                with ThreadPoolExecutor(max_workers=max(1, threads),
-                                        thread_name_prefix="mirrorspec-table") as pool:
+                with worker_pool(max(1, threads), "mirrorspec-table") as pool:
                     futures = [pool.submit(_run_table, spark, plan, job, files, publish_only,
                                            counting, progress, stop) for job in jobs]
                     for future in futures:
                         future.result()
             if not publish_only:
-                _write_status(plan, jobs, files, console)
+                _write_status(plan, jobs, files, console, dropped)
             committed = [job.outcome.delta_path for job in jobs
                          if job.outcome is not None and job.outcome.files_applied]
     finally:
         if warmer is not None:
             warmer.after_pass(spark, committed)
-    results.results = [job.result for job in jobs]
+    results.results = [job.result for job in jobs] + [_dropped_result(o) for o in dropped]
     results.elapsed_time = time.monotonic() - started
     if target_dir is not None:
         try:
@@ -104,8 +107,33 @@ def run_plan(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = ()
     return results
 
 
+def _drop_deleted(spark, plan: Plan, select: Sequence[str], exclude: Sequence[str],
+                  console: Console) -> list[Any]:
+    """Drop the Delta tables whose landing folder is gone, as `mirror` does (and Fabric): a
+    table removed from the project, or renamed, once its folder is deleted. Tables of the plan
+    are never dropped (their run recreates the folder); `--select`/`--exclude` patterns
+    (names, `schema.table`, globs) choose among the others."""
+    from mirrorspec.spark.mirror.engine import (MirrorOptions, discover_targets,
+                                                drop_deleted_tables)
+
+    if not hadoop_fs.filesystem_for(plan.landing_zone, spark).is_dir(plan.landing_zone):
+        return []
+    present = {t.unique_id for t in discover_targets(plan.landing_zone, plan.warehouse, spark)}
+    present |= {t.unique_id for t in plan.tables}
+    return drop_deleted_tables(spark, plan.landing_zone, plan.warehouse, present,
+                               MirrorOptions(select=tuple(select)), console,
+                               exclude=tuple(exclude))
+
+
+def _dropped_result(outcome: Any) -> TableRunResult:
+    """The run result of a table `_drop_deleted` dropped."""
+    result = TableRunResult(outcome.unique_id)
+    result.mirror_status = outcome.status  # Dropped
+    return result
+
+
 def _write_status(plan: Plan, jobs: list[_TableJob], files: LandingFiles,
-                  console: Console) -> None:
+                  console: Console, dropped: Sequence[Any] = ()) -> None:
     """The monitoring JSON: the engine's outcomes, and `Failed` for a table that failed before
     or outside the engine (its `_metadata.json`, its publish), keeping its cumulative metrics.
     When the write itself fails (disk full), every table's result says so (`StorageError`)."""
@@ -131,6 +159,7 @@ def _write_status(plan: Plan, jobs: list[_TableJob], files: LandingFiles,
                                  "message": job.result.error}}
         if outcome is not None:
             outcomes.append(outcome)
+    outcomes.extend(dropped)
     if not outcomes:
         return
     error = write_monitoring(filesystem, plan.warehouse, outcomes, console)
@@ -143,11 +172,17 @@ def _write_status(plan: Plan, jobs: list[_TableJob], files: LandingFiles,
 
 def _prepare(plan: Plan, job: _TableJob, files: LandingFiles, full_refresh: bool,
              console: Console) -> None:
-    """Full refresh (when asked), then the table's `_metadata.json`; failures mark the table."""
+    """Full refresh (when asked), then the table's `_metadata.json`; failures mark the table.
+    A feed table's full refresh waits for its publish step (`spark.publish.refresh`), which
+    checks the feed before anything is dropped and writes the new `_metadata.json` itself."""
+    table = job.table
     try:
+        if full_refresh and table.publishes and not table.source.kafka:
+            job.refresh = True
+            return
         if full_refresh:
-            deploy.full_refresh(plan, job.table, files, console)
-        deploy.deploy_metadata(job.table, files, console)
+            deploy.full_refresh(plan, table, files, console)
+        deploy.deploy_metadata(table, files, console)
     except MirrorspecError as exc:
         job.result.fail(exc.render(), getattr(exc, "code", None))
     except OSError as exc:
@@ -171,7 +206,7 @@ def _run_table(spark, plan: Plan, job: _TableJob, files: LandingFiles, publish_o
     try:
         feed = table.publishes
         mirror = table.mirrors and not publish_only
-        if feed and mirror and files.data_files(table.landing_path):
+        if feed and mirror and not job.refresh and files.data_files(table.landing_path):
             _mirror(spark, plan, job, console, "mirror (catch up)")
         if feed and not result.failed:
             _publish(spark, plan, job, console)
@@ -221,9 +256,11 @@ def _timed(job: _TableJob, name: str):
 
 def _publish(spark, plan: Plan, job: _TableJob, console: Console) -> None:
     from mirrorspec.spark.publish.publisher import publish_table
+    from mirrorspec.spark.publish.refresh import refresh_table
 
     with _timed(job, "publish"):
-        published = publish_table(spark, job.table, plan, console)
+        publish = refresh_table if job.refresh else publish_table
+        published = publish(spark, job.table, plan, console)
     result = job.result
     result.files_published.extend(published.files_written)
     result.rows_published += int(published.rows or 0)

@@ -1,6 +1,8 @@
 """azcopy (the released binary, MSI login through IDENTITY_ENDPOINT) running a mirroring
 publisher's everyday steps against MS_ACCOUNT_URL: one `STEP <name> ok|FAIL <why>|skip <why>`
-line per step. azcopy has no rename, range read or lease: those steps are skips.
+line per step. azcopy has no rename, range read or lease: those steps are skips. Two steps are
+azcopy's own: `sync` sends only what changed, and `remove --recursive` through the Blob
+endpoint answers as on ADLS Gen2 (tests/functional/test_serve_azcopy_wire.py replays both).
 
 azcopy sends a token only to hosts it trusts: `--trusted-microsoft-suffixes 127.0.0.1:PORT`;
 an IP host names no service, so every command carries `--from-to` (Blob or BlobFS)."""
@@ -16,6 +18,7 @@ import ssl
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
@@ -31,16 +34,24 @@ WORK = Path(tempfile.mkdtemp(prefix="azcopy-driver-"))
 failures = 0
 
 
-def azcopy(*args: str) -> str:
+def azcopy(*args: str, check: bool = True) -> str:
     done = subprocess.run([AZCOPY, *args, "--trusted-microsoft-suffixes", HOST],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=1200,
                           env={**os.environ, "AZCOPY_AUTO_LOGIN_TYPE": "MSI",
                                "AZCOPY_LOG_LOCATION": str(WORK / "logs"),
                                "AZCOPY_JOB_PLAN_LOCATION": str(WORK / "plans")})
-    if done.returncode != 0 or re.search(r"Number of File Transfers Failed: [1-9]", done.stdout):
+    failed = re.search(r"Number of (File |Folder )?Transfers Failed: [1-9]", done.stdout)
+    if check and (done.returncode != 0 or failed):
         raise RuntimeError(f"azcopy {args[0]} exited {done.returncode}: "
                            + " ".join(done.stdout.split())[-600:])
     return done.stdout
+
+
+def count(out: str, what: str) -> int:
+    """A number from azcopy's job summary (`Total Number of Copy Transfers: 6`)."""
+    found = re.search(rf"{what}: (\d+)", out)
+    check(found is not None, f"no '{what}' in: {' '.join(out.split())[-300:]}")
+    return int(found.group(1))
 
 
 def step(name: str, body) -> None:
@@ -149,6 +160,51 @@ def delete_recursive():
     azcopy("remove", f"{LZ}/scratch", "--from-to", "BlobFSTrash", "--recursive")
 
 
+def sync_changed_only():
+    """`azcopy sync` sends a file again only when its mtime is after the blob's Last-Modified
+    (one-second resolution, as Azure's): files written well before their upload, then two
+    edited, make 4 transfers and then 2."""
+    folder = WORK / "sync"
+    folder.mkdir()
+    before = time.time() - 10
+    for i in range(4):
+        (folder / f"s{i}.csv").write_bytes((SRC / "small2.bin").read_bytes()[: 1000 + i])
+        os.utime(folder / f"s{i}.csv", (before, before))
+    target = f"{TABLE}/sync"
+    first = azcopy("sync", str(folder), target, "--from-to", "LocalBlob")
+    check(count(first, "Total Number of Copy Transfers") == 4, f"first sync: {first[-300:]}")
+    again = azcopy("sync", str(folder), target, "--from-to", "LocalBlob")
+    check(count(again, "Total Number of Copy Transfers") == 0, f"unchanged: {again[-300:]}")
+    for name in ("s1.csv", "s3.csv"):
+        (folder / name).write_bytes(b"edited\n")
+    changed = azcopy("sync", str(folder), target, "--from-to", "LocalBlob")
+    check(count(changed, "Total Number of Copy Transfers") == 2, f"after 2 edits: {changed[-300:]}")
+    for name in ("s1.csv", "s3.csv"):
+        check(head(f"{target}/{name}").get("content-length") == "7", f"{name} not sent")
+
+
+def remove_blob_endpoint():
+    """Blob-mode `remove --recursive` deletes the folder stubs with their files: a folder that
+    still has entries answers 409 DirectoryIsNotEmpty, as on ADLS Gen2 (the files go, the job
+    ends CompletedWithErrors); each run again removes the folders emptied before."""
+    folder = WORK / "bremove" / "a"
+    folder.mkdir(parents=True)
+    (folder / "b.bin").write_bytes(b"b")
+    (folder.parent / "c.bin").write_bytes(b"c")
+    azcopy("copy", str(folder.parent), f"{LZ}/", "--from-to", "LocalBlobFS", "--recursive")
+    out = azcopy("remove", f"{LZ}/bremove", "--from-to", "BlobTrash", "--recursive", check=False)
+    check(count(out, "Number of File Transfers Completed") == 2, f"files: {out[-300:]}")
+    check(head(f"{LZ}/bremove/c.bin").get("x-ms-error-code") == "BlobNotFound", "c.bin left")
+    # as on a hierarchical namespace: each run removes the folders emptied by the one before
+    # (Azure/azure-storage-azcopy#1294: depth + 1 runs)
+    for _run in range(2):
+        if not count(out, "Number of Folder Transfers Failed"):
+            break
+        out = azcopy("remove", f"{LZ}/bremove", "--from-to", "BlobTrash", "--recursive",
+                     check=False)
+    check(head(f"{LZ}/bremove").get("x-ms-error-code") == "BlobNotFound", "the folder is left")
+
+
 def monitoring():
     target = WORK / "tables.json"
     azcopy("copy", f"{URL}/{WS}/{ITEM}/Files/Monitoring/tables.json", str(target),
@@ -169,5 +225,7 @@ step("concurrent-16", concurrent)
 step("lease", lambda: "azcopy has no lease command")
 step("delete-recursive", delete_recursive)
 step("monitoring", monitoring)
+step("sync-changed-only", sync_changed_only)
+step("remove-blob-endpoint", remove_blob_endpoint)
 shutil.rmtree(WORK, ignore_errors=True)
 sys.exit(1 if failures else 0)

@@ -121,3 +121,45 @@ def test_metrics_port_without_watch_is_refused_before_anything_runs(tmp_path):
         done = run_without_jvm(command, "--metrics-port", "9100", cwd=tmp_path)
         assert done.returncode == 1, done.stdout + done.stderr
         assert "--metrics-port 9100 needs --watch" in done.stdout
+
+
+def test_a_selection_of_nothing_warns_and_succeeds_in_the_cli_and_the_api_alike(project, tmp_path,
+                                                                                 caplog):
+    """dbt warns "Nothing to do" and exits 0: `run -s nosuch` and `Project.run(select=…)` both
+    warn the same words (the API through Python's logging) and succeed (no Spark is started:
+    there is no table to start it for)."""
+    import logging
+
+    from click.testing import CliRunner
+
+    from mirrorspec.api import Project
+    from mirrorspec.cli import cli
+
+    done = CliRunner().invoke(cli, ["--log-format", "json", "run", "--project-dir", str(project),
+                                    "-s", "nosuch"])
+    assert done.exit_code == 0, done.output
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    said = [e["message"] for e in events if e["level"] == "warning"]
+    assert said == ["selector 'nosuch' matched no table",
+                    "nothing selected: no table matches the selection, so there is nothing to do "
+                    "(`mirrorspec ls` lists the tables)"]
+    assert "0 table(s)" in [e for e in events if e["event"] == "result"][-1]["message"]
+    with caplog.at_level(logging.WARNING, logger="mirrorspec"):
+        results = Project(project).run(select="nosuch")
+    assert results.results == [] and not results.failed
+    assert [r.getMessage() for r in caplog.records if r.name == "mirrorspec"] == said
+    assert caplog.records[-1].mirrorspec["select"] == ["nosuch"]  # the whole event rides along
+
+
+def test_the_api_says_what_the_cli_says_when_nothing_is_left_to_retry(project, tmp_path, caplog):
+    import logging
+
+    from mirrorspec.api import Project
+
+    results(project, ("sales.orders", "success"))
+    done = run_without_jvm("retry", "--project-dir", str(project), cwd=tmp_path)
+    said = [json.loads(line)["message"] for line in done.stdout.splitlines()
+            if line.startswith('{"') and '"result"' in line]
+    with caplog.at_level(logging.INFO, logger="mirrorspec"):
+        Project(project).retry()
+    assert said and said == [r.getMessage() for r in caplog.records if r.name == "mirrorspec"]

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from mirrorspec.serve.persist import state_path
 from tests.onelake_server import OneLakeServe
 
 LZ = "/onelake/ws/db.MountedRelationalDatabase/Files/LandingZone"
@@ -62,12 +63,15 @@ def client(server):
 
 
 def outside_files(server) -> list[str]:
+    """Files beside the landing zone and the warehouse, but for serve's own state folder
+    (properties and leases, persist.py)."""
     root = server.landing.parent
+    kept = (server.landing, server.warehouse, state_path(server.landing).parent)
     found = []
     for folder, _dirs, files in os.walk(root):
         for name in files:
             path = Path(folder, name)
-            if server.landing not in path.parents and server.warehouse not in path.parents:
+            if not any(k in path.parents for k in kept):
                 found.append(str(path.relative_to(root)))
     return sorted(found)
 

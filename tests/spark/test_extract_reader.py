@@ -27,23 +27,37 @@ def changes(result):
             for r in result.changes.orderBy("_order", "id").collect()]
 
 
-def test_three_csv_snapshots_in_one_run(spark, tmp_path):
+def test_new_csv_snapshots_are_each_compared_with_the_one_before(spark, tmp_path):
     feed = FIXTURES / "csv"
     files = sorted(str(p) for p in feed.iterdir())
     table = plan_for(tmp_path, feed, CUSTOMERS, ["id"])
-    result = get_reader("csv").read(spark, table, files, {})
+    result = get_reader("csv").read(spark, table, files[1:], {"reader": {"snapshot": files[:1]}})
     assert changes(result) == [
-        # first snapshot, nothing mirrored yet: all inserts
-        (0, 0, 1, "Oslo", 10.5), (0, 0, 2, "Rome", 20.0), (0, 0, 3, "Nice", None),
-        # second: 1 unchanged (nothing), 2 moved, 3 gone, 4 new (header in another order)
-        (1, 1, 2, "Milan", 20.0), (1, 2, 3, "Nice", None), (1, 0, 4, "Bergen, NO", 40.25),
+        # second against the first: 1 unchanged (nothing), 2 moved, 3 gone, 4 new (header in
+        # another order)
+        (0, 1, 2, "Milan", 20.0), (0, 2, 3, "Nice", None), (0, 0, 4, "Bergen, NO", 40.25),
         # third: 1 gone, 4 lost its balance, 5 new; 2 unchanged
-        (2, 2, 1, "Oslo", 10.5), (2, 1, 4, "Bergen, NO", None), (2, 0, 5, "Turku", 5.0)]
+        (1, 2, 1, "Oslo", 10.5), (1, 1, 4, "Bergen, NO", None), (1, 0, 5, "Turku", 5.0)]
     assert result.info["state"] == {"snapshot": [files[2]]}
     row = result.changes.where("id = 4 and _op = 0").first()
     assert row["name"] == 'Dan "D"' and row["signup_date"] == dt.date(2023, 4, 1)
     assert row["updated_at"] == dt.datetime(2024, 1, 2, 9, 31)
     assert row["_present"] is None and row["_source_file"] == files[1]
+
+
+def test_with_nothing_before_only_the_newest_snapshot_is_read(spark, tmp_path):
+    """A first run (or a full refresh): the newest snapshot is the table; the older ones are
+    consumed unread, so one lacking a column added since fails nothing."""
+    feed = tmp_path / "feed"
+    shutil.copytree(FIXTURES / "csv", feed)
+    files = sorted(str(p) for p in feed.iterdir())
+    Path(files[0]).write_text("id,name\n1,an old extract without most columns\n")
+    table = plan_for(tmp_path, feed, CUSTOMERS, ["id"])
+    result = get_reader("csv").read(spark, table, files, {})
+    assert changes(result) == [(0, 0, 2, "Milan", 20.0), (0, 0, 4, "Bergen, NO", None),
+                               (0, 0, 5, "Turku", 5.0)]
+    assert result.info["skipped_snapshots"] == files[:2] and result.files == tuple(files)
+    assert result.info["state"] == {"snapshot": [files[2]]}
 
 
 def test_previous_snapshot_from_state_makes_republish_identical(spark, tmp_path):
@@ -80,21 +94,26 @@ def test_parquet_folder_snapshots(spark, tmp_path):
     files = sorted(str(p) for p in feed.rglob("*.parquet"))
     columns = [("sku", "String"), ("qty", "Int32"), ("price", "Double"), ("seen", "DateTime")]
     table = plan_for(tmp_path, feed, columns, ["sku"], kind="parquet")
-    result = get_reader("parquet").read(spark, table, files, {})
+    first = [f for f in files if "snapshot=2024-03-01" in f]
+    result = get_reader("parquet").read(spark, table, [f for f in files if f not in first],
+                                        {"reader": {"snapshot": first}})
     rows = [(r["_order"]["snapshot"], r["_op"], r["sku"], r["qty"])
             for r in result.changes.orderBy("_order", "sku").collect()]
-    assert rows == [(0, 0, "A-1", 5), (0, 0, "A-2", 0), (0, 0, "B-1", 7),
-                    (1, 1, "A-1", 4), (1, 2, "B-1", 7), (1, 0, "C-1", 1)]
-    assert result.info["snapshots"] == [str(feed / "snapshot=2024-03-01"),
-                                        str(feed / "snapshot=2024-03-02")]
+    assert rows == [(0, 1, "A-1", 4), (0, 2, "B-1", 7), (0, 0, "C-1", 1)]
+    assert result.info["snapshots"] == [str(feed / "snapshot=2024-03-02")]
     assert len(result.info["state"]["snapshot"]) == 1
+    # with nothing before, the newest folder alone is read: all inserts
+    result = get_reader("parquet").read(spark, table, files, {})
+    rows = [(r["_op"], r["sku"], r["qty"]) for r in result.changes.orderBy("sku").collect()]
+    assert rows == [(0, "A-1", 4), (0, "A-2", 0), (0, "C-1", 1)]
+    assert result.info["skipped_snapshots"] == [str(feed / "snapshot=2024-03-01")]
 
 
 @pytest.mark.parametrize("content, words", [
     ("id,name,city,balance,signup_date,updated_at\n1,A,X,1,2023-01-01,2024-01-01\n"
      "1,B,Y,2,2023-01-01,2024-01-01\n", "key id=1 appears 2 times"),
     ("id,name,city,balance,signup_date,updated_at\n1,A,X,lots,2023-01-01,2024-01-01\n",
-     "column 'balance': cannot read 'lots'"),
+     "column 'balance' (field 4): cannot read 'lots' as Double"),
     ("id,name,balance\n1,A,2\n", "lacks column(s) city, signup_date, updated_at"),
     ("id,name,city,balance,signup_date,updated_at\n", "has no rows"),
     ("id,name,city,balance,signup_date,updated_at\n,A,X,1,2023-01-01,2024-01-01\n", "NULL key"),
@@ -108,3 +127,36 @@ def test_bad_extracts_are_rejected_naming_the_file(spark, tmp_path, content, wor
     with pytest.raises(SourceError) as err:
         get_reader("csv").read(spark, table, [str(bad)], {})
     assert err.value.file == str(bad) and words in err.value.message
+
+
+def test_a_bad_value_names_its_file_line_column_and_type(spark, tmp_path):
+    """One Spark pass per format: a CSV folder snapshot whose second file has the bad value
+    after a quoted line break (its line, not its row), then a Parquet extract (its row)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    feed = tmp_path / "feed"
+    (feed / "snap").mkdir(parents=True)
+    header = "id,name,city,balance,signup_date,updated_at\n"
+    (feed / "snap" / "part-0.csv").write_text(header + "1,A,X,1,2023-01-01,2024-01-01\n")
+    bad = feed / "snap" / "part-1.csv"
+    bad.write_text(header + '2,"B\nsecond line",Y,2,2023-01-01,2024-01-01\n'
+                   "3,C,Z,3,not a date,2024-01-01\n")
+    table = plan_for(tmp_path, feed, CUSTOMERS, ["id"])
+    with pytest.raises(SourceError) as err:
+        get_reader("csv").read(spark, table, sorted(str(p) for p in (feed / "snap").iterdir()),
+                               {})
+    assert (err.value.file, err.value.line) == (str(bad), 4)
+    assert err.value.message == "column 'signup_date' (field 5): cannot read 'not a date' as IDate"
+    assert err.value.render().startswith(f"{bad}:4: column 'signup_date'")
+
+    parquet_feed = tmp_path / "pfeed"
+    parquet_feed.mkdir()
+    pq.write_table(pa.table({"sku": ["A", "B", "C"], "qty": ["1", "2", "five"]}),
+                   parquet_feed / "s.parquet")
+    columns = [("sku", "String"), ("qty", "Int32")]
+    table = plan_for(tmp_path / "p", parquet_feed, columns, ["sku"], kind="parquet")
+    with pytest.raises(SourceError) as err:
+        get_reader("parquet").read(spark, table, [str(parquet_feed / "s.parquet")], {})
+    assert err.value.file == str(parquet_feed / "s.parquet")
+    assert err.value.message == "row 3, column 'qty': cannot read 'five' as Int32"

@@ -391,11 +391,11 @@ def arcion_regions_mirrored(spark, tmp_path):
 
 def test_arcion_partial_update_completed_from_delta(spark, tmp_path):
     feed, tbl, plan = arcion_regions_mirrored(spark, tmp_path)
-    # update of r_comment only; then a delete and re-insert of key 0 that lacks r_comment
+    # update of r_comment only; then a delete and re-insert of key 0 (r_comment NULL: Exists 1)
     (feed / "2.csv").write_text(
         '1,1,3,NULL,NULL,0,new,NULL,1,U,"{""timestamp"":2}","{}"\n'
         'NULL,0,2,NULL,NULL,0,NULL,NULL,0,D,"{""timestamp"":3}","{}"\n'
-        '0,NULL,1,EUROPE,NULL,1,NULL,NULL,0,I,"{""timestamp"":4}","{}"\n')
+        '0,NULL,1,EUROPE,NULL,1,NULL,NULL,1,I,"{""timestamp"":4}","{}"\n')
     result = publish(spark, tbl, plan)
     assert result.status == "Published", result.error
     rows = pq.read_table(result.files_written[0]).to_pylist()
@@ -435,20 +435,14 @@ def test_metadata_only_batch_lands_nothing_and_is_remembered(spark, tmp_path):
     assert first.status == "UpToDate" and first.files_written == []
     assert not (Path(tbl.landing_path) / "00000000000000000001.parquet").exists()
     # later files carry only data messages: the remembered metadata gives columns and ordinals
-    _write(feed / "002.json", [_dt("UPDATE", {"ID": 7, "V": "v"}, 1, "T1", True, mask="03")])
+    _write(feed / "002.json", [_dt("UPDATE", {"ID": 7, "V": "v", "W": "w"}, 1, "T1", True,
+                                   mask="07")])
     second = publish(spark, tbl, plan)
-    # W was absent and no place has its value (no mirrored row, no earlier change): the table
-    # stops at the update rather than land a guessed NULL
-    assert second.status == "Failed" and second.files_written == []
-    assert second.error["file"] == str(feed / "002.json") and second.error["line"] == 1
-    assert "column(s) W of this change were not sent" in second.error["message"]
-    assert not (Path(tbl.landing_path) / "00000000000000000001.parquet").exists()
-    # the file rewritten with the whole row publishes, with the remembered columns
-    _write(feed / "002.json", [_dt("INSERT", {"ID": 7, "V": "v", "W": "w"}, 1, "T1", True)])
-    third = publish(spark, tbl, plan)
-    assert third.status == "Published", third.error
-    rows = check_landing_file(Path(third.files_written[0]), ["ID", "V", "W"], ["ID"])
-    assert [(r["ID"], r["V"], r["W"], r[ROW_MARKER_COLUMN]) for r in rows] == [(7, "v", "w", 0)]
+    assert second.status == "Published", second.error
+    assert [Path(f).name for f in second.files_written] == ["00000000000000000001.parquet"]
+    rows = check_landing_file(Path(second.files_written[0]), ["ID", "V", "W"], ["ID"])
+    # the mask's ordinals 1-3 are the remembered metadata's ID, V, W
+    assert [(r["ID"], r["V"], r["W"], r[ROW_MARKER_COLUMN]) for r in rows] == [(7, "v", "w", 1)]
 
 
 @pytest.mark.parametrize("profile", [None, "true"])

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
-from mirrorspec.base.errors import SourceError
 from mirrorspec.spark.publish.completion import (complete_changes, expand_truncates, sort_columns,
                                          with_tie)
 
@@ -28,30 +25,41 @@ def test_completion_uses_the_mirrored_row_then_the_batch_in_order(spark):
         (1, None, None, 1, 3, ["k", "a", "b"], "f", 3),   # present NULLs stay NULL
         (1, None, "b4", 1, 4, ["k", "b"], "f", 4),        # a is NULL now (present NULL before)
         (2, None, None, 2, 5, None, "f", 5),              # delete resets key 2
-        (2, "n", None, 0, 6, ["k", "a"], "f", 6),         # re-insert lacking b → NULL, not y
-        (3, "i", "j", 0, 7, None, "f", 7),                # untouched key passes through
-        (3, None, "j2", 1, 8, ["k", "b"], "f", 8),        # insert in the same batch seeds it
+        (2, "n", "m", 0, 6, None, "f", 6),                # a whole re-insert
+        (2, None, "m2", 1, 7, ["k", "b"], "f", 7),        # a → n, not x from before the delete
+        (3, "i", "j", 0, 8, None, "f", 8),                # untouched key passes through
+        (3, None, "j2", 1, 9, ["k", "b"], "f", 9),        # insert in the same batch seeds it
     ])
     done = complete_changes(spark, changes, ["k", "a", "b"], ["k"], mirrored)
     assert result(done) == [
         (1, "a1", "b0", 1), (1, "a1", "b2", 1), (1, None, None, 1), (1, None, "b4", 1),
-        (2, None, None, 2), (2, "n", None, 0), (3, "i", "j", 0), (3, "i", "j2", 1)]
+        (2, None, None, 2), (2, "n", "m", 0), (2, "n", "m2", 1), (3, "i", "j", 0),
+        (3, "i", "j2", 1)]
     assert done.where("_present is not null").count() == 0
 
 
-def test_a_column_no_place_has_stops_at_its_change(spark):
-    """Without a mirrored row or an earlier change of the key, an absent column has no value:
-    the table stops at the change (a NULL there would be a guess); after a delete of the key
-    the row has none (NULL)."""
-    changes = frame(spark, [(2, "x", "y", 0, 1, None, "f", 1),
-                            (2, None, None, 2, 2, None, "f", 2),
-                            (2, "n", None, 0, 3, ["k", "a"], "f", 3),   # after the delete: NULL
-                            (1, "a", None, 1, 4, ["k", "a"], "f", 4)])  # key 1: nothing known
-    with pytest.raises(SourceError, match=r"column\(s\) b of this change were not sent") as err:
-        complete_changes(spark, changes, ["k", "a", "b"], ["k"], None)
-    assert (err.value.file, err.value.line) == ("f", 4)
-    done = complete_changes(spark, changes.where("k = 2"), ["k", "a", "b"], ["k"], None)
-    assert result(done)[-1] == (2, "n", None, 0)
+def test_a_column_no_place_has_stops_the_table_at_that_change(spark):
+    """Absent never becomes NULL: a partial row of a key neither the batch nor the mirror
+    holds (no mirrored table at all, here), or of a key deleted before it in the batch, stops
+    the table at the first such change, naming its file, line, key and columns."""
+    import pytest
+
+    from mirrorspec.base.errors import SourceError
+
+    cases = [
+        ([(5, "a", "b", 0, 1, None, "f", 1),
+          (1, "a", None, 1, 2, ["k", "a"], "f", 7)], None, 7, "k=1", "lacks b"),
+        ([(2, None, None, 2, 1, None, "g", 3),               # delete of a mirrored key
+          (2, "n", None, 0, 2, ["k", "a"], "g", 4)],         # re-insert lacking b: not y
+         spark.createDataFrame([(2, "x", "y")], "k int, a string, b string"), 4, "k=2",
+         "lacks b"),
+    ]
+    for rows, mirrored, line, key, lacking in cases:
+        with pytest.raises(SourceError) as caught:
+            complete_changes(spark, frame(spark, rows), ["k", "a", "b"], ["k"], mirrored)
+        assert caught.value.line == line and key in caught.value.message
+        assert lacking in caught.value.message and "never becomes NULL" in caught.value.message
+        assert "full row images" in caught.value.hint
 
 
 def test_a_key_change_takes_what_it_lacks_from_the_old_key(spark):
@@ -68,13 +76,16 @@ def test_a_key_change_takes_what_it_lacks_from_the_old_key(spark):
     assert result(done) == [
         (1, None, None, 2), (5, "a5", "b0", 0), (5, "a5", "b6", 1), (2, "x2", "y", 1),
         (2, None, None, 2), (7, "x2", "y", 0)]
+    # an old key nobody knows: what the new key lacks has no value anywhere
     unknown = with_tie(spark.createDataFrame([
-        (9, None, None, 2, 7, None, "f", 5, "p3"),             # an old key nobody knows:
-        (8, "a8", None, 0, 8, ["k", "a"], "f", 5, "p3"),       # b has no value anywhere
+        (9, None, None, 2, 7, None, "f", 5, "p3"),
+        (8, "a8", None, 0, 8, ["k", "a"], "f", 5, "p3"),
     ], SCHEMA + ", _pair string"))
-    with pytest.raises(SourceError) as err:
+    import pytest
+
+    from mirrorspec.base.errors import SourceError
+    with pytest.raises(SourceError, match=r"key \(k=8\) lacks b"):
         complete_changes(spark, unknown, ["k", "a", "b"], ["k"], mirrored)
-    assert err.value.line == 5 and "b of this change" in err.value.message
 
 
 def test_truncate_deletes_mirrored_keys_and_earlier_batch_keys(spark):

@@ -69,17 +69,18 @@ def _mask(rng: random.Random) -> str | None:
 
 def _message(rng, op: str, key: int, seq: int, txn: str, last: bool, before=None,
              whole: bool = False):
-    """`whole`: the row carries every column (no absent one, no columnMask); the random
-    draws stay those of the partial message, so the rest of a stream doesn't change."""
+    """A data message; `whole`: every column present (a new key's insert: no place could
+    complete what it lacks), drawn from `rng` as any other message so the stream stays put."""
     data = _row(rng, key) if op != "DELETE" or rng.random() < 0.3 else None
-    if whole and data is not None:
-        filler = random.Random(key)
-        data.update({n: _value(filler, n) for n, _ in COLUMNS[1:] if n not in data})
     headers = {"operation": op if rng.random() < 0.8 else op.lower(),
                "changeSequence": f"{20240502000000000 + seq:035d}", "transactionId": txn,
                "transactionLastEvent": last, "timestamp": "2024-05-02T10:00:00.000"}
     mask = _mask(rng)
-    if mask is not None and not whole:
+    if whole:
+        filler = random.Random(key)
+        data = {**{n: _value(filler, n) for n, _ in COLUMNS[1:]}, **(data or {"ID": key})}
+        mask = None
+    if mask is not None:
         headers["columnMask"] = mask
     body = {"data": data, "beforeData": before, "headers": headers}
     if rng.random() < 0.6:
@@ -88,9 +89,8 @@ def _message(rng, op: str, key: int, seq: int, txn: str, last: bool, before=None
 
 
 def _clean_file(rng: random.Random, path: Path, first_seq: int, count: int, live: list[int],
-                tail: bool = False, whole_inserts: bool = False) -> None:
-    """`count` messages in transactions of 3; an unfinished transaction at the end with `tail`;
-    `whole_inserts`: inserts carry every column (a publish completes nothing from them)."""
+                tail: bool = False) -> None:
+    """`count` messages in transactions of 3; an unfinished transaction at the end with `tail`."""
     lines = []
     for i in range(count):
         seq = first_seq + i
@@ -100,7 +100,7 @@ def _clean_file(rng: random.Random, path: Path, first_seq: int, count: int, live
         if op in ("INSERT", "REFRESH"):
             key = max(live, default=0) + 1
             live.append(key)
-            msg = _message(rng, op, key, seq, f"{txn:08X}", last, whole=whole_inserts)
+            msg = _message(rng, op, key, seq, f"{txn:08X}", last, whole=True)
         elif op == "UPDATE":
             key = rng.choice(live)
             before = _row(rng, key, absent=0.0) if rng.random() < 0.7 else None
@@ -264,9 +264,8 @@ def test_landing_files_are_the_same_bytes(spark, tmp_path, monkeypatch):
     feed = tmp_path / "feed"
     feed.mkdir()
     live: list[int] = []
-    # inserts carry whole rows: a partial insert of a key nothing knows stops the publish
-    _clean_file(rng, feed / "CDC00000001.json", 0, 150, live, whole_inserts=True)
-    _clean_file(rng, feed / "CDC00000002.json", 150, 150, live, whole_inserts=True)
+    _clean_file(rng, feed / "CDC00000001.json", 0, 150, live)
+    _clean_file(rng, feed / "CDC00000002.json", 150, 150, live)
     table = TablePlan(unique_id="dbo.t", name="t", schema=None, warehouse_schema="dbo",
                       landing_path="", delta_path=str(tmp_path / "wh" / "t"),
                       metadata={"keyColumns": ["ID"]}, key_columns=["ID"],

@@ -286,3 +286,122 @@ def test_a_table_with_nothing_landed_is_not_started_and_build_skips_its_tests(sp
     write_file(empty, 1, [(1, "a", 0)])
     again = run_plan(plan, spark=spark, target_dir=tmp_path / "target")
     assert (again.results[0].status, again.results[0].mirror_status) == ("success", "Replicating")
+
+
+def test_a_key_change_is_one_full_refresh_that_checks_the_feed_before_dropping(spark, tmp_path):
+    """Changing an extract table's key: `run --full-refresh` publishes the feed aside first. A
+    bad newest snapshot fails the table with everything left as it was (Delta table, landing
+    folder, `_metadata.json`, publisher state); a good one rebuilds the table from the newest
+    snapshot only — the older one, which lacks the new key column, is not read."""
+    from dataclasses import replace
+
+    from mirrorspec.artifacts.plan import ColumnSpec
+    from mirrorspec.progress.publish import state_file
+    from mirrorspec.spark.publish.refresh import shadow_root
+
+    root, wh, feed = tmp_path / "landing", tmp_path / "warehouse", tmp_path / "feed"
+    feed.mkdir()
+    (feed / "snap_001.csv").write_text("id,v\n1,a\n2,b\n")
+    table = feed_table(root, wh, feed)
+    plan = make_plan(root, wh, [table])
+    assert run_plan(plan, spark=spark).results[0].status == "success"
+    metadata = Path(table.landing_path) / "_metadata.json"
+    before = {p: p.read_bytes() for p in (metadata, Path(state_file(plan, table)))}
+
+    rekeyed = replace(table, key_columns=["id", "region"],
+                      metadata=mirroring.render_metadata(key_columns=["id", "region"]),
+                      columns=table.columns + [ColumnSpec("region", "String", False)],
+                      recreate=True)
+    plan = make_plan(root, wh, [rekeyed])
+    (feed / "snap_002.csv").write_text("id,v,region\n1,a,EU\nx,b,US\n")  # a bad id
+    failed = run_plan(plan, spark=spark, full_refresh=True).results[0]
+    assert failed.status == "error"
+    assert "snap_002.csv" in failed.error and "nothing was dropped" in failed.error
+    assert {p: p.read_bytes() for p in before} == before
+    assert delta_rows(spark, table) == [(1, "a"), (2, "b")]
+    assert not Path(shadow_root(plan, rekeyed)).exists()
+
+    (feed / "snap_002.csv").write_text("id,v,region\n1,a,EU\n2,b,US\n2,b,EU\n")
+    refreshed = run_plan(plan, spark=spark, full_refresh=True).results[0]
+    assert refreshed.status == "success", refreshed.error
+    assert [Path(f).name for f in refreshed.files_published] == ["00000000000000000001.parquet"]
+    assert refreshed.rows_inserted == 3 and refreshed.delta_version == 0
+    assert json.loads(metadata.read_text())["keyColumns"] == ["id", "region"]
+    spark.catalog.clearCache()
+    rows = spark.read.format("delta").load(table.delta_path).orderBy("id", "region").collect()
+    assert [tuple(r) for r in rows] == [(1, "a", "EU"), (2, "b", "EU"), (2, "b", "US")]
+    assert not Path(shadow_root(plan, rekeyed)).exists()
+    # both snapshots are recorded as published: the next run has nothing to do
+    again = run_plan(plan, spark=spark).results[0]
+    assert again.status == "success" and again.files_published == []
+
+
+def test_a_moved_project_publishes_nothing_again_and_a_lost_state_is_warned_about(spark,
+                                                                                  tmp_path):
+    """`mv` of a project (feeds, landing zone and warehouse inside it): the next run with no new
+    data publishes nothing and commits no Delta version. A state that knows none of the feed's
+    files, over a landing folder holding data, is said loudly before it is published again."""
+    import shutil
+    from dataclasses import replace
+
+    from mirrorspec.base.console import CallbackConsole
+    from mirrorspec.progress.publish import state_file
+
+    def at(project: Path):
+        root, wh, feed = project / "landing", project / "warehouse", project / "feed"
+        table = feed_table(root, wh, feed)
+        return replace(make_plan(root, wh, [table]), project_dir=str(project)), table
+
+    first = tmp_path / "first" / "shop"
+    (first / "feed").mkdir(parents=True)
+    (first / "feed" / "snap_001.csv").write_text("id,v\n1,a\n2,b\n")
+    plan, _ = at(first)
+    assert run_plan(plan, spark=spark).results[0].files_published
+
+    moved = tmp_path / "moved" / "shop"
+    shutil.move(str(first), str(moved))
+    plan, table = at(moved)
+    events: list[dict] = []
+    again = run_plan(plan, spark=spark, console=CallbackConsole(events.append)).results[0]
+    assert again.status == "success", again.error
+    assert (again.files_published, again.files_applied, again.delta_version) == ([], [], 0)
+    assert not [e for e in events if e["level"] == "warning"]
+
+    Path(state_file(plan, table)).unlink()  # a state lost
+    events.clear()
+    lost = run_plan(plan, spark=spark, console=CallbackConsole(events.append)).results[0]
+    assert lost.status == "success", lost.error
+    warned = [e["message"] for e in events if e["level"] == "warning"]
+    assert any("records nothing" in w and "publishing all 1 feed file(s) again" in w
+               and "--full-refresh --select dbo.extract" in w for w in warned), warned
+
+
+def test_run_drops_a_table_whose_landing_folder_was_deleted_and_reports_it(spark, tmp_path):
+    """A table removed from the project (or renamed) whose landing folder is deleted, as diff
+    says to: `run` drops its Delta table as `mirror` and Fabric do, and reports `Dropped` in
+    run_results.json and tables.json, so `status --stale-after` doesn't count it stale."""
+    import shutil
+    from datetime import datetime, timedelta, timezone
+
+    from mirrorspec.artifacts.status import read_status
+    from mirrorspec.base.files import LocalFS
+    from mirrorspec.operate.health import assess
+
+    root, wh, target = tmp_path / "landing", tmp_path / "warehouse", tmp_path / "target"
+    kept, gone = landing_table(root, wh, "sales", "orders"), landing_table(root, wh, "sales", "customers")
+    for table in (kept, gone):
+        write_file(table, 1, [(1, "a", 0)])
+    assert not run_plan(make_plan(root, wh, [kept, gone]), spark=spark).failed
+
+    shutil.rmtree(gone.landing_path)  # the table left the project; its folder is deleted
+    results = run_plan(make_plan(root, wh, [kept]), spark=spark, target_dir=target)
+    assert not results.failed
+    assert {(r.unique_id, r.status, r.mirror_status) for r in results.results} == {
+        ("sales.orders", "success", "Replicating"), ("sales.customers", "success", "Dropped")}
+    assert not Path(gone.delta_path).exists() and Path(kept.delta_path).exists()
+    written = json.loads((target / "run_results.json").read_text())["results"]
+    assert {r["unique_id"]: r["mirror_status"] for r in written}["sales.customers"] == "Dropped"
+    status = read_status(str(wh), LocalFS())
+    assert {e["sourceTableName"]: e["status"] for e in status["tables"]}["customers"] == "Dropped"
+    later = datetime.now(timezone.utc) + timedelta(minutes=1)
+    assert [s for s in assess(status, timedelta(hours=1), later).stale if "customers" in s] == []

@@ -6,11 +6,13 @@ twice, and `stop` leaves no process behind. Nothing here times anything."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,7 +22,7 @@ from reference_model import read_delta_rs
 
 pytestmark = [pytest.mark.spark, pytest.mark.extra]  # whole CLI processes (60 s): `make test-extras`
 
-WARM_LINE = "using the warm Spark server at sc://127.0.0.1:"
+WARM_LINE = "using the warm Spark server at sc://localhost:"
 
 
 API_RUN = """
@@ -143,3 +145,35 @@ def test_run_uses_the_warm_server_falls_back_when_it_dies_and_stop_leaves_nothin
                 os.killpg(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+
+
+def test_sigterm_to_spark_start_stops_its_jvm_and_leaves_no_file(tmp_path):
+    """A CI step's timeout (SIGTERM) while `spark start` waits for the JVM: exit 130, the JVM
+    gone, nothing left but the lock file (no ready file, no record, no conf file)."""
+    servers = tmp_path / "servers"
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), MIRRORSPEC_WARM_DIR=str(servers),
+               MIRRORSPEC_LOG_DIR=str(tmp_path), MIRRORSPEC_SECRET_PW="hunter2-warm")
+    assert cli(["init", "shop"], tmp_path, env).returncode == 0
+    start = subprocess.Popen([sys.executable, "-m", "mirrorspec", "spark", "start"],
+                             cwd=tmp_path / "shop", env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+    launched = None
+    try:
+        deadline = time.monotonic() + 300
+        while launched is None and time.monotonic() < deadline and start.poll() is None:
+            records = list((servers / "started").glob("*.json")) if servers.exists() else []
+            launched = int(records[0].stem) if records else None
+            time.sleep(0.1)  # waiting for the launch to be recorded, not timing it
+        assert launched is not None and running(launched)
+        start.send_signal(signal.SIGTERM)
+        out, _ = start.communicate(timeout=120)
+    finally:
+        if start.poll() is None:
+            start.kill()
+        if launched is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(launched, signal.SIGKILL)
+    assert start.returncode == 130 and "Interrupted." in out, out
+    assert not running(launched)
+    assert [p.name for p in servers.rglob("*") if p.is_file()] == \
+        [next(servers.glob("*.lock")).name]

@@ -123,6 +123,36 @@ def test_events_reach_the_callback_and_a_callback_that_raises_is_dropped_with_on
     assert [e["message"] for e in calls] == ["first"]
 
 
+def test_without_a_callback_events_go_to_python_logging(caplog):
+    """Project(on_event=None): a notebook or an orchestrator that shows logging shows mirrorspec's
+    progress, warnings and tables (logger `mirrorspec`, each event's own level)."""
+    import logging
+
+    from mirrorspec.base.console import CallbackConsole
+
+    console = CallbackConsole(None)
+    with caplog.at_level(logging.DEBUG, logger="mirrorspec"):
+        console.info("sales.orders: started", table="sales.orders")
+        console.warning("selector 'x' matched no table")
+        console.error("sales.orders: BadFile")
+        console.event("debug", "detail")
+        console.table("results", ["table", "rows"], [["sales.orders", 3], ["sales.items", None]])
+    records = [r for r in caplog.records if r.name == "mirrorspec"]
+    assert [(r.levelno, r.getMessage().splitlines()[0]) for r in records] == [
+        (logging.INFO, "sales.orders: started"), (logging.WARNING, "selector 'x' matched no table"),
+        (logging.ERROR, "sales.orders: BadFile"), (logging.DEBUG, "detail"),
+        (logging.INFO, "results")]
+    assert records[0].mirrorspec["table"] == "sales.orders"
+    assert records[0].mirrorspec["invocation_id"] == console.invocation_id
+    assert records[-1].getMessage().splitlines()[1:] == [
+        "table         rows", "sales.orders  3", "sales.items"]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="mirrorspec"):
+        console.info("not shown")  # below the level: not even formatted
+        CallbackConsole(lambda _e: None).warning("to the callback only")
+    assert caplog.records == []
+
+
 @pytest.mark.parametrize("warm", [False, True])
 def test_run_and_test_use_the_warm_server_only_when_asked(project, monkeypatch, warm):
     import mirrorspec.spark.ops.datatests as datatests
@@ -132,6 +162,7 @@ def test_run_and_test_use_the_warm_server_only_when_asked(project, monkeypatch, 
     monkeypatch.setattr(runner, "run_plan", lambda plan, **kw: asked.setdefault("run", kw))
     monkeypatch.setattr(datatests, "execute_tests",
                         lambda console, ctx, ids, **kw: asked.setdefault("test", kw))
+    (project / "landing").mkdir()  # the fixture's warehouse was mirrored from it
     p = Project(project, warm_server=warm) if warm else Project(project)
     p.run()
     p.test()

@@ -9,7 +9,7 @@ import pytest
 
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources import canal
-from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_TRUNCATE, OP_UPDATE
+from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_TRUNCATE, OP_UPDATE, OP_UPSERT
 from mirrorspec.sources.debezium import TableShape
 from mirrorspec.sources.row_images import parse_options
 
@@ -48,9 +48,9 @@ def test_flink_sample_rows_and_the_ddl_message_counted():
                            (101, OP_UPDATE, None), (102, OP_UPDATE, None)]
     assert rows[0][3] == 3.14 and rows[-1][3] == 5.17  # strings typed by the table
     assert skipped == {"ddl": 1}
-    # one message's rows keep their order: (position, file, line, part)
-    assert [r[WIDTH + 1] for r in rows[:2]] == [(None, "canal.json", 1, 0),
-                                                (None, "canal.json", 1, 2)]
+    # one message's rows keep their order: (position, file, line, part, source)
+    assert [r[WIDTH + 1] for r in rows[:2]] == [(None, "canal.json", 1, 0, None),
+                                                (None, "canal.json", 1, 2, None)]
 
 
 def test_key_in_old_is_a_key_change():
@@ -127,3 +127,92 @@ def test_inference_from_mysql_type_and_pk_names():
     assert [(c.name, c.data_type) for c in schema.columns] == [
         ("id", "Int32"), ("name", "String"), ("description", "String"), ("weight", "Single")]
     assert schema.key_columns == ("id",)
+
+
+@pytest.mark.parametrize("data", ["missing", None, []])
+def test_a_row_message_without_rows_is_a_located_error_not_no_row(data):
+    """FlatMessage's `data` holds a DML message's rows; a message without them is damaged
+    (Flink's canal-json fails on it too) and must not pass as "no change"."""
+    message = msg("INSERT", data)
+    if data == "missing":
+        del message["data"]
+    with pytest.raises(SourceError) as caught:
+        parse([msg("INSERT", [{"id": "1"}]), message])
+    assert (caught.value.file, caught.value.line) == ("canal.json", 2)
+    assert "'data'" in caught.value.message
+
+
+@pytest.mark.parametrize("flag", ["false", "true", 0, 1, "False"])
+def test_is_ddl_must_be_a_json_boolean(flag):
+    """FlatMessage declares `Boolean isDdl`; the text "false" is truthy in Python and used to
+    make an INSERT pass for DDL and vanish."""
+    with pytest.raises(SourceError) as caught:
+        parse([msg("INSERT", [{"id": "1"}], isDdl=flag)])
+    assert caught.value.line == 1 and "'isDdl'" in caught.value.message
+
+
+def test_is_ddl_absent_or_null_reads_as_a_row_message():
+    message = msg("INSERT", [{"id": "1"}])
+    del message["isDdl"]
+    assert brief(parse([message, msg("INSERT", [{"id": "2"}], isDdl=None)])) == [
+        (1, OP_INSERT, None), (2, OP_INSERT, None)]
+
+
+def test_a_row_type_marked_ddl_is_damaged():
+    with pytest.raises(SourceError, match="a DELETE message with 'isDdl': true"):
+        parse([msg("DELETE", [{"id": "1"}], isDdl=True)])
+
+
+def test_dts_init_rows_are_an_initial_load_that_replaces_the_table():
+    """Alibaba Cloud DTS writes its full-load rows as `type: INIT` (FLINK-32862): a run of
+    INIT messages is an initial load — a truncate, then an upsert per row — and an INIT after
+    other row messages is a load run again, replacing the table again."""
+    notes: list = []
+    rows = list(canal.parse_text(
+        "\n".join(json.dumps(m) for m in [
+            msg("INIT", [{"id": "1", "name": "a"}, {"id": "2", "name": "b"}]),
+            msg("INIT", [{"id": "3", "name": "c"}]),
+            msg("UPDATE", [{"id": "1", "name": "a2"}], old=[{"name": "a"}]),
+            msg("INIT", [{"id": "1", "name": "a3"}])]),
+        "canal.json", SHAPE, parse_options({}), None, notes))
+    assert brief(rows) == [(None, OP_TRUNCATE, None), (1, OP_UPSERT, None),
+                           (2, OP_UPSERT, None), (3, OP_UPSERT, None),
+                           (1, OP_UPDATE, ["id", "name"]),
+                           (None, OP_TRUNCATE, None), (1, OP_UPSERT, None)]
+    # each truncate sorts before its message's rows
+    assert rows[0][WIDTH + 1][3] < rows[1][WIDTH + 1][3]
+    assert [(n[0], n[3]) for n in notes] == [
+        ("init-start", 1), ("truncate", 1), ("truncate", 4), ("last-kind", 0)]
+    assert notes[-1][1] == ["INIT"]
+
+
+def test_init_rows_of_a_keyless_table_are_inserts():
+    keyless = TableShape(SHAPE.columns, ())
+    rows = parse([msg("INIT", [{"id": "1"}])], shape=keyless)
+    assert [r[WIDTH] for r in rows] == [OP_TRUNCATE, OP_INSERT]
+
+
+def test_a_load_continuing_from_the_file_before_keeps_its_rows():
+    """Where a file starts with INIT rows, the truncate before them is the reader's to drop
+    when the file before (or the batch before) ended inside the same load."""
+    notes = [{"kind": "init-start", "details": [], "file": "b.json", "line": 1},
+             {"kind": "last-kind", "details": ["INIT"], "file": "b.json", "line": 0},
+             {"kind": "init-start", "details": [], "file": "c.json", "line": 1},
+             {"kind": "last-kind", "details": ["INIT"], "file": "c.json", "line": 0}]
+    files = ["a.json", "b.json", "c.json"]
+    plan = canal.plan_batch([{"kind": "last-kind", "details": ["UPDATE"], "file": "a.json",
+                              "line": 0}] + notes, files, {})
+    assert plan.dropped == [("c.json", 1)] and plan.state == {"last_kind": "INIT"}
+    plan = canal.plan_batch(notes, files[1:], {"last_kind": "INIT"})
+    assert plan.dropped == [("b.json", 1), ("c.json", 1)]
+    assert canal.plan_batch([], files, {"last_kind": "INIT"}).state == {"last_kind": "INIT"}
+
+
+def test_flink_dts_sample_with_init_reads():
+    """Flink's canal-json test data for DTS (FLINK-32862): an INIT message, then changes."""
+    rows = list(canal.parse_text((FIXTURES / "flink-canal-data-with-init.json").read_text(),
+                                 "canal.json", SHAPE, parse_options({})))
+    assert brief(rows)[:4] == [(None, OP_TRUNCATE, None), (101, OP_UPSERT, None),
+                               (102, OP_UPSERT, None), (106, OP_UPSERT, None)]
+    assert brief(rows)[4:] == [(106, OP_UPDATE, None), (110, OP_INSERT, None),
+                               (111, OP_DELETE, None)]

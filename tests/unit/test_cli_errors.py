@@ -72,6 +72,33 @@ def test_a_missing_log_folder_is_created(tmp_path, monkeypatch):
     assert logfile.log_folder() == str(folder) and folder.is_dir()
 
 
+def test_the_log_file_is_readable_by_its_owner_only_and_never_written_through_a_link(
+        tmp_path, monkeypatch):
+    import os
+    import stat
+
+    from mirrorspec.base import logfile
+
+    monkeypatch.setenv("MIRRORSPEC_LOG_DIR", str(tmp_path))
+    monkeypatch.setattr(logfile, "_path", None)
+    previous = os.umask(0o022)  # the usual umask: 0644 for a file opened plainly
+    try:
+        path = logfile.log_exception("reading feed.txt", ValueError("a registry's answer"))
+        loose = tmp_path / "loose.log"
+        loose.write_text("old\n")
+        loose.chmod(0o644)
+        os.close(logfile.open_private(loose))  # a file of this user's is narrowed
+        (tmp_path / "link.log").symlink_to(tmp_path / "target.log")
+        with pytest.raises(OSError):
+            logfile.open_private(tmp_path / "link.log")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert "a registry's answer" in open(path).read()
+    assert stat.S_IMODE(loose.stat().st_mode) == 0o600
+    assert not (tmp_path / "target.log").exists()
+
+
 def test_a_log_folder_that_cant_exist_is_one_line(tmp_path, monkeypatch):
     from mirrorspec.base import logfile
 

@@ -240,7 +240,8 @@ def test_keys_cannot_change_once_in_the_landing_zone(tmp_path):
     # the error points at key_columns (what to change), not at the table name
     assert text.startswith("proj/tables/t.yml:4:3: tables[0].key_columns: s.orders: key_columns "
                            "['id', 'line'] differ from keyColumns ['id']")
-    assert "recreate the table: delete the folder" in text and str(folder) in text
+    assert "set `recreate: true` on the table, delete its landing folder" in text
+    assert str(folder) in text
     assert not (root / "target").exists()
     # the same keys (or none there yet) compile
     (folder / "_metadata.json").write_text('{"KeyColumns": ["id", "line"]}')
@@ -254,6 +255,40 @@ def test_keys_cannot_change_once_in_the_landing_zone(tmp_path):
     (folder / "_metadata.json").write_text('{"keyColumns": ["id", "v"]}')
     with pytest.raises(ProjectError):
         compile_project(root)
+
+
+def test_recreate_true_lets_compile_accept_a_key_change_and_the_hints_agree(tmp_path):
+    """The hint of a refused key change says to set `recreate: true` — and with it compile
+    accepts the change (the landing folder is recreated by `run --full-refresh`), with the
+    same procedure in compile's hint, run's KeyColumnsChanged and diff's action."""
+    from mirrorspec.landing.deploy import deploy_metadata, recreate_procedure
+    from mirrorspec.base.errors import LandingZoneError
+    from mirrorspec.project.diff import Change
+
+    feed = {"name": "orders", "schema": "s", "key_columns": ["id", "line"],
+            "columns": [{"name": "id", "type": "Int64"}, {"name": "line", "type": "Int32"}],
+            "source": {"type": "csv", "path": "feeds"}}
+    root = make(tmp_path, [feed])
+    (root / "feeds").mkdir()
+    folder = root / "landing_zone" / "s.schema" / "orders"
+    folder.mkdir(parents=True)
+    (folder / "_metadata.json").write_text('{"keyColumns": ["id"]}')
+    with pytest.raises(ProjectError) as info:
+        compile_project(root)
+    procedure = recreate_procedure("s.orders", publishes=True)
+    assert procedure in info.value.render()
+    assert "--full-refresh --select s.orders" in procedure and "recreate: true" in procedure
+    root = make(tmp_path / "again", [{**feed, "recreate": True}])
+    (root / "feeds").mkdir()
+    folder = root / "landing_zone" / "s.schema" / "orders"
+    folder.mkdir(parents=True)
+    (folder / "_metadata.json").write_text('{"keyColumns": ["id"]}')
+    result = compile_project(root)  # acknowledged: no error
+    table = result.plan.tables[0]
+    with pytest.raises(LandingZoneError) as refused:  # `run` without --full-refresh
+        deploy_metadata(table)
+    assert refused.value.hint == recreate_procedure("s.orders", True, table.landing_path)
+    assert "--full-refresh --select s.orders" in Change("key_columns_changed").action("s.orders")
 
 
 # --- secrets --------------------------------------------------------------------------------------

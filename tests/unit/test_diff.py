@@ -156,6 +156,22 @@ def test_column_added_is_safe():
     assert change.severity == SAFE
 
 
+def test_a_column_added_to_an_extract_table_says_what_the_next_snapshot_needs():
+    """An extract's every snapshot must carry every column: "Nothing to do" would let the next
+    run fail on a snapshot without it. The markdown report says what to do instead."""
+    extract = SourceSpec("csv", "/p/feeds/orders")
+    before, after = table(source=extract), table(columns=COLUMNS + [("region", "String", True)],
+                                                 source=extract)
+    change = only(before, after)
+    assert (change.kind, change.subject, change.after) == ("extract_column_added", "region",
+                                                           "String")
+    assert change.severity == CAUTION and change.message == \
+        "column added to an extract: region (String)"
+    assert "next extract has the column" in change.action("sales.orders")
+    report = report_markdown(diff_plans(plan(before), plan(after)))
+    assert "Nothing to do" not in report and "next extract has the column" in report
+
+
 def test_column_removed_is_breaking():
     change = only(table(), table(columns=COLUMNS[:2]))
     assert (change.kind, change.subject, change.before) == ("column_removed", "amount", "Double")

@@ -69,3 +69,42 @@ def test_parquet_schema_inference_without_a_jvm():
                                                  {"decimal_handling": "string"})
     assert as_text.columns[2].data_type == "String"
     assert get_format("csv").infer_schema(str(FIXTURES / "csv"), {}) is None
+
+
+def test_the_line_of_a_bad_csv_value_counts_the_header_and_quoted_line_breaks():
+    from mirrorspec.sources.extract import csv_value_line
+
+    data = ('id,note,quantity\r\n1,"two\nlines",3\r\n2,"say ""five""",five\r\n3,x,five\r\n'
+            .encode())
+    opts = parse_options({}, "csv")
+    assert csv_value_line(data, "orders.csv", opts, 2, "five") == 4  # record 2 starts on line 4
+    assert csv_value_line(data, "orders.csv", opts, 2, "3") == 2
+    assert csv_value_line(data, "orders.csv", opts, 2, "quantity") is None  # the header is no value
+    headless = parse_options({"header": False}, "csv")
+    assert csv_value_line(b"a;1\nb;x\n", "t.csv", parse_options(
+        {"header": False, "delimiter": ";"}, "csv"), 1, "x") == 2
+    assert csv_value_line(b"id\n", "t.csv", headless, 0, "id") == 1
+
+
+def test_the_line_of_a_bad_csv_value_in_a_gzip_latin1_file_with_an_escape_character():
+    import gzip
+
+    from mirrorspec.sources.extract import csv_value_line
+
+    text = 'id|name|qty\n1|"caf\\"\xe9"|1\n2|b|zw\xf6lf\n'
+    opts = parse_options({"delimiter": "|", "escape": "\\", "encoding": "ISO-8859-1"}, "csv")
+    data = gzip.compress(text.encode("latin-1"))
+    assert csv_value_line(data, "x.csv.gz", opts, 2, "zw\xf6lf") == 3
+    assert csv_value_line(data, "x.csv.gz", opts, 1, 'caf"\xe9') == 2
+    assert csv_value_line(b"\x00not gzip", "x.csv.gz", opts, 2, "zw\xf6lf") is None
+
+
+def test_the_expected_type_names_the_option_that_says_how_to_read_it():
+    from mirrorspec.sources.extract import expected_type
+
+    assert expected_type("Int32", parse_options({}, "csv")) == "Int32"
+    dated = parse_options({"timestamp_format": "dd/MM/yyyy HH:mm", "date_format": "dd/MM/yyyy"},
+                          "csv")
+    assert expected_type("DateTime", dated) == "DateTime (timestamp_format 'dd/MM/yyyy HH:mm')"
+    assert expected_type("IDate", dated) == "IDate (date_format 'dd/MM/yyyy')"
+    assert expected_type("ByteArray", dated) == "ByteArray (binary_encoding hex)"

@@ -163,3 +163,30 @@ def test_a_key_change_with_compressed_images_stops_instead_of_nulls():
         parse([msg("U", "5", before={"id": 1}, after={"id": 2, "weight": 3.0})])
     assert "key change without the whole new row" in caught.value.message
     assert "GETUPDATEBEFORES" in caught.value.hint
+
+
+def test_a_compressed_update_takes_unchanged_columns_from_its_own_before_image():
+    """GoldenGate's operation-modeled update carries a before and an after image ("Using the
+    Pluggable Formatters", GoldenGate for Big Data 19.1); with compressed updates the after
+    image holds the key and the changed columns only, while UPDATERECORDFORMAT FULL (the
+    default, Oracle GoldenGate reference) puts every column in the before image. The columns
+    the after image lacks are unchanged: their value is the before image's, even for a row no
+    earlier change (and no mirrored row) holds."""
+    (row,) = parse([msg("U", "00000000010000002000",
+                        before={"id": 7, "name": "old name", "description": "kept",
+                                "weight": None},
+                        after={"id": 7, "name": "new name"})])
+    assert row[:WIDTH] == (7, "new name", "kept", None)
+    assert row[WIDTH] == OP_UPDATE and row[WIDTH + 2] is None  # whole: nothing to complete
+
+
+def test_a_compressed_update_without_a_full_before_image_stays_partial():
+    (row,) = parse([msg("U", "5", before={"id": 7, "name": "old"}, after={"name": "new"})])
+    assert row[WIDTH + 2] == ["id", "name"]  # description and weight: completion's to find
+
+
+def test_rows_carry_their_source_position_in_the_order():
+    rows = parse([msg("I", "00000000010000001000", after={"id": 1}),
+                  msg("T", "00000000010000001100")])
+    assert [r[WIDTH + 1][4] for r in rows] == [r[WIDTH + 1][0] for r in rows]
+    assert rows[0][WIDTH + 1][4].endswith("10000001000")

@@ -9,7 +9,7 @@ import pytest
 
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources import maxwell
-from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE, OP_UPSERT
+from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_TRUNCATE, OP_UPDATE, OP_UPSERT
 from mirrorspec.sources.debezium import TableShape
 from mirrorspec.sources.row_images import parse_options
 
@@ -86,22 +86,76 @@ def test_minimal_row_image_update_leaves_columns_absent():
     assert row[WIDTH] == OP_UPDATE and row[WIDTH + 2] == ["id", "weight"]
 
 
-def test_bootstrap_rows_are_upserts_and_markers_are_counted():
+def test_a_bootstrap_replaces_the_table_its_rows_are_upserts_and_ddl_is_counted():
+    """bootstrap-start is a truncate (the bootstrap's rows are the whole table), the rows are
+    upserts on a keyed table; both ends are noted for the reader (it holds back a bootstrap
+    that has not completed)."""
     skipped: dict[str, int] = {}
-    rows = parse([msg("bootstrap-start", {}), msg("bootstrap-insert", {"id": 1, "name": "a"}),
-                  msg("bootstrap-complete", {}),
-                  {"type": "table-alter", "database": "test", "table": "product", "ts": 1}],
-                 skipped=skipped)
-    assert brief(rows) == [(1, OP_UPSERT, None)]
-    assert skipped == {"bootstrap": 2, "ddl": 1}
-    # with options.table, another table's markers and DDL are not this table's to count
-    skipped = {}
-    parse([msg("bootstrap-start", {}, table="orders"),
-           {"type": "table-create", "database": "test", "table": "orders", "ts": 1}],
-          {"table": "product"}, skipped=skipped)
-    assert skipped == {}
+    notes: list = []
+    rows = list(maxwell.parse_text("\n".join(json.dumps(m) for m in [
+        msg("bootstrap-start", {}), msg("bootstrap-insert", {"id": 1, "name": "a"}),
+        msg("bootstrap-complete", {}),
+        {"type": "table-alter", "database": "test", "table": "product", "ts": 1}]),
+        "maxwell.json", SHAPE, parse_options({}), skipped, notes))
+    assert brief(rows) == [(None, OP_TRUNCATE, None), (1, OP_UPSERT, None)]
+    assert skipped == {"ddl": 1}
+    assert [(n[0], n[3]) for n in notes] == [("bootstrap-start", 1), ("truncate", 1),
+                                             ("bootstrap-complete", 3)]
+    # with options.table, another table's markers and DDL are not this table's
+    skipped, notes = {}, []
+    assert list(maxwell.parse_text("\n".join(json.dumps(m) for m in [
+        msg("bootstrap-start", {}, table="orders"),
+        {"type": "table-create", "database": "test", "table": "orders", "ts": 1}]),
+        "maxwell.json", SHAPE, parse_options({"table": "product"}), skipped, notes)) == []
+    assert skipped == {} and notes == []
 
 
+def test_maxwell_docs_bootstrap_of_a_table_without_keys():
+    """The bootstrapping page's own example: a keyless table, two inserts, a bootstrap."""
+    shape = TableShape((("txt", "String"),), ())
+    rows = list(maxwell.parse_text((FIXTURES / "maxwell-docs-bootstrap.json").read_text(),
+                                   "maxwell.json", shape, parse_options({})))
+    assert [(r[0], r[1]) for r in rows] == [("hello", OP_INSERT), ("bootstrap!", OP_INSERT),
+                                            (None, OP_TRUNCATE), ("hello", OP_INSERT),
+                                            ("bootstrap!", OP_INSERT)]
+
+
+def test_an_unfinished_bootstrap_holds_back_its_files():
+    def note(kind, file, line):
+        return {"kind": kind, "details": [], "file": file, "line": line}
+
+    files = ["1.json", "2.json", "3.json"]
+    start, complete = maxwell.BOOTSTRAP_START, maxwell.BOOTSTRAP_COMPLETE
+    assert maxwell.plan_batch([note(start, "2.json", 5)], files, {}).held == ["2.json", "3.json"]
+    assert maxwell.plan_batch([note(start, "2.json", 5), note(complete, "3.json", 1)],
+                              files, {}).held == []
+    # a rerun after a crash: the first bootstrap never completes, the second does
+    assert maxwell.plan_batch([note(start, "1.json", 5), note(start, "2.json", 1),
+                               note(complete, "3.json", 9)], files, {}).held == []
+    # ... or not yet: everything from the first start waits
+    assert maxwell.plan_batch([note(start, "1.json", 5), note(complete, "1.json", 9),
+                               note(start, "2.json", 1), note(start, "3.json", 1)],
+                              files, {}).held == ["2.json", "3.json"]
+
+
+def test_rows_without_a_position_sort_after_the_positioned_row_before_them():
+    """Bootstrap rows carry no position: they keep their place in the feed (after the binlog
+    rows before them, before those after), and their own `source` position stays None."""
+    notes: list = []
+    rows = list(maxwell.parse_text("\n".join(json.dumps(m) for m in [
+        msg("bootstrap-start", {}), msg("bootstrap-insert", {"id": 9}),
+        msg("insert", {"id": 1}, position="master.000006:100"),
+        msg("bootstrap-start", {}), msg("bootstrap-insert", {"id": 1}),
+        msg("bootstrap-complete", {}),
+        msg("update", {"id": 1, "name": "x"}, position="master.000006:200")]),
+        "maxwell.json", SHAPE, parse_options({}), None, notes))
+    orders = [r[WIDTH + 1] for r in rows]
+    assert [o[0] is None for o in orders[:2]] == [True, True]  # before any position: the reader's
+    p100 = maxwell.position_key("master.000006:100")
+    assert [o[0] for o in orders[2:5]] == [p100, p100, p100]
+    assert [o[4] for o in orders[2:5]] == [p100, None, None]
+    assert sorted(orders[2:], key=lambda o: (o[0], o[1], o[2], o[3])) == orders[2:]
+    assert notes[-1][:2] == ("positions", [maxwell.position_key("master.000006:200")])
 def test_unknown_type_names_file_line_and_field():
     with pytest.raises(SourceError) as caught:
         parse([msg("insert", {"id": 1}), msg("replace", {"id": 1})])

@@ -329,16 +329,16 @@ def test_bare_messages_and_the_table_filter(tmp_path, monkeypatch):
 def test_values_in_every_form_convert_as_the_row_parser_converts_them(tmp_path, monkeypatch):
     rows = [dict(ROW, ID=i, **values) for i, values in enumerate([
         {"I": "12", "D": "1e5", "F": "0.1", "S": 5, "B": "yes", "T": "2024-05-02T10:00:00"},
-        {"I": "+12", "D": " 2.5", "F": "nan", "S": True, "B": 1, "T": "2024-05-02 10:00:00.1234567"},
+        {"I": "+12", "D": "+2.5", "F": "nan", "S": True, "B": 1, "T": "2024-05-02 10:00:00.1234567"},
         {"I": 2**31 - 1, "D": 2**64, "F": 3, "S": "ß", "B": False, "T": "2024-05-02 10:00:00Z"},
-        {"I": " 7 ", "D": 1e-300, "F": -1.5, "S": "", "B": "F", "DY": "2024-05-02 10:00:00"},
+        {"I": "007", "D": 1e-300, "F": -1.5, "S": "", "B": "F", "DY": "2024-05-02 10:00:00"},
     ], start=1)]
     docs = [md()] + [msg("INSERT", r, seq=str(i), mask="3FF") for i, r in enumerate(rows)]
     path = write(tmp_path / "f.json", docs)
     python, columnwise, _ = both(table(tmp_path), [path], monkeypatch)
     assert same(python, columnwise) and not any(r["_error"] for r in python)
     # one kind per column, in forms only Python converts: the column-wise path takes it
-    forms = {"I": ["12", "+12", " 7 ", "2147483647"], "D": ["1e5", " 2.5", "1e-300", "1_0"],
+    forms = {"I": ["12", "+12", "007", "2147483647"], "D": ["1e5", "+2.5", "1e-300", "3."],
              "F": ["0.1", "nan", "3", "-1.5"], "S": [5, -6, 0, 8], "B": ["yes", "1", "F", "n"],
              "T": ["2024-05-02T10:00:00", "2024-05-02 10:00:00.1234567",
                    "2024-05-02 10:00:00Z", "2024-05-02 10:00:00.5+02:00"],
@@ -349,6 +349,21 @@ def test_values_in_every_form_convert_as_the_row_parser_converts_them(tmp_path, 
     python, columnwise, arrow = both(table(tmp_path), [path], monkeypatch)
     assert arrow and same(python, columnwise) and not any(r["_error"] for r in python)
     assert [r["S"] for r in columnwise] == ["5", "-6", "0", "8"]
+
+
+@pytest.mark.parametrize("column,text", [("I", " 7 "), ("I", "1_000"), ("I", "\u0661\u0662"),
+                                         ("I", "1e3"), ("D", "1_0"), ("D", " 2.5")])
+def test_values_no_reader_takes_stop_both_paths_alike(tmp_path, monkeypatch, column, text):
+    """Text Python's int()/float() would take but an integer or number column doesn't (see
+    sources.base): the column-wise path reports the row parser's error, at the same line."""
+    path = write(tmp_path / "f.json", [md(), msg("INSERT", ROW, seq="1", mask="3FF"),
+                                       msg("INSERT", dict(ROW, ID=2, **{column: text}), seq="2",
+                                           mask="3FF")])
+    python, columnwise, _ = both(table(tmp_path), [path], monkeypatch)
+    errors = [(r["_error"].split("\n")[0], r["_source_line"]) for r in python if r["_error"]]
+    assert errors and f"{text!r}" in errors[0][0] and errors[0][1] == 3
+    assert [(r["_error"].split("\n")[0], r["_source_line"])
+            for r in columnwise if r["_error"]] == errors
 
 
 def test_numeric_change_sequences_and_header_kinds(tmp_path, monkeypatch):

@@ -26,7 +26,10 @@ def test_json_documents_error_names_the_line():
 
 @pytest.mark.parametrize("data_type, raw, expected", [
     ("Int16", "12", 12), ("Int32", 7.0, 7), ("Int64", "9000000000", 9000000000),
-    ("Int64", "12.000", 12), ("Double", "1.5", 1.5), ("Single", 2, 2.0),
+    ("Int32", "+7", 7), ("Int32", "-12", -12), ("Int32", "007", 7), ("Int64", 1e3, 1000),
+    ("Int64", float(2 ** 53), 2 ** 53), ("Int64", -(2 ** 63), -(2 ** 63)),
+    ("Double", "1.5", 1.5), ("Single", 2, 2.0), ("Double", "1e3", 1000.0),
+    ("Double", "-.5", -0.5), ("Double", "-Infinity", float("-inf")),
     ("Boolean", "true", True), ("Boolean", 0, False), ("String", 1.5, "1.5"),
     ("String", {"x": 1}, '{"x":1}'), ("ByteArray", "0AFF", b"\n\xff"),
     ("IDate", "2024-02-29", dt.date(2024, 2, 29)),
@@ -41,6 +44,15 @@ def test_value_converters(data_type, raw, expected):
 
 @pytest.mark.parametrize("data_type, raw", [
     ("Int16", "40000"), ("Int32", "1.5"), ("Int64", True), ("Double", "abc"),
+    # integers: JSON integers, integral JSON numbers a double holds exactly, and text of
+    # ASCII digits with an optional sign — nothing Python's int() would also take
+    ("Int32", "1_000"), ("Int32", "\u0661\u0662\u0663"), ("Int32", "\uff11"), ("Int32", False),
+    ("Int32", "1e3"), ("Int64", "12.000"), ("Int32", " 12"), ("Int32", "12\n"), ("Int32", ""),
+    ("Int32", "0x10"), ("Int64", 1.5), ("Int64", float(2 ** 53 + 2)), ("Int64", float("inf")),
+    ("Int64", 2 ** 63), ("Int32", [1]), ("Int32", {"v": 1}),
+    # numbers: JSON numbers or their ASCII text (NaN/Infinity words too), nothing else
+    ("Double", "1_000.5"), ("Double", "\u0661.5"), ("Double", True), ("Double", " 1.5"),
+    ("Double", "1.5f"), ("Single", [1.5]),
     ("Boolean", "maybe"), ("ByteArray", "XYZ"), ("IDate", "2024-13-01"), ("DateTime", "yesterday"),
 ])
 def test_value_converters_reject_bad_values(data_type, raw):

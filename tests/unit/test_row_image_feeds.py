@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from mirrorspec.base.errors import SourceError
 from mirrorspec.sources import canal, goldengate, maxwell
 from mirrorspec.sources.debezium import TableShape
 from mirrorspec.sources.kafka import config_problems, message_line
@@ -101,3 +102,36 @@ def test_types_guessed_from_json_values_give_way_to_the_yaml(tmp_path):
     found = _compile_problems(tmp_path / "canal", {"type": "canal", "path": str(canal_feed)},
                               columns=columns, infer=True)
     assert any("'weight' is Double here but Single in the feed" in p for p in found), found
+
+
+def _one_insert(name: str, value) -> str:
+    """One insert of row {id: `value`} in the format's message shape."""
+    if name == "goldengate":
+        message = {"table": "HR.ITEMS", "op_type": "I", "pos": "1", "after": {"id": value}}
+    elif name == "canal":
+        message = {"data": [{"id": value}], "database": "d", "table": "t", "type": "INSERT",
+                   "isDdl": False, "pkNames": ["id"]}
+    else:
+        message = {"database": "d", "table": "t", "type": "insert", "data": {"id": value}}
+    return json.dumps(message) + "\n"
+
+
+@pytest.mark.parametrize("name,module,fixture", FORMATS)
+@pytest.mark.parametrize("value", ["1_000", "\u0661\u0662\u0663", True, "1e3", "12.0", " 7",
+                                   1.5, "0x10"])
+def test_integer_columns_refuse_what_is_not_an_integer(name, module, fixture, value):
+    """Python's int() and Decimal take `1_000`, Arabic-Indic digits and `1e3`; an integer
+    column takes a JSON integer or text of ASCII digits only, and says where it stopped."""
+    with pytest.raises(SourceError) as caught:
+        list(module.parse_text(_one_insert(name, value), "feed.json", SHAPE, parse_options({})))
+    assert (caught.value.file, caught.value.line) == ("feed.json", 1)
+    assert "column 'id' (Int32)" in caught.value.message and "not an integer" in \
+        caught.value.message
+
+
+@pytest.mark.parametrize("name,module,fixture", FORMATS)
+@pytest.mark.parametrize("value,expected", [(7, 7), ("7", 7), ("-7", -7), (7.0, 7), (1e3, 1000)])
+def test_integer_columns_take_json_integers_and_digit_text(name, module, fixture, value,
+                                                           expected):
+    (row,) = module.parse_text(_one_insert(name, value), "feed.json", SHAPE, parse_options({}))
+    assert row[0] == expected

@@ -62,7 +62,7 @@ def test_keyless_metadata_in_an_empty_folder_is_replaced(tmp_path):
 
 
 @pytest.mark.parametrize("feed, hint", [(True, "--full-refresh --select sales.orders"),
-                                        (False, "delete the folder")])
+                                        (False, "delete its landing folder")])
 def test_other_key_columns_are_an_error_saying_to_recreate_the_folder(tmp_path, feed, hint):
     t = table(tmp_path, feed=feed)
     folder = Path(t.landing_path)

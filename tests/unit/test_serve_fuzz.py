@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from mirrorspec.serve.framing import CHUNKED, FramingError, body_length, chunk_size
 from mirrorspec.serve.names import Names
+from mirrorspec.serve.persist import state_path
 from mirrorspec.serve.server import Config, Endpoint
 
 LZ = "/onelake/ws/db.MountedRelationalDatabase/Files/LandingZone"
@@ -100,7 +101,8 @@ def check(endpoint: Endpoint, request: tuple) -> None:
                               b"Host: 127.0.0.1\r\n\r\n")
     assert good.startswith(b"HTTP/1.1 200 "), good[:300]
     root = endpoint.config.landing.parent
-    kept = {endpoint.config.landing, endpoint.config.warehouse, endpoint.staging}
+    kept = {endpoint.config.landing, endpoint.config.warehouse, endpoint.staging,
+            state_path(endpoint.config.landing).parent}  # properties and leases (persist.py)
     strays = [p for p in root.rglob("*") if not any(k == p or k in p.parents for k in kept)]
     assert not strays
 

@@ -13,8 +13,8 @@ import pytest
 
 from mirrorspec.serve import supervise
 from mirrorspec.serve.conformance import Conformance
-from mirrorspec.serve.items import EngineSettings, Registry
-from mirrorspec.serve.names import Names, Place
+from mirrorspec.serve.items import EngineSettings, FabricError, Registry
+from mirrorspec.serve.names import Names, Place, split_name
 from mirrorspec.serve.store import Store
 
 
@@ -36,9 +36,10 @@ def engines(monkeypatch):
             process.wait()
 
 
-def open_registry(root, report=None, log=None):
-    """A registry as `serve --root root [--report report]` opens it, adopted item `first`."""
-    registry = Registry(root, EngineSettings(1, "text"), "visible",
+def open_registry(root, report=None, log=None, limit=4):
+    """A registry as `serve --root root [--report report] [--max-engines limit]` opens it,
+    adopted item `first`."""
+    registry = Registry(root, EngineSettings(1, "text", limit=limit), "visible",
                         log or (lambda *_a, **_f: None))
     registry.load()
     landing, warehouse = registry.folders_of(*_ids())
@@ -129,3 +130,106 @@ def test_each_item_has_its_own_conformance_report(tmp_path):
     assert [f["kind"] for f in own["findings"]] == ["not-sequence-name"]
     adopted = json.loads(report.read_text())
     assert adopted["item"]["displayName"] == "first" and adopted["findings"] == []
+
+
+def test_ids_are_looked_up_before_names(tmp_path):
+    """An item whose display name is another item's GUID (a registry an older serve wrote)
+    never takes that item's requests: GUIDs match first, for items and workspaces alike."""
+    root = tmp_path / "root"
+    registry = open_registry(root)
+    ws = registry.workspace("ws")
+    victim = registry.create_item(ws, "victim", "", None)
+    registry.close()
+    doc = json.loads((root / "fabric-items.json").read_text())
+    first = next(i for i in doc["items"] if i["displayName"] == "first")
+    first["displayName"] = victim.id  # as `create` with that name used to allow
+    doc["workspaces"].append({"id": "aaaaaaaa-1111-4222-8333-944445555666",
+                              "displayName": ws.id, "description": ""})
+    (root / "fabric-items.json").write_text(json.dumps(doc))
+    again = open_registry(root)
+    try:
+        found = again.workspace(ws.id)
+        assert found.id == ws.id and found.name == "ws"
+        assert again.item(found, victim.id).name == "victim"
+        assert again.item(found, victim.id.upper()).name == "victim"
+    finally:
+        again.close()
+
+
+@pytest.mark.parametrize("name", ["6d6b8c3e-1111-4222-8333-944445555666",
+                                  "{6D6B8C3E-1111-4222-8333-944445555666}",
+                                  "6d6b8c3e111142228333944445555666"])
+def test_a_display_name_shaped_like_a_guid_is_refused(tmp_path, name):
+    registry = open_registry(tmp_path / "root")
+    try:
+        ws = registry.workspace("ws")
+        other = registry.create_item(ws, "other", "", None)
+        for call in (lambda: registry.create_item(ws, name, "", None),
+                     lambda: registry.update_item(other, {"displayName": name}),
+                     lambda: registry.create_workspace(name, "")):
+            with pytest.raises(FabricError) as info:
+                call()
+            assert (info.value.status, info.value.code) == (400, "InvalidInput")
+            assert "shaped like a GUID" in info.value.message
+        assert sorted(i.name for i in registry.items_of(ws)) == ["first", "other"]
+    finally:
+        registry.close()
+
+
+def test_an_item_name_ending_with_its_type_is_refused(tmp_path):
+    """`db.MountedRelationalDatabase` is how paths address the item `db`: an item of that name
+    could not be told from it."""
+    registry = open_registry(tmp_path / "root")
+    try:
+        ws = registry.workspace("ws")
+        for name in ("first.MountedRelationalDatabase", "x.mirroreddatabase"):
+            with pytest.raises(FabricError) as info:
+                registry.create_item(ws, name, "", None)
+            assert (info.value.status, info.value.code) == (400, "InvalidInput")
+        assert registry.item(ws, "FIRST.MountedRelationalDatabase").name == "first"
+    finally:
+        registry.close()
+
+
+@pytest.mark.parametrize("name", ["v1", "onelake", "ONELAKE", "null"])
+def test_a_workspace_named_like_the_account_or_the_api_is_refused(tmp_path, name):
+    registry = open_registry(tmp_path / "root")
+    try:
+        with pytest.raises(FabricError) as info:
+            registry.create_workspace(name, "")
+        assert (info.value.status, info.value.code) == (400, "InvalidInput")
+        with pytest.raises(ValueError, match="reserved"):
+            split_name(name, "workspace")
+    finally:
+        registry.close()
+
+
+def test_start_mirroring_runs_at_most_max_engines(tmp_path, engines):
+    """--max-engines: one more startMirroring gets 409 and starts nothing; a stopped engine
+    frees its place; a restart over the limit leaves the item Stopped, logged."""
+    root = tmp_path / "root"
+    registry = open_registry(root, limit=2)
+    ws = registry.workspace("ws")
+    a, b, c = (registry.create_item(ws, n, "", None) for n in ("a", "b", "c"))
+    try:
+        registry.start(a)
+        registry.start(b)
+        registry.start(a)  # already running: no second engine, no refusal
+        with pytest.raises(FabricError) as info:
+            registry.start(c)
+        assert (info.value.status, info.value.code) == (409, "MirroringEngineLimitReached")
+        assert "--max-engines 2" in info.value.message
+        assert len(engines) == 2 and registry.status(c) == "Initialized"
+        registry.stop(a)
+        registry.start(c)
+        assert len(engines) == 3 and registry.running_engines() == 2
+    finally:
+        registry.close()
+    engines.clear()
+    logged: list[str] = []
+    again = open_registry(root, limit=1, log=lambda _level, message, **_f: logged.append(message))
+    try:
+        assert len(engines) == 1 and again.running_engines() == 1  # b or c, not both
+        assert sum("was not restarted" in m and "--max-engines 1" in m for m in logged) == 1
+    finally:
+        again.close()

@@ -16,7 +16,7 @@ import threading
 import time
 import uuid
 import weakref
-from concurrent.futures import ThreadPoolExecutor
+from mirrorspec.base.interrupts import worker_pool
 from dataclasses import dataclass, field, replace
 
 from pyspark.sql import functions as F
@@ -842,8 +842,7 @@ def mirror_tables(spark, targets: list[MirrorTarget], warehouse: str,
         if options.threads <= 1 or len(chosen) <= 1:
             outcomes = [work(t) for t in chosen]
         else:
-            with ThreadPoolExecutor(max_workers=options.threads,
-                                    thread_name_prefix="mirror") as pool:
+            with worker_pool(options.threads, "mirror") as pool:
                 outcomes = list(pool.map(work, chosen))
     return MirrorResult([o for o in outcomes if o is not None])
 
@@ -869,8 +868,11 @@ def _finished(live: LiveProgress, outcome: TableOutcome, news=None) -> None:
 
 
 def drop_deleted_tables(spark, landing_zone: str, warehouse: str, present: set[str],
-                        options: MirrorOptions, console: Console) -> list[TableOutcome]:
-    """Drop the Delta tables this landing zone mirrored whose folder is gone."""
+                        options: MirrorOptions, console: Console,
+                        exclude: tuple[str, ...] = ()) -> list[TableOutcome]:
+    """Drop the Delta tables this landing zone mirrored whose folder is gone (as Fabric does),
+    but for those in `present`, those `options.select` doesn't select and those `exclude`
+    names. `mirror` and `run` both call it, after listing the landing zone."""
     warehouse = fsmod.normalize(warehouse)
     wfs = hadoop_fs.filesystem_for(warehouse, spark)
     root = fsmod.normalize(landing_zone)
@@ -886,7 +888,7 @@ def drop_deleted_tables(spark, landing_zone: str, warehouse: str, present: set[s
                 continue
             schema = None if schema_entry.name == mirroring.DEFAULT_SCHEMA else schema_entry.name
             target = MirrorTarget(unique_id, schema, table_entry.name, "", table_entry.path)
-            if not selected(target, options.select):
+            if not selected(target, options.select) or (exclude and selected(target, exclude)):
                 continue
             try:
                 state = read_state(wfs, table_entry.path,

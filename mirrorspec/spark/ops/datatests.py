@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from mirrorspec.base.interrupts import worker_pool
 from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping
 
@@ -62,7 +62,7 @@ def run_data_tests(spark, plan: Plan, tables: Iterable[TablePlan], console: Cons
     if threads <= 1 or len(todo) <= 1:
         done = [one(item) for item in todo]
     else:
-        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="mirrorspec-test") as pool:
+        with worker_pool(threads, "mirrorspec-test") as pool:
             done = list(pool.map(one, todo))
     results = TestResults(done)
     results.elapsed_time = time.monotonic() - started

@@ -25,6 +25,7 @@ import atexit
 import logging
 import contextlib
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -33,8 +34,10 @@ from typing import Any, Mapping
 
 from pyspark.sql import SparkSession
 
+from mirrorspec.base import interrupts
 from mirrorspec.base.errors import MirrorspecError, SetupError
-from mirrorspec.base.logfile import log_folder
+from mirrorspec.base.faults import crash_point
+from mirrorspec.base.logfile import log_folder, open_private
 from mirrorspec.artifacts.plan import Plan, resolve_secrets
 from mirrorspec.spark.platform import cds, jars, java
 
@@ -114,7 +117,7 @@ def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | Non
     user_conf, jars_mode, extra_jars = _split_conf(conf, "provided" if submitted else "cache")
     if remote:
         if console is not None:
-            console.info(f"connecting to Spark at {remote}…")
+            console.info(f"connecting to Spark at {shown_remote(remote)}…")
         return _connect_session(remote, user_conf, app_name)
     merged = _merged_conf(user_conf, jars_mode, extra_jars, master or "local[*]")
     if warm and not submitted and _no_jvm_yet():
@@ -141,8 +144,10 @@ def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | Non
     if starting and console is not None:
         console.info("starting Spark…")
     began = time.monotonic()
+    _py4j_logs_to_file()
     try:
-        with _jvm_output_to_log():
+        # PySpark's SparkContext puts its own SIGINT handler in: keep the command line's
+        with _jvm_output_to_log(), interrupts.kept_handler():
             session = builder.getOrCreate()
     except Exception as exc:
         if starting and "JAVA_GATEWAY_EXITED" in str(exc):
@@ -154,6 +159,27 @@ def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | Non
         console.info(f"Spark started ({time.monotonic() - began:.1f}s)")
     session.sparkContext.setLogLevel(os.environ.get("MIRRORSPEC_SPARK_LOG_LEVEL", "ERROR"))
     return session
+
+
+class _LogFileHandler(logging.Handler):
+    """Py4J's warnings and errors (a connection cut by Ctrl-C, a JVM gone) go to the log file,
+    never to the terminal as tracebacks."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            from mirrorspec.base.logfile import log_path
+
+            with os.fdopen(open_private(log_path()), "a", encoding="utf-8") as handle:
+                handle.write(self.format(record) + "\n")
+        except Exception:  # noqa: BLE001 - logging must never fail the command
+            self.handleError(record)
+
+
+def _py4j_logs_to_file() -> None:
+    logger = logging.getLogger("py4j")
+    if not any(isinstance(h, _LogFileHandler) for h in logger.handlers):
+        logger.addHandler(_LogFileHandler())
+        logger.propagate = False
 
 
 def register_delta_errors(remote: bool) -> None:
@@ -249,7 +275,7 @@ def _jvm_output_to_log():
         yield  # the JVM runs already: its output goes where it went
         return
     path = os.path.join(log_folder(), f"mirrorspec-spark-{os.getpid()}.log")
-    log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    log = open_private(path)
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     saved = [os.dup(1), os.dup(2)]
@@ -499,13 +525,22 @@ def _apply_runtime_conf(session: Any, conf: Mapping[str, str]) -> None:
             ) from None
 
 
+def shown_remote(remote: str) -> str:
+    """A Spark Connect URL for messages: the value of its `;token=` parameter hidden."""
+    return _TOKEN_PARAMETER.sub(r"\1***", remote)
+
+
+_TOKEN_PARAMETER = re.compile(r"(;\s*token\s*=)[^;]*", re.IGNORECASE)
+
+
 def _connect_session(remote: str, conf: dict[str, str], app_name: str) -> Any:
     """A Spark Connect session on `remote`, checked for Delta Lake."""
+    shown = shown_remote(remote)
     try:
         import pyspark.sql.connect.session  # noqa: F401 - fails without the Connect extras
     except ImportError as exc:
         raise MirrorspecError(
-            f"spark.remote {remote} needs pyspark's Spark Connect client, which is not "
+            f"spark.remote {shown} needs pyspark's Spark Connect client, which is not "
             f"installed ({exc.name or exc})",
             hint="pip install 'pyspark[connect]' (grpcio, grpcio-status, "
                  "googleapis-common-protos, zstandard) into mirrorspec's environment") from None
@@ -521,12 +556,12 @@ def _connect_session(remote: str, conf: dict[str, str], app_name: str) -> Any:
     except Exception as exc:  # noqa: BLE001 - gRPC/connection errors come in many types
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise MirrorspecError(
-            f"cannot reach the Spark Connect server at {remote}: {first}",
+            f"cannot reach the Spark Connect server at {shown}: {first}",
             hint="start the server (see docs/deploy.md) or fix spark.remote in profiles.yml"
         ) from None
     if DELTA_EXTENSION not in extensions:
         raise MirrorspecError(
-            f"the Spark Connect server at {remote} was started without Delta Lake "
+            f"the Spark Connect server at {shown} was started without Delta Lake "
             f"(spark.sql.extensions is {extensions or 'unset'!r})",
             hint="start it with --jars/--packages io.delta:" + jars.delta_artifacts()[0].split(":", 1)[1]
                  + f" --conf spark.sql.extensions={DELTA_EXTENSION} --conf "
@@ -543,7 +578,7 @@ def _check_reachable(remote: str, timeout: float = 10.0) -> None:
     from urllib.parse import urlparse
 
     if not remote.startswith("sc://"):
-        raise MirrorspecError(f"spark.remote {remote!r} is not a Spark Connect URL",
+        raise MirrorspecError(f"spark.remote {shown_remote(remote)!r} is not a Spark Connect URL",
                               hint="write it as sc://host:port (port 15002 by default)")
     parsed = urlparse("http://" + remote[len("sc://"):].split("/", 1)[0])
     host, port = parsed.hostname or "localhost", parsed.port or 15002
@@ -552,7 +587,7 @@ def _check_reachable(remote: str, timeout: float = 10.0) -> None:
             pass
     except OSError as exc:
         raise MirrorspecError(
-            f"cannot reach the Spark Connect server at {remote}: {host}:{port}: "
+            f"cannot reach the Spark Connect server at {shown_remote(remote)}: {host}:{port}: "
             f"{exc.strerror or exc}",
             hint="start the server (see docs/deploy.md) or fix spark.remote in profiles.yml"
         ) from None
@@ -567,6 +602,7 @@ def start_session(plan: Plan, console: Any = None, warm: bool = False,
     and the plan works over Connect too (warm_server.plan_allows)."""
     from mirrorspec.spark.platform.warm_server import plan_allows
 
+    crash_point("before_spark_start")
     spec = plan.spark
     remote = resolve_secrets(spec.remote) if spec.remote and not master else None
     return build_session(master or resolve_secrets(spec.master),
@@ -586,7 +622,7 @@ def _warm_session(merged: dict[str, str], master: str, app_name: str, console: A
     runtime = {k: merged[k] for k in _CONNECT_DEFAULTS if k in merged}
     connect_mode = os.environ.get(_CONNECT_MODE_ENV)
     try:
-        session = _connect_session(ready.url, runtime, app_name)
+        session = _connect_session(ready.connect_url, runtime, app_name)
     except Exception as exc:  # noqa: BLE001 - gRPC errors come in many types; Spark starts here
         if connect_mode is None:
             os.environ.pop(_CONNECT_MODE_ENV, None)

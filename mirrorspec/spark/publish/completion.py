@@ -1,12 +1,13 @@
 """Partial-row completion and truncate expansion, in Spark.
 
 The landing zone needs full rows, but CDC feeds carry partial ones (Qlik `columnMask`, Arcion
-`Exists_Val`, Debezium's unavailable-value placeholder). A change row lacks column `c` when its
-`_present` list is set and does not name `c`. Completion gives it the value `c` has just before the
-change: from the batch's own earlier changes of that key, else from the current mirrored row (the
-Delta table); a reader fills what the message's own before image holds first. An absent column
-never becomes NULL: after a delete of its key the row has no values (NULL), and when no place
-has the value the table stops at that change (`complete_changes` raises a located SourceError).
+`Exists_Val`, Debezium's unavailable-value placeholder, GoldenGate's compressed updates, Maxwell's
+minimal row images). A change row lacks column `c` when its `_present` list is set and does not
+name `c` (readers have already taken what the message's own before image holds). Completion gives
+it the value `c` has just before the change: from the batch's own earlier changes of that key,
+else from the current mirrored row (the Delta table). An absent column never becomes NULL: when
+no place has its value (a row the mirror has not seen, a key deleted before), the table stops at
+that change.
 """
 
 from __future__ import annotations
@@ -17,20 +18,22 @@ from typing import Any, Sequence
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from mirrorspec.base import files as fsmod
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import (OP_COLUMN, OP_DELETE, OP_TRUNCATE, ORDER_COLUMN,
                                      PAIR_COLUMN, PRESENT_COLUMN, SOURCE_FILE_COLUMN,
                                      SOURCE_LINE_COLUMN)
-from mirrorspec.base import files as fsmod
 
 TIE_COLUMN = "_tie"      # 0 for deletes, 1 otherwise: a key change's delete sorts before its insert
 _RANK_COLUMN = "_rank"   # 0 for seed rows from the Delta table, 1 for the batch's changes
-_UNKNOWN_COLUMN = "_unknown"  # the absent columns of a change that no place has a value for
 _SEED_OP = -1
-UNKNOWN_HINT = ("the landing zone needs full rows: publish the feed from its start, or mirror the "
-                "landing zone before publishing (`mirrorspec run` does), or have the producer "
-                "send full row images (Postgres: REPLICA IDENTITY FULL; docs/sources.md, "
-                "Partial rows)")
+_MISSING_COLUMN = "_missing"  # the columns no place had a value for
+INCOMPLETE_HINT = (
+    "the change carries only some columns (a compressed or minimal update, an unavailable-"
+    "value placeholder) of a row the mirror does not hold: mirror the landing files published "
+    "before it first (`mirrorspec run` does), load the table before its changes (a snapshot, "
+    "bootstrap or initial load), or have the producer send full row images (see the source's "
+    "page under docs/sources/); then rerun")
 
 
 def sort_columns(keys: Sequence[str]) -> list:
@@ -129,12 +132,11 @@ def complete_changes(spark: SparkSession, changes: DataFrame, columns: Sequence[
 
     `changes` has the table's `columns`, the canonical change columns, `_pair` and `_tie`; only
     keys with a partial row (and the old keys of partial key changes) are windowed, the rest
-    passes through untouched. Deletes reset a key: a later partial insert of it gets NULL for
-    what it lacks — except the insert of a key change (`_pair`), which first takes what it
-    lacks from the old key's row just before that key's delete. (A key changed twice in one
-    batch takes from the first old key only what that key's own row held.) A change lacking a
-    column that nothing before it has (no mirrored row, no earlier change of its key) raises a
-    SourceError naming its file and line: landing NULL there would be a guess.
+    passes through untouched. Deletes reset a key: nothing is known of it after one — except
+    that the insert of a key change (`_pair`) first takes what it lacks from the old key's row
+    just before that key's delete. (A key changed twice in one batch takes from the first old
+    key only what that key's own row held.) A column still unknown raises SourceError at
+    the first such change (file and line).
     """
     data_columns = [c for c in columns if c not in keys]
     if not keys or not data_columns:
@@ -175,37 +177,45 @@ def complete_changes(spark: SparkSession, changes: DataFrame, columns: Sequence[
                 | F.array_contains(F.col(PRESENT_COLUMN), name))
 
     def known(name: str):
-        # a struct keeps a present NULL apart from "nothing known"; a delete resets to NULL
-        return F.when(carries(name), F.struct(F.when(op == OP_DELETE, F.lit(None))
-                                              .otherwise(F.col(name)).alias("v")))
+        # a struct keeps a present NULL (v NULL, k true) apart from "nothing known" (no struct)
+        # and from "the key was deleted" (k false: nothing is known after a delete)
+        return F.when(carries(name), F.struct(
+            F.when(op == OP_DELETE, F.lit(None)).otherwise(F.col(name)).alias("v"),
+            (op != OP_DELETE).alias("k")))
 
     affected = _complete_key_changes(affected, data_columns, ordered, known)
-    filled, unknown = [], []
+    filled, missing = [], []
     for name in data_columns:
         previous = F.last(known(name), ignorenulls=True).over(window)
         filled.append(F.when(carries(name), F.col(name)).otherwise(previous["v"]).alias(name))
-        unknown.append(F.when(~carries(name) & previous.isNull(), F.lit(name)))
+        missing.append(F.when(~carries(name) & ~F.coalesce(previous["k"], F.lit(False)),
+                              F.lit(name)))
     others = [c for c in affected.columns if c not in data_columns]
     completed = (affected.select(*[F.col(c) for c in others], *filled,
-                                 F.array_compact(F.array(*unknown)).alias(_UNKNOWN_COLUMN))
-                 .where(F.col(_RANK_COLUMN) == 1).drop(_RANK_COLUMN)
-                 .withColumn(PRESENT_COLUMN, F.lit(None).cast(changes.schema[PRESENT_COLUMN].dataType)))
-    _stop_at_unknown(completed)
+                                 F.array_compact(F.array(*missing)).alias(_MISSING_COLUMN))
+                 .where(F.col(_RANK_COLUMN) == 1).drop(_RANK_COLUMN))
+    _stop_at_incomplete(completed, keys)
+    completed = completed.withColumn(
+        PRESENT_COLUMN, F.lit(None).cast(changes.schema[PRESENT_COLUMN].dataType))
     return untouched.unionByName(completed.select(*changes.columns))
 
 
-def _stop_at_unknown(completed: DataFrame) -> None:
-    """Raise at the first change (by file and line) whose absent columns nothing has."""
-    first = (completed.where(F.size(F.col(_UNKNOWN_COLUMN)) > 0)
+def _stop_at_incomplete(completed: DataFrame, keys: Sequence[str]) -> None:
+    """Raise SourceError at the first change (by file and line) a column of which no place
+    had a value for."""
+    first = (completed.where(F.size(F.col(_MISSING_COLUMN)) > 0)
+             .select(SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN, _MISSING_COLUMN, *keys)
              .orderBy(SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN).limit(1).collect())
-    if first:
-        row = first[0]
-        names = ", ".join(row[_UNKNOWN_COLUMN])
-        raise SourceError(f"column(s) {names} of this change were not sent (absent, or the "
-                          "producer's unavailable-value placeholder) and no place has their "
-                          "value: no earlier change of its key in the batch, no mirrored row",
-                          file=row[SOURCE_FILE_COLUMN], line=row[SOURCE_LINE_COLUMN],
-                          hint=UNKNOWN_HINT)
+    if not first:
+        return
+    row = first[0]
+    lacking = list(row[_MISSING_COLUMN])
+    key = ", ".join(f"{k}={row[k]!r}" for k in keys)
+    raise SourceError(
+        f"the change of key ({key}) lacks {', '.join(lacking[:5])}"
+        f"{', …' if len(lacking) > 5 else ''}, and neither the message, the batch's earlier "
+        "changes nor the mirrored row has a value for it (an absent column never becomes NULL)",
+        file=row[SOURCE_FILE_COLUMN], line=row[SOURCE_LINE_COLUMN], hint=INCOMPLETE_HINT)
 
 
 def _complete_key_changes(affected: DataFrame, data_columns: Sequence[str], ordered,
@@ -224,7 +234,8 @@ def _complete_key_changes(affected: DataFrame, data_columns: Sequence[str], orde
     present = F.coalesce(F.col(PRESENT_COLUMN), F.array(*[F.lit(c) for c in data_columns]))
     values, taken = {}, []
     for name in data_columns:
-        take = (~F.array_contains(present, name)) & F.col(f"__old_{name}").isNotNull()
+        take = (~F.array_contains(present, name)) & F.coalesce(F.col(f"__old_{name}")["k"],
+                                                               F.lit(False))
         values[name] = F.when(take, F.col(f"__old_{name}")["v"]).otherwise(F.col(name))
         taken.append(F.when(take, F.lit(name)))
     now_present = F.when(F.col(PRESENT_COLUMN).isNull(), F.lit(None)).otherwise(

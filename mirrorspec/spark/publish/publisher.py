@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import filelock
 
@@ -34,7 +34,8 @@ from mirrorspec.sources.base import (CHANGE_COLUMNS, OP_COLUMN, OP_DELETE, OP_IN
 from mirrorspec.sources import FEED_TYPES
 from mirrorspec.sources.delivery import DELIVERY_COLUMN, STATE_KEY as DELIVERY_STATE, Marks
 from mirrorspec.base import files as fsmod
-from mirrorspec.progress.publish import load_state, save_state
+from mirrorspec.landing.deploy import recreate_procedure
+from mirrorspec.progress.publish import load_state, save_state, state_file
 from mirrorspec.spark.platform import hadoop_fs
 from mirrorspec.spark.platform.failures import as_storage_error
 from mirrorspec.spark.publish.feeds import get_reader
@@ -55,6 +56,7 @@ class PublishResult:
     error: dict | None = None
     held_back: list[str] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)  # messages that change no row, by kind
+    batch: dict | None = None  # the batch this publish recorded (its state `pending` entry)
 
 
 # --- state -----------------------------------------------------------------------------------
@@ -104,7 +106,7 @@ def ensure_metadata(fs: Files, table: TablePlan, key_columns: Sequence[str]) -> 
             raise SourceError(
                 f"{path} declares keyColumns {list(current.key_columns)} but the table's keys are "
                 f"{list(wanted)}; keyColumns can't change once set",
-                hint="recreate the table folder (drop it and run with --full-refresh) to change keys")
+                hint="to change the keys, " + recreate_procedure(table.unique_id, True))
     fs.write_text(path, dumps_json(metadata))
 
 
@@ -113,6 +115,18 @@ def ensure_metadata(fs: Files, table: TablePlan, key_columns: Sequence[str]) -> 
 def lock_file(plan: Plan, table: TablePlan) -> str:
     """The lock one publisher of `table` holds while it publishes (beside its state file)."""
     return join(plan.state_path, "publish", f"{table.unique_id}.lock")
+
+
+def unknown_files_warning(plan: Plan, table: TablePlan, new: int, recorded: int) -> str:
+    """What a publish says before it lands feed files its state doesn't know into a landing
+    folder that already holds data (a state lost, or brought from another folder)."""
+    knows = (f"names {recorded} published file(s), none of them in the feed now" if recorded
+             else "records nothing")
+    return (f"{table.unique_id}: the publisher state {state_file(plan, table)} {knows}, but "
+            f"the landing folder {table.landing_path} already holds data: publishing all "
+            f"{new} feed file(s) again on top of it. If the project was moved or copied with "
+            "a state from elsewhere, or the state was lost, `mirrorspec run --full-refresh "
+            f"--select {table.unique_id}` rebuilds the table from the feed instead")
 
 
 def busy_message(unique_id: str) -> str:
@@ -129,9 +143,17 @@ def publish_table(spark, table: TablePlan, plan: Plan, console: Console | None =
     `busy_message` (status `Busy`) and publishes nothing. The lock needs a local state path;
     with a URI state path there is none (docs/operations.md)."""
     console = console or NullConsole()
+    return with_publish_lock(plan, table, console,
+                             lambda: publish_new_files(spark, table, plan, console))
+
+
+def with_publish_lock(plan: Plan, table: TablePlan, console: Console,
+                      work: Callable[[], PublishResult]) -> PublishResult:
+    """`work()` while holding the table's publisher lock (`lock_file`); `Busy` when another
+    process holds it."""
     path = lock_file(plan, table)
     if fsmod.is_remote(path):
-        return _publish_table(spark, table, plan, console)
+        return work()
     local = fsmod.local_path(path)
     os.makedirs(os.path.dirname(local), exist_ok=True)
     lock = filelock.FileLock(local, thread_local=False)
@@ -141,12 +163,13 @@ def publish_table(spark, table: TablePlan, plan: Plan, console: Console | None =
         console.warning(busy_message(table.unique_id), table=table.unique_id)
         return PublishResult(table.unique_id, status="Busy")
     try:
-        return _publish_table(spark, table, plan, console)
+        return work()
     finally:
         lock.release()
 
 
-def _publish_table(spark, table: TablePlan, plan: Plan, console: Console) -> PublishResult:
+def publish_new_files(spark, table: TablePlan, plan: Plan, console: Console) -> PublishResult:
+    """The publish itself, without the lock (`publish_table` holds it)."""
     result = PublishResult(table.unique_id)
     fs = hadoop_fs.files_for(spark)
     # the Qlik/Arcion parsers scan feed files on the driver; URIs are read through Hadoop
@@ -156,7 +179,7 @@ def _publish_table(spark, table: TablePlan, plan: Plan, console: Console) -> Pub
         if state.get("pending"):
             pending = state["pending"]
             if _landed(fs, table.landing_path, int(pending["sequence"])):
-                _commit(fs, plan, table, state, pending)
+                commit_batch(fs, plan, table, state, pending)
                 console.info(f"{table.unique_id}: recorded landing file "
                              f"{sequence_file_name(int(pending['sequence']))} published before a crash",
                              table=table.unique_id)
@@ -179,12 +202,16 @@ def _publish_table(spark, table: TablePlan, plan: Plan, console: Console) -> Pub
                               "but no source path", hint="set source.path in the table's YAML")
         published = state.get("files", {})
         held = [f for f in state.get("held_back", [])]
-        new = [f for f in hadoop_fs.list_feed_files(feed_path, spark)
-               if f not in published and f not in held]
+        listed = hadoop_fs.list_feed_files(feed_path, spark)
+        new = [f for f in listed if f not in published and f not in held]
         files = sorted(set(held) | set(new))
         if not new:
             result.held_back = held
             return result
+        if len(new) == len(listed) and not table.source.kafka \
+                and _has_data_files(fs, table.landing_path):
+            console.warning(unknown_files_warning(plan, table, len(new), len(published)),
+                            table=table.unique_id, files=len(new))
         sequence = next_sequence(fs, table.landing_path, state)
         return _publish_batch(spark, fs, table, plan, state, files, sequence, console, result)
     except MirrorspecError as exc:
@@ -256,6 +283,13 @@ def _publish_batch(spark, fs: Files, table: TablePlan, plan: Plan, state: dict[s
                "held_back": held_back, "rows": rows, "reader": read.info.get("state", {})}
     if marks is not None:
         outcome[DELIVERY_STATE] = marks.to_state()
+    result.batch = outcome
+    skipped_snapshots = read.info.get("skipped_snapshots") or []
+    if skipped_snapshots:
+        console.info(f"{table.unique_id}: nothing precedes this batch, so only the newest "
+                     f"snapshot was read; {len(skipped_snapshots)} older snapshot(s) recorded as "
+                     "published without reading them", table=table.unique_id,
+                     skipped_snapshots=skipped_snapshots)
     if written:
         ensure_metadata(fs, table, keys)
         state["pending"] = outcome
@@ -271,7 +305,7 @@ def _publish_batch(spark, fs: Files, table: TablePlan, plan: Plan, state: dict[s
         console.info(f"{table.unique_id}: published {rows} change(s) from {len(consumed)} file(s) "
                      f"as {sequence_file_name(sequence)}", table=table.unique_id, rows=rows,
                      sequence=sequence)
-    _commit(fs, plan, table, state, outcome)
+    commit_batch(fs, plan, table, state, outcome)
     result.held_back = held_back
     for kind, count in (read.info.get("skipped") or {}).items():
         result.skipped[kind] = result.skipped.get(kind, 0) + count
@@ -285,7 +319,9 @@ def _publish_batch(spark, fs: Files, table: TablePlan, plan: Plan, state: dict[s
     return result
 
 
-def _commit(fs: Files, plan: Plan, table: TablePlan, state: dict[str, Any], outcome: dict) -> None:
+def commit_batch(fs: Files, plan: Plan, table: TablePlan, state: dict[str, Any],
+                 outcome: dict) -> None:
+    """Record a published batch (`outcome`, the state's `pending` entry) in the state."""
     for name in outcome["consumed"]:
         state["files"][name] = outcome["sequence"]
     state["held_back"] = list(outcome["held_back"])

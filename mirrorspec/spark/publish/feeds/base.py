@@ -127,6 +127,12 @@ _ERROR_COLUMN = "_parse_error"
 _SKIPPED_OP = -2
 
 
+# A row with this `_op` carries a note a parser left for its Spark reader (where a bootstrap
+# starts, which positions a file holds…): `_present` holds [kind, *details]. Notes come back
+# in ReadResult.info["notes"] and never reach the landing zone.
+_NOTE_OP = -3
+
+
 def skipped_rows(counts: dict[str, int], width: int, order_width: int, file: str,
                  extra: int = 0) -> list[Row]:
     """The rows that carry `counts` (kind → messages skipped in `file`) out of a parse task
@@ -134,6 +140,13 @@ def skipped_rows(counts: dict[str, int], width: int, order_width: int, file: str
     return [(*([None] * width), _SKIPPED_OP, (None,) * order_width, [kind], file, count,
              *([None] * extra))
             for kind, count in sorted(counts.items())]
+
+
+def note_rows(notes: Sequence[tuple], width: int, file: str, extra: int = 0) -> list[Row]:
+    """The rows that carry a parser's notes out of a parse task: each note is
+    (kind, details (texts), order tuple, line); `extra` as for `skipped_rows`."""
+    return [(*([None] * width), _NOTE_OP, order, [kind, *details], file, line, *([None] * extra))
+            for kind, details, order, line in notes]
 
 
 def text_change_schema(shape: TableShape, order_fields: Sequence[tuple[str, str]],
@@ -246,7 +259,8 @@ def read_text_changes(spark: Any, files: Sequence[str], shape: TableShape,
     parsed = parsed.persist(StorageLevel.MEMORY_AND_DISK)
     # one pass finds the first error and the skip counts (a few rows per file at most)
     special = (parsed.where(F.col("_op") < 0)
-               .select("_op", "_present", "_source_file", "_source_line", _ERROR_COLUMN)
+               .select("_op", "_order", "_present", "_source_file", "_source_line",
+                       _ERROR_COLUMN)
                .collect())
     errors = sorted((r for r in special if r[_ERROR_COLUMN] is not None),
                     key=lambda r: (r["_source_file"], r["_source_line"]))
@@ -258,11 +272,19 @@ def read_text_changes(spark: Any, files: Sequence[str], shape: TableShape,
                           line=first["_source_line"] or None, hint=detail.get("hint"))
     info: dict[str, Any] = {"cached": [parsed], "persisted": True}
     skipped: dict[str, int] = {}
+    notes: list[dict[str, Any]] = []
     for r in special:
         if r["_op"] == _SKIPPED_OP:
             kind = r["_present"][0]
             skipped[kind] = skipped.get(kind, 0) + int(r["_source_line"])
+        elif r["_op"] == _NOTE_OP:
+            notes.append({"kind": r["_present"][0], "details": list(r["_present"][1:]),
+                          "file": r["_source_file"], "line": int(r["_source_line"]),
+                          "order": tuple(r["_order"])})
     if skipped:
         info["skipped"] = skipped
+    if notes:
+        info["notes"] = sorted(notes, key=lambda n: (n["file"], n["line"]))
+    if special:
         return parsed.where(F.col("_op") >= 0).drop(_ERROR_COLUMN), info
     return parsed.drop(_ERROR_COLUMN), info

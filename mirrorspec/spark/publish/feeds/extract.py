@@ -14,11 +14,14 @@ from pyspark.sql.types import StringType, StructField, StructType, _parse_dataty
 
 from mirrorspec.base.errors import SourceError
 from mirrorspec.openmirroring.mirroring import spark_type_for
-from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE, ReadResult
+from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE, ReadResult, read_feed_bytes
 from mirrorspec.sources.extract import (STATE_SNAPSHOT, CsvExtractFormat, ExtractOptions,
-                                        ParquetExtractFormat, Snapshot, _exists, feed_root,
-                                        group_snapshots, parse_options, previous_snapshot)
+                                        ParquetExtractFormat, Snapshot, _exists, csv_value_line,
+                                        expected_type, feed_root, group_snapshots, parse_options,
+                                        previous_snapshot)
 from mirrorspec.spark.publish.completion import read_mirrored
+
+FROM_NOTHING = "nothing (first snapshot)"  # `_previous`'s origin when no snapshot precedes
 
 # --- reading one snapshot -------------------------------------------------------------
 
@@ -65,19 +68,50 @@ def _typed(raw_col, data_type: str, opts: ExtractOptions):
     return raw_col.try_cast(spark_type_for(data_type))
 
 
-def _check_values(df, typed: dict[str, Any], raw: dict[str, Any], file: str) -> None:
-    """Raise SourceError for the first value that doesn't parse as its column's type."""
+def _first_bad_value(df, typed: dict[str, Any], raw: dict[str, Any], *where: Any,
+                     or_where: Any = None, first: Any = None):
+    """The first row with a value that doesn't parse as its column's type: `_bad` (the
+    column), the raw values and the `where` columns (its file, its row); None when all parse.
+    `or_where`: rows that condition holds for are found too; `first`: which come first (in
+    one Spark job either way)."""
 
     checks = [F.when(raw[name].isNotNull() & typed[name].isNull(), F.lit(name))
               for name in typed]
-    if not checks:
-        return
-    bad = df.select(F.coalesce(*checks).alias("_bad"), *[raw[n].alias(n) for n in raw]) \
-        .where(F.col("_bad").isNotNull()).limit(1).collect()
-    if bad:
-        name = bad[0]["_bad"]
-        raise SourceError(f"column {name!r}: cannot read {bad[0][name]!r} as its type",
-                          file=file, hint="fix the value or the column's type in the YAML")
+    if not checks and or_where is None:
+        return None
+    bad_column = F.coalesce(*checks) if checks else F.lit(None).cast("string")
+    found = bad_column.isNotNull() if or_where is None else bad_column.isNotNull() | or_where
+    rows = df.select(bad_column.alias("_bad"), *[raw[n].alias(n) for n in raw], *where) \
+        .where(found)
+    if first is not None:
+        rows = rows.orderBy(first)
+    bad = rows.limit(1).collect()
+    return bad[0] if bad else None
+
+
+def local_header(file: str, opts: ExtractOptions) -> list[str] | None:
+    """The header of a local UTF-8 CSV file read in Python (a Spark job less), or None where
+    Spark must read it: a URI, another encoding, names empty or repeated (Spark renames those)."""
+    import csv
+    import codecs
+
+    if "://" in file or codecs.lookup(opts.encoding).name != "utf-8":
+        return None
+    path = file[5:] if file.startswith("file:") else file
+    escape = None if opts.escape == opts.quote else opts.escape
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            names = next(csv.reader(handle, delimiter=opts.delimiter, quotechar=opts.quote,
+                                    doublequote=escape is None, escapechar=escape), None)
+    except (OSError, UnicodeDecodeError, csv.Error, LookupError):
+        return None
+    if not names or any(not n for n in names) or \
+            len({n.lower() for n in names}) != len(names):
+        return None
+    return names
+
+
+_VALUE_HINT = "fix the value, or the column's type (or the extract's format options) in the YAML"
 
 class CsvExtractReader(CsvExtractFormat):
     """`csv`: each new CSV extract (file or folder) is a full snapshot of the table."""
@@ -87,8 +121,11 @@ class CsvExtractReader(CsvExtractFormat):
         """The change set of each new snapshot against the one before it."""
         return read_snapshots(self, spark, table, files, state)
 
-    def read_snapshot(self, spark: Any, snapshot: Snapshot, columns, opts: ExtractOptions):
-        """The snapshot's rows, typed as the table's columns."""
+    def read_snapshot(self, spark: Any, snapshot: Snapshot, columns, opts: ExtractOptions,
+                      checked: bool = True):
+        """The snapshot's rows, typed as the table's columns. `checked`: fail on a malformed
+        record or a value not of its column's type (False for a snapshot checked when it was
+        published: one Spark job less)."""
 
         reader = (spark.read.option("sep", opts.delimiter).option("quote", opts.quote)
                   .option("escape", opts.escape).option("encoding", opts.encoding)
@@ -96,7 +133,8 @@ class CsvExtractReader(CsvExtractFormat):
                   .option("mode", "PERMISSIVE"))
         files = list(snapshot.files)
         if opts.header:
-            names = reader.option("header", "true").csv(files[:1]).columns
+            names = local_header(files[0], opts) or \
+                reader.option("header", "true").csv(files[:1]).columns
             mapping = _match_columns(names, columns, snapshot.files[0], "header")
         else:
             names = [name for name, _ in columns]
@@ -107,17 +145,22 @@ class CsvExtractReader(CsvExtractFormat):
                .option("columnNameOfCorruptRecord", "_corrupt_record")
                .schema(schema).csv(files)
                .withColumn("_file", F.col("_metadata.file_path")))
-        # (a data column is selected too: Spark refuses queries of the corrupt column alone)
-        corrupt = raw.where(F.col("_corrupt_record").isNotNull()).select(
-            "_file", "_corrupt_record", F.col(f"`{names[0]}`")).limit(1).collect()
-        if corrupt:
-            record = corrupt[0]["_corrupt_record"]
-            raise SourceError(f"malformed CSV record (expected {len(names)} fields): "
-                              f"{record[:200]!r}", file=_plain_name(corrupt[0]["_file"], files),
-                              hint="check the delimiter, quote and header options")
         strings = {name: F.col(f"`{mapping[name]}`") for name, _ in columns}
         typed = {name: _typed(strings[name], data_type, opts) for name, data_type in columns}
-        _check_values(raw, typed, strings, snapshot.name)
+        if checked:
+            # one job for both checks: a malformed record first, else a value of another type
+            # (a data column is selected too: Spark refuses queries of the corrupt column alone)
+            bad = _first_bad_value(raw, typed, strings, F.col("_file"), F.col("_corrupt_record"),
+                                   or_where=F.col("_corrupt_record").isNotNull(),
+                                   first=F.col("_corrupt_record").isNull())
+            if bad is not None and bad["_corrupt_record"] is not None:
+                record = bad["_corrupt_record"]
+                raise SourceError(f"malformed CSV record (expected {len(names)} fields): "
+                                  f"{record[:200]!r}", file=_plain_name(bad["_file"], files),
+                                  hint="check the delimiter, quote and header options")
+            if bad is not None:
+                raise _csv_value_error(bad, dict(columns), names.index(mapping[bad["_bad"]]),
+                                       _plain_name(bad["_file"], files), opts)
         return raw.select(*[typed[name].alias(name) for name, _ in columns])
 
 class ParquetExtractReader(ParquetExtractFormat):
@@ -128,8 +171,9 @@ class ParquetExtractReader(ParquetExtractFormat):
         """The change set of each new snapshot against the one before it."""
         return read_snapshots(self, spark, table, files, state)
 
-    def read_snapshot(self, spark: Any, snapshot: Snapshot, columns, opts: ExtractOptions):
-        """The snapshot's rows, typed as the table's columns."""
+    def read_snapshot(self, spark: Any, snapshot: Snapshot, columns, opts: ExtractOptions,
+                      checked: bool = True):
+        """The snapshot's rows, typed as the table's columns (`checked`: as for CSV)."""
 
         raw = spark.read.option("mergeSchema", "true").parquet(*snapshot.files)
         mapping = _match_columns(raw.columns, columns, snapshot.name, "schema")
@@ -140,8 +184,33 @@ class ParquetExtractReader(ParquetExtractFormat):
             target = spark_type_for(data_type)
             typed[name] = selected[name] if source_type == target else \
                 selected[name].try_cast(target)
-        _check_values(raw, typed, selected, snapshot.name)
+        bad = None if not checked else _first_bad_value(
+            raw, typed, selected, F.col("_metadata.file_path").alias("_file"),
+            F.col("_metadata.row_index").alias("_row"))
+        if bad is not None:
+            name = bad["_bad"]
+            data_type = dict(columns)[name]
+            raise SourceError(f"row {bad['_row'] + 1}, column {name!r}: cannot read "
+                              f"{bad[name]!r} as {expected_type(data_type, opts)}",
+                              file=_plain_name(bad["_file"], list(snapshot.files)),
+                              hint=_VALUE_HINT)
         return raw.select(*[typed[name].alias(name) for name, _ in columns])
+
+
+def _csv_value_error(bad: Any, types: dict[str, str], field: int, file: str,
+                     opts: ExtractOptions) -> SourceError:
+    """The error of a CSV value that is not of its column's type: the file and the line its
+    record starts on (found by reading the file again, on this error path only), the column
+    by name and position, the value and the type it must read as."""
+    name = bad["_bad"]
+    value = bad[name]
+    try:
+        line = csv_value_line(read_feed_bytes(file), file, opts, field, value)
+    except (OSError, SourceError):
+        line = None
+    return SourceError(f"column {name!r} (field {field + 1}): cannot read {value!r} as "
+                       f"{expected_type(types[name], opts)}", file=file, line=line,
+                       hint=_VALUE_HINT)
 
 def _plain_name(uri: str, files: Sequence[str]) -> str:
     from urllib.parse import unquote
@@ -170,6 +239,12 @@ def read_snapshots(reader: Any, spark: Any, table: Any, files: Sequence[str],
                           f"not columns")
     snapshots = group_snapshots(files, feed_root(table.source.path or ""), opts.snapshot_order)
     previous, origin = _previous(spark, reader, table, state, columns, opts)
+    skipped = []
+    if origin == FROM_NOTHING and len(snapshots) > 1:
+        # Nothing precedes this batch (a first load, a full refresh): the newest snapshot is the
+        # whole table, and the older ones would only land changes it overwrites in the same
+        # file. They are consumed unread (an old snapshot may lack a column added since).
+        skipped, snapshots = [s.name for s in snapshots[:-1]], snapshots[-1:]
     frames = []
     for index, snapshot in enumerate(snapshots):
         current = reader.read_snapshot(spark, snapshot, columns, opts)
@@ -189,7 +264,7 @@ def read_snapshots(reader: Any, spark: Any, table: Any, files: Sequence[str],
         changes = _empty_changes(spark, columns)
         new_state = dict((state or {}).get("reader") or {})
     info = {"state": new_state, "previous_snapshot": origin,
-            "snapshots": [s.name for s in snapshots]}
+            "snapshots": [s.name for s in snapshots], "skipped_snapshots": skipped}
     if not table.key_columns:
         info["key_columns"] = keys
     return ReadResult(changes=changes.select(*names, "_op", "_order", "_present", "_source_file",
@@ -204,7 +279,8 @@ def _previous(spark: Any, reader: Any, table: Any, state: dict[str, Any], column
         snapshot = Snapshot(remembered[0] if len(remembered) == 1
                             else os.path.dirname(remembered[0]), remembered)
         try:
-            return (reader.read_snapshot(spark, snapshot, columns, opts),
+            # checked when it was published; a column it lacks still fails (→ the mirrored table)
+            return (reader.read_snapshot(spark, snapshot, columns, opts, checked=False),
                     f"extract {snapshot.name}")
         except SourceError:
             pass  # e.g. the YAML gained a column the old extract lacks: the mirrored table knows
@@ -218,7 +294,7 @@ def _previous(spark: Any, reader: Any, table: Any, state: dict[str, Any], column
                                  .cast(spark_type_for(data_type)).alias(name)
                                  for name, data_type in columns])
         return rows, f"mirrored table {table.delta_path}"
-    return _empty_rows(spark, columns), "nothing (first snapshot)"
+    return _empty_rows(spark, columns), FROM_NOTHING
 
 
 def _check_keys(current, keys: Sequence[str], snapshot: Snapshot, opts: ExtractOptions) -> None:
@@ -227,8 +303,11 @@ def _check_keys(current, keys: Sequence[str], snapshot: Snapshot, opts: ExtractO
     null_key = F.lit(False)
     for key in keys:
         null_key = null_key | F.col(f"`{key}`").isNull()
-    counts = current.agg(F.count(F.lit(1)).alias("rows"),
-                         F.sum(F.when(null_key, 1).otherwise(0)).alias("null_keys")).first()
+    # one job: rows, NULL-keyed rows and the most rows of one key, by key
+    per_key = current.groupBy(*keys).count()
+    counts = per_key.agg(F.sum("count").alias("rows"),
+                         F.sum(F.when(null_key, F.col("count"))).alias("null_keys"),
+                         F.max(F.when(~null_key, F.col("count"))).alias("most")).first()
     if counts["null_keys"]:
         raise SourceError(f"{counts['null_keys']} row(s) have a NULL key ({', '.join(keys)})",
                           file=snapshot.name, hint="every row of an extract needs a key value")
@@ -238,7 +317,9 @@ def _check_keys(current, keys: Sequence[str], snapshot: Snapshot, opts: ExtractO
         raise SourceError("the extract has no rows: publishing it would delete every row",
                           file=snapshot.name,
                           hint="set allow_empty: true in source.options if that is intended")
-    dup = current.groupBy(*keys).count().where(F.col("count") > 1).limit(1).collect()
+    if (counts["most"] or 0) <= 1:
+        return
+    dup = per_key.where(F.col("count") > 1).limit(1).collect()
     if dup:
         shown = ", ".join(f"{k}={dup[0][k]!r}" for k in keys)
         raise SourceError(f"key {shown} appears {dup[0]['count']} times in the snapshot",

@@ -15,4 +15,4 @@ class GoldenGateReader(GoldenGateFormat):
     def read(self, spark: Any, table: Any, files: Sequence[str], state: dict[str, Any]
              ) -> ReadResult:
         """Canonical changes of `files`; raises SourceError naming file and line on bad input."""
-        return read_row_images(spark, table, files, parse_text)
+        return read_row_images(spark, table, files, parse_text, state)
