@@ -30,7 +30,6 @@ import datetime as dt
 import decimal
 import gzip
 import json
-import re
 import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
@@ -53,6 +52,7 @@ from mirrorspec.sources.base import (
     iter_json_documents,
     list_feed_files,
     to_boolean,
+    value_converter,
 )
 
 TYPE_NAME = "debezium"
@@ -514,48 +514,24 @@ def _is_variable_decimal(value: Any) -> bool:
 
 
 _INT_RANGES = {"Int16": 1 << 15, "Int32": 1 << 31, "Int64": 1 << 63}
+# The strict number rule every reader shares (`sources.base.value_converter`): integers from
+# JSON integers, integral JSON numbers and ASCII digit text; never `true`, `"1_000"`, `"1e3"`,
+# other scripts' digits or blanks.
+_NUMBERS = {data_type: value_converter(data_type)
+            for data_type in ("Int16", "Int32", "Int64", "Double", "Single")}
 
 
-_INT_TEXT = re.compile(r"[+-]?[0-9]+")
-_FLOAT_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_FLOAT_WORDS = {"nan": "nan", "infinity": "inf", "+infinity": "inf", "-infinity": "-inf"}
-
-
-def _to_int(value: Any) -> int:
-    """An integer from a whole number (also 5.0 or an integral Decimal) or its plain ASCII
-    text; ValueError for anything else (`true`, `"1_000"`, `"1e3"`, other digits)."""
-    if isinstance(value, bool):
-        raise ValueError(f"{value!r} is not an integer")
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        if not value.is_integer():
-            raise ValueError(f"{value!r} is not a whole number")
-        return int(value)
+def _to_number(value: Any, data_type: str) -> int | float:
+    """A value of an integer or number column by the shared rule (`_NUMBERS`), after what only
+    Debezium decodes: an Avro or VariableScaleDecimal `Decimal` (an integer column takes it only
+    when it is whole). ValueError with the reason otherwise."""
     if isinstance(value, decimal.Decimal):
+        if data_type not in _INT_RANGES:
+            return float(value)
         if not value.is_finite() or value != value.to_integral_value():
-            raise ValueError(f"{value} is not a whole number")
-        return int(value)
-    if isinstance(value, str) and _INT_TEXT.fullmatch(value.strip(" ")):
-        return int(value.strip(" "))
-    raise ValueError(f"{value!r} is not an integer")
-
-
-def _to_float(value: Any) -> float:
-    """A float from a number or its plain ASCII text (NaN, Infinity allowed); ValueError for
-    a boolean or any other text (`"1_000"`, other digits)."""
-    if isinstance(value, bool):
-        raise ValueError(f"{value!r} is not a number")
-    if isinstance(value, (int, float, decimal.Decimal)):
-        return float(value)
-    if isinstance(value, str):
-        text = value.strip(" ")
-        if _FLOAT_TEXT.fullmatch(text):
-            return float(text)
-        word = _FLOAT_WORDS.get(text.lower())
-        if word is not None:
-            return float(word)
-    raise ValueError(f"{value!r} is not a number")
+            raise ValueError(f"{value} is not an integer")
+        value = int(value)
+    return _NUMBERS[data_type](value)
 
 
 def _to_text(value: Any) -> str:
@@ -590,17 +566,10 @@ def coerce(value: Any, data_type: str, int_time_unit: str = "ms",
         return None
     if data_type == "String":
         return _to_text(value)
-    if data_type in _INT_RANGES:
-        if isinstance(value, (_Timestamp, _Date, _TimeOfDay)):
-            number = int(value)
-        else:
-            number = _to_int(value)
-        limit = _INT_RANGES[data_type]
-        if not -limit <= number < limit:
-            raise ValueError(f"{number} is out of range for {data_type}")
-        return number
-    if data_type in ("Double", "Single"):
-        return _to_float(value)
+    if data_type in _NUMBERS:
+        if isinstance(value, (_Timestamp, _Date, _TimeOfDay)):  # a temporal value's number
+            value = int(value)
+        return _to_number(value, data_type)
     if data_type == "Boolean":
         if isinstance(value, float) and value in (0, 1):  # Debezium JSON may spell 1 as 1.0
             return bool(value)

@@ -10,13 +10,15 @@ Shapes after Debezium's own code and tests (https://github.com/debezium/debezium
 from __future__ import annotations
 
 import base64
+import decimal
 import json
 
 import pytest
 
 from mirrorspec.base.errors import SourceError
-from mirrorspec.sources.base import OP_UPDATE
-from mirrorspec.sources.debezium import DebeziumOptions, TableShape, parse_options, parse_text
+from mirrorspec.sources.base import OP_UPDATE, value_converter
+from mirrorspec.sources.debezium import (DebeziumOptions, TableShape, coerce, parse_options,
+                                         parse_text)
 from mirrorspec.sources.debezium_placeholders import Placeholder
 
 PLACEHOLDER = "__debezium_unavailable_value"
@@ -109,7 +111,8 @@ def test_the_events_own_before_image_completes_what_after_lacks():
 
 # --- values that aren't their column's type ----------------------------------------------------
 
-@pytest.mark.parametrize("value", [True, "1_000", "١٢٣", "1e3", "12.5", 12.5, "", " "])
+@pytest.mark.parametrize("value", [True, "1_000", "١٢٣", "1e3", "12.5", 12.5, "", " ", " 8",
+                                   2.0 ** 60, 1 << 31])
 def test_an_integer_column_refuses_what_is_not_an_integer(value):
     text = json.dumps({"op": "c", "after": {"id": 1, "not_toast": value, "int_array": None},
                        "source": {"connector": "postgresql", "lsn": 1}})
@@ -118,16 +121,45 @@ def test_an_integer_column_refuses_what_is_not_an_integer(value):
     assert err.value.line == 1 and err.value.file == "toast.json"
 
 
-@pytest.mark.parametrize("value, expected", [(7, 7), ("-7", -7), (" 8", 8), (9.0, 9)])
+@pytest.mark.parametrize("value, expected", [(7, 7), ("-7", -7), ("+8", 8), (9.0, 9)])
 def test_an_integer_column_reads_integers_and_their_plain_text(value, expected):
     text = json.dumps({"op": "c", "after": {"id": 1, "not_toast": value, "int_array": None},
                        "source": {"connector": "postgresql", "lsn": 1}})
     assert parsed(text)[0][1] == expected
 
 
-@pytest.mark.parametrize("value", [True, "1_000.5", "٣.٥", "NaN!"])
+@pytest.mark.parametrize("value", [True, "1_000.5", "٣.٥", "NaN!", " 1.5"])
 def test_a_double_column_refuses_what_is_not_a_number(value):
     shape = TableShape((("id", "Int32"), ("x", "Double")), ("id",))
     text = json.dumps({"op": "c", "after": {"id": 1, "x": value}, "source": {"lsn": 1}})
     with pytest.raises(SourceError, match="column 'x' \\(Double\\)"):
         list(parse_text(text, "f.json", shape, DebeziumOptions()))
+
+
+@pytest.mark.parametrize("data_type", ["Int16", "Int32", "Int64", "Double", "Single"])
+def test_numbers_follow_the_rule_every_reader_shares(data_type):
+    """Debezium converts integer and number columns by `sources.base.value_converter`: what it
+    refuses, Debezium refuses; what it takes, Debezium takes to the same value."""
+    shared = value_converter(data_type)
+    for value in [True, False, "1_000", "١٢٣", "1e3", "12.5", 12.5, 7, -7, "7", "+7", " 7",
+                  7.0, 2.0 ** 60, 1 << 40, "NaN", "-Infinity", "", "0x10"]:
+        try:
+            expected = shared(value)
+        except ValueError:
+            with pytest.raises(ValueError):
+                coerce(value, data_type)
+            continue
+        got = coerce(value, data_type)
+        assert got == expected or (got != got and expected != expected), (value, got)
+
+
+def test_a_decimal_is_a_whole_number_or_refused_in_an_integer_column():
+    """Only Debezium decodes Decimals (Avro `decimal`, VariableScaleDecimal): an integer column
+    takes a whole one, by the shared range; a number column any."""
+    assert coerce(decimal.Decimal("12.000"), "Int32") == 12
+    assert coerce(decimal.Decimal("1.5"), "Double") == 1.5
+    for value, data_type in [(decimal.Decimal("1.5"), "Int32"),
+                             (decimal.Decimal(1 << 31), "Int32"),
+                             (decimal.Decimal("NaN"), "Int64")]:
+        with pytest.raises(ValueError):
+            coerce(value, data_type)
