@@ -17,7 +17,8 @@ each a dict like a `--log-format json` line (`time`, `level`, `event`, `message`
 `invocation_id`, fields), or without it to Python's logging (logger `mirrorspec`, each at its
 level). A selection matching no table is a warning and an empty result, as on the command line.
 Spark starts only in `run`, `test` and `mirror_landing_zone` (and in
-`show` for a table delta-rs can't read); the session is reused by later calls in the process.
+`show` or `changes` for a table delta-rs can't read); the session is reused by later calls
+in the process.
 """
 
 from __future__ import annotations
@@ -321,6 +322,55 @@ class Project:
         return _read_arrow(plan, target.delta_path, target.unique_id, limit, where, version,
                            as_of, list(target.key_columns), console)
 
+    def changes(self, table: str, from_version: int | None = None,
+                from_timestamp: str | datetime | None = None, to_version: int | None = None,
+                to_timestamp: str | datetime | None = None, limit: int | None = None
+                ) -> "pyarrow.Table":
+        """The change data feed of a mirrored table (`mirrorspec changes`) as a pyarrow.Table:
+        the table's columns plus `_change_type`, `_commit_version` and `_commit_timestamp`, by
+        version, key and change; versions `from_version` (or the first committed at or after
+        `from_timestamp`; default: where the latest stretch of versions with a feed starts)
+        to `to_version` (or the last at or before `to_timestamp`; default: the latest), at
+        most `limit` rows (None: all). No Spark unless delta-rs can't read the table."""
+        for value, what in ((from_version, "from_version"), (to_version, "to_version")):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or value < 0):
+                raise UsageError(f"changes({what}={value!r}): give a Delta version (>= 0)")
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)
+                                  or limit < 0):
+            raise UsageError(f"changes(limit={limit!r}): give a whole number >= 0, or None "
+                             "for all")
+        if from_version is not None and from_timestamp is not None:
+            raise UsageError("changes(): give from_version or from_timestamp, not both")
+        if to_version is not None and to_timestamp is not None:
+            raise UsageError("changes(): give to_version or to_timestamp, not both")
+        _text(table, "table", "a table's unique id or name")
+        start = _as_of(from_timestamp, "changes", "from_timestamp")
+        end = _as_of(to_timestamp, "changes", "to_timestamp")
+        console = self._console()
+        plan = self._context(console).plan
+        from mirrorspec.project.selection import resolve_table
+        from mirrorspec.readers.changes import read_changes
+        from mirrorspec.readers.errors import DeltaRsUnsupported
+
+        target = resolve_table(plan, table)
+        keys = list(target.key_columns)
+        try:
+            return read_changes(target.delta_path, target.unique_id, from_version, start,
+                                to_version, end, limit, keys, _storage(plan)).data
+        except DeltaRsUnsupported as exc:
+            console.warning(f"{target.unique_id}: reading with Spark instead of delta-rs: {exc}",
+                            table=target.unique_id)
+        import pyarrow as pa
+
+        from mirrorspec.spark.ops.inspect import changes as spark_changes
+        from mirrorspec.spark.platform.session import start_session
+
+        columns, rows, _first, _last, _total = spark_changes(
+            start_session(plan), target.delta_path, target.unique_id, from_version, start,
+            to_version, end, limit, keys)
+        return pa.Table.from_pylist([dict(zip(columns, row)) for row in rows])
+
     # --- helpers --------------------------------------------------------------------------------
     @staticmethod
     def _state(state: Any) -> str | None:
@@ -345,21 +395,31 @@ class Project:
         raise UsageError(f"stale_after={value!r}: give a duration such as '15m' or a timedelta")
 
 
-def _as_of(timestamp: Any) -> datetime | None:
+def _as_of(timestamp: Any, call: str = "show", name: str = "timestamp") -> datetime | None:
     """show(timestamp=…): a datetime, or an ISO 8601 str read as `mirrorspec show --timestamp`
     reads it (its error names the argument, not the flag)."""
     if timestamp is None or isinstance(timestamp, datetime):
         return timestamp
     if not isinstance(timestamp, str):
-        raise UsageError(f"show(timestamp={timestamp!r}): give a datetime or an ISO 8601 str")
+        raise UsageError(f"{call}({name}={timestamp!r}): give a datetime or an ISO 8601 str")
     from mirrorspec.readers.delta import parse_timestamp
 
     try:
         return parse_timestamp(timestamp)
     except InspectError:
-        raise UsageError(f"show(timestamp={timestamp!r}): not a date or time",
+        raise UsageError(f"{call}({name}={timestamp!r}): not a date or time",
                          hint="e.g. '2026-01-31' or '2026-01-31T12:00:00Z' (UTC unless it has "
                               "an offset), or a datetime") from None
+
+
+def _storage(plan: Any) -> dict[str, str]:
+    """delta-rs storage options from the plan's Spark conf, for a warehouse at a URI."""
+    if "://" not in plan.warehouse:
+        return {}
+    from mirrorspec.artifacts.plan import resolve_secrets
+    from mirrorspec.readers.storage import storage_options
+
+    return storage_options(resolve_secrets(dict(plan.spark.conf)))
 
 
 def _read_arrow(plan: Any, path: str, name: str, limit: int | None, where: str | None,
@@ -369,15 +429,9 @@ def _read_arrow(plan: Any, path: str, name: str, limit: int | None, where: str |
     from mirrorspec.readers import delta as delta_rs
     from mirrorspec.readers.errors import DeltaRsUnsupported
 
-    storage: dict[str, str] = {}
-    if "://" in plan.warehouse:
-        from mirrorspec.artifacts.plan import resolve_secrets
-        from mirrorspec.readers.storage import storage_options
-
-        storage = storage_options(resolve_secrets(dict(plan.spark.conf)))
     try:
         data, _version = delta_rs.preview_arrow(path, name, limit, where, version, as_of,
-                                                keys, storage)
+                                                keys, _storage(plan))
         return data
     except DeltaRsUnsupported as exc:
         console.warning(f"{name}: reading with Spark instead of delta-rs: {exc}", table=name)
@@ -396,11 +450,13 @@ def mirror_landing_zone(landing_zone: str | os.PathLike[str], warehouse: str | o
                         select: str | Sequence[str] | None = None, threads: int = 2,
                         strict: bool = False, conf: Mapping[str, str] | None = None,
                         master: str = "local[*]",
-                        on_event: EventCallback | None = None) -> RunResults:
+                        on_event: EventCallback | None = None,
+                        change_data_feed: bool | None = None) -> RunResults:
     """`mirrorspec mirror`: one pass applying a landing zone to Delta tables in `warehouse`
     (WAREHOUSE/<schema>/<table>), writing the monitoring JSON. Returns the same RunResults as
     `Project.run` (command "mirror"); a missing local landing zone raises LandingZoneError
-    before Spark starts."""
+    before Spark starts. `change_data_feed` switches Delta's change data feed on (or off)
+    for every table (`mirror --change-data-feed`); None leaves each table as it is."""
     from mirrorspec.operate.preflight import require_landing_zone
     from mirrorspec.base.files import normalize
 
@@ -410,6 +466,7 @@ def mirror_landing_zone(landing_zone: str | os.PathLike[str], warehouse: str | o
     select_ = _selectors(select, "select")
     threads = _positive(threads, "threads")
     strict = _flag(strict, "strict")
+    feed = _flag(change_data_feed, "change_data_feed") if change_data_feed is not None else None
     if conf is not None and not (isinstance(conf, Mapping)
                                  and all(isinstance(k, str) for k in conf)):
         raise UsageError(f"conf={conf!r}: give a mapping of Spark settings to values")
@@ -427,10 +484,12 @@ def mirror_landing_zone(landing_zone: str | os.PathLike[str], warehouse: str | o
     started = time.monotonic()
     results = RunResults(command="mirror", invocation_id=console.invocation_id,
                          args=safe_args(landing_zone=landing, warehouse=wh, select=select_,
-                                        threads=threads, strict=strict, api=True))
+                                        threads=threads, strict=strict,
+                                        change_data_feed=feed, api=True))
     spark = build_session(master, {str(k): str(v) for k, v in (conf or {}).items()})
-    outcome = mirror_pass(spark, landing, wh, MirrorOptions(threads=threads, strict=strict,
-                                                           select=select_), console,
+    options = MirrorOptions(threads=threads, strict=strict, select=select_,
+                            change_data_feed=feed)
+    outcome = mirror_pass(spark, landing, wh, options, console,
                           progress=True)  # table_started/finished and progress events
     for table in outcome.tables:
         result = TableRunResult(table.unique_id, execution_time=float(table.seconds or 0.0))

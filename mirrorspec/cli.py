@@ -37,7 +37,7 @@ COMMAND_MODULES = (
     "mirrorspec.commands.project",   # init, validate, compile, ls, clean
     "mirrorspec.commands.mirror",    # mirror
     "mirrorspec.commands.run",       # run, publish, build, retry
-    "mirrorspec.commands.inspect",   # status, show, history, export
+    "mirrorspec.commands.inspect",   # status, show, history, changes, export
     "mirrorspec.commands.diff",      # diff
     "mirrorspec.commands.datatest",  # test
     "mirrorspec.commands.docs",      # docs generate / serve

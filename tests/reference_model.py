@@ -254,6 +254,64 @@ def fold_batch(key_columns: Sequence[str], existing: list[dict], changes: list[t
     return result + keyless_appends
 
 
+# --- the change data feed of one pass ---------------------------------------------------------
+
+FEED_INSERT, FEED_DELETE = "insert", "delete"
+FEED_PRE, FEED_POST = "update_preimage", "update_postimage"
+
+
+def feed_of_pass(key_columns: Sequence[str], before: list[dict], changes: list[tuple[int, dict]],
+                 columns: Sequence[str]) -> Counter:
+    """The change rows the one commit of a pass records (docs/change-data-feed.md), as a
+    multiset of (change type, values over `columns`), from the rows before the pass and its
+    changes (marker, row) in order. Written from the documented rule, per key:
+
+    - the key's rows after the pass are those of the sequential model (`ModelTable`);
+    - a key deleted in the pass: each row it had is a `delete`, each row it has an `insert`;
+    - else a key updated or upserted: each row it had is an `update_preimage` with an
+      `update_postimage` of the last update's row, and the rows added beside them `insert`s;
+    - else (inserts only): each inserted row an `insert`;
+    - a row inserted without a key (keyless table, NULL key) is an `insert`.
+    """
+    feed: Counter = Counter()
+
+    def values(row: Mapping[str, Any]) -> tuple:
+        return tuple(row.get(c) for c in columns)
+
+    def key_of(row: Mapping[str, Any]) -> tuple | None:
+        key = tuple(row.get(k) for k in key_columns)
+        return None if not key_columns or any(v is None for v in key) else key
+
+    by_key: dict[tuple, list[tuple[int, dict]]] = {}
+    for marker, row in changes:
+        key = key_of(row)
+        if key is None:
+            feed[(FEED_INSERT, values(row))] += 1
+        else:
+            by_key.setdefault(key, []).append((marker, row))
+    for key, own in by_key.items():
+        table = ModelTable(key_columns)
+        table.columns = list(columns)
+        old = [dict(r) for r in before if key_of(r) == key]
+        table.rows = [dict(r) for r in old]
+        table.apply_changes(own)
+        new = table.rows
+        markers = [m for m, _ in own]
+        if DELETE in markers:
+            feed.update((FEED_DELETE, values(r)) for r in old)
+            feed.update((FEED_INSERT, values(r)) for r in new)
+        elif any(m in _REPLACING for m in markers):
+            last = [r for m, r in own if m in _REPLACING][-1]
+            feed.update((FEED_PRE, values(r)) for r in old)
+            feed[(FEED_POST, values(last))] += len(old)
+            added = Counter(values(r) for r in new)
+            added[values(last)] -= len(old)
+            feed.update({(FEED_INSERT, v): n for v, n in added.items() if n > 0})
+        else:
+            feed.update((FEED_INSERT, values(r)) for r in new[len(old):])
+    return feed
+
+
 # --- writing model files into a landing zone -------------------------------------------------
 
 _ARROW_TYPES = {"int64": "int64", "int32": "int32", "string": "string", "double": "float64",
@@ -385,7 +443,8 @@ def processed_files(table_dir: str) -> list[str]:
 
 __all__ = [
     "MARKER", "INSERT", "UPDATE", "DELETE", "UPSERT", "LandingFile", "ModelError", "BadFile",
-    "ModelTable", "parse_marker", "as_multiset", "multiset_diff", "fold_batch", "write_metadata",
+    "ModelTable", "parse_marker", "as_multiset", "multiset_diff", "fold_batch", "feed_of_pass",
+    "FEED_INSERT", "FEED_DELETE", "FEED_PRE", "FEED_POST", "write_metadata",
     "csv_schema_definition", "write_parquet", "csv_text", "write_csv", "sequence_name",
     "read_delta", "read_delta_rs", "landing_data_files", "processed_files",
 ]

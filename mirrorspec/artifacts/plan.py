@@ -85,6 +85,9 @@ class TablePlan:
     # delta.enableDeletionVectors of the mirrored table; None: by its size (docs/readers.md)
     deletion_vectors: bool | None = None
     settle_seconds: float = 0  # a landing file younger than this waits for a later pass
+    # delta.enableChangeDataFeed of the mirrored table (docs/change-data-feed.md); a plan
+    # written before the field existed reads as False
+    change_data_feed: bool = False
 
     @property
     def publishes(self) -> bool:

@@ -1,7 +1,7 @@
-"""`mirrorspec status`, `show`, `history` and `export`: look at the mirrored tables.
+"""`mirrorspec status`, `show`, `history`, `changes` and `export`: look at the mirrored tables.
 
-None of them starts a JVM: `status` reads the monitoring JSON, `show` and `history` read the
-Delta table through delta-rs (`mirrorspec/readers/`). Only what delta-rs can't read falls back to
+None of them starts a JVM: `status` reads the monitoring JSON, `show`, `history` and `changes`
+read the Delta table through delta-rs (`mirrorspec/readers/`). Only what delta-rs can't read falls back to
 Spark (the plan's session settings when a project is given, else a local session), and the output
 says so.
 """
@@ -278,15 +278,22 @@ def _history_one(console, name: str, path: str, plan: Plan | None, limit: int | 
     for_people = output == "text" and console.log_format == "text"
     rows = [[e.version, e.timestamp, e.operation,
              _files(e.files_applied) if for_people else _names(e.files_applied),
-             e.rows_inserted, e.rows_updated, e.rows_deleted] for e in entries]
+             e.rows_inserted, e.rows_updated, e.rows_deleted,
+             _feed(e.change_data_feed) if output == "text" else e.change_data_feed]
+            for e in entries]
     columns = ("version", "timestamp", "operation", "landing files", "inserted", "updated",
-               "deleted")
+               "deleted", "feed")
     if output == "csv":
         rows = [r[:3] + [" ".join(r[3])] + r[4:] for r in rows]
     if output == "text":
         console.table(f"history of {name}", columns, rows, kind="history")
     else:
         console.data(f"history of {name}", columns, rows, output, kind="history", table=name)
+
+
+def _feed(carries: bool | None) -> str:
+    """The history's `feed` column for people: the version carries a change data feed."""
+    return "yes" if carries else ("" if carries is None else "no")
 
 
 def _names(files: list[str]) -> list[str]:
@@ -298,6 +305,85 @@ def _files(files: list[str]) -> str:
     if len(names) <= 3:
         return ", ".join(names)
     return f"{names[0]} … {names[-1]} ({len(names)} files)"
+
+
+@click.command("changes")
+@click.argument("table", required=False)
+@plan_options
+@selection_options
+@warehouse_option
+@click.option("--from-version", type=click.IntRange(min=0), default=None,
+              help="The first version whose changes are shown (default: where the table's "
+                   "latest stretch of versions with a change data feed starts).")
+@click.option("--from-timestamp", default=None,
+              help="Or the first version committed at or after this time (ISO 8601, UTC).")
+@click.option("--to-version", type=click.IntRange(min=0), default=None,
+              help="The last version (default: the latest).")
+@click.option("--to-timestamp", default=None,
+              help="Or the last version committed at or before this time.")
+@click.option("--limit", "-n", type=click.IntRange(min=0), default=20, show_default=True,
+              help="At most this many change rows (0: none, to see the count).")
+@output_format
+def changes(table: str | None, from_version: int | None, from_timestamp: str | None,
+            to_version: int | None, to_timestamp: str | None, limit: int, output: str,
+            **params: Any) -> None:
+    """The change data feed of a mirrored table (no JVM): the rows each version inserted,
+    updated (pre- and post-image) and deleted, with `_change_type` and `_commit_version`;
+    TABLE or --select."""
+    from mirrorspec.readers.delta import parse_timestamp
+
+    if from_version is not None and from_timestamp is not None:
+        raise MirrorspecError("give --from-version or --from-timestamp, not both")
+    if to_version is not None and to_timestamp is not None:
+        raise MirrorspecError("give --to-version or --to-timestamp, not both")
+    start = parse_timestamp(from_timestamp) if from_timestamp is not None else None
+    end = parse_timestamp(to_timestamp) if to_timestamp is not None else None
+    console = get_console()
+    for name, path, plan, keys in _targets(table, params, console):
+        _changes_one(console, name, path, plan, keys, from_version, start, to_version, end,
+                     limit, output)
+
+
+def _changes_one(console, name: str, path: str, plan: Plan | None, keys: list[str],
+                 from_version, start, to_version, end, limit: int, output: str) -> None:
+    from mirrorspec.readers.changes import read_changes
+    from mirrorspec.readers.delta import _python_values
+    from mirrorspec.readers.errors import DeltaRsUnsupported
+
+    if not keys and plan is None:
+        keys = _recorded_keys(path)
+    try:
+        _refuse_if_spark_asked()
+        read = read_changes(path, name, from_version, start, to_version, end, limit,
+                            order_by=keys, storage_options=_storage(plan))
+        columns = list(read.data.column_names)
+        rows = [list(r) for r in zip(*(_python_values(c) for c in read.data.columns))]
+        first, last, total = read.from_version, read.to_version, read.total
+    except DeltaRsUnsupported as exc:
+        _say_fallback(console, name, exc)
+        from mirrorspec.spark.ops.inspect import changes as spark_changes
+
+        columns, rows, first, last, total = spark_changes(
+            _session(plan), path, name, from_version, start, to_version, end, limit, keys)
+    versions = (f"version {first}" if first == last else f"versions {first}-{last}"
+                if first < last else f"nothing committed after version {last}")
+    console.data(f"changes of {name}, {versions} ({len(rows)} of {total} change row(s) shown)",
+                 columns, rows, output, kind="changes", table=name, from_version=first,
+                 to_version=last, total=total)
+
+
+def _recorded_keys(path: str) -> list[str]:
+    """The key columns the engine recorded for a table of a --warehouse (rows are sorted by
+    them); none for a URI or a table without the engine's record."""
+    from mirrorspec.base.files import is_remote
+    from mirrorspec.progress.mirror import table_keys
+
+    if is_remote(path):
+        return []
+    try:
+        return table_keys(path, None)
+    except MirrorspecError:
+        return []
 
 
 @click.command("export")
@@ -357,4 +443,4 @@ def _export_protected(params: dict[str, Any]) -> list[tuple[str, str]]:
     return protected + [("warehouse", plan.warehouse), ("landing zone", plan.landing_zone)]
 
 
-COMMANDS = [status, show, history, export]
+COMMANDS = [status, show, history, changes, export]

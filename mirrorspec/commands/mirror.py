@@ -166,12 +166,17 @@ def _summary(console, result) -> None:
 @click.option("--settle-seconds", type=click.FloatRange(0), default=0, show_default=True,
               metavar="SECONDS",
               help="Apply a file only once it is this old (producers that write in place).")
+@click.option("--change-data-feed/--no-change-data-feed", "change_data_feed", default=None,
+              help="Switch Delta's change data feed on (or off) for every table, as Fabric's "
+                   "mirrored database setting does (default: a project's `change_data_feed`; "
+                   "without a project each table stays as it is).")
 @watch_options
 def mirror(landing_zone: str | None, warehouse: str | None, watch: float | None,
            select: tuple[str, ...], threads: int | None, master: str | None, conf: tuple[str, ...],
            strict: bool, retention_days: float, settle_seconds: float = 0,
            metrics_port: int | None = None, metrics_host: str = "127.0.0.1",
-           heartbeat_every: int = 10, heartbeat_file: str | None = None, **params) -> None:
+           heartbeat_every: int = 10, heartbeat_file: str | None = None,
+           change_data_feed: bool | None = None, **params) -> None:
     """Mirror a landing zone into Delta tables exactly as Fabric open mirroring does.
 
     --landing-zone and --warehouse, or a project (--project-dir, --target: its landing zone,
@@ -199,8 +204,12 @@ def mirror(landing_zone: str | None, warehouse: str | None, watch: float | None,
     from mirrorspec.spark.mirror.engine import MirrorOptions, mirror_landing_zone
 
     threads = resolve_table_threads(threads, plan.threads if plan is not None else None)
+    # the flag wins over the project's switches, which the plan holds per table
+    feeds = () if plan is None or change_data_feed is not None else tuple(
+        (t.unique_id, t.change_data_feed) for t in plan.tables)
     options = MirrorOptions(threads=threads, strict=strict, retention_days=retention_days,
-                            select=tuple(select), settle_seconds=settle_seconds)
+                            select=tuple(select), settle_seconds=settle_seconds,
+                            change_data_feed=change_data_feed, feeds=feeds)
     from mirrorspec.base.files import is_remote
 
     # the warm Spark server (Connect) can't reach URIs: only local folders may use it

@@ -106,6 +106,8 @@ def _table_plan(table: Table, project: Project, landing_zone: str, warehouse: st
                           else table.deletion_vectors),
         settle_seconds=(project.output.settle_seconds if table.settle_seconds is None
                         else table.settle_seconds),
+        change_data_feed=(project.change_data_feed if table.change_data_feed is None
+                          else table.change_data_feed),
     )
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 HISTORY_LIMIT = 20  # commits of history the docs site shows per table
+CHANGES_LIMIT = 20  # change rows of the last version with changes the docs site shows
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,18 @@ class DeltaSummary:
     last_operation: str | None
     columns: tuple[DeltaColumn, ...] = ()  # the observed schema; () when unknown
     history: tuple = ()  # mirrorspec.readers.history.HistoryEntry, newest first (≤ HISTORY_LIMIT)
+    feed: "FeedSummary | None" = None  # the change data feed, when the table records one
+
+
+@dataclass(frozen=True)
+class FeedSummary:
+    """The table's change data feed: since which version, and the last changes it holds."""
+
+    since: int | None  # the first version of the stretch of versions with a feed up to now
+    version: int | None  # the last version that recorded change rows (None: none yet)
+    columns: tuple[str, ...] = ()
+    rows: tuple[tuple, ...] = ()  # ≤ CHANGES_LIMIT change rows of `version`
+    total: int = 0  # change rows `version` recorded
 
 
 def summarize(table_path: str | Path, storage_options: dict | None = None
@@ -75,7 +88,8 @@ def summarize(table_path: str | Path, storage_options: dict | None = None
         last_commit=_iso(timestamp) if isinstance(timestamp, int) else None,
         last_operation=latest.get("operation"),
         columns=_columns(schema),
-        history=tuple(_history(commits)))
+        history=tuple(_history(commits, str(table_path))),
+        feed=_feed(table, str(table_path), commits))
 
 
 def _has_deletion_vectors(table) -> bool:
@@ -110,14 +124,57 @@ def _type_name(data_type: Any) -> str:
     return str(data_type)
 
 
-def _history(commits: list[dict]) -> list:
+def _history(commits: list[dict], path: str) -> list:
     """delta-rs commitInfos (newest first) as history entries."""
+    from mirrorspec.readers.delta import feed_versions
     from mirrorspec.readers.history import history_entry
 
+    feed = feed_versions(path)
     return [history_entry(c.get("version", -1),
                           _iso(c["timestamp"]) if isinstance(c.get("timestamp"), int) else "",
                           str(c.get("operation") or ""), c.get("operationMetrics") or {},
-                          c.get("userMetadata")) for c in commits]
+                          c.get("userMetadata"), feed.get(c.get("version", -1)))
+            for c in commits]
+
+
+def _feed(table, path: str, commits: list[dict]) -> FeedSummary | None:
+    """The feed of a table whose latest version carries one: since when, and the change rows of
+    the newest shown commit that recorded some (a MERGE or an append, not maintenance)."""
+    from mirrorspec.base.console import json_value
+    from mirrorspec.progress.snapshot import CHANGE_DATA_FEED_PROPERTY
+    from mirrorspec.readers.changes import read_changes
+    from mirrorspec.readers.delta import _python_values, feed_versions
+
+    configuration = table.metadata().configuration or {}
+    if str(configuration.get(CHANGE_DATA_FEED_PROPERTY, "")).lower() != "true":
+        return None
+    versions = feed_versions(path)
+    since = table.version()
+    while versions.get(since - 1) is True:
+        since -= 1
+    if not versions:
+        since = None
+    for commit in commits:  # newest first
+        version = commit.get("version", -1)
+        if version < (since or 0) or not _changed_rows(commit):
+            continue
+        try:
+            read = read_changes(path, from_version=version, to_version=version,
+                                limit=CHANGES_LIMIT)
+        except Exception:  # noqa: BLE001 - a change file gone (VACUUM), a feature delta-rs lacks
+            break
+        # as JSON keeps them: the site's catalog.json holds the summary too
+        rows = tuple(tuple(json_value(v) for v in row)
+                     for row in zip(*(_python_values(c) for c in read.data.columns)))
+        return FeedSummary(since, version, tuple(read.data.column_names), rows, read.total)
+    return FeedSummary(since, None)
+
+
+def _changed_rows(commit: dict) -> bool:
+    """Whether a commit wrote or removed rows (its metrics say so); maintenance doesn't."""
+    operation = str(commit.get("operation") or "")
+    return operation in ("WRITE", "MERGE", "DELETE", "UPDATE", "CREATE TABLE AS SELECT",
+                         "REPLACE TABLE AS SELECT", "CREATE OR REPLACE TABLE AS SELECT")
 
 
 def _iso(millis: int) -> str:

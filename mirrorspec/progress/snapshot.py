@@ -18,9 +18,13 @@ from typing import Any
 
 from mirrorspec.base import files as fsmod
 from mirrorspec.base.files import FileSystem
+from mirrorspec.progress import mirror as _log
 from mirrorspec.progress.mirror import log_versions, snapshot_metadata
 
 _CHECKSUM_FILE = "{:020d}.crc"
+# The table property of Delta's change data feed, as the log's metaData.configuration holds it
+# (spark/platform/delta.py sets it under this name).
+CHANGE_DATA_FEED_PROPERTY = "delta.enableChangeDataFeed"
 
 
 @dataclass(frozen=True)
@@ -78,3 +82,42 @@ def _schema_of(metadata: dict[str, Any]) -> dict[str, Any] | None:
     except ValueError:
         return None
     return schema if isinstance(schema, dict) else None
+
+
+def feed_versions(filesystem: FileSystem, delta_path: str) -> dict[int, bool | None]:
+    """For each version whose commit file is still in the log: whether it carries a change data
+    feed (`delta.enableChangeDataFeed` true in the table properties in effect at that version).
+    Walks the commit files oldest first, following each `metaData` action; before the oldest
+    one (a log cleaned up to a checkpoint) the checkpoint's table properties hold, and None
+    (unknown) until a `metaData` action says when there is no such checkpoint."""
+    log = fsmod.join(delta_path, "_delta_log")
+    entries = filesystem.list(log)
+    commits = sorted((e for e in entries if _log._LOG_FILE.match(e.name)), key=lambda e: e.name)
+    if not commits:
+        return {}
+    first = int(commits[0].name.split(".")[0])
+    enabled: bool | None = False
+    if first > 0:
+        enabled = None
+        for entry in entries:
+            match = _log._CHECKPOINT.match(entry.name)
+            if match and int(match.group(1)) == first - 1:
+                try:
+                    metadata = _log._metadata_in_checkpoint(filesystem, entry)
+                except Exception:  # noqa: BLE001 - a partial/corrupt checkpoint: unknown
+                    continue
+                if metadata is not None:
+                    enabled = _feed_on(metadata)
+                    break
+    versions: dict[int, bool | None] = {}
+    for entry in commits:
+        for line in filesystem.read_bytes(entry.path).decode("utf-8").splitlines():
+            if '"metaData"' in line:
+                enabled = _feed_on(_log._metadata_action(line))
+        versions[int(entry.name.split(".")[0])] = enabled
+    return versions
+
+
+def _feed_on(metadata: dict[str, Any]) -> bool:
+    value = (metadata.get("configuration") or {}).get(CHANGE_DATA_FEED_PROPERTY)
+    return str(value).strip().lower() == "true"

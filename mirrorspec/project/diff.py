@@ -202,6 +202,23 @@ RULES: dict[str, Rule] = {
         "(`mirrorspec run --full-refresh --select {table}`), or its initial rows are inserted "
         "a second time.",
         "mirrorspec: source"),
+    "change_data_feed_on": Rule(
+        "change data feed on", SAFE,
+        "Fabric's delta change data feed (enableDeltaChangeDataFeed) records every commit's "
+        "row-level changes from now on. An existing table gets the property in a commit of its "
+        "own right before its next pass's commit, so its feed starts there: earlier versions "
+        "have none, and no history is rewritten.",
+        "Point incremental readers at the version `mirrorspec history TABLE` shows as the "
+        "first with a feed (or read the table once in full, then its feed).",
+        "Delta change data feed in mirroring for Fabric"),
+    "change_data_feed_off": Rule(
+        "change data feed off", CAUTION,
+        "The table's commits stop recording row-level changes from its next pass on (the "
+        "property is set false in a commit of its own right before it). The feed of earlier "
+        "versions stays readable until VACUUM removes its files; a streaming reader of the "
+        "feed stops at the first version without one.",
+        "Stop or re-point the pipelines that read this table's change data feed first.",
+        "Delta change data feed in mirroring for Fabric"),
     "recreate_changed": Rule(
         "recreate flag changed", SAFE,
         "`recreate: true` acknowledges that the table folder will be recreated and repopulated.",
@@ -536,6 +553,10 @@ def _table_property_changes(before: TablePlan, after: TablePlan) -> list[Change]
     new_source = (after.source.type, after.source.options, _kafka_identity(after))
     if old_source != new_source:
         changes.append(Change("source_changed", None, _source_label(before), _source_label(after)))
+    if bool(before.change_data_feed) != bool(after.change_data_feed):
+        changes.append(Change("change_data_feed_on" if after.change_data_feed
+                              else "change_data_feed_off", None,
+                              bool(before.change_data_feed), bool(after.change_data_feed)))
     if bool(before.recreate) != bool(after.recreate):
         changes.append(Change("recreate_changed", None, bool(before.recreate),
                               bool(after.recreate)))

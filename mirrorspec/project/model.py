@@ -84,6 +84,7 @@ class Table:
     tags: tuple[str, ...] = ()
     deletion_vectors: bool | None = None  # None: the profile output's switch
     settle_seconds: float | None = None  # None: the profile output's
+    change_data_feed: bool | None = None  # None: the project's switch
     recreate: bool = False
     tests: tuple[dict[str, Any], ...] = ()
     yaml_file: str | None = None  # relative to the project dir
@@ -134,6 +135,7 @@ class Project:
     partner: Partner | None
     tables: tuple[Table, ...]
     variables: dict[str, Any] = field(default_factory=dict)
+    change_data_feed: bool = False  # Delta's change data feed on every table (Fabric's switch)
 
 
 InferFn = Callable[[str, str | None, dict[str, Any]], Any]
@@ -196,6 +198,7 @@ def build_project(loaded: LoadedProject, target: str | None = None,
         partner=partner,
         tables=tuple(sorted(tables, key=lambda t: t.unique_id)),
         variables=loaded.variables,
+        change_data_feed=bool(data.get("change_data_feed", False)),
     )
 
 
@@ -467,6 +470,7 @@ class _TableBuilder:
             tags=tuple(dict.fromkeys(merged.get("tags") or ())),
             deletion_vectors=merged.get("deletion_vectors"),
             settle_seconds=merged.get("settle_seconds"),
+            change_data_feed=merged.get("change_data_feed"),
             recreate=bool(merged.get("recreate", False)),
             tests=tuple(merged.get("tests") or ()),  # raw until normalised in build_all
             yaml_file=_relative(locate.doc.path, self.loaded.project_dir),

@@ -188,6 +188,21 @@ def _python_values(column) -> list:
     return values
 
 
+def feed_versions(path: str) -> dict[int, bool | None]:
+    """Which versions of the table at `path` carry a change data feed, from its log
+    (`progress.snapshot.feed_versions`); {} for a URI (not known without reading the log
+    through Spark) or a log that can't be read."""
+    from mirrorspec.base import files as fsmod
+    from mirrorspec.progress.snapshot import feed_versions as from_log
+
+    if "://" in path and not path.startswith("file:"):
+        return {}
+    try:
+        return from_log(fsmod.LocalFS(), fsmod.local_path(path))
+    except (OSError, ValueError):
+        return {}
+
+
 def history(path: str, name: str | None = None, limit: int | None = None,
             storage_options: dict | None = None) -> list[HistoryEntry]:
     """The table's commits, newest first, with applied landing files and row counts."""
@@ -200,6 +215,8 @@ def history(path: str, name: str | None = None, limit: int | None = None,
     except (DeltaError, OSError) as exc:
         raise DeltaRsUnsupported(_first_line(exc)) from None
     commits = sorted(commits, key=lambda c: c.get("version", -1), reverse=True)
+    feed = feed_versions(path)
     return [history_entry(c.get("version", -1), _iso(c.get("timestamp") or 0),
                           c.get("operation") or "", c.get("operationMetrics") or {},
-                          c.get("userMetadata")) for c in commits]
+                          c.get("userMetadata"), feed.get(c.get("version", -1)))
+            for c in commits]

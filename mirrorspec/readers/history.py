@@ -28,10 +28,12 @@ class HistoryEntry:
     rows_written: int | None = None
     user_metadata: dict[str, Any] | str | None = None
     metrics: dict[str, str] = field(default_factory=dict)
+    change_data_feed: bool | None = None  # the version carries a change data feed; None: unknown
 
 
 def history_entry(version: int, timestamp: Any, operation: str, metrics: dict[str, Any] | None,
-                  user_metadata: str | None) -> HistoryEntry:
+                  user_metadata: str | None, change_data_feed: bool | None = None
+                  ) -> HistoryEntry:
     """Build a HistoryEntry from one commit (Spark's history row or delta-rs' commitInfo)."""
     meta: dict[str, Any] | str | None = None
     if user_metadata:
@@ -83,4 +85,5 @@ def history_entry(version: int, timestamp: Any, operation: str, metrics: dict[st
         rows_written=written,
         user_metadata=meta,
         metrics=metrics,
+        change_data_feed=change_data_feed,
     )

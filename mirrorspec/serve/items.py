@@ -37,6 +37,9 @@ from mirrorspec.serve.store import MAX_BLOB_SIZE, Store
 REGISTRY_FILE = "fabric-items.json"
 ITEM_KIND = "MirroredDatabase"
 MAX_NAME = 256
+# Fabric's switch for Delta's change data feed on the mirrored database's tables, in
+# mirroring.json's properties.target.typeProperties (docs/onelake.md)
+FEED_PROPERTY = "enableDeltaChangeDataFeed"
 # engines (a Spark JVM each) startMirroring may run at once: a few fit a laptop; raise it with
 # --max-engines for a machine that holds more
 DEFAULT_MAX_ENGINES = 4
@@ -153,7 +156,24 @@ def parse_definition(definition: Any) -> list[dict[str, str]]:
     if not isinstance(target, dict) or target.get("type") != ITEM_TYPE:
         raise FabricError(400, "InvalidDefinition", "mirroring.json: properties.target.type must "
                           f"be {ITEM_TYPE}")
+    feed = (target.get("typeProperties") or {}).get(FEED_PROPERTY) \
+        if isinstance(target.get("typeProperties"), dict) else None
+    if feed is not None and not isinstance(feed, bool):
+        raise FabricError(400, "InvalidDefinition", "mirroring.json: properties.target."
+                          f"typeProperties.{FEED_PROPERTY} must be true or false, not {feed!r}")
     return kept
+
+
+def change_data_feed(parts: list[dict[str, str]]) -> bool | None:
+    """The definition's `enableDeltaChangeDataFeed` (checked by `parse_definition`); None when
+    it doesn't say, which leaves each table's feed as it is."""
+    for part in parts:
+        if part.get("path") == "mirroring.json":
+            doc = json.loads(base64.b64decode(part["payload"]))
+            target = ((doc.get("properties") or {}).get("target") or {})
+            value = (target.get("typeProperties") or {}).get(FEED_PROPERTY)
+            return value if isinstance(value, bool) else None
+    return None
 
 
 def definition_part(path: str, doc: dict[str, Any]) -> dict[str, str]:
@@ -373,10 +393,20 @@ class Registry:
             return item
 
     def set_definition(self, item: Item, definition: Any) -> None:
+        """updateDefinition. A running engine whose change data feed switch changed is
+        restarted with the new one (the engine takes it when it starts)."""
         parts = parse_definition(definition if definition is not None else {})
         with self._lock:
+            before = change_data_feed(item.parts)
             item.parts = parts
             self._save()
+        with item.lock:
+            running = item.engine is not None and item.engine.poll() is None
+        if running and change_data_feed(parts) != before:
+            self.log("info", f"{item.workspace.name}/{item.name}: {FEED_PROPERTY} changed; "
+                     "restarting its engine", item=item.id)
+            self._halt(item)
+            self._start(item)
 
     def delete_item(self, item: Item) -> None:
         self._need_root("deleting a mirrored database")
@@ -432,7 +462,8 @@ class Registry:
             item.warehouse.mkdir(parents=True, exist_ok=True)
             s = self.engine
             item.engine = self._launcher.start(item.landing, item.warehouse, s.every,
-                                               s.log_format, s.conf)
+                                               s.log_format, s.conf,
+                                               change_data_feed(item.parts))
             item.state = "Running"
         self.log("info", f"mirroring {'restarted' if resumed else 'started'} for "
                  f"{item.workspace.name}/{item.name} (engine pid {item.engine.pid})", item=item.id)

@@ -37,19 +37,23 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
 
 
 def mirror_command(landing: Path, warehouse: Path, every: float, log_format: str,
-                   conf: tuple[str, ...] = ()) -> list[str]:
+                   conf: tuple[str, ...] = (), feed: bool | None = None) -> list[str]:
+    """The engine's command line; `feed`: the mirrored database's change data feed switch
+    (None: each table stays as it is)."""
     command = [sys.executable, "-m", "mirrorspec", "mirror", "--landing-zone", str(landing),
                "--warehouse", str(warehouse), "--watch", f"{every:g}", "--log-format", log_format]
     for pair in conf:
         command += ["--conf", pair]
+    if feed is not None:
+        command.append("--change-data-feed" if feed else "--no-change-data-feed")
     return command
 
 
 def start_mirror(landing: Path, warehouse: Path, every: float, log_format: str,
-                 conf: tuple[str, ...] = ()) -> subprocess.Popen:
+                 conf: tuple[str, ...] = (), feed: bool | None = None) -> subprocess.Popen:
     """Start the engine. The preexec_fn makes one C call resolved beforehand (no import, no
     lock), which is safe with threads running; call it from a thread that outlives the engine."""
-    return subprocess.Popen(mirror_command(landing, warehouse, every, log_format, conf),
+    return subprocess.Popen(mirror_command(landing, warehouse, every, log_format, conf, feed),
                             preexec_fn=_die_with_parent if sys.platform == "linux" else None)
 
 
@@ -72,9 +76,9 @@ class Launcher:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engine-launcher")
 
     def start(self, landing: Path, warehouse: Path, every: float, log_format: str,
-              conf: tuple[str, ...] = ()) -> subprocess.Popen:
+              conf: tuple[str, ...] = (), feed: bool | None = None) -> subprocess.Popen:
         return self._pool.submit(start_mirror, landing, warehouse, every, log_format,
-                                 conf).result()
+                                 conf, feed).result()
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)

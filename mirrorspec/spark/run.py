@@ -311,7 +311,8 @@ def mirror_target(table: TablePlan):
     from mirrorspec.spark.mirror.engine import MirrorTarget
 
     return MirrorTarget(table.unique_id, table.schema, table.name, table.landing_path,
-                        table.delta_path, table.deletion_vectors, table.settle_seconds)
+                        table.delta_path, table.deletion_vectors, table.settle_seconds,
+                        table.change_data_feed)
 
 
 def _error_text(error: dict) -> str:

@@ -17,6 +17,7 @@ import types
 from pathlib import Path
 
 import pytest
+import yaml
 from project_files import write, write_changes
 
 from mirrorspec.api import FailedRun
@@ -193,3 +194,40 @@ def test_dagster_recipe(spark, tmp_path, monkeypatch):
     assert not done.success
     assert [e.asset_key for e in done.get_asset_materialization_events()] == [
         dg.AssetKey(["shop", "orders"])]
+
+
+def test_dagster_downstream_recipe(spark, tmp_path, monkeypatch):
+    """The asset after a pass: `orders_silver` (readers.md's DuckDB recipe as `downstream.py`)
+    materializes after the mirrored tables and holds shop.orders as the feed left it."""
+    dg = pytest.importorskip("dagster")
+    import duckdb
+
+    root = shop(tmp_path / "shop")
+    project = yaml.safe_load((root / "mirrorspec_project.yml").read_text())
+    write(root, {"mirrorspec_project.yml": {**project, "change_data_feed": True}})
+    readers = (ROOT / "docs" / "readers.md").read_text()
+    duck = re.search(r"<!-- downstream: duckdb -->\n```python\n(.*?)```", readers, re.S)
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "downstream.py").write_text(duck.group(1))
+    monkeypatch.syspath_prepend(str(tmp_path / "code"))
+    monkeypatch.setenv("MIRRORSPEC_PROJECT_DIR", str(root))
+    monkeypatch.setenv("MIRRORSPEC_SILVER_DB", str(tmp_path / "silver.duckdb"))
+    namespace: dict = {}
+    for name in ("dagster", "dagster-downstream"):
+        exec(compile(recipe(name), f"orchestration.md:{name}", "exec", dont_inherit=True),
+             namespace)
+    assets = [namespace["mirrored_tables"], namespace["orders_silver"]]
+
+    def silver() -> list:
+        with duckdb.connect(str(tmp_path / "silver.duckdb")) as con:
+            return sorted(con.execute("SELECT id, v FROM orders").fetchall())
+
+    done = dg.materialize(assets)
+    assert done.success and silver() == [(1, "a")]
+    write_changes(root / "landing_zone" / "shop.schema" / "orders", 2,
+                  [(1, "A", 1), (2, "b", 0), (3, "c", 4)])
+    done = dg.materialize(assets)
+    assert done.success and silver() == [(1, "A"), (2, "b"), (3, "c")]
+    [event] = [e for e in done.get_asset_materialization_events()
+               if e.asset_key == dg.AssetKey("orders_silver")]
+    assert event.event_specific_data.materialization.metadata["source_version"].value == 1

@@ -62,7 +62,11 @@ def test_create_start_publish_and_read_the_table_status(tmp_path, monkeypatch):
             return requests.post(f"{url}/v1/{path}", json=body, timeout=60,
                                  headers={"Authorization": f"Bearer {token}"})
 
-        payload = base64.b64encode(json.dumps(MIRRORING).encode()).decode()
+        # Fabric's switch for the change data feed: the engine serve starts honours it
+        definition = json.loads(json.dumps(MIRRORING))
+        definition["properties"]["target"].setdefault("typeProperties", {})[
+            "enableDeltaChangeDataFeed"] = True
+        payload = base64.b64encode(json.dumps(definition).encode()).decode()
         created = api("workspaces/local/mirroredDatabases", {
             "displayName": "orders_db", "definition": {"parts": [
                 {"path": "mirroring.json", "payload": payload, "payloadType": "InlineBase64"}]}})
@@ -92,6 +96,14 @@ def test_create_start_publish_and_read_the_table_status(tmp_path, monkeypatch):
         else:
             raise AssertionError(f"never Replicating with 3 rows: {entry}\n{server.log()[-4000:]}")
         assert entry["sourceSchemaName"] == "sales"
+        import pyarrow as pa
+        from deltalake import DeltaTable
+
+        tables = tmp_path / "root" / item["workspaceId"] / item["id"] / "Tables"
+        feed = pa.table(DeltaTable(str(tables / "sales" / "orders")).load_cdf(starting_version=0))
+        assert sorted(zip(feed.column("id").to_pylist(),
+                          feed.column("_change_type").to_pylist())) == [
+            (1, "insert"), (2, "insert"), (3, "insert")]
 
         assert api(f"{base}/stopMirroring").status_code == 200
         assert api(f"{base}/getMirroringStatus").json() == {"status": "Stopped"}

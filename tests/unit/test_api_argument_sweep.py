@@ -43,9 +43,9 @@ def _calls(project, tmp_path):
              ("artifact_schema", api.artifact_schema, {"name": "plan"}),
              ("mirror_landing_zone", api.mirror_landing_zone,
               {"landing_zone": str(tmp_path / "missing"), "warehouse": str(tmp_path / "wh")})]
-    for name in ("compile", "run", "retry", "test", "status", "show"):
+    for name in ("compile", "run", "retry", "test", "status", "show", "changes"):
         calls.append((f"Project.{name}", getattr(p, name),
-                      {"table": "orders"} if name == "show" else {}))
+                      {"table": "orders"} if name in ("show", "changes") else {}))
     return calls
 
 

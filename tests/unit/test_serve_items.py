@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -18,15 +19,25 @@ from mirrorspec.serve.names import Names, Place, split_name
 from mirrorspec.serve.store import Store
 
 
+class _Started(list):
+    """(landing zone, process) of every engine started; `feeds`: each one's feed switch."""
+
+    def __init__(self):
+        super().__init__()
+        self.feeds: list[bool | None] = []
+
+
 @pytest.fixture
 def engines(monkeypatch):
     """Every engine started, as (landing zone, process); each a process that waits for SIGTERM."""
-    started: list[tuple[object, subprocess.Popen]] = []
+    started = _Started()
 
-    def fake(landing, warehouse, every, log_format, conf=()):
+    def fake(landing, warehouse, every, log_format, conf=(), feed=None):
         process = subprocess.Popen([sys.executable, "-c", "import signal; signal.pause()"])
         started.append((landing, process))
+        started.feeds.append(feed)
         return process
+
 
     monkeypatch.setattr(supervise, "start_mirror", fake)
     yield started
@@ -132,6 +143,40 @@ def test_each_item_has_its_own_conformance_report(tmp_path):
     assert adopted["item"]["displayName"] == "first" and adopted["findings"] == []
 
 
+def _definition(feed):
+    """A definition whose mirroring.json has `enableDeltaChangeDataFeed: feed` (absent: None)."""
+    from mirrorspec.serve.items import DEFAULT_DEFINITION, definition_part
+
+    doc = json.loads(json.dumps(DEFAULT_DEFINITION))
+    if feed is not None:
+        doc["properties"]["target"]["typeProperties"]["enableDeltaChangeDataFeed"] = feed
+    return {"parts": [definition_part("mirroring.json", doc)]}
+
+
+def test_the_change_data_feed_switch_of_the_definition_reaches_the_engine(tmp_path, engines):
+    from mirrorspec.serve.items import FabricError
+
+    registry = open_registry(tmp_path / "root")
+    try:
+        item = registry.create_item(registry.workspace("ws"), "cdf", "", _definition(True))
+        registry.start(item)
+        assert engines.feeds == [True]
+        registry.set_definition(item, _definition(True))  # unchanged: the engine keeps running
+        assert engines.feeds == [True] and engines[0][1].poll() is None
+        registry.set_definition(item, _definition(False))  # changed: restarted with it
+        assert engines.feeds == [True, False]
+        assert engines[0][1].poll() is not None and engines[1][1].poll() is None
+        assert registry.status(item) == "Running"
+        registry.set_definition(item, _definition(None))
+        assert engines.feeds == [True, False, None]
+        with pytest.raises(FabricError) as refused:
+            registry.set_definition(item, _definition("yes"))
+        assert refused.value.status == 400 and "enableDeltaChangeDataFeed" in refused.value.message
+        assert engines.feeds == [True, False, None]
+    finally:
+        registry.close()
+
+
 def test_ids_are_looked_up_before_names(tmp_path):
     """An item whose display name is another item's GUID (a registry an older serve wrote)
     never takes that item's requests: GUIDs match first, for items and workspaces alike."""
@@ -174,6 +219,14 @@ def test_a_display_name_shaped_like_a_guid_is_refused(tmp_path, name):
         assert sorted(i.name for i in registry.items_of(ws)) == ["first", "other"]
     finally:
         registry.close()
+
+
+def test_the_engine_command_carries_the_switch():
+    on = supervise.mirror_command(Path("/lz"), Path("/wh"), 5, "json", (), True)
+    off = supervise.mirror_command(Path("/lz"), Path("/wh"), 5, "json", (), False)
+    kept = supervise.mirror_command(Path("/lz"), Path("/wh"), 5, "json")
+    assert on[-1] == "--change-data-feed" and off[-1] == "--no-change-data-feed"
+    assert not any("change-data-feed" in arg for arg in kept)
 
 
 def test_an_item_name_ending_with_its_type_is_refused(tmp_path):

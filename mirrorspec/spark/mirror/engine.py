@@ -62,6 +62,9 @@ class MirrorOptions:
     select: tuple[str, ...] = ()     # unique ids / globs like "sales.*" / names; empty = all
     move_processed: bool = True
     settle_seconds: float = 0.0      # a file younger than this waits (producers writing in place)
+    # Delta's change data feed of every table (`mirror --change-data-feed`); None: as it is
+    change_data_feed: bool | None = None
+    feeds: tuple[tuple[str, bool], ...] = ()  # a project's per-table switches (unique id, on)
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,7 @@ class MirrorTarget:
     delta_path: str         # WAREHOUSE/<schema or dbo>/<table>
     deletion_vectors: bool | None = None  # the plan's switch; None: the session's default
     settle_seconds: float | None = None   # the plan's; None: MirrorOptions.settle_seconds
+    change_data_feed: bool | None = None  # the plan's; None: MirrorOptions' switches
 
 
 @dataclass
@@ -646,6 +650,7 @@ class _TableRun:
             if any(_DELTA_NAME_CHARS.search(f.name) for f in new_columns):
                 defaults.update(self._keep_column_names(session, state.exists))
             defaults.update(self._choose_deletion_vectors(session, state.exists, size))
+            defaults.update(self._switch_change_data_feed(session, state.exists))
             if state.exists and keyed_rows and new_columns:
                 delta.add_columns(session, target.delta_path, new_columns)
             crash_point("before_commit", target.unique_id)
@@ -761,6 +766,28 @@ class _TableRun:
         elif current != value:
             delta.set_property(session, path, delta.DELETION_VECTORS_PROPERTY, value)
         return {}
+
+    def _switch_change_data_feed(self, session, exists: bool) -> dict[str, str]:
+        """Delta's change data feed as the table's switch says (`delta.switch_change_data_feed`):
+        the plan's, else the project's or `--change-data-feed`'s; none leaves the table as is."""
+        wanted = self.target.change_data_feed
+        if wanted is None:
+            wanted = dict(self.options.feeds).get(self.target.unique_id,
+                                                  self.options.change_data_feed)
+        current = None
+        if exists and wanted is not None:
+            current = self._facts.property(delta.CHANGE_DATA_FEED_PROPERTY) \
+                if self._facts is not None else \
+                delta.table_property(session, self.target.delta_path,
+                                     delta.CHANGE_DATA_FEED_PROPERTY)
+        defaults = delta.switch_change_data_feed(session, self.target.delta_path, wanted,
+                                                 exists, current)
+        if exists and wanted is not None and (current or "false").lower() != str(wanted).lower():
+            self.console.info(f"{self.target.unique_id}: " + (
+                "change data feed switched on: it starts with this pass's commit" if wanted else
+                "change data feed switched off: this pass's commit and later ones carry none"),
+                table=self.target.unique_id)
+        return defaults
 
     # -- files after the commit (landing/processed.py: the _ProcessedFiles lifecycle)
     def _move(self, files) -> None:

@@ -112,11 +112,60 @@ def history(spark, delta_path: str, name: str | None = None, limit: int | None =
     df = table.history(limit) if limit else table.history()
     rows = df.select("version", "timestamp", "operation", "operationMetrics",
                      "userMetadata").orderBy("version", ascending=False).collect()
+    feed = _feed_versions(spark, delta_path)
     entries = [history_entry(r["version"], r["timestamp"], r["operation"],
-                             r["operationMetrics"] or {}, r["userMetadata"]) for r in rows]
+                             r["operationMetrics"] or {}, r["userMetadata"],
+                             feed.get(r["version"])) for r in rows]
     entries += cleaned_up_commits(spark, delta_path, min((e.version for e in entries),
                                                          default=None))
     return entries[:limit] if limit else entries
+
+
+def _feed_versions(spark, delta_path: str) -> dict[int, bool | None]:
+    """Which versions carry a change data feed, from the log read through the session."""
+    from mirrorspec.progress.snapshot import feed_versions
+    from mirrorspec.spark.platform import hadoop_fs
+
+    try:
+        return feed_versions(hadoop_fs.filesystem_for(delta_path, spark), delta_path)
+    except Exception:  # noqa: BLE001 - the feed column is then unknown, the history still shown
+        return {}
+
+
+def changes(spark, delta_path: str, name: str, from_version: int | None, start,
+            to_version: int | None, end, limit: int | None, order_by: list[str]
+            ) -> tuple[list[str], list[list[Any]], int, int, int]:
+    """The change data feed through Spark (`readChangeFeed`), for what delta-rs can't read:
+    (columns, rows, first version, last version, rows in the range), ordered as
+    `mirrorspec.readers.changes` orders them."""
+    from pyspark.sql import functions as F
+
+    from mirrorspec.readers.changes import CHANGE_ORDER, CHANGE_TYPE, COMMIT_VERSION, FEED_COLUMNS
+
+    _require_delta(spark, delta_path, name)
+    reader = spark.read.format("delta").option("readChangeFeed", "true")
+    reader = (reader.option("startingTimestamp", start.isoformat()) if start is not None
+              else reader.option("startingVersion", int(from_version or 0)))
+    if end is not None:
+        reader = reader.option("endingTimestamp", end.isoformat())
+    elif to_version is not None:
+        reader = reader.option("endingVersion", int(to_version))
+    try:
+        df = reader.load(delta_path)
+        present = {c.lower(): c for c in df.columns if c not in FEED_COLUMNS}
+        keys = [present[c.lower()] for c in order_by if c.lower() in present]
+        rank = F.array_position(F.array(*[F.lit(c) for c in CHANGE_ORDER]), F.col(CHANGE_TYPE))
+        df = df.orderBy(COMMIT_VERSION, *keys, rank).select(
+            *[c for c in df.columns if c not in FEED_COLUMNS], *FEED_COLUMNS)
+        span = df.agg(F.min(COMMIT_VERSION), F.max(COMMIT_VERSION), F.count(F.lit(1))).first()
+        rows = df.limit(max(0, int(limit))).collect() if limit is not None else df.collect()
+    except Exception as exc:  # noqa: BLE001 - Spark/Delta errors become user errors
+        raise InspectError(f"{name}: {_first_line(exc)}",
+                           hint="`mirrorspec history TABLE` shows which versions carry a feed") \
+            from None
+    first = span[0] if span[0] is not None else (from_version or 0)
+    last = span[1] if span[1] is not None else (to_version if to_version is not None else first)
+    return list(df.columns), [list(r) for r in rows], int(first), int(last), int(span[2])
 
 
 def cleaned_up_commits(spark, delta_path: str, oldest: int | None) -> list[HistoryEntry]:

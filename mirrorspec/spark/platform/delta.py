@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from mirrorspec.progress import snapshot
 from mirrorspec.spark.platform.session import is_connect
 
 _log = logging.getLogger(__name__)
@@ -20,6 +21,8 @@ DELETION_VECTORS_PROPERTY = "delta.enableDeletionVectors"
 COLUMN_MAPPING_PROPERTY = "delta.columnMapping.mode"
 COLUMN_MAPPING_DEFAULT = "spark.databricks.delta.properties.defaults.columnMapping.mode"
 DELETION_VECTORS_DEFAULT = "spark.databricks.delta.properties.defaults.enableDeletionVectors"
+CHANGE_DATA_FEED_PROPERTY = snapshot.CHANGE_DATA_FEED_PROPERTY  # as the log's readers know it
+CHANGE_DATA_FEED_DEFAULT = "spark.databricks.delta.properties.defaults.enableChangeDataFeed"
 # Automatic deletion vectors (a table without a `deletion_vectors:` switch, docs/readers.md):
 # below this many bytes of data a MERGE rewriting the files a batch touches costs less than
 # Delta's vector bookkeeping (7 more Spark jobs a MERGE); bench/deletion_vectors_bench.py put
@@ -117,6 +120,27 @@ def set_deletion_vectors(session, delta_path: str, enabled: bool) -> bool:
     """Set `delta.enableDeletionVectors` on an existing table when it differs; True if it did."""
     return set_table_property(session, delta_path, DELETION_VECTORS_PROPERTY,
                               "true" if enabled else "false")
+
+
+def switch_change_data_feed(session, delta_path: str, wanted: bool | None, exists: bool,
+                            current: str | None) -> dict[str, str]:
+    """Delta's change data feed as the table's switch says (docs/change-data-feed.md).
+
+    `wanted` None leaves the table as it is. For a table the coming commit creates, returns the
+    session default that commit is written with, so the feed starts at version 0 with its
+    rows. For an existing table whose property (`current`, None when unset) differs, sets it
+    now, in a commit of its own that carries no rows: Delta takes a table property only from a
+    commit that changes metadata, never from a MERGE or an append, so the feed starts at the
+    version right after (the commit of this batch). Returns {} then."""
+    if wanted is None:
+        return {}
+    value = "true" if wanted else "false"
+    if not exists:
+        return {CHANGE_DATA_FEED_DEFAULT: value}
+    if (current or "false").lower() == value:
+        return {}
+    set_property(session, delta_path, CHANGE_DATA_FEED_PROPERTY, value)
+    return {}
 
 
 def map_column_names(session, delta_path: str) -> bool:
