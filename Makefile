@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_PROJECT ?= projects/parquet_orders
 
-.PHONY: demo demo-kafka demo-onelake lint test test-extras test-airflow test-fast test-spark test-deep test-cluster bench clean docs docs-reference dist
+.PHONY: demo demo-kafka demo-onelake lint test test-extras test-airflow test-fast test-spark test-deep test-deep-delivery test-cluster bench clean docs docs-reference dist
 
 # Each step that can take minutes says so first and prints a line every 30 s while it runs
 # (scripts/step.sh): pip stays quiet (-q) but never silent for minutes.
@@ -111,6 +111,17 @@ DEEP_EXAMPLES ?= 200
 test-deep: $(STAMP)
 	MIRRORSPEC_PROPERTY_RANDOM=1 MIRRORSPEC_PROPERTY_EXAMPLES=$(DEEP_EXAMPLES) \
 	  $(BIN)/python -m pytest -q -m spark tests/spark/test_properties.py
+
+# The readers' delivery property tests (tests/delivery_harness.py) with new random examples:
+# the pure pipeline with DEEP_EXAMPLES (×6 per connector and table kind), the Spark pipeline
+# DEEP_SPARK_EXAMPLES times (every connector a table of each run). Run it before resolving a
+# change to a reader's delivery, the publisher's replays or completion.
+DEEP_SPARK_EXAMPLES ?= 3
+test-deep-delivery: $(STAMP)
+	MIRRORSPEC_PROPERTY_RANDOM=1 MIRRORSPEC_PROPERTY_EXAMPLES=$(DEEP_EXAMPLES) \
+	  $(BIN)/python -m pytest -q tests/unit/test_debezium_delivery.py
+	MIRRORSPEC_PROPERTY_RANDOM=1 MIRRORSPEC_PROPERTY_EXAMPLES=$(DEEP_SPARK_EXAMPLES) \
+	  $(BIN)/python -m pytest -q tests/spark/test_debezium_delivery.py -k every_connector
 
 # Starts a Spark standalone master + 2 workers and a Spark Connect server on 127.0.0.1 (minutes).
 test-cluster: $(STAMP)

@@ -17,7 +17,11 @@ columns, 10 files, same mix). Per feed, in one run:
   session; and the CPU per change of one 16 MiB chunk parsed in this process (no Spark) by
   each path, best of 3;
 - with --whole-command, `python -m mirrorspec publish` as a process beside a bare Spark start,
-  and the difference: the way issue 15 measured.
+  and the difference: the way issue 15 measured;
+- with --first-load-check N, each feed warm N times with and N times without the first load's
+  insert-key check (`spark/publish/replays.first_load_keys_unique`, the aggregation that lets
+  an insert-only first load keep marker 0 when no key repeats; without it the inserts land as 0 unchecked,
+  as before keyed inserts became upserts), alternating, and the medians.
 
 Wall and CPU seconds of the process tree (CPU barely moves on a shared machine), changes/s,
 ratios to pyarrow, peak RSS. Target: ≥ 100k changes/s on 2 cores; within 3× pyarrow.
@@ -334,6 +338,34 @@ def _ratio(a: float, b: float) -> float:
     return round(a / b, 2) if b > 0 else float("inf")
 
 
+def _first_load_check(spark, plan, table, landing: Path, pairs: int) -> dict:
+    """`pairs` warm publishes with and without the first load's insert-key check, alternating
+    which goes first; the median run of each and all wall times."""
+    import statistics
+
+    from mirrorspec.spark.publish import replays
+
+    check = replays.first_load_keys_unique
+    walls: dict[str, list] = {"key_check": [], "no_key_check": []}
+    try:
+        for i in range(pairs):
+            for name in (("key_check", "no_key_check") if i % 2 == 0 else
+                         ("no_key_check", "key_check")):
+                replays.first_load_keys_unique = check if name == "key_check" else \
+                    (lambda changes, keys: True)
+                walls[name].append(_publish(spark, plan, table, landing / f"{name}{i}",
+                                            jvm=False))
+    finally:
+        replays.first_load_keys_unique = check
+    out = {}
+    for name, runs in walls.items():
+        middle = statistics.median_low([r["seconds"] for r in runs])
+        out[name] = dict(next(r for r in runs if r["seconds"] == middle),
+                         all_seconds=[r["seconds"] for r in runs])
+    out["ratio"] = _ratio(out["key_check"]["seconds"], out["no_key_check"]["seconds"])
+    return out
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="1.0 = 1M changes per feed")
@@ -348,6 +380,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--python-parser", type=int, default=0, metavar="N",
                         help="also publish each feed N times with and N times without its "
                              "column-wise path, alternating; and time one chunk of each")
+    parser.add_argument("--first-load-check", type=int, default=0, metavar="N",
+                        help="also publish each feed N times with and N times without the first "
+                             "load's insert-key check, alternating")
     parser.add_argument("--json", action="store_true", help="print one JSON object last")
     args = parser.parse_args(argv)
     changes = max(100, int(1_000_000 * args.scale))
@@ -381,6 +416,9 @@ def main(argv: list[str] | None = None) -> dict:
             if feed == "qlik" and args.jvm_path:  # spark/publish/feeds/qlik_fast.py, off by default
                 _publish(spark, plan, table, landing / "jvm_first", jvm=True)  # its JIT warm-up
                 runs["jvm_path"] = _publish(spark, plan, table, landing / "jvm", jvm=True)
+            if args.first_load_check:
+                runs["first_load_check"] = _first_load_check(spark, plan, table, landing,
+                                                              args.first_load_check)
             if args.python_parser:  # the column-wise paths' baseline
                 runs.update(_alternate(spark, plan, table, landing, args.python_parser))
                 runs["chunk"] = chunk_cpu(feed, root / "feed" / feed, table)
@@ -422,6 +460,11 @@ def _print(feed: str, changes: int, runs: dict) -> None:
               f"{chunk['python_parser']['us_per_change']} µs CPU per change, column-wise "
               f"{chunk['columnwise']['us_per_change']} µs "
               f"({chunk['columnwise']['changes']:,} changes)")
+    if "first_load_check" in runs:
+        ab = runs["first_load_check"]
+        print(f"  first load, insert-key check   {ab['key_check']['seconds']:6.2f} s, without "
+              f"{ab['no_key_check']['seconds']:.2f} s (medians; ×{ab['ratio']}; all "
+              f"{ab['key_check']['all_seconds']} / {ab['no_key_check']['all_seconds']})")
     if "whole_command" in runs:
         whole = runs["whole_command"]
         print(f"  whole command `mirrorspec publish` {whole['publish']['wall_s']:.2f} s "

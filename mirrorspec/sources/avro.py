@@ -149,8 +149,31 @@ def is_wrapper(value: Any) -> bool:
 def looks_avro_json(value: Any) -> bool:
     """A Debezium envelope (or ExtractNewRecordState row) in Avro's JSON encoding: a member
     wrapped in its union branch (`"after": {"server1.inventory.customers.Value": {…}}`,
-    `"name": {"string": "x"}`)."""
+    `"name": {"string": "x"}`). By shape alone: a map column can look the same."""
     return isinstance(value, dict) and any(is_wrapper(v) for v in value.values())
+
+
+def _record_wrapper(value: Any) -> bool:
+    """`{"<full.record.Name>": {…}}`: a union branch that is a named record."""
+    if type(value) is not dict or len(value) != 1:
+        return False
+    name, inner = next(iter(value.items()))
+    return (isinstance(name, str) and "." in name and " " not in name
+            and name not in PRIMITIVES and type(inner) is dict)
+
+
+def envelope_in_avro_json(payload: Any) -> bool:
+    """A Debezium envelope in Avro's JSON encoding, told by the envelope's own schema: its
+    `before`/`after` are unions of null and the row record (so wrapped in the record's full
+    name), and its `source` struct holds only plain values in JSON (a wrapped field there
+    means Avro). A plain JSON envelope never looks like this, whatever its columns hold."""
+    if not isinstance(payload, dict) or "op" not in payload:
+        return False
+    after, before = payload.get("after"), payload.get("before")
+    if after is not None or before is not None:  # a row image tells (and is the cheap check)
+        return _record_wrapper(after) or _record_wrapper(before)
+    source = payload.get("source")
+    return isinstance(source, dict) and any(is_wrapper(v) for v in source.values())
 
 
 def unwrap_by_shape(value: Any) -> Any:
@@ -236,10 +259,18 @@ def split_wire(message: bytes, what: str = "value") -> tuple[int, bytes]:
 
 
 def decode_body(body: bytes, parsed_schema: Any) -> Any:
-    """The Avro binary `body` read with a fastavro-parsed schema (logical types dropped)."""
+    """The Avro binary `body` read with a fastavro-parsed schema (logical types dropped). The
+    body must decode exactly: bytes left after the record mean the schema is not the writer's
+    (e.g. a registry's schema with fewer fields), so ValueError rather than missing columns."""
     import fastavro
 
-    return fastavro.schemaless_reader(io.BytesIO(body), parsed_schema)
+    stream = io.BytesIO(body)
+    record = fastavro.schemaless_reader(stream, parsed_schema)
+    left = len(body) - stream.tell()
+    if left:
+        raise ValueError(f"{left} byte(s) left after the record: the schema is not the one "
+                         "the message was written with")
+    return record
 
 
 def wire_lines(data: bytes, file: str):

@@ -9,6 +9,8 @@ A reader turns feed files into a Spark DataFrame of canonical changes with these
 - `_present` (array<string> or null): the columns the change carries; null means all of them.
   An absent column is never NULL: the publisher completes it from the current mirrored row.
 - `_source_file` (string) and `_source_line` (long): where the change came from, for errors.
+- `_delivery` (optional struct, `sources.delivery.DELIVERY_TYPE`): where the change sits in its
+  producer's at-least-once delivery; the publisher drops re-sends with it (`sources/delivery.py`).
 
 Readers split a key change into a delete of the old key followed by an insert of the new one.
 `mirrorspec/sources/` holds the pure side of each format (options, schema inference, the parser

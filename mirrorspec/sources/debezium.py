@@ -36,8 +36,11 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources import avro, avro_schemas, extended_json
-from mirrorspec.sources.debezium_positions import (PositionError, StreamCheck, position_of,
-                                                   stream_of)
+from mirrorspec.sources.debezium_placeholders import DEFAULT as PLACEHOLDER
+from mirrorspec.sources.debezium_placeholders import placeholder as placeholder_of
+from mirrorspec.sources.debezium_positions import (PositionError, StreamCheck, delivery_of,
+                                                   position_of, stream_of)
+from mirrorspec.sources.delivery import DeliveryError, FileCheck, Marks, channel_of
 from mirrorspec.sources.base import (
     OP_DELETE,
     OP_INSERT,
@@ -49,11 +52,11 @@ from mirrorspec.sources.base import (
     iter_json_documents,
     list_feed_files,
     to_boolean,
+    value_converter,
 )
 
 TYPE_NAME = "debezium"
 MONGO_ID = "_id"
-PLACEHOLDER = "__debezium_unavailable_value"
 
 # --- options ----------------------------------------------------------------------------------
 
@@ -166,7 +169,7 @@ def to_event(line: int, raw: Any, file: str, unwrapped: bool = False) -> Event |
     payload, schema = _unwrap(raw)
     if payload is None:
         return None  # tombstone: Kafka's compaction marker after a delete
-    if schema is None and avro.looks_avro_json(payload):
+    if schema is None and _in_avro_json(payload):
         payload = avro.unwrap_by_shape(payload)  # a kafka-avro-console-consumer dump
         key = avro.unwrap_by_shape(key)
     if isinstance(payload, dict) and "op" not in payload and (
@@ -188,6 +191,17 @@ def to_event(line: int, raw: Any, file: str, unwrapped: bool = False) -> Event |
                                "read with source.options.unwrapped: true (better: configure "
                                "add.fields=op,source.ts_ms and delete.handling.mode=rewrite)")
     return Event(line, payload, schema, key, key_schema)
+
+
+def _in_avro_json(payload: Any) -> bool:
+    """Whether a value without a schema is in Avro's JSON encoding, told only where Debezium's
+    own schemas say union: the envelope's `before`/`after`/`source` fields
+    (`avro.envelope_in_avro_json`), or an ExtractNewRecordState row's added `__` fields (all
+    optional). A plain JSON row whose map column looks like a wrapper stays as it is."""
+    if avro.envelope_in_avro_json(payload):
+        return True
+    return isinstance(payload, dict) and "op" not in payload and any(
+        str(k).startswith(UNWRAPPED_PREFIX) and avro.is_wrapper(v) for k, v in payload.items())
 
 
 # --- formats found in the wild ------------------------------------------------------------------
@@ -500,29 +514,24 @@ def _is_variable_decimal(value: Any) -> bool:
 
 
 _INT_RANGES = {"Int16": 1 << 15, "Int32": 1 << 31, "Int64": 1 << 63}
+# The strict number rule every reader shares (`sources.base.value_converter`): integers from
+# JSON integers, integral JSON numbers and ASCII digit text; never `true`, `"1_000"`, `"1e3"`,
+# other scripts' digits or blanks.
+_NUMBERS = {data_type: value_converter(data_type)
+            for data_type in ("Int16", "Int32", "Int64", "Double", "Single")}
 
 
-def _to_int(value: Any) -> int:
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        if not value.is_integer():
-            raise ValueError(f"{value!r} is not a whole number")
-        return int(value)
+def _to_number(value: Any, data_type: str) -> int | float:
+    """A value of an integer or number column by the shared rule (`_NUMBERS`), after what only
+    Debezium decodes: an Avro or VariableScaleDecimal `Decimal` (an integer column takes it only
+    when it is whole). ValueError with the reason otherwise."""
     if isinstance(value, decimal.Decimal):
-        if value != value.to_integral_value():
-            raise ValueError(f"{value} is not a whole number")
-        return int(value)
-    text = str(value).strip()
-    try:
-        return int(text)
-    except ValueError:
-        number = decimal.Decimal(text)
-        if number != number.to_integral_value():
-            raise ValueError(f"{text!r} is not a whole number") from None
-        return int(number)
+        if data_type not in _INT_RANGES:
+            return float(value)
+        if not value.is_finite() or value != value.to_integral_value():
+            raise ValueError(f"{value} is not an integer")
+        value = int(value)
+    return _NUMBERS[data_type](value)
 
 
 def _to_text(value: Any) -> str:
@@ -557,23 +566,10 @@ def coerce(value: Any, data_type: str, int_time_unit: str = "ms",
         return None
     if data_type == "String":
         return _to_text(value)
-    if data_type in _INT_RANGES:
-        if isinstance(value, (_Timestamp, _Date, _TimeOfDay)):
-            number = int(value)
-        else:
-            number = _to_int(value)
-        limit = _INT_RANGES[data_type]
-        if not -limit <= number < limit:
-            raise ValueError(f"{number} is out of range for {data_type}")
-        return number
-    if data_type in ("Double", "Single"):
-        if isinstance(value, bool):
-            return float(value)
-        if isinstance(value, str):
-            text = value.strip()
-            number = float(text)
-            return number
-        return float(value)
+    if data_type in _NUMBERS:
+        if isinstance(value, (_Timestamp, _Date, _TimeOfDay)):  # a temporal value's number
+            value = int(value)
+        return _to_number(value, data_type)
     if data_type == "Boolean":
         if isinstance(value, float) and value in (0, 1):  # Debezium JSON may spell 1 as 1.0
             return bool(value)
@@ -636,26 +632,10 @@ def _converter(kind: _Kind, data_type: str, time_unit: str) -> Callable[[Any], A
     return convert
 
 
-def is_unavailable(value: Any, placeholder: str) -> bool:
-    """True for Debezium's "unchanged, not sent" placeholder in any of its encodings."""
-    if isinstance(value, str):
-        return value == placeholder or value == _b64_placeholder(placeholder)
-    if isinstance(value, list) and value:
-        return all(is_unavailable(item, placeholder) for item in value)
-    if isinstance(value, dict) and "value" in value and set(value) <= {"scale", "value"}:
-        return is_unavailable(value["value"], placeholder)
-    return False
-
-
-_B64_CACHE: dict[str, str] = {}
-
-
-def _b64_placeholder(placeholder: str) -> str:
-    cached = _B64_CACHE.get(placeholder)
-    if cached is None:
-        cached = base64.b64encode(placeholder.encode("utf-8")).decode("ascii")
-        _B64_CACHE[placeholder] = cached
-    return cached
+def is_unavailable(value: Any, placeholder: str = PLACEHOLDER) -> bool:
+    """True for Debezium's "unchanged, not sent" placeholder in any of its forms
+    (`debezium_placeholders`)."""
+    return placeholder_of(placeholder).matches(value)
 
 
 # --- events → canonical rows ------------------------------------------------------------------
@@ -673,14 +653,20 @@ class TableShape:
 
 
 # A canonical row as the parsers emit it: column values in table order, then
-# (op, order tuple, present list or None, file, line).
+# (op, order tuple, present list or None, file, line); EventParser adds the `_delivery` value.
 Row = tuple
 
 
-class EventParser:
-    """Turns the events of one file into canonical rows for one table."""
+_PLACEHOLDER_TYPES = (str, list, dict, bytes, bytearray)
 
-    def __init__(self, shape: TableShape, options: DebeziumOptions, file: str):
+
+class EventParser:
+    """Turns the events of one file into canonical rows for one table. `marks` are the
+    delivery marks of earlier batches (`delivery.Marks`): events they cover, and events the
+    file repeats, are re-sends and yield no rows (`delivery.FileCheck`)."""
+
+    def __init__(self, shape: TableShape, options: DebeziumOptions, file: str,
+                 marks: Marks | None = None):
         self.shape = shape
         self.options = options
         self.file = file
@@ -688,6 +674,16 @@ class EventParser:
         self._last_converters: list | None = None
         self._plain = self._build_converters({})
         self._stream = StreamCheck()
+        try:
+            self._placeholder = placeholder_of(options.placeholder)
+        except ValueError as exc:
+            raise SourceError(str(exc), file=file,
+                              hint="fix source.options.unavailable_value_placeholder") from None
+        self._channel = channel_of(file)
+        self._check = FileCheck(marks, keyed=bool(shape.key_columns), file=file)
+        self._width = len(shape.columns)
+        self._key_indexes = [shape.names.index(k) for k in shape.key_columns]
+        self.resent = False  # whether the last event was a re-send (rows() returned none)
 
     def _converters(self, schema: dict[str, Any] | None) -> list[Callable[[Any], Any]]:
         """One converter per table column for events of `schema` (reused while the row schema
@@ -724,7 +720,7 @@ class EventParser:
         values: list = []
         present: list[str] = []
         absent = False
-        placeholder = self.options.placeholder
+        unavailable = self._placeholder.matches
         for (name, data_type), convert in zip(self.shape.columns, converters):
             if name not in image:
                 if partial:
@@ -741,17 +737,20 @@ class EventParser:
                 values.append(None)
                 present.append(name)
                 continue
-            if type(raw) in (str, list, dict) and is_unavailable(raw, placeholder):
+            if type(raw) in _PLACEHOLDER_TYPES and unavailable(raw):
                 absent = True
                 values.append(None)
                 continue
             try:
                 values.append(convert(raw))
             except (ValueError, TypeError, KeyError, ArithmeticError, binascii.Error) as exc:
+                hint = "fix the value or the column's type in the YAML"
+                if avro.is_wrapper(raw):
+                    hint += ("; it looks like an Avro union wrapper: read Avro JSON dumps with "
+                             "source.options.avro (docs/sources/debezium.md)")
                 raise SourceError(f"column {name!r} ({data_type}): cannot read {raw!r} "
                                   f"in '{what}': {exc}", file=self.file, line=event.line,
-                                  hint="fix the value or the column's type in the YAML"
-                                  ) from None
+                                  hint=hint) from None
             present.append(name)
         return values, (present if absent else None)
 
@@ -792,12 +791,44 @@ class EventParser:
         return None
 
     def rows(self, event: Event) -> list[Row]:
-        """The canonical rows of one event (none, one, or two for a key change)."""
+        """The canonical rows of one event (none, one, or two for a key change); none for an
+        event the delivery checks find re-sent (`resent` is then True)."""
+        self.resent = False
         envelope = event.envelope
         if not self._matches_table(envelope):
             return []
+        position, order, stream = self._position(event)
+        rows = self._change_rows(event, order, stream)
+        if not rows:
+            return rows
+        width = self._width
+        if len(rows) == 1:
+            row = rows[0]
+            content: Any = (row[width], row[:width], row[width + 2] and tuple(row[width + 2]))
+        else:
+            content = tuple((r[width], r[:width], r[width + 2] and tuple(r[width + 2]))
+                            for r in rows)
+        delivery = delivery_of(position, self._channel)
+        key: tuple = ()
+        if delivery.per_key:
+            if rows[0][width] == OP_TRUNCATE:
+                # a truncate waits for every transaction on the table: it orders all changes
+                delivery = delivery._replace(per_key=False)
+            else:
+                key = tuple(rows[-1][i] for i in self._key_indexes)
+        try:
+            value = self._check.admit(delivery, key, content)
+        except DeliveryError as exc:
+            raise SourceError(f"{exc.message} (source position fields: {position.fields})",
+                              file=self.file, line=event.line, hint=exc.hint) from None
+        self.resent = value is None
+        if value is None:
+            return []
+        return [r + (value,) for r in rows]
+
+    def _change_rows(self, event: Event, order: tuple, stream: str) -> list[Row]:
+        envelope = event.envelope
         op = envelope.get("op")
-        order, stream = self._position(event)
         width = len(self.shape.columns)
 
         def row(op_code: int, values: list, present: list | None, part: int) -> Row:
@@ -815,9 +846,12 @@ class EventParser:
                 return [row(OP_UPDATE, values, present, 0)]
             values, present = self._image(envelope.get("after"), event, "after", True)
             before = envelope.get("before")
-            if isinstance(before, dict) and all(k in before for k in self.shape.key_columns):
-                old, _ = self._image(before, event, "before", True)
-                if self._key(old) != self._key(values):
+            if isinstance(before, dict):
+                old, old_present = self._image(before, event, "before", True)
+                if present is not None:
+                    present = self._from_before(values, present, old, old_present)
+                if all(k in before for k in self.shape.key_columns) and \
+                        self._key(old) != self._key(values):
                     return [row(OP_DELETE, old, None, 0), row(OP_INSERT, values, present, 1)]
             return [row(OP_UPDATE, values, present, 0)]
         if op == "d":
@@ -844,8 +878,25 @@ class EventParser:
         raise SourceError(f"unknown Debezium operation {op!r}", file=self.file, line=event.line,
                           hint="expected one of r, c, u, d, t")
 
-    def _position(self, event: Event) -> tuple[tuple, str]:
-        """(phase and position parts, stream) of an event; checks the file's stream order."""
+    def _from_before(self, values: list, present: list[str], old: list,
+                     old_present: list[str] | None) -> list[str] | None:
+        """Fill the columns `after` lacks (placeholders) from the event's own `before` where it
+        holds a value: an unchanged column's value before the update is its value after it.
+        A NULL there is not taken: REPLICA IDENTITY DEFAULT sends key-only before images with
+        NULL elsewhere, and a TOAST-ed value is never NULL. Returns the new present list."""
+        have = set(present)
+        for index, name in enumerate(self.shape.names):
+            if name in have or old[index] is None:
+                continue
+            if old_present is not None and name not in old_present:
+                continue
+            values[index] = old[index]
+            have.add(name)
+        return None if len(have) == len(self.shape.names) else [
+            n for n in self.shape.names if n in have]
+
+    def _position(self, event: Event) -> tuple[Any, tuple, str]:
+        """(Position, phase and position parts, stream) of an event."""
         source = event.envelope.get("source")
         try:
             position = position_of(source if isinstance(source, dict) else None)
@@ -853,14 +904,7 @@ class EventParser:
             raise SourceError(f"bad source position: {exc}", file=self.file, line=event.line,
                               hint="fix the event; its position orders it among the "
                                    "batch's changes") from None
-        problem = self._stream.check(position)
-        if problem:
-            raise SourceError(problem, file=self.file, line=event.line,
-                              hint="a connector writes its events in position order: this "
-                                   "file mixes two streams, was reordered, or repeats events "
-                                   "a restarted connector sent again; rewrite it in source "
-                                   "order (the table stops here until then)")
-        return self._stream.order(position), stream_of(position)
+        return position, self._stream.order(position), stream_of(position)
 
     def _mongo_update(self, event: Event) -> tuple[list, list | None]:
         """A MongoDB update without the full document: the key (pre-image `before`, Kafka key
@@ -932,27 +976,37 @@ class EventParser:
                               hint="declare key_columns for the table (or in source.options)")
 
 
+RESENT = "resent"  # the skip-count kind of events the delivery checks found re-sent
+
+
 def parse_text(text: str, file: str, shape: TableShape, options: DebeziumOptions,
                skipped: dict[str, int] | None = None,
-               positions: dict[str, int] | None = None) -> Iterator[Row]:
+               positions: dict[str, int] | None = None,
+               marks: Marks | None = None) -> Iterator[Row]:
     """Canonical rows of one Debezium feed file (pure Python). Messages that change no row
-    (schema changes, heartbeats, transaction boundaries) are counted by kind into `skipped`;
-    `positions` gets the count of events per position stream (see debezium_positions)."""
-    yield from parse_records(iter_records(text, file), file, shape, options, skipped, positions)
+    (schema changes, heartbeats, transaction boundaries, re-sent events) are counted by kind
+    into `skipped`; `positions` gets the count of events per position stream (see
+    debezium_positions); `marks` are the delivery marks of earlier batches."""
+    yield from parse_records(iter_records(text, file), file, shape, options, skipped, positions,
+                             marks)
 
 
 def parse_records(records: Iterable[tuple[int, Any]], file: str, shape: TableShape,
                   options: DebeziumOptions, skipped: dict[str, int] | None = None,
-                  positions: dict[str, int] | None = None) -> Iterator[Row]:
+                  positions: dict[str, int] | None = None,
+                  marks: Marks | None = None) -> Iterator[Row]:
     """parse_text for (line, record) pairs already decoded (JSON or Avro)."""
-    parser = EventParser(shape, options, file)
+    parser = EventParser(shape, options, file, marks)
+    counts = skipped if skipped is not None else {}
     for line, raw in records:
         event = to_event(line, raw, file, options.unwrapped)
         if isinstance(event, Control):
-            if skipped is not None:
-                skipped[event.kind] = skipped.get(event.kind, 0) + 1
+            counts[event.kind] = counts.get(event.kind, 0) + 1
         elif event is not None:
-            for row in parser.rows(event):
+            rows = parser.rows(event)
+            if not rows and parser.resent:
+                counts[RESENT] = counts.get(RESENT, 0) + 1
+            for row in rows:
                 if positions is not None:
                     stream = row[len(shape.columns) + 1][-1]
                     positions[stream] = positions.get(stream, 0) + 1
@@ -1101,33 +1155,36 @@ class DebeziumFormat:
 
     def record_decoder(self, options: dict[str, Any]) -> tuple[Callable[..., Iterator[Row]],
                                                                bool] | None:
-        """For an Avro feed: (parse(data, file, shape, opts, skipped, positions), whether data
-        is the file's bytes); None for JSON (JsonConverter) feeds, read by parse_text."""
+        """For an Avro feed: (parse(data, file, shape, opts, skipped, positions, marks), whether
+        data is the file's bytes); None for JSON (JsonConverter) feeds, read by parse_text."""
         config = avro_schemas.avro_config(options)
         if config is None:
             return None
         if config.encoding == avro_schemas.CONTAINER:
             def parse_container(data: bytes, file: str, shape: TableShape,
                                 opts: DebeziumOptions, skipped: dict[str, int] | None = None,
-                                positions: dict[str, int] | None = None) -> Iterator[Row]:
+                                positions: dict[str, int] | None = None,
+                                marks: Marks | None = None) -> Iterator[Row]:
                 yield from parse_records(avro_schemas.container_records(data, file), file,
-                                         shape, opts, skipped, positions)
+                                         shape, opts, skipped, positions, marks)
             return parse_container, True
         if config.encoding == avro_schemas.CONFLUENT:
             lookup = avro_schemas.SchemaLookup(config)
 
             def parse_wire(data: bytes, file: str, shape: TableShape, opts: DebeziumOptions,
                            skipped: dict[str, int] | None = None,
-                           positions: dict[str, int] | None = None) -> Iterator[Row]:
+                           positions: dict[str, int] | None = None,
+                           marks: Marks | None = None) -> Iterator[Row]:
                 yield from parse_records(avro_schemas.wire_records(data, file, lookup), file,
-                                         shape, opts, skipped, positions)
+                                         shape, opts, skipped, positions, marks)
             return parse_wire, True
         value_schema = (avro_schemas.read_schema_file(config.value_schema)
                         if config.value_schema else None)
 
         def parse_json(text: str, file: str, shape: TableShape, opts: DebeziumOptions,
                        skipped: dict[str, int] | None = None,
-                       positions: dict[str, int] | None = None) -> Iterator[Row]:
+                       positions: dict[str, int] | None = None,
+                       marks: Marks | None = None) -> Iterator[Row]:
             records = avro_schemas.json_records(iter_records(text, file), file, value_schema)
-            yield from parse_records(records, file, shape, opts, skipped, positions)
+            yield from parse_records(records, file, shape, opts, skipped, positions, marks)
         return parse_json, False

@@ -13,17 +13,27 @@ An event's order key is `(phase, p0 … p7)`, then feed file, line and part (the
   event has no position: only its file and line can order it (see `Position.known`).
 
 `domain` says which stream the position belongs to (MySQL/MariaDB `server_id`, Vitess
-`keyspace/shard`): positions of two domains don't compare. Within a file a connector's stream is
-in position order, so a position that goes backwards there is bad input (`monotone` positions
-only; a Postgres `lsn` without `sequence` is ordered per row, not per stream).
+`keyspace/shard`): positions of two domains don't compare. A connector writes its stream in
+position order (`monotone`; a Postgres `lsn` without `sequence` orders one row's changes only,
+since interleaved transactions commit out of lsn order). `exact` positions name one event
+(MySQL file/pos/row, SQL Server and Db2 change LSNs); the others may be shared by several
+events (a snapshot's reads, the rows of one Postgres multi-insert record, one Oracle, MongoDB or
+Vitess transaction). `delivery_of` turns a Position into the Delivery that the at-least-once
+checks of `mirrorspec.sources.delivery` use: a position going back within a file is a re-send
+there, not an error, when the event equals one the file already sent at that position.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
 from typing import Any, Callable
+
+from mirrorspec.sources.delivery import SNAPSHOT as DELIVERY_SNAPSHOT
+from mirrorspec.sources.delivery import STREAM as DELIVERY_STREAM
+from mirrorspec.sources.delivery import Delivery, partition_name
 
 WIDTH = 8  # integer parts of a position (SQL Server/Db2: 3 + 3 LSN parts + event_serial_no)
 ABSENT = -1
@@ -54,8 +64,9 @@ class Position:
     domain: str = ""
     monotone: bool = True
     fields: str = ""  # the source fields the position came from, for messages
+    exact: bool = False
 
-    @property
+    @functools.cached_property
     def known(self) -> bool:
         return any(p != ABSENT for p in self.parts)
 
@@ -95,16 +106,21 @@ def _lsn_parts(source: dict[str, Any], name: str, count: int = 3) -> list[int | 
     return list(parts)
 
 
-def _sqlserver(source: dict[str, Any]) -> tuple[list, str, bool, str]:
+# Each connector's function returns (parts, domain, monotone, fields, exact).
+_Parts = tuple[list, str, bool, str, bool]
+
+
+def _sqlserver(source: dict[str, Any]) -> _Parts:
     parts = (_lsn_parts(source, "commit_lsn") + _lsn_parts(source, "change_lsn")
              + [_int(source, "event_serial_no")])
-    return parts, "", True, "source.commit_lsn, change_lsn, event_serial_no"
+    # change_lsn (__$seqval) names one change; event_serial_no the half of an update
+    return parts, "", True, "source.commit_lsn, change_lsn, event_serial_no", parts[3] is not None
 
 
 _BINLOG_NUMBER = re.compile(r"\.(\d+)$")
 
 
-def _binlog(source: dict[str, Any]) -> tuple[list, str, bool, str]:
+def _binlog(source: dict[str, Any]) -> _Parts:
     name = source.get("file")
     number = None
     if name not in (None, ""):
@@ -115,11 +131,13 @@ def _binlog(source: dict[str, Any]) -> tuple[list, str, bool, str]:
         number = int(match[1])
     parts = [number, _int(source, "pos"), _int(source, "row")] if number is not None else []
     server = source.get("server_id")
+    # file/pos name one binlog event, `row` one row of it
+    exact = len(parts) == 3 and None not in parts
     return parts, f"server_id {server}" if server not in (None, "") else "", True, \
-        "source.file, pos, row"
+        "source.file, pos, row", exact
 
 
-def _postgres(source: dict[str, Any]) -> tuple[list, str, bool, str]:
+def _postgres(source: dict[str, Any]) -> _Parts:
     sequence = source.get("sequence")
     if sequence not in (None, ""):
         try:
@@ -132,32 +150,34 @@ def _postgres(source: dict[str, Any]) -> tuple[list, str, bool, str]:
             lsn = _int(source, "lsn")
         if lsn is not None:
             return [last_commit if last_commit is not None else 0, lsn], "", True, \
-                "source.sequence"
+                "source.sequence", False
     lsn = _int(source, "lsn")
-    # lsn alone: changes of one row follow each other in the WAL, a stream's need not
-    return ([0, lsn] if lsn is not None else []), "", False, "source.lsn"
+    # lsn alone: changes of one row follow each other in the WAL, a stream's need not; the
+    # rows of one multi-insert WAL record (COPY) share their lsn
+    return ([0, lsn] if lsn is not None else []), "", False, "source.lsn", False
 
 
-def _oracle(source: dict[str, Any]) -> tuple[list, str, bool, str]:
+def _oracle(source: dict[str, Any]) -> _Parts:
     scn = _int(source, "scn")
     commit = _int(source, "commit_scn")
     if scn is None and commit is None:
-        return [], "", True, "source.commit_scn, scn"
+        return [], "", True, "source.commit_scn, scn, txSeq", False
     sequence = _int(source, "txSeq")
     # events are emitted per transaction in commit order; within one, by scn then txSeq
     return [commit if commit is not None else scn, scn, sequence], "", commit is not None, \
-        "source.commit_scn, scn, txSeq"
+        "source.commit_scn, scn, txSeq", False
 
 
-def _mongodb(source: dict[str, Any]) -> tuple[list, str, bool, str]:
+def _mongodb(source: dict[str, Any]) -> _Parts:
     seconds = _int(source, "sec")
     if seconds is None:
         ts_ms = _int(source, "ts_ms")
         seconds = ts_ms // 1000 if ts_ms is not None else None
     order = _int(source, "ord")
     if seconds is None or order is None:
-        return [], "", True, "source.ts_ms, ord"
-    return [seconds, order], "", True, "source.ts_ms (seconds), ord"
+        return [], "", True, "source.ts_ms, ord", False
+    # the events of one transaction share its cluster time
+    return [seconds, order], "", True, "source.ts_ms (seconds), ord", False
 
 
 _GTID_INTERVAL = re.compile(r"^(\d+)(?:-(\d+))?$")
@@ -182,10 +202,10 @@ def gtid_count(text: str) -> int:
     return total
 
 
-def _vitess(source: dict[str, Any]) -> tuple[list, str, bool, str]:
+def _vitess(source: dict[str, Any]) -> _Parts:
     shard, keyspace, vgtid = source.get("shard"), source.get("keyspace"), source.get("vgtid")
     if vgtid in (None, "") or shard in (None, ""):
-        return [], "", True, "source.vgtid"
+        return [], "", True, "source.vgtid", False
     try:
         entries = json.loads(vgtid) if isinstance(vgtid, str) else vgtid
         gtid = next(e["gtid"] for e in entries
@@ -195,14 +215,15 @@ def _vitess(source: dict[str, Any]) -> tuple[list, str, bool, str]:
     except (TypeError, ValueError, KeyError, StopIteration, AttributeError):
         raise PositionError("source.vgtid", f"source.vgtid has no readable GTID for shard "
                                             f"{shard!r}") from None
-    return [count], f"shard {keyspace}/{shard}", True, "source.vgtid"
+    # one GTID per transaction: its rows share it
+    return [count], f"shard {keyspace}/{shard}", True, "source.vgtid", False
 
 
-def _unknown(source: dict[str, Any]) -> tuple[list, str, bool, str]:
-    return [], "", True, "source position"
+def _unknown(source: dict[str, Any]) -> _Parts:
+    return [], "", True, "source position", False
 
 
-POSITIONS: dict[str, Callable[[dict[str, Any]], tuple[list, str, bool, str]]] = {
+POSITIONS: dict[str, Callable[[dict[str, Any]], _Parts]] = {
     "sqlserver": _sqlserver,
     "db2": _sqlserver,  # the Db2 connector's commit_lsn/change_lsn have SQL Server's format
     "mysql": _binlog,
@@ -239,10 +260,11 @@ def position_of(source: dict[str, Any] | None) -> Position:
     source = source or {}
     snapshot = str(source.get("snapshot") or "false").lower()
     phase = SNAPSHOT if snapshot in _SNAPSHOT_VALUES else STREAMING
-    parts, domain, monotone, fields = POSITIONS.get(connector_of(source), _unknown)(source)
+    parts, domain, monotone, fields, exact = POSITIONS.get(connector_of(source), _unknown)(source)
     values = tuple(ABSENT if p is None else p for p in parts)
     values = values + (ABSENT,) * (WIDTH - len(values))
-    return Position(phase, values, domain, monotone, fields)
+    # a snapshot's reads share the position of its consistent point
+    return Position(phase, values, domain, monotone, fields, exact and phase == STREAMING)
 
 
 UNPOSITIONED = "no "  # how the `stream` of an event without a position starts
@@ -259,11 +281,10 @@ MISSING_HINT = ("keep the source block in the events (ExtractNewRecordState: add
 
 
 class StreamCheck:
-    """One file's stream: positions must not go backwards within it (per domain, streaming
-    events), and an event without a position sorts where the file puts it."""
+    """One file's stream order: an event without a position sorts where the file puts it.
+    (Whether positions may go back within the file is `delivery.FileCheck`'s question.)"""
 
     def __init__(self) -> None:
-        self._last: dict[str, Position] = {}
         self._known: dict[int, tuple[int, ...]] = {}  # phase → the file's last known parts
 
     def order(self, position: Position) -> tuple:
@@ -276,17 +297,14 @@ class StreamCheck:
         parts = self._known.get(position.phase, position.parts)
         return (position.phase, *parts)
 
-    def check(self, position: Position) -> str | None:
-        """None, or why `position` can't follow the file's previous event."""
-        if position.phase != STREAMING or not position.known or not position.monotone:
-            return None
-        previous = self._last.get(position.domain)
-        self._last[position.domain] = position
-        if previous is not None and position.parts < previous.parts:
-            return (f"the source position ({position.fields}) goes backwards within the file "
-                    f"({_text(position)} after {_text(previous)})")
-        return None
 
-
-def _text(position: Position) -> str:
-    return "/".join(str(p) for p in position.parts if p != ABSENT) or "none"
+def delivery_of(position: Position, channel: str = "") -> Delivery:
+    """The Delivery of an event at `position` in a file of `channel` (`delivery.channel_of`):
+    its partition is the channel and the connector's stream (MySQL `server_id`, a Vitess
+    shard); a streamed change at a Postgres `lsn` without `sequence` (an Oracle `scn` without
+    `commit_scn`) is a per-key position. A snapshot's position is a consistent point of the
+    whole table, never per key."""
+    phase = DELIVERY_SNAPSHOT if position.phase == SNAPSHOT else DELIVERY_STREAM
+    return Delivery(partition_name(channel, position.domain), phase,
+                    position.parts if position.known else None, position.exact,
+                    not position.monotone and phase == DELIVERY_STREAM)

@@ -34,8 +34,12 @@ def test_postgres_feed_to_canonical_changes(spark, tmp_path):
     files = feed_files(FIXTURES / "postgres")
     result = get_reader("debezium").read(spark, table, files, {})
     df = result.changes
-    assert df.columns == [name for name, _ in PG_COLUMNS] + list(CHANGE_COLUMNS)
+    assert df.columns == [name for name, _ in PG_COLUMNS] + list(CHANGE_COLUMNS) + ["_delivery"]
     types = dict(df.dtypes)
+    # each event's place in its delivery (sources/delivery.py): Postgres lsn + sequence
+    first = df.orderBy("_order").first()["_delivery"]
+    assert (first["partition"], first["phase"], first["position"][:2]) == ("", 0, [0, 33873856])
+    assert first["exact"] is False and first["backwards"] is False
     assert types["id"] == "int" and types["balance"] == "double"
     assert types["created_at"] == "timestamp" and types["birth_date"] == "date"
     assert types["_op"] == "int" and types["_present"] == "array<string>"

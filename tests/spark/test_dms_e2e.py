@@ -38,7 +38,7 @@ def test_full_load_and_cdc_files_mirror_in_commit_order(spark, tmp_path):
     landed = pq.read_table(landing)
     assert landed.column_names == [n for n, _ in COLUMNS] + [ROW_MARKER_COLUMN]
     assert [(r["id"], r[ROW_MARKER_COLUMN]) for r in landed.to_pylist()] == [
-        (101, 0), (102, 0), (103, 0), (101, 1), (104, 0), (102, 2), (104, 1), (104, 1), (105, 0)]
+        (101, 4), (102, 4), (103, 4), (101, 1), (104, 4), (102, 2), (104, 1), (104, 1), (105, 4)]
     assert publish_table(spark, table, plan).status == "UpToDate"
 
     result = mirror_tables(spark, [MirrorTarget(table.unique_id, table.schema, table.name,

@@ -95,8 +95,9 @@ def test_qlik_fixture_lands_by_the_seed_rules_and_mirrors(spark, tmp_path):
     assert meta["keyColumns"] == ["ID"]
     rows = check_landing_file(Path(result.files_written[0]),
                               ["ID", "NAME", "CITY", "BALANCE", "UPDATED", "PHOTO"], ["ID"])
+    # inserts land as upserts: only an insert-only first load keeps 0
     assert [(r["ID"], r[ROW_MARKER_COLUMN]) for r in rows] == [
-        (1, 0), (2, 0), (3, 0), (4, 0), (3, 2), (1, 1), (2, 2), (22, 0)]
+        (1, 4), (2, 4), (3, 4), (4, 4), (3, 2), (1, 1), (2, 2), (22, 4)]
     # the 0B update is a full row: absent CITY/UPDATED/PHOTO came from the full load
     assert rows[5]["NAME"] == "Ann B" and rows[5]["CITY"] == "Oslo" and rows[5]["PHOTO"] == b"\n\x0b"
 
@@ -171,9 +172,10 @@ def test_unfinished_transaction_waits_for_the_next_run(spark, tmp_path):
     second = publish(spark, tbl, plan)
     assert second.status == "Published" and second.held_back == []
     rows = pq.read_table(second.files_written[0]).to_pylist()
-    # T1 is not published twice; the partial update takes W from T2's own insert
+    # T1 is not published twice; the partial update takes W from T2's own insert; inserts
+    # after the first load land as upserts (a re-sent insert never doubles its key)
     assert [(r["ID"], r["V"], r["W"], r[ROW_MARKER_COLUMN]) for r in rows] == [
-        (3, "c", "w", 0), (3, "c2", "w", 1), (5, "e", "w", 0)]
+        (3, "c", "w", 4), (3, "c2", "w", 1), (5, "e", "w", 4)]
     assert [Path(f).name for f in second.files_written] == ["00000000000000000002.parquet"]
 
 
@@ -273,7 +275,7 @@ def test_arcion_seed_region_insert_update_delete(spark, tmp_path, fixture, optio
     rows = check_landing_file(Path(first.files_written[0]), [c for c, _ in REGION], ["r_regionkey"])
     # the update carried only r_comment (and the key): r_name was completed from the insert
     assert [(r["r_regionkey"], r["r_name"], r["r_comment"], r[ROW_MARKER_COLUMN]) for r in rows] == [
-        (10, "India", "India", 0), (10, "India", "USA", 1)]
+        (10, "India", "India", 4), (10, "India", "USA", 1)]
     mirror(spark, tbl, plan)
     assert delta_rows(spark, tbl, "r_regionkey", "r_name", "r_comment") == [(10, "India", "USA")]
 
@@ -398,7 +400,7 @@ def test_arcion_partial_update_completed_from_delta(spark, tmp_path):
     assert result.status == "Published", result.error
     rows = pq.read_table(result.files_written[0]).to_pylist()
     assert [(r["r_regionkey"], r["r_name"], r["r_comment"], r[ROW_MARKER_COLUMN]) for r in rows] == [
-        (1, "AMERICA", "new", 1), (0, None, None, 2), (0, "EUROPE", None, 0)]
+        (1, "AMERICA", "new", 1), (0, None, None, 2), (0, "EUROPE", None, 4)]
     mirror(spark, tbl, plan)
     assert delta_rows(spark, tbl, "r_regionkey", "r_name", "r_comment") == [
         (0, "EUROPE", None), (1, "AMERICA", "new")]
@@ -412,7 +414,7 @@ def test_arcion_partial_key_change_and_a_later_snapshot(spark, tmp_path):
     assert result.status == "Published", result.error
     rows = pq.read_table(result.files_written[0]).to_pylist()
     assert [(r["r_regionkey"], r["r_name"], r["r_comment"], r[ROW_MARKER_COLUMN])
-            for r in rows][1:] == [(11, "AMERICA", "c11", 0)]
+            for r in rows][1:] == [(11, "AMERICA", "c11", 4)]
     mirror(spark, tbl, plan)
     # a re-snapshot of key 0 replaces it (upsert), it doesn't add a second row
     (feed / "3.csv").write_text("0,AFRICA2,c0b\n")

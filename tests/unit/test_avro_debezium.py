@@ -221,3 +221,43 @@ def test_logical_type_objects_of_an_avro_decoder_land_like_their_json_values():
     assert land(decimal.Decimal("12.50"), "org.apache.kafka.connect.data.Decimal",
                 "String") == "12.50"
     assert land(uuid.UUID(int=1), "", "String") == "00000000-0000-0000-0000-000000000001"
+
+
+def test_plain_json_map_values_that_look_like_avro_wrappers_stay_maps():
+    """A JsonConverter row (no Avro anywhere): a map column with one key that contains a dot or
+    is named like an Avro type is data, not a union wrapper (only Debezium's own envelope
+    schema says where unions are)."""
+    shape = TableShape((("id", "Int32"), ("labels", "String"), ("counts", "String")), ("id",))
+    event = {"op": "c", "after": {"id": 1, "labels": {"app.kubernetes.io/name": "web"},
+                                  "counts": {"long": "5"}},
+             "source": {"connector": "postgresql", "lsn": 10}}
+    (row,) = parse_text(json.dumps(event), "maps.json", shape, DebeziumOptions())
+    assert json.loads(row[1]) == {"app.kubernetes.io/name": "web"}
+    assert json.loads(row[2]) == {"long": "5"}
+    # an unwrapped (ExtractNewRecordState) row with plain __ fields: the same
+    row = json.dumps({"id": 2, "labels": {"app.kubernetes.io/name": "web"},
+                      "counts": {"long": "5"}, "__op": "c"})
+    (parsed,) = parse_text(row, "maps.json", shape, DebeziumOptions())
+    assert json.loads(parsed[1]) == {"app.kubernetes.io/name": "web"}
+    assert json.loads(parsed[2]) == {"long": "5"}
+
+
+def test_a_wire_body_with_bytes_left_after_the_record_is_located():
+    """A registry's schema with fewer fields than the writer's (schema ids collide across
+    registries): the record decodes, but bytes are left over — never columns silently NULL."""
+    writer = json.loads(json.dumps(VALUE_SCHEMA))
+    writer["fields"].append({"name": "ts_us", "type": ["null", "long"], "default": None})
+    datum = {**envelope("c", ROW, None, lsn=100, commit=90), "ts_us": 1700000000000000}
+    import base64 as b64
+
+    from avro_feed import framed
+
+    key = b64.b64encode(framed(KEY_SCHEMA, KEY_ID, {"id": 1})).decode()
+    value = b64.b64encode(framed(writer, VALUE_ID, datum)).decode()
+    good = wire_line(envelope("c", ROW, None, lsn=50, commit=40), 1)
+    parse = decoder({"encoding": "confluent", "schemas": {VALUE_ID: AVSC_VALUE,
+                                                          KEY_ID: str(FIXTURES / "customers-key.avsc")}})
+    with pytest.raises(SourceError, match="byte\\(s\\) left after the record") as err:
+        rows_of(parse, f"{good}\n{key}\t{value}\n".encode(), file="staged.jsonl")
+    assert (err.value.file, err.value.line) == ("staged.jsonl", 2)
+    assert "schema id 7" in err.value.message

@@ -66,24 +66,61 @@ def test_each_connector_orders_by_its_position_not_file_names_or_ts_ms(connector
     assert [(r[2], r[1]) for r in applied] == [(OP_INSERT, "first"), (OP_UPDATE, "second")]
 
 
+def changes_of(rows: list[tuple]) -> list:
+    """Parsed rows as the delivery harness's Change rows (for its model of the publisher)."""
+    from delivery_harness import Change
+
+    names = [n for n, _ in SHAPE.columns]
+    width = len(names)
+    return [Change(dict(zip(names, r[:width])), r[width], r[width + 1], r[width + 2],
+                   r[width + 3], r[width + 4], r[width + 5]) for r in rows]
+
+
+def stop_of(rows: list[tuple]) -> SourceError:
+    """The publisher's verdict on a batch (tests/delivery_harness.py models it)."""
+    from delivery_harness import publish_model
+    from reference_model import ModelTable
+
+    from mirrorspec.sources.delivery import Marks
+
+    with pytest.raises(SourceError) as err:
+        publish_model(changes_of(rows), ("id",), SHAPE.names, ModelTable(("id",)), True, Marks())
+    return err.value
+
+
 @pytest.mark.parametrize("connector", sorted(CASES))
-def test_a_position_going_backwards_within_a_file_stops_at_that_line(connector):
+def test_a_position_going_back_within_a_file_to_another_event_stops_at_that_line(connector):
+    """A re-sent event repeats one sent before; one that differs from everything sent at its
+    position means a reordered or mixed file: the parser marks it, the publisher (which looks
+    in the batch's other files and earlier batches too) stops at it."""
     earlier, later = CASES[connector]
     if connector == "postgresql":
         earlier, later = {"sequence": '["10","24023128"]'}, {"sequence": '["20","24023100"]'}
     text = event("u", "second", later, connector, 1) + "\n" + event("c", "first", earlier,
                                                                    connector, 2) + "\n"
-    with pytest.raises(SourceError, match="goes backwards within the file") as err:
-        list(parse_text(text, "f.json", SHAPE, DebeziumOptions()))
-    assert err.value.line == 2 and err.value.file == "f.json"
-    assert "source." in err.value.message  # the field is named
+    rows = list(parse_text(text, "f.json", SHAPE, DebeziumOptions()))
+    assert [r[-1][-1] for r in rows] == [False, True]  # `backwards`
+    error = stop_of(rows)
+    assert (error.file, error.line) == ("f.json", 2)
+    assert "goes back within the file" in error.message
 
 
-def test_postgres_lsn_alone_may_go_backwards_in_a_stream():
-    """Interleaved transactions commit out of lsn order; lsn orders changes of one row."""
-    text = (event("c", "a", {"lsn": 200}, "postgresql", 1) + "\n"
-            + event("c", "b", {"lsn": 100}, "postgresql", 2))
+def keyed_event(key: int, v: str, source: dict) -> str:
+    return json.dumps({"op": "c", "after": {"id": key, "v": v},
+                       "source": {"connector": "postgresql", **source}})
+
+
+def test_postgres_lsn_alone_may_go_backwards_in_a_stream_but_not_for_one_row():
+    """Interleaved transactions commit out of lsn order; lsn orders changes of one row, so a
+    row's lsn going back is a re-send (dropped when equal, an error when it differs)."""
+    text = keyed_event(1, "a", {"lsn": 200}) + "\n" + keyed_event(2, "b", {"lsn": 100})
     assert len(list(parse_text(text, "f.json", SHAPE, DebeziumOptions()))) == 2
+    resent = text + "\n" + keyed_event(1, "x", {"lsn": 300}) + "\n" + keyed_event(1, "a", {"lsn": 200})
+    skipped: dict = {}
+    rows = list(parse_text(resent, "f.json", SHAPE, DebeziumOptions(), skipped))
+    assert [r[1] for r in rows] == ["a", "b", "x"] and skipped == {"resent": 1}
+    differs = text + "\n" + keyed_event(1, "x", {"lsn": 300}) + "\n" + keyed_event(1, "y", {"lsn": 150})
+    assert stop_of(list(parse_text(differs, "f.json", SHAPE, DebeziumOptions()))).line == 4
 
 
 def test_snapshot_events_come_before_streaming_events_at_the_same_position():

@@ -59,7 +59,7 @@ def test_unwrapped_rows_with_add_fields_and_rewrite_deletes():
 def test_unwrapped_order_follows_source_fields():
     shape = PRODUCTS
     text = (json.dumps({"id": 1, "name": "a", "qty": 1, "__op": "c", "__lsn": 20}) + "\n"
-            + json.dumps({"id": 1, "name": "a", "qty": 2, "__op": "u", "__lsn": 10}))
+            + json.dumps({"id": 2, "name": "a", "qty": 2, "__op": "u", "__lsn": 10}))
     rows = list(parse_text(text, "f.json", shape, DebeziumOptions()))
     orders = [r[len(shape.columns) + 1] for r in rows]
     assert orders[0][2] == 20 and orders[1][2] == 10  # the lsn part of the order tuple

@@ -32,6 +32,7 @@ from mirrorspec.sources.base import (CHANGE_COLUMNS, OP_COLUMN, OP_DELETE, OP_IN
                                      OP_UPDATE, OP_UPSERT, PAIR_COLUMN, PRESENT_COLUMN,
                                      SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN, use_remote_reader)
 from mirrorspec.sources import FEED_TYPES
+from mirrorspec.sources.delivery import DELIVERY_COLUMN, STATE_KEY as DELIVERY_STATE, Marks
 from mirrorspec.base import files as fsmod
 from mirrorspec.landing.deploy import recreate_procedure
 from mirrorspec.progress.publish import load_state, save_state, state_file
@@ -269,7 +270,10 @@ def _publish_batch(spark, fs: Files, table: TablePlan, plan: Plan, state: dict[s
                 changes = changes.persist()
                 cached.append(changes)
             keys = list(table.key_columns or read.info.get("key_columns") or [])
-            written, rows = _write_landing(spark, fs, table, changes, keys, sequence)
+            first_load = (not any(b.get("sequence") for b in prior.get("batches", []))
+                          and not _has_data_files(fs, table.landing_path))
+            written, rows, marks = _write_landing(spark, fs, table, changes, keys, sequence,
+                                                  first_load, Marks.from_state(prior))
         finally:
             for frame in cached:
                 frame.unpersist()
@@ -277,6 +281,8 @@ def _publish_batch(spark, fs: Files, table: TablePlan, plan: Plan, state: dict[s
     consumed = sorted(set(read.files or files) - set(held_back))
     outcome = {"sequence": sequence if written else None, "files": files, "consumed": consumed,
                "held_back": held_back, "rows": rows, "reader": read.info.get("state", {})}
+    if marks is not None:
+        outcome[DELIVERY_STATE] = marks.to_state()
     result.batch = outcome
     skipped_snapshots = read.info.get("skipped_snapshots") or []
     if skipped_snapshots:
@@ -320,6 +326,8 @@ def commit_batch(fs: Files, plan: Plan, table: TablePlan, state: dict[str, Any],
         state["files"][name] = outcome["sequence"]
     state["held_back"] = list(outcome["held_back"])
     state["reader"] = outcome.get("reader") or {}
+    if outcome.get(DELIVERY_STATE) is not None:  # the delivery marks, with the batch they cover
+        state[DELIVERY_STATE] = outcome[DELIVERY_STATE]
     state["batches"].append({"sequence": outcome["sequence"], "files": outcome["files"],
                              "rows": outcome["rows"]})
     state["pending"] = None
@@ -332,10 +340,12 @@ _VALID_OPS = (OP_INSERT, OP_UPDATE, OP_DELETE, OP_UPSERT, OP_TRUNCATE)
 
 
 def _check_changes(changes, columns: list[str], keys: list[str]) -> dict[str, int]:
-    """One pass over the batch: counts of rows, bad rows and partial rows; raises on bad rows."""
+    """One pass over the batch: counts of rows, bad rows, partial rows, inserts and events
+    that went back within their file; raises on bad rows."""
     from pyspark.sql import functions as F
 
     from mirrorspec.spark.publish.completion import partial_condition
+    from mirrorspec.spark.publish.replays import backwards_condition
 
     op = F.col(OP_COLUMN)
     bad_op = ~op.isin(*_VALID_OPS) | op.isNull()
@@ -345,7 +355,9 @@ def _check_changes(changes, columns: list[str], keys: list[str]) -> dict[str, in
     data_columns = [c for c in columns if c not in keys]
     checks = {"bad_op": bad_op, "keyless": keyless, "null_key": null_key,
               "partial": partial_condition(data_columns) if keys else F.lit(False),
-              "truncate": op == OP_TRUNCATE}
+              "truncate": op == OP_TRUNCATE, "insert": op == OP_INSERT,
+              "backwards": (backwards_condition() if DELIVERY_COLUMN in changes.columns
+                            else F.lit(False))}
     row = changes.agg(F.count(F.lit(1)).alias("rows"),
                       *[F.sum(F.when(c, 1).otherwise(0)).alias(n) for n, c in checks.items()]).first()
     counts = {k: int(row[k] or 0) for k in ["rows", *checks]}
@@ -367,12 +379,19 @@ def _check_changes(changes, columns: list[str], keys: list[str]) -> dict[str, in
 
 
 def _write_landing(spark, fs: Files, table: TablePlan, changes, keys: list[str],
-                   sequence: int) -> tuple[str | None, int]:
-    """Write the batch as `_publishing_<seq>/part-*.parquet`; (that file or None, row count)."""
+                   sequence: int, first_load: bool = False, marks: Marks | None = None
+                   ) -> tuple[str | None, int, Marks | None]:
+    """Write the batch as `_publishing_<seq>/part-*.parquet`; (that file or None, row count,
+    the delivery marks after the batch, or None when the reader gives no `_delivery`).
+    Keyed inserts land as upserts but in an insert-only first load with unique keys
+    (`replays`)."""
     from pyspark.sql import functions as F
 
     from mirrorspec.spark.publish.completion import (complete_changes, expand_truncates, read_mirrored,
                                              sort_columns, with_tie)
+    from mirrorspec.spark.publish.replays import (first_load_keys_unique, insert_marker,
+                                                  keyless_across_files, keyless_against_marks,
+                                                  observed_marks, resolve_backwards)
 
     declared = {c.name for c in table.columns}  # `_id` is a column; `_op`, `_order`… are not
     columns = [c for c in changes.columns if c in declared or not c.startswith("_")]
@@ -388,7 +407,20 @@ def _write_landing(spark, fs: Files, table: TablePlan, changes, keys: list[str],
                           hint="fix key_columns in the table's YAML")
     counts = _check_changes(changes, columns, keys)
     if counts["rows"] == 0:
-        return None, 0
+        return None, 0, None
+    advanced = None
+    if DELIVERY_COLUMN in changes.columns:
+        marks = marks or Marks()
+        if counts["backwards"]:
+            changes = resolve_backwards(changes, columns, marks)
+        if not keys:
+            keyless_against_marks(spark, changes, columns, marks)
+            if changes.select(SOURCE_FILE_COLUMN).distinct().limit(2).count() > 1:
+                changes = keyless_across_files(changes, columns)
+        advanced = marks.advanced(observed_marks(changes, columns, bool(keys)))
+    # 0 pays only where it keeps the engine's plain append: an insert-only first load
+    inserts_stay = (first_load and bool(keys) and counts["insert"] == counts["rows"]
+                    and first_load_keys_unique(changes, keys))
     frame = with_tie(changes.select(*columns, *CHANGE_COLUMNS, PAIR_COLUMN))
     mirrored = None
     if counts["partial"] or counts["truncate"]:
@@ -399,7 +431,7 @@ def _write_landing(spark, fs: Files, table: TablePlan, changes, keys: list[str],
         frame = complete_changes(spark, frame, columns, keys, mirrored)
     landing = (frame.repartition(1).sortWithinPartitions(*sort_columns(keys))
                .select(*[F.col(c) for c in columns],
-                       F.col(OP_COLUMN).cast("int").alias(ROW_MARKER_COLUMN)))
+                       insert_marker(keys, inserts_stay).cast("int").alias(ROW_MARKER_COLUMN)))
     temp = join(table.landing_path, f"{TEMP_PREFIX}{sequence:020d}")
     fs.delete(temp)
     # INT96 (Spark's default) is deprecated; Fabric and every reader know TIMESTAMP_MICROS
@@ -412,8 +444,8 @@ def _write_landing(spark, fs: Files, table: TablePlan, changes, keys: list[str],
     rows = _parquet_rows(spark, part)
     if rows == 0:
         fs.delete(temp)
-        return None, 0
-    return part, rows
+        return None, 0, advanced
+    return part, rows, advanced
 
 
 def _parquet_rows(spark, path: str) -> int:

@@ -143,21 +143,26 @@ _SKIPPED_OP = -2
 _NOTE_OP = -3
 
 
-def skipped_rows(counts: dict[str, int], width: int, order_width: int, file: str) -> list[Row]:
-    """The rows that carry `counts` (kind → messages skipped in `file`) out of a parse task."""
-    return [(*([None] * width), _SKIPPED_OP, (None,) * order_width, [kind], file, count)
+def skipped_rows(counts: dict[str, int], width: int, order_width: int, file: str,
+                 extra: int = 0) -> list[Row]:
+    """The rows that carry `counts` (kind → messages skipped in `file`) out of a parse task
+    (`extra`: how many extra columns the parser's rows end with)."""
+    return [(*([None] * width), _SKIPPED_OP, (None,) * order_width, [kind], file, count,
+             *([None] * extra))
             for kind, count in sorted(counts.items())]
 
 
-def note_rows(notes: Sequence[tuple], width: int, file: str) -> list[Row]:
+def note_rows(notes: Sequence[tuple], width: int, file: str, extra: int = 0) -> list[Row]:
     """The rows that carry a parser's notes out of a parse task: each note is
-    (kind, details (texts), order tuple, line)."""
-    return [(*([None] * width), _NOTE_OP, order, [kind, *details], file, line)
+    (kind, details (texts), order tuple, line); `extra` as for `skipped_rows`."""
+    return [(*([None] * width), _NOTE_OP, order, [kind, *details], file, line, *([None] * extra))
             for kind, details, order, line in notes]
 
 
-def text_change_schema(shape: TableShape, order_fields: Sequence[tuple[str, str]]):
-    """The Spark schema of canonical changes for `shape` (plus the internal error column)."""
+def text_change_schema(shape: TableShape, order_fields: Sequence[tuple[str, str]],
+                       extra: Sequence[tuple[str, str]] = ()):
+    """The Spark schema of canonical changes for `shape`, then the `extra` columns (name, DDL
+    type) the parser's rows end with, plus the internal error column."""
 
 
     fields = [StructField(name, _parse_datatype_string(spark_type_for(data_type)), True)
@@ -170,8 +175,9 @@ def text_change_schema(shape: TableShape, order_fields: Sequence[tuple[str, str]
         StructField("_present", ArrayType(StringType()), True),
         StructField("_source_file", StringType(), False),
         StructField("_source_line", LongType(), False),
-        StructField(_ERROR_COLUMN, StringType(), True),
     ]
+    fields += [StructField(name, _parse_datatype_string(kind), True) for name, kind in extra]
+    fields.append(StructField(_ERROR_COLUMN, StringType(), True))
     return StructType(fields)
 
 
@@ -192,14 +198,14 @@ def _local_name(uri: str, wanted: dict[str, str]) -> str:
 def read_text_changes(spark: Any, files: Sequence[str], shape: TableShape,
                       parse: Callable[[str, str], Iterable[Row]],
                       order_fields: Sequence[tuple[str, str]], batch_rows: int = 8192,
-                      binary: bool = False):
+                      binary: bool = False, extra: Sequence[tuple[str, str]] = ()):
     """Run `parse(text, file)` on every file (one Spark task per file, whole text; with `binary`
-    the file's bytes instead of its text) and return the
+    the file's bytes instead of its text; rows end with the `extra` columns) and return the
     canonical DataFrame and the ReadResult.info that tells the publisher it is persisted (to
     unpersist after publishing). A SourceError in any file is re-raised here (the first by file
     order), so nothing of a bad batch reaches the landing zone."""
 
-    schema = text_change_schema(shape, order_fields)
+    schema = text_change_schema(shape, order_fields, extra)
     if not files:
         return spark.createDataFrame([], schema).drop(_ERROR_COLUMN), {}
     wanted: dict[str, str] = {}
@@ -243,7 +249,8 @@ def read_text_changes(spark: Any, files: Sequence[str], shape: TableShape,
                         col.clear()
                     error = [None] * column_count + [
                         -1, {name: None for name, _ in order_fields}, None, file,
-                        exc.line or 0, json.dumps({"message": exc.message, "hint": exc.hint})]
+                        exc.line or 0, *([None] * len(extra)),
+                        json.dumps({"message": exc.message, "hint": exc.hint})]
                     for i, value in enumerate(error):
                         buffer[i].append(value)
                     yield flush()

@@ -12,6 +12,7 @@ from mirrorspec.sources.base import OP_TRUNCATE, ReadResult
 from mirrorspec.sources.debezium import (DebeziumFormat, Row, parse_options, parse_text,
                                          table_shape)
 from mirrorspec.sources.debezium_positions import MISSING_HINT, ORDER_FIELDS, UNPOSITIONED
+from mirrorspec.sources.delivery import DELIVERY_COLUMN, DELIVERY_TYPE, Marks
 from mirrorspec.spark.publish.feeds.base import read_text_changes, skipped_rows
 
 DEBEZIUM_ORDER_FIELDS = ORDER_FIELDS
@@ -24,24 +25,28 @@ class DebeziumReader(DebeziumFormat):
 
     def read(self, spark: Any, table: Any, files: Sequence[str], state: dict[str, Any]
              ) -> ReadResult:
-        """Canonical changes of `files`; raises SourceError naming file and line on bad input."""
+        """Canonical changes of `files`, with the `_delivery` column (`sources.delivery`);
+        events the delivery marks of earlier batches cover are dropped as re-sends. Raises
+        SourceError naming file and line on bad input."""
         opts = parse_options(table.source.options)
         shape = table_shape(table, opts.key_columns)
         decoder = self.record_decoder(table.source.options)
         decode, binary = decoder if decoder is not None else (None, False)
+        marks = Marks.from_state(state)
 
         def parse(text: str, file: str) -> Iterator[Row]:
             skipped: dict[str, int] = {}
             streams: dict[str, int] = {}
             if decode is None:
-                yield from parse_text(text, file, shape, opts, skipped, streams)
+                yield from parse_text(text, file, shape, opts, skipped, streams, marks)
             else:
-                yield from decode(text, file, shape, opts, skipped, streams)
+                yield from decode(text, file, shape, opts, skipped, streams, marks)
             skipped.update({_STREAM_KIND + s: n for s, n in streams.items()})
-            yield from skipped_rows(skipped, len(shape.columns), len(DEBEZIUM_ORDER_FIELDS), file)
+            yield from skipped_rows(skipped, len(shape.columns), len(DEBEZIUM_ORDER_FIELDS), file,
+                                    extra=1)
 
         changes, info = read_text_changes(spark, files, shape, parse, DEBEZIUM_ORDER_FIELDS,
-                                          binary=binary)
+                                          binary=binary, extra=[(DELIVERY_COLUMN, DELIVERY_TYPE)])
         skipped = info.get("skipped") or {}
         streams = {k[len(_STREAM_KIND):] for k in list(skipped) if k.startswith(_STREAM_KIND)}
         for kind in [k for k in skipped if k.startswith(_STREAM_KIND)]:

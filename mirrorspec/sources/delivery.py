@@ -1,0 +1,567 @@
+"""Delivery semantics: what each producer may do to its stream, and what mirrorspec does with it.
+
+Producers are at-least-once: after a restart they re-send a suffix of what they sent, a topic
+dump read from the beginning repeats events, snapshots restart, and rows arrive partial. The
+landing zone keeps Fabric's semantics (an insert never checks for its key), so the publisher
+makes replays harmless. This module is the one home of those rules (pure Python, no JVM):
+
+- `PRODUCERS`: per feed type, what its producer may do and what mirrorspec does with each
+  behaviour (docs/sources.md "Delivery semantics" is generated from it: `semantics_markdown`).
+- `Delivery`: one event's place in its producer's delivery: its source *partition* (the
+  channel its order holds in: a Kafka topic-partition and the producer's own stream, e.g. a
+  MySQL `server_id`), its *phase* (a snapshot read or a streamed change) and its *position*
+  there (integers compared left to right: LSN, binlog file/pos/row, SCN, …).
+- `Marks`: per partition, the highest position the publisher applied (kept in the publisher
+  state under `delivery`), so a re-sent suffix in a later file, batch or offset is dropped.
+- `FileCheck`: one feed file's events in file order; inside one file (or topic dump) a
+  position that goes back is a re-send when the event equals one the file already sent at that
+  position (dropped); one that equals nothing the file sent is marked `backwards`, and the
+  publisher drops it when another file of the batch (or an earlier batch) sent it, or stops
+  the table at it.
+
+How a reader adopts it (what a reader has to say, nothing more):
+
+1. per event, a `Delivery(partition, phase, position, exact, per_key)`: `partition` is
+   `partition_name(channel_of(file), stream)` (the Kafka topic-partition a staged or sink file
+   holds, and the producer's own stream, "" when it has one); `phase` SNAPSHOT for a
+   consistent read of the table at `position`, else STREAM; `position` a tuple of integers
+   (None when the event carries none); `exact` when no two events share a position;
+   `per_key` when positions increase only per key;
+2. in its per-file parser, one `FileCheck(marks, keyed, redelivers(type), file)` and, for each
+   event, `check.admit(delivery, key, content)` (`content`: anything hashable, equal for equal
+   events): None drops the event (a re-send); else the value to put in the `_delivery` column
+   (`DELIVERY_TYPE`) of every row the event yields; a `DeliveryError` becomes the reader's
+   located SourceError (file, line);
+3. `Marks.from_state(state)` gives the marks of earlier batches (`state` is what
+   `SourceReader.read` receives); the publisher advances them from the `_delivery` column of
+   the rows it lands, in the same state write as the batch (so a crash never skips events).
+
+The publisher (`spark/publish/replays.py`) then lands every keyed insert as an upsert (4) —
+except in a table's insert-only first load whose keys are unique, which stays 0 — resolves the
+`backwards` events, and checks a keyless table's identical events
+across the batch's files and against the events the marks say an earlier batch applied.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence
+
+SNAPSHOT, STREAM = 0, 1
+TABLE = 2  # the marks' slot of events that order the whole table (not per key)
+_SLOT_NAMES = {SNAPSHOT: "snapshot", STREAM: "stream", TABLE: "table"}
+STATE_KEY = "delivery"  # the publisher state's key for the marks
+DELIVERY_COLUMN = "_delivery"
+# The `_delivery` column: the fields of Delivery, and whether the event went back within its
+# file to a position the file had not sent (`backwards`: a re-send whose first copy must be in
+# another file of the batch, or an earlier batch, or an error).
+DELIVERY_TYPE = ("struct<partition:string,phase:int,position:array<bigint>,exact:boolean,"
+                 "per_key:boolean,backwards:boolean>")
+_MARKS_VERSION = 1
+
+
+# --- producers ------------------------------------------------------------------------------------
+
+BEHAVIOURS: tuple[tuple[str, str], ...] = (
+    ("redeliver", "re-sends a suffix after a restart"),
+    ("snapshot_restart", "restarts a snapshot"),
+    ("dump_repeat", "repeats events within one dump or file"),
+    ("partial_images", "sends partial row images"),
+    ("refresh", "bootstraps or refreshes a whole table"),
+    ("tombstones", "sends tombstones"),
+)
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """What a producer may do (`does`; empty: it never does) and what mirrorspec does with it.
+    `handled` is True only when the mirrored table then equals the source in every case the
+    producer documents; False says `handling` describes what happens today."""
+
+    does: str
+    handling: str = ""
+    handled: bool = True
+
+
+@dataclass(frozen=True)
+class ProducerDelivery:
+    """One feed type's producer: where its events sit (`position`) and its behaviours."""
+
+    source_type: str
+    producer: str
+    position: str
+    behaviours: Mapping[str, Behaviour] = field(default_factory=dict)
+
+    def behaviour(self, name: str) -> Behaviour:
+        return self.behaviours.get(name, Behaviour(""))
+
+    @property
+    def redelivers(self) -> bool:
+        """Whether the producer may send an event it already sent (any way)."""
+        return any(self.behaviour(n).does for n in ("redeliver", "snapshot_restart",
+                                                   "dump_repeat", "refresh"))
+
+
+_NEVER = Behaviour("")
+_TOMBSTONES_SKIPPED = Behaviour("a keyed Kafka topic may hold null values (compaction)",
+                                "skipped (a staged message without a value is no change)")
+_KEYED_UPSERTS = ("keyed inserts land as upserts (4), so a key never lands twice; not yet "
+                  "filtered by position: a re-sent change older than a later change of its "
+                  "key is applied again until the re-sent suffix has arrived, and a keyless "
+                  "table's re-sent rows land again")
+
+PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
+    ProducerDelivery(
+        "debezium", "Debezium (Kafka Connect, Debezium Server)",
+        "per Kafka topic-partition and connector stream (MySQL `server_id`, Vitess shard): "
+        "the connector's source position (`debezium_positions.py`)",
+        {"redeliver": Behaviour(
+            "after a crash, re-sends what followed the last committed offset (at-least-once)",
+            "events at or below the partition's highest applied position are dropped (a "
+            "position shared by several events, such as a snapshot's, is applied again on a "
+            "keyed table, which is harmless); Postgres `lsn` without `sequence` orders one row's "
+            "changes only: checked per key within a file and against snapshots and truncates "
+            "across batches, other re-sent changes apply again as the upserts they were; a "
+            "keyless table without a stream position stops"),
+         "snapshot_restart": Behaviour(
+             "a snapshot interrupted by a restart starts again (`op: r` re-sent)",
+             "snapshot reads land as upserts; reads at or below an applied streaming position "
+             "are dropped; a keyless table's identical reads at one position stop the table"),
+         "dump_repeat": Behaviour(
+             "a topic dump read from the beginning repeats events (the position goes back)",
+             "within a file, an event below the file's position is dropped when it equals one "
+             "the file sent at that position, else the table stops at it"),
+         "partial_images": Behaviour(
+             "unchanged TOAST / LOB columns as `unavailable.value.placeholder` (text, bytes, "
+             "arrays of any element type, hstore); REPLICA IDENTITY DEFAULT: no or key-only "
+             "`before`; MongoDB updates without the full document",
+             "completed from the event's own `before`, the batch's earlier changes, the "
+             "mirrored row; the table stops at the event when no place has the value"),
+         "refresh": Behaviour(
+             "incremental and blocking (ad hoc) snapshots re-read a table (`op: r`, "
+             "`snapshot: incremental`) while streaming",
+             "reads land as upserts in stream order; Debezium never deletes rows with a "
+             "snapshot, so neither does mirrorspec"),
+         "tombstones": Behaviour("a null value after each delete (`tombstones.on.delete`)",
+                                 "skipped")}),
+    ProducerDelivery(
+        "qlik_replicate", "Qlik Replicate (Kafka target)", "`changeSequence` (one stream)",
+        {"redeliver": Behaviour("re-sends changes after a task resume, with their "
+                                "`changeSequence`", _KEYED_UPSERTS, False),
+         "dump_repeat": Behaviour("a topic dump read from the beginning repeats messages",
+                                  _KEYED_UPSERTS, False),
+         "partial_images": Behaviour("`columnMask` leaves unchanged columns out",
+                                     "completed from the batch and the mirrored row, else the "
+                                     "table stops at the message"),
+         "refresh": Behaviour("`REFRESH` reloads a table",
+                              "landed as upserts (keyed); rows the reload no longer has stay",
+                              False),
+         "tombstones": _TOMBSTONES_SKIPPED}),
+    ProducerDelivery(
+        "arcion", "Arcion Replicant (S3 target)", "the change's `cursor`",
+        {"redeliver": Behaviour("after a restart, writes a realtime file again under the next "
+                                "name (same operations, same cursors)", _KEYED_UPSERTS, False),
+         "snapshot_restart": Behaviour("a restarted snapshot writes its files again",
+                                       "landed as upserts (keyed)", False),
+         "partial_images": Behaviour("`Exists_Val` 0/2: a column not sent",
+                                     "completed from the batch and the mirrored row, else the "
+                                     "table stops at the change")}),
+    ProducerDelivery(
+        "aws_dms", "AWS DMS (S3 target)", "the `timestamp_column`, file and row",
+        {"redeliver": Behaviour("a resumed task may write changes again in a new CDC file",
+                                _KEYED_UPSERTS, False),
+         "partial_images": Behaviour("LOB columns not supplied (`CsvNoSupValue`)",
+                                     "completed from the batch and the mirrored row, else the "
+                                     "table stops at the row"),
+         "refresh": Behaviour("a table reload writes new full-load files",
+                              "landed as upserts (keyed); rows the reload no longer has stay",
+                              False)}),
+    ProducerDelivery(
+        "csv", "any exporter of full snapshots (CSV)", "the snapshot (file or folder) order",
+        {"refresh": Behaviour("every file is a whole snapshot",
+                              "the change set against the previous snapshot is landed"),
+         "redeliver": Behaviour("an exporter may write the same snapshot again",
+                                "an unchanged snapshot lands no change")}),
+    ProducerDelivery(
+        "parquet", "any exporter of full snapshots (Parquet)", "the snapshot order",
+        {"refresh": Behaviour("every snapshot is a whole table",
+                              "the change set against the previous snapshot is landed"),
+         "redeliver": Behaviour("an exporter may write the same snapshot again",
+                                "an unchanged snapshot lands no change")}),
+    ProducerDelivery(
+        "goldengate", "Oracle GoldenGate for Big Data (JSON formatter)",
+        "`pos` (trail sequence and RBA)",
+        {"redeliver": Behaviour("the Kafka handler re-sends after a Replicat restart",
+                                _KEYED_UPSERTS, False),
+         "dump_repeat": Behaviour("a topic dump read from the beginning repeats messages",
+                                  "`pos` going back within a file stops the table", False),
+         "partial_images": Behaviour("compressed updates carry only changed columns",
+                                     "completed from the message's own `before`, the batch's "
+                                     "earlier changes and the mirrored row, else the table "
+                                     "stops at the message"),
+         "tombstones": _TOMBSTONES_SKIPPED}),
+    ProducerDelivery(
+        "canal", "Alibaba Canal / DTS (FlatMessage)", "none (FlatMessage has no binlog "
+        "position)",
+        {"redeliver": Behaviour("re-sends after a restart (at-least-once)", _KEYED_UPSERTS,
+                                False),
+         "refresh": Behaviour("DTS writes a table's full load as `INIT` messages, again when "
+                              "a task restarts from the full load",
+                              "a run of `INIT` messages replaces the table (a truncate before "
+                              "its first row, then its rows as upserts; a keyless table gets "
+                              "the rows it lacks, or stops); a load run again with no other "
+                              "change of the table between reads as one load: a keyless "
+                              "table's rows then land twice", False),
+         "tombstones": _TOMBSTONES_SKIPPED}),
+    ProducerDelivery(
+        "maxwell", "Maxwell's daemon", "`position` (binlog file and offset)",
+        {"redeliver": Behaviour("re-sends from its stored position after a restart",
+                                _KEYED_UPSERTS, False),
+         "dump_repeat": Behaviour("a topic dump read from the beginning repeats messages",
+                                  "`position` going back within a file stops the table",
+                                  False),
+         "refresh": Behaviour("`maxwell-bootstrap` re-reads a table (bootstrap-start, "
+                              "bootstrap-insert…, bootstrap-complete)",
+                              "a bootstrap replaces the table (a truncate at "
+                              "`bootstrap-start`, its rows as upserts, held back until "
+                              "`bootstrap-complete`); a keyless table gets the rows it lacks, "
+                              "or stops at the `bootstrap-start`"),
+         "tombstones": _TOMBSTONES_SKIPPED}),
+)}
+
+
+def producer(source_type: str) -> ProducerDelivery:
+    """The delivery semantics of a feed type (one with no behaviours when unknown)."""
+    return PRODUCERS.get(source_type) or ProducerDelivery(source_type, source_type, "none")
+
+
+def redelivers(source_type: str) -> bool:
+    """Whether a feed type's producer may send an event again."""
+    return producer(source_type).redelivers
+
+
+def semantics_markdown() -> str:
+    """The delivery-semantics table of docs/sources.md (a test keeps the page equal to it)."""
+    lines = ["| producer (`type`) | behaviour | what the producer may do | what mirrorspec does |",
+             "|---|---|---|---|"]
+    for item in PRODUCERS.values():
+        for name, title in BEHAVIOURS:
+            behaviour = item.behaviour(name)
+            if not behaviour.does:
+                continue
+            handling = behaviour.handling if behaviour.handled else \
+                f"**not handled yet**: {behaviour.handling}"
+            lines.append(f"| {item.producer} (`{item.source_type}`) | {title} | "
+                         f"{behaviour.does} | {handling} |")
+    return "\n".join(lines) + "\n"
+
+
+# --- where an event sits ----------------------------------------------------------------------------
+
+class Delivery(NamedTuple):
+    """An event's place in its producer's delivery (see the module docstring).
+
+    `exact`: the position names one event, so identical events there are one event sent twice
+    (MySQL file/pos/row); otherwise several events may share it (a snapshot's reads, one
+    transaction's rows). `per_key`: positions increase per key only, not across the partition
+    (Postgres `lsn` without `sequence`): re-sends are then checked per key inside a file, and
+    not against the marks of earlier batches; an event that orders the whole table (a
+    truncate) is not `per_key` and is checked against every position seen."""
+
+    partition: str
+    phase: int
+    position: tuple[int, ...] | None
+    exact: bool = False
+    per_key: bool = False
+
+    def value(self, backwards: bool = False) -> tuple:
+        """The `_delivery` column's value (a tuple in DELIVERY_TYPE's field order)."""
+        return (self.partition, self.phase, self.position, self.exact, self.per_key, backwards)
+
+
+_SINK_FILE = re.compile(r"^(?P<topic>.+)\+(?P<partition>\d+)\+(?P<offset>\d+)(?:\.[^+]*)?$")
+_STAGED_FILE = re.compile(r"^k[01]-(?P<topic>.+)-p(?P<partition>\d+)-o\d{20}\.jsonl$")
+
+
+def channel_of(file: str) -> str:
+    """The Kafka topic-partition a feed file holds, when its name says so: a file staged from
+    `source.kafka`, or a Kafka Connect sink's `<topic>+<partition>+<start offset>.<ext>` (S3,
+    GCS, Azure Blob sinks). Order holds per topic-partition only, so each is its own
+    partition of marks. "" for any other file (the feed is one channel)."""
+    name = file.rsplit("/", 1)[-1]
+    for pattern in (_STAGED_FILE, _SINK_FILE):
+        match = pattern.match(name)
+        if match:
+            return f"{match['topic']}/{int(match['partition'])}"
+    return ""
+
+
+def partition_name(channel: str, stream: str) -> str:
+    """A partition of marks: the file's channel and the producer's stream within it."""
+    return f"{channel}|{stream}" if channel else stream
+
+
+# --- errors ---------------------------------------------------------------------------------------
+
+class DeliveryError(ValueError):
+    """An event a reader must not land; the reader raises it as a SourceError at the event."""
+
+    def __init__(self, message: str, hint: str):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+KEYLESS_HINT = ("a keyless table can't tell a re-sent row from a second identical row: declare "
+                "key_columns in the table's YAML (the producer's key setting, e.g. Debezium's "
+                "message.key.columns, gives a keyless source table one), or keep the "
+                "producer's position fields in the events")
+
+
+def backwards_error(position: tuple[int, ...] | None) -> DeliveryError:
+    """Why an event whose position went back within its file stops the table: no file of the
+    batch and no earlier batch sent it."""
+    return DeliveryError(
+        f"the source position goes back within the file (to {_text(position)}) and the event "
+        "differs from every event sent at that position",
+        "a re-sent event repeats one sent before; this file mixes streams, was reordered or "
+        "edited: rewrite it in source order (the table stops here until then)")
+
+
+def _text(position: tuple[int, ...] | None) -> str:
+    if position is None:
+        return "none"
+    return "/".join(str(p) for p in position if p >= 0) or "none"
+
+
+# --- the marks of earlier batches -------------------------------------------------------------------
+
+@dataclass
+class _Mark:
+    position: tuple[int, ...] | None = None
+    at: Counter = field(default_factory=Counter)  # keyless: fingerprints applied at `position`
+
+
+class Marks:
+    """What earlier batches applied, per partition: the highest snapshot position, the highest
+    streaming position, and the highest position of an event that orders the whole table (all
+    but `per_key` ones: a snapshot's consistent point, a truncate). For a keyless table also the
+    fingerprints (the publisher's `replays.row_print`) of the events applied at exactly the
+    highest position."""
+
+    def __init__(self, marks: dict[tuple[str, int], _Mark] | None = None):
+        self._marks = marks or {}
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any] | None) -> "Marks":
+        """The marks kept in a publisher state (none in a state without them)."""
+        saved = (state or {}).get(STATE_KEY) or {}
+        marks: dict[tuple[str, int], _Mark] = {}
+        for partition, slots in (saved.get("partitions") or {}).items():
+            for slot, name in _SLOT_NAMES.items():
+                item = slots.get(name)
+                if item and item.get("position") is not None:
+                    marks[(partition, slot)] = _Mark(tuple(int(p) for p in item["position"]),
+                                                     Counter(int(f) for f in item.get("at", ())))
+        return cls(marks)
+
+    def to_state(self) -> dict[str, Any]:
+        """The JSON the publisher state keeps under STATE_KEY."""
+        partitions: dict[str, dict[str, Any]] = {}
+        for (partition, slot), mark in sorted(self._marks.items()):
+            item: dict[str, Any] = {"position": list(mark.position or ())}
+            if mark.at:
+                item["at"] = sorted(mark.at.elements())
+            partitions.setdefault(partition, {})[_SLOT_NAMES[slot]] = item
+        return {"version": _MARKS_VERSION, "partitions": partitions}
+
+    def __bool__(self) -> bool:
+        return bool(self._marks)
+
+    def position(self, partition: str, slot: int) -> tuple[int, ...] | None:
+        """The highest position of a slot (SNAPSHOT, STREAM or TABLE) applied so far."""
+        mark = self._marks.get((partition, slot))
+        return mark.position if mark else None
+
+    def covers(self, partition: str, position: Sequence[int]) -> bool:
+        """Whether an earlier batch reached `position` in `partition`: where an event that went
+        back within its file, and matches nothing in its batch, was sent before."""
+        marks = [m.position for (p, _), m in self._marks.items()
+                 if p == partition and m.position is not None]
+        return bool(marks) and tuple(position) <= max(marks)
+
+    def resent(self, delivery: Delivery) -> bool:
+        """Whether an event is a re-send of what earlier batches applied (drop it). An event at
+        exactly the highest position of a shared position is not: on a keyed table applying it
+        again changes nothing; a keyless table's is checked by the publisher against the
+        fingerprints the marks keep (`at`)."""
+        position = delivery.position
+        if position is None:
+            return False
+        marks = self._marks
+        if delivery.per_key:
+            # only the events that order the whole table order it against other keys' changes
+            table = marks.get((delivery.partition, TABLE))
+            return table is not None and position < table.position
+        stream = marks.get((delivery.partition, STREAM))
+        if delivery.phase == SNAPSHOT:
+            # a snapshot read at or below an applied streaming position: the stream already
+            # went past the moment this read shows
+            if stream is not None and position <= stream.position:
+                return True
+            mark = marks.get((delivery.partition, SNAPSHOT))
+        else:
+            mark = stream
+        if mark is None or position > mark.position:
+            return False
+        return position < mark.position or delivery.exact
+
+    def at(self) -> list[tuple[str, int, tuple[int, ...], int]]:
+        """(partition, phase, position, fingerprint) of every event a keyless table applied
+        at the highest position of a phase: a later event there with the same fingerprint
+        can't be told from a re-send."""
+        return [(partition, slot, mark.position, fingerprint)
+                for (partition, slot), mark in sorted(self._marks.items())
+                if slot in (SNAPSHOT, STREAM) and mark.position is not None
+                for fingerprint in sorted(set(mark.at))]
+
+    def advanced(self, observed: Iterable[tuple[str, int, bool, Any, Iterable[int]]]
+                 ) -> "Marks":
+        """The marks after a batch whose landed events reached, per (partition, phase,
+        per_key), the highest position `position`, with the fingerprints of its events there
+        (only for a keyless table)."""
+        marks = {k: _Mark(v.position, Counter(v.at)) for k, v in self._marks.items()}
+        for partition, phase, per_key, position, prints in observed:
+            if position is None:
+                continue
+            position = tuple(int(p) for p in position)
+            slots = [(int(phase), list(prints or ()))]
+            if not per_key:
+                slots.append((TABLE, []))
+            for slot, slot_prints in slots:
+                mark = marks.setdefault((partition, slot), _Mark())
+                if mark.position is None or position > mark.position:
+                    mark.position, mark.at = position, Counter(int(p) for p in slot_prints)
+                elif position == mark.position:
+                    mark.at.update(int(p) for p in slot_prints)
+        return Marks(marks)
+
+
+# --- one file ---------------------------------------------------------------------------------------
+
+class _FileStream:
+    """What one file sent in one partition: the highest positions and each position's events."""
+
+    __slots__ = ("high", "every", "keys", "seen")
+
+    def __init__(self) -> None:
+        self.high: list = [None, None]   # per phase: events that order the whole table
+        self.every: list = [None, None]  # per phase: every event, per-key ones too
+        self.keys: dict[tuple, tuple[int, ...]] = {}  # (phase, key) → a per-key position
+        self.seen: dict[tuple, Any] = {}  # (phase, scope, position) → a content hash or a set
+
+
+class FileCheck:
+    """The delivery checks of one feed file's events, in file order (see the module docstring).
+
+    `keyed`: the table has key columns (a keyed change applied twice in order changes nothing;
+    a keyless insert applied twice is a second row). `redelivers`: the producer may send an
+    event again, so a keyless table needs a position to tell a re-send from a new row. Memory:
+    an entry per position the file sends (a dump read from the beginning may go back to its
+    first event)."""
+
+    def __init__(self, marks: Marks | None = None, keyed: bool = True, redelivers: bool = True,
+                 file: str = ""):
+        self.marks = marks if marks else None
+        self.keyed = keyed
+        self.redelivers = redelivers
+        self.file = file
+        self._streams: dict[str, _FileStream] = {}
+
+    def admit(self, delivery: Delivery, key: tuple, content: Any) -> tuple | None:
+        """The `_delivery` value for an event's rows, or None for a re-send to drop.
+
+        `key` is the event's key values (used for `per_key` positions); `content` anything
+        hashable that is equal for equal events (its rows' ops, values and present lists).
+        An event whose position went back to one the file did not send is returned marked
+        `backwards`: the publisher drops it when another file of the batch (or an earlier
+        batch) holds it, and stops at it otherwise (`backwards_error`). Raises DeliveryError
+        for an event that can't be landed safely."""
+        position = delivery.position
+        if position is None or (delivery.per_key and not self.keyed):
+            if not self.keyed and self.redelivers:
+                what = ("carries no source position" if position is None else
+                        "carries a position that orders one row's changes only")
+                raise DeliveryError(
+                    f"the event {what}, and the table has no key columns: a re-sent event "
+                    "can't be told from a new row", KEYLESS_HINT)
+            return delivery.value()
+        if self.marks is not None and self.marks.resent(delivery):
+            return None
+        stream = self._streams.get(delivery.partition)
+        if stream is None:
+            stream = self._streams[delivery.partition] = _FileStream()
+        phase = delivery.phase
+        if delivery.per_key:
+            scope = (phase, key)
+            own = stream.keys.get(scope)
+            # the events that order the whole table (a truncate, a snapshot) order this key's
+            backwards = ((own is not None and position < own)
+                         or _below(position, stream.high[STREAM])
+                         or _below(position, stream.high[SNAPSHOT]))
+        else:
+            scope = (phase, ())
+            backwards = _below(position, stream.every[phase]) or (
+                phase == SNAPSHOT and stream.every[STREAM] is not None
+                and position <= stream.every[STREAM])
+        place = scope + (position,)
+        digest = hash(content)
+        seen = stream.seen.get(place)
+        known = seen is not None and (seen == digest if type(seen) is int else digest in seen)
+        if backwards:
+            if known:
+                return None  # a re-send of what this file already sent
+            _remember(stream.seen, place, seen, digest)
+            # the first copy may be in another file: the publisher looks for it there
+            return delivery.value(backwards=True)
+        if known:
+            if delivery.exact:
+                return None  # the same event at its own position again
+            if not self.keyed:
+                raise DeliveryError(
+                    f"this event equals an earlier one at the same source position "
+                    f"({_text(position)}), which several events share: a re-send and a second "
+                    "identical row can't be told apart", KEYLESS_HINT)
+        else:
+            _remember(stream.seen, place, seen, digest)
+        if delivery.per_key:
+            stream.keys[scope] = position
+        else:
+            high = stream.high[phase]
+            if high is None or position > high:
+                stream.high[phase] = position
+        every = stream.every[phase]
+        if every is None or position > every:
+            stream.every[phase] = position
+        return delivery.value()
+
+
+def _below(position: tuple[int, ...], high: tuple[int, ...] | None) -> bool:
+    return high is not None and position < high
+
+
+def _remember(seen: dict, place: tuple, current: Any, digest: int) -> None:
+    if current is None:
+        seen[place] = digest
+    elif type(current) is int:
+        seen[place] = {current, digest}
+    else:
+        current.add(digest)
+
+
+__all__ = ["BEHAVIOURS", "DELIVERY_COLUMN", "DELIVERY_TYPE", "Behaviour", "Delivery",
+           "DeliveryError", "FileCheck", "Marks", "PRODUCERS", "ProducerDelivery", "SNAPSHOT",
+           "STATE_KEY", "STREAM", "TABLE", "channel_of", "partition_name", "producer",
+           "redelivers", "semantics_markdown"]
