@@ -98,7 +98,7 @@ def change_schema(columns: Sequence[tuple[str, str]], order_fields: Sequence[tup
               "binary": T.BinaryType()}
 
     def parse(name: str):
-        return simple[name]
+        return simple[name] if name in simple else _parse_datatype_string(name)
 
     fields = [T.StructField(name, parse(spark_type_for(dt)), True) for name, dt in columns]
     fields += [

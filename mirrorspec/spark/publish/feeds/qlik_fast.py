@@ -25,6 +25,7 @@ from pyspark.sql import types as T
 
 from mirrorspec.sources.base import (ERROR_COLUMN, OP_DELETE, OP_INSERT, OP_UPDATE, PAIR_COLUMN,
                                      is_remote_path)
+from mirrorspec.sources.delivery import DELIVERY_COLUMN, SNAPSHOT, STREAM, channel_of
 from mirrorspec.spark.publish.feeds.base import _local_name
 
 SURE_COLUMN = "_sure"
@@ -72,6 +73,11 @@ def fast_files(tasks: Sequence[dict]) -> list[str]:
     if any(kinds.get(k) not in _KEY_TYPES for k in ctx["keys"]):
         return []
     if len({_ordinal_key(s[2]) for s in ctx["structures"]}) > 1:  # one column layout only
+        return []
+    # delivery: the JVM path checks no re-sends (a keyed table's copies of a change, ordered
+    # next to it by changeSequence, change nothing); a keyless table's rows, and a batch after
+    # one whose marks it could cover, take the Python parser (`sources/delivery.py`)
+    if not ctx["keys"] or ctx.get("marks"):
         return []
     skipped = set(ctx.get("skip_files") or ()) if ctx.get("skip_before") else set()
     chosen = []
@@ -325,6 +331,7 @@ def parse_lines(spark: Any, files: Sequence[str], ctx: dict, schema: T.StructTyp
           .when(operation == "UPDATE", F.lit(OP_UPDATE)).when(is_delete, F.lit(OP_DELETE)))
     known = F.col("file").isNotNull()
 
+    delivery = _delivery(sequence, files)
     order = F.struct(sequence.alias("seq"), F.col("file").alias("file"),
                      F.col("line_no").alias("line"), F.lit(0).alias("sub"))
     rows = lines.select(
@@ -333,8 +340,27 @@ def parse_lines(spark: Any, files: Sequence[str], ctx: dict, schema: T.StructTyp
         present_column.alias("_present"), F.col("file").alias("_source_file"),
         F.when(known, F.col("line_no").cast("long")).alias("_source_line"),
         F.lit(None).cast("string").alias(PAIR_COLUMN), txn.alias("_txn"), last.alias("_txn_last"),
+        delivery.cast(schema[DELIVERY_COLUMN].dataType).alias(DELIVERY_COLUMN),
         F.lit(None).cast("string").alias(ERROR_COLUMN), SURE_COLUMN, MD_COLUMN)
     return rows
+
+
+def _delivery(sequence: Column, files: Sequence[str]) -> Column:
+    """`replicator_positions.qlik_delivery` of a message at `sequence` (a re-send is never
+    dropped here: see `fast_files`)."""
+    digits = sequence.rlike("^[0-9]{1,54}$")
+    padded = F.rpad(sequence, 54, "0")
+    parts = [F.substring(padded, 1 + 18 * i, 18).cast("bigint") for i in range(3)]
+    position = F.when(digits, F.array(*parts, F.length(sequence).cast("bigint")))
+    channels = {f: channel_of(f) for f in files}
+    partition = F.lit("")
+    if any(channels.values()):
+        partition = F.create_map(*[F.lit(x) for pair in channels.items() for x in pair])[
+            F.col("file")]
+    return F.struct(partition.alias("partition"),
+                    F.when(sequence == "", F.lit(SNAPSHOT)).otherwise(F.lit(STREAM)).alias("phase"),
+                    position.alias("position"), position.isNotNull().alias("exact"),
+                    F.lit(False).alias("per_key"), F.lit(False).alias("backwards"))
 
 
 __all__ = ["fast_files", "parse_lines", "SURE_COLUMN"]
