@@ -5,8 +5,9 @@ documented format, positions included, and parses a file with the reader's pure 
 - Qlik Replicate (seed 001; Qlik's "Headers" page, AR_H_CHANGE_SEQ: `YYYYMMDDHHmmSShh` and a
   19-digit change number): a data message per line, `changeSequence` per change (empty for a
   full load's REFRESH rows), `columnMask` leaving out the columns an update did not send.
-- Arcion (seed 002): headerless CSV, snapshot rows of x fields, realtime rows of 3x+3 fields
-  (New_Val, Old_Val, Exists_Val per column, then opType, cursor, operationcount); the cursor
+- Arcion (seed 002): JSON lines (snapshot objects, realtime records with before, after,
+  exists), or headerless CSV (snapshot rows of x fields, realtime rows of 3x+3 fields:
+  New_Val, Old_Val, Exists_Val per column, then opType, cursor, operationcount); the cursor
   carries `timestamp` (one per transaction here), `dscId` and `mutId` (one per change);
   Exists_Val 0 for a column an update did not send.
 - AWS DMS (S3 target, CSV without a header): `Op`, the `TimestampColumnName` column (the source
@@ -146,8 +147,14 @@ def cursor(stream: Stream, index: int) -> str:
 
 
 class ArcionAdapter(_FileParser):
+    """Arcion's JSON files (the harness names files `.json`): snapshot objects and realtime
+    records, one per line; `csv=True` renders the CSV form instead (for `.csv` files)."""
+
     source_type = "arcion"
     options: dict[str, Any] = {"header": False, "column_order": NAMES}
+
+    def __init__(self, csv: bool = False):
+        self.csv = csv
 
     def render(self, stream: Stream, events: Sequence[Delivered], file: str) -> str:
         out = io.StringIO()
@@ -155,7 +162,11 @@ class ArcionAdapter(_FileParser):
         for item in events:
             event = stream.events[item.index]
             if event.snapshot:
-                writer.writerow([_text(n, event.row[n]) for n in NAMES])
+                row = {n: _text(n, event.row[n]) for n in NAMES}
+                if self.csv:
+                    writer.writerow(row.values())
+                else:
+                    out.write(json.dumps(row) + "\n")
                 continue
             new: dict[str, Any] = {}
             old: dict[str, Any] = {}
@@ -167,14 +178,24 @@ class ArcionAdapter(_FileParser):
                 old = dict(event.before) if stream.full_before else {KEY: event.row[KEY]}
             else:
                 old = dict(event.row) if stream.full_before else {KEY: event.row[KEY]}
-            fields = []
-            for name in NAMES:
-                flags = (1 if name in new else 0) | (2 if name in old else 0)
-                fields += [_text(name, new[name]) if name in new else "NULL",
-                           _text(name, old[name]) if name in old else "NULL", str(flags)]
-            fields += [{"c": "I", "u": "U", "d": "D"}[event.op], cursor(stream, item.index),
-                       '{"insertCount":0,"updateCount":0,"deleteCount":0,"replaceCount":0}']
-            writer.writerow(fields)
+            flags = {n: (1 if n in new else 0) | (2 if n in old else 0) for n in NAMES}
+            op = {"c": "I", "u": "U", "d": "D"}[event.op]
+            counts = '{"insertCount":0,"updateCount":0,"deleteCount":0,"replaceCount":0}'
+            if self.csv:
+                fields = []
+                for name in NAMES:
+                    fields += [_text(name, new[name]) if name in new else "NULL",
+                               _text(name, old[name]) if name in old else "NULL",
+                               str(flags[name])]
+                writer.writerow(fields + [op, cursor(stream, item.index), counts])
+                continue
+            out.write(json.dumps({
+                "tableName": {"namespace": {"catalog": None, "schema": "shop"}, "name": "items"},
+                "opType": op, "cursor": cursor(stream, item.index),
+                "before": {n: _text(n, old[n]) if n in old else "null" for n in NAMES},
+                "after": {n: _text(n, new[n]) if n in new else "null" for n in NAMES},
+                "exists": {n: str(f) for n, f in flags.items()},
+                "operationcount": counts}) + "\n")
         return out.getvalue()
 
     def parse(self, text: str, file: str, keyed: bool, marks: Marks) -> list[Change]:

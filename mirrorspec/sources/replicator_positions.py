@@ -54,6 +54,12 @@ def qlik_delivery(sequence: str, file: str) -> Delivery:
 # --- Arcion -----------------------------------------------------------------------------------------
 
 _CURSOR_FIELDS = ("timestamp", "dscId", "mutId")
+# Arcion's `_order`: the phase (0 snapshot rows, 1 realtime changes), the realtime change's
+# cursor position (a change without one takes its file's previous one), then the file's rank,
+# line and the half of a key change
+ARCION_ORDER_FIELDS = (("phase", "int"), ("p0", "bigint"), ("p1", "bigint"), ("p2", "bigint"),
+                       ("file", "int"), ("line", "bigint"), ("sub", "int"))
+UNPOSITIONED = (-1, -1, -1)
 
 
 def arcion_position(cursor: Any) -> tuple[int, ...] | None:
@@ -159,5 +165,5 @@ def clean_chunk_deliveries(deliveries: Sequence[Delivery], check: FileCheck,
     return values
 
 
-__all__ = ["admit", "arcion_delivery", "marks_of", "arcion_position", "clean_chunk_deliveries", "dms_delivery",
+__all__ = ["ARCION_ORDER_FIELDS", "UNPOSITIONED", "admit", "arcion_delivery", "marks_of", "arcion_position", "clean_chunk_deliveries", "dms_delivery",
            "qlik_delivery", "sequence_position", "timestamp_position"]
