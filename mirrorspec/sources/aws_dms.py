@@ -39,8 +39,8 @@ from typing import Any, Iterator
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE
 from mirrorspec.sources.debezium import TableShape, coerce
-from mirrorspec.sources.delivery import DeliveryError, FileCheck, Marks
-from mirrorspec.sources.replicator_positions import admit, dms_delivery
+from mirrorspec.sources.delivery import KEYLESS_HINT, STREAM, Delivery, Marks
+from mirrorspec.sources.replicator_positions import dms_delivery
 
 TYPE_NAME = "aws_dms"
 OP_CODES = {"I": OP_INSERT, "U": OP_UPDATE, "D": OP_DELETE}
@@ -195,8 +195,8 @@ def _header_layout(header: list[str], shape: TableShape, options: DmsOptions, fi
 def parse_csv(text: str, file: str, shape: TableShape, options: DmsOptions,
               marks: Marks | None = None) -> Iterator[tuple]:
     """Canonical rows of one DMS CSV file (pure Python), each ending with its `_delivery`
-    value; rows the delivery `marks` of earlier batches cover, and rows the file sends again,
-    are dropped as re-sends (`sources/delivery.py`)."""
+    value; rows the delivery `marks` of earlier batches cover are dropped as re-sends
+    (`_resent`)."""
     if text.startswith("\ufeff"):
         text = text[1:]  # a UTF-8 byte-order mark is not part of the first field
     quoting = csv.QUOTE_MINIMAL if options.quote else csv.QUOTE_NONE
@@ -209,7 +209,7 @@ def parse_csv(text: str, file: str, shape: TableShape, options: DmsOptions,
     layout: _Layout | None = None
     null, no_sup = options.null_value, options.no_sup_value
     previous_end = 0
-    check = FileCheck(marks, bool(shape.key_columns), True, file)
+    seen: set[tuple] = set()  # a keyless table's (commit time, row) pairs of this file
     while True:
         try:
             fields = next(reader)
@@ -257,13 +257,36 @@ def parse_csv(text: str, file: str, shape: TableShape, options: DmsOptions,
                               file=file, line=line)
         row = _csv_row(fields, layout, shape, options, file, line, phase, null, no_sup)
         ts = fields[layout.ts_index] if layout.ts_index is not None else None
-        try:
-            delivery = admit(check, dms_delivery(phase == 0, ts, file), (), tuple(fields))
-        except DeliveryError as exc:
-            raise SourceError(exc.message, file=file, line=line,
-                              hint=f"{exc.hint} ({TIMESTAMP_HINT})") from None
-        if delivery is not None:
-            yield (*row, delivery)
+        delivery = dms_delivery(phase == 0, ts, file)
+        if delivery.phase == STREAM and _resent(delivery, marks, shape, seen, fields, file,
+                                                line):
+            continue
+        yield (*row, delivery.value())
+
+
+def _resent(delivery: Delivery, marks: Marks | None, shape: TableShape, seen: set,
+            fields: list[str], file: str, line: int) -> bool:
+    """Whether a CDC row is a re-send to drop: its commit time lies below the highest one an
+    earlier batch applied. Rows within a file need not be in commit-time order (the reader
+    orders them), so a time going back within a file is no re-send; a keyless table stops at
+    a row without a commit time, or at a row equal to one the file sent at the same time."""
+    if delivery.position is None:
+        if not shape.key_columns:
+            raise SourceError("the row carries no source position, and the table has no key "
+                              "columns: a re-sent row can't be told from a new row", file=file,
+                              line=line, hint=f"{KEYLESS_HINT} ({TIMESTAMP_HINT})")
+        return False
+    if marks and marks.resent(delivery):
+        return True
+    if not shape.key_columns:
+        place = (delivery.position, tuple(fields))
+        if place in seen:
+            raise SourceError("this row equals an earlier one of the file at the same commit "
+                              "time, which several rows share: a re-send and a second "
+                              "identical row can't be told apart", file=file, line=line,
+                              hint=f"{KEYLESS_HINT} ({TIMESTAMP_HINT})")
+        seen.add(place)
+    return False
 
 
 def _csv_row(fields, layout: _Layout, shape: TableShape, options: DmsOptions, file: str,
