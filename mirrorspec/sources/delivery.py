@@ -159,9 +159,9 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
                                        "rows land again", False),
          "dump_repeat": Behaviour("a topic dump read from the beginning repeats messages",
                                   "within a file, a change whose `changeSequence` the file "
-                                  "already sent is dropped; one going back to a sequence the "
-                                  "file did not send is dropped when another file or an earlier "
-                                  "batch sent it, else the table stops at it"),
+                                  "already sent is dropped; `changeSequence` orders the batch, "
+                                  "so one going back to a sequence the file did not send is "
+                                  "applied in its place"),
          "partial_images": Behaviour("`columnMask` leaves unchanged columns out",
                                      "completed from the batch and the mirrored row, else the "
                                      "table stops at the message"),

@@ -439,6 +439,10 @@ def parse_into(task: dict, ctx: dict, out: ChangeColumns) -> None:
             raise SourceError(exc.message, file=path, line=line, hint=exc.hint) from None
         if delivery is None:
             continue  # a re-send of a change already applied or sent
+        if delivery[-1]:
+            # a sequence going back to one the file did not send: changeSequence orders the
+            # batch (files need not be in its order), so this is a change, not a re-send to prove
+            delivery = (*delivery[:-1], False)
         mask = headers.get("columnMask")
         if isinstance(mask, str) and not mask.strip():
             mask = None  # a blank mask says nothing: the data's keys tell the columns
