@@ -13,10 +13,10 @@ key columns only. The rules that decide whether the engine stops at a file are t
 - `output`: text, JSON and SARIF.
 """
 
-from mirrorspec.landing.lint.columns import spark_type_name
 from mirrorspec.landing.lint.findings import RULES, Finding, LintResult, TableReport
 from mirrorspec.landing.lint.output import to_json, to_sarif, to_text
 from mirrorspec.landing.lint.zone import lint_landing_zone
+from mirrorspec.openmirroring.parquet_types import spark_type_name
 
 __all__ = ["RULES", "Finding", "LintResult", "TableReport", "lint_landing_zone",
            "spark_type_name", "to_json", "to_sarif", "to_text"]

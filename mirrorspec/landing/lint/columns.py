@@ -9,6 +9,7 @@ from mirrorspec.landing import checks
 from mirrorspec.landing.lint.findings import Finding
 from mirrorspec.openmirroring import mirroring
 
+
 @dataclass
 class Column:
     name: str
@@ -49,37 +50,3 @@ def marker_number(raw, default: int) -> int | None:
     except ValueError:
         return None
     return int(number) if number in mirroring.VALID_MARKERS else None
-
-
-# --- the Parquet → Spark type names (how the engine's local-file reader maps them) -------------
-
-def spark_type_name(arrow_type) -> str:
-    """The Spark SQL type name the engine reads a Parquet column of `arrow_type` as."""
-    import pyarrow as pa
-    t = pa.types
-    if t.is_null(arrow_type):
-        return "void"
-    if t.is_unsigned_integer(arrow_type):
-        return {8: "smallint", 16: "int", 32: "bigint", 64: "decimal(20,0)"}[arrow_type.bit_width]
-    if t.is_integer(arrow_type):
-        return {8: "tinyint", 16: "smallint", 32: "int", 64: "bigint"}[arrow_type.bit_width]
-    if t.is_boolean(arrow_type):
-        return "boolean"
-    if t.is_float32(arrow_type):
-        return "float"
-    if t.is_floating(arrow_type):
-        return "double"
-    if t.is_string(arrow_type) or t.is_large_string(arrow_type):
-        return "string"
-    if t.is_binary(arrow_type) or t.is_large_binary(arrow_type) or \
-            t.is_fixed_size_binary(arrow_type):
-        return "binary"
-    if t.is_date(arrow_type):
-        return "date"
-    if t.is_time(arrow_type):
-        return "timestamp_ntz"
-    if t.is_timestamp(arrow_type):
-        return "timestamp" if arrow_type.tz else "timestamp_ntz"
-    if t.is_decimal(arrow_type):
-        return f"decimal({arrow_type.precision},{arrow_type.scale})"
-    return str(arrow_type)

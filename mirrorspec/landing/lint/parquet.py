@@ -6,9 +6,10 @@ from __future__ import annotations
 from mirrorspec.base import files as fsmod
 from mirrorspec.base.errors import LandingZoneError
 from mirrorspec.landing import checks
-from mirrorspec.landing.lint.columns import Column, marker_number, schema_stop, spark_type_name
+from mirrorspec.landing.lint.columns import Column, marker_number, schema_stop
 from mirrorspec.landing.lint.findings import Finding
 from mirrorspec.openmirroring import mirroring
+from mirrorspec.openmirroring.parquet_types import spark_type_name
 
 
 def lint_parquet(file, metadata, union, report, where, stop, strict) -> Finding | None:
