@@ -69,7 +69,7 @@ def load_project(project_dir: str | os.PathLike[str] = ".", target: str | None =
     `vars` is a mapping or the YAML text of `--vars`; `target` picks the profile output.
     """
     from mirrorspec.load.project import load_files, parse_vars
-    from mirrorspec.project.model import build_project
+    from mirrorspec.project.build import build_project
 
     loaded = load_files(project_dir, parse_vars(vars), profiles_dir, environ)
     return build_project(loaded, target, infer)

@@ -1,6 +1,8 @@
 """A project as a model, and what is done with it without Spark.
 
-- `model`: frozen dataclasses built from schema-valid YAML, and the cross-checks;
+- `model`: the frozen dataclasses of a project;
+- `build`: `build_project`, schema-valid YAML → the model, every problem raised together;
+- `table_builder`: each table built over `defaults:`, and its cross-checks;
 - `selection`: dbt-style selectors over a compiled plan;
 - `scaffold`: `mirrorspec init`'s new project;
 - `diff`: what a change to the project does to the mirrored tables (two plans compared).
