@@ -5,7 +5,9 @@
 - `table_builder`: each table built over `defaults:`, and its cross-checks;
 - `selection`: dbt-style selectors over a compiled plan;
 - `scaffold`: `mirrorspec init`'s new project;
-- `diff`: what a change to the project does to the mirrored tables (two plans compared).
+- `diff/`: what a change to the project does to the mirrored tables (two plans compared; a
+  package: rules, result, compare, schema_changes, format_changes, table_changes, normalise,
+  report).
 
 Loading and validating the YAML lives in `mirrorspec.load`; compiling it in `mirrorspec.compile`.
 """
