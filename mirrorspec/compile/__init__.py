@@ -7,6 +7,10 @@
 `validate_project` does everything but write; `load_project` stops at the model. None of them
 imports pyspark. Imported by commands, `diff`, `selection`, `docsite`, `lint` and `spark`; imports
 `model`, `landing`, `load` and below.
+
+- `compiler`: the model → `Plan`; each `_metadata.json`; the checks against the landing zone;
+- `artifacts`: the plan and its files written into `target/` (atomic, unchanged files kept);
+- `clean`: `mirrorspec clean`, only what compile wrote in the target.
 """
 
 from __future__ import annotations
