@@ -1,4 +1,4 @@
-"""The fixed cost of a pass (issue 15): the JVM's class-data archive maps, and `--watch` warms
+"""The fixed cost of a pass: the JVM's class-data archive maps, and `--watch` warms
 the next pass's Delta snapshot.
 
 Neither test times anything: the archive test proves the JVM that `build_session` starts can map
