@@ -1,4 +1,4 @@
-"""Issue 24, items 1 and 2, in process: a landing file is applied whole or not at all, files the
+"""Landing-file integrity in process: a landing file is applied whole or not at all, files the
 engine never applies as placed are reported (output, tables.json, lint), the settle time, and
 keyColumns that change under a mirrored table. One landing zone, a few passes, several tables."""
 

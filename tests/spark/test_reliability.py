@@ -1,4 +1,4 @@
-"""Issue 11 in-process: relative paths, failures that are not a file's fault, a file moved away
+"""Reliability in process: relative paths, failures that are not a file's fault, a file moved away
 by another process while this one reads or commits, progress that outlives Delta's log
 cleanup (checkpoints, OPTIMIZE, VACUUM). The figures of docs/reliability.md come from here."""
 
