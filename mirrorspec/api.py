@@ -139,14 +139,16 @@ class Project:
 
     def run(self, select: str | Sequence[str] | None = None,
             exclude: str | Sequence[str] | None = None, full_refresh: bool = False,
-            fail_fast: bool = False, threads: int = 4, publish_only: bool = False,
+            fail_fast: bool = False, threads: int | None = None, publish_only: bool = False,
             state: str | os.PathLike[str] | None = None) -> RunResults:
         """`mirrorspec run` (or `publish` with `publish_only=True`): publish the feeds and
         mirror the selected tables; writes target/run_results.json and the monitoring JSON.
+        `threads`: tables at once (default: the profile output's `threads`, else twice the CPU
+        cores, 2 to 8 — as `--threads` on the command line).
 
         A failed table does not raise: check `.failed` or call `.raise_if_failed()`."""
         select_, exclude_ = check.selectors(select, "select"), check.selectors(exclude, "exclude")
-        threads = check.positive(threads, "threads")
+        threads = check.optional_positive(threads, "threads")
         full_refresh = check.flag(full_refresh, "full_refresh")
         fail_fast = check.flag(fail_fast, "fail_fast")
         command = "publish" if check.flag(publish_only, "publish_only") else "run"
@@ -229,7 +231,7 @@ class Project:
 
 
 def mirror_landing_zone(landing_zone: str | os.PathLike[str], warehouse: str | os.PathLike[str],
-                        select: str | Sequence[str] | None = None, threads: int = 2,
+                        select: str | Sequence[str] | None = None, threads: int | None = None,
                         strict: bool = False, conf: Mapping[str, str] | None = None,
                         master: str = "local[*]",
                         on_event: EventCallback | None = None,
@@ -238,7 +240,8 @@ def mirror_landing_zone(landing_zone: str | os.PathLike[str], warehouse: str | o
     (WAREHOUSE/<schema>/<table>), writing the monitoring JSON. Returns the same RunResults as
     `Project.run` (command "mirror"); a missing local landing zone raises LandingZoneError
     before Spark starts. `change_data_feed` switches Delta's change data feed on (or off)
-    for every table (`mirror --change-data-feed`); None leaves each table as it is."""
+    for every table (`mirror --change-data-feed`); None leaves each table as it is.
+    `threads`: tables at once (default: twice the CPU cores, 2 to 8, as `mirror`)."""
     import time
 
     from mirrorspec.base.files import normalize
@@ -248,7 +251,7 @@ def mirror_landing_zone(landing_zone: str | os.PathLike[str], warehouse: str | o
     check.path(warehouse, "warehouse")
     check.text(master, "master", "a Spark master URL such as 'local[*]'")
     select_ = check.selectors(select, "select")
-    threads = check.positive(threads, "threads")
+    threads = check.optional_positive(threads, "threads")
     strict = check.flag(strict, "strict")
     feed = check.optional_flag(change_data_feed, "change_data_feed")
     spark_conf = check.string_mapping(conf, f"conf={conf!r}: give a mapping of Spark settings "
