@@ -7,6 +7,13 @@
     results.raise_if_failed()          # FailedRun (a MirrorspecError) when a table failed
     orders = project.show("sales.orders", limit=None)   # a pyarrow.Table
 
+Every type a call returns is importable from here (`CompileResult`, `Plan`, `TablePlan`,
+`RunResults`, `TableRunResult`, `TestResults`, `DataTestResult`, `Status`, `Health`), and the
+package ships `py.typed`, so type checkers read these annotations.
+
+The calls are the command line's own: both stand on `mirrorspec/context/` (the project's plan,
+threads, selection and Spark session), so `Project.run()` does what `mirrorspec run` does.
+
 Stable: the names in `__all__`, their parameters and the result objects' fields follow semver
 (the fields of `RunResults.to_dict()` are the `run_results.json` of mirrorspec/schemas/). Every
 call returns a result object or raises a `MirrorspecError` subclass: bad
@@ -29,6 +36,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from mirrorspec.artifacts.data_test_results import DataTestResult, TestResults
+from mirrorspec.artifacts.plan import Plan, TablePlan
 from mirrorspec.artifacts.run_results import RunResults, TableRunResult, safe_args
 from mirrorspec.base.console import CallbackConsole
 from mirrorspec.base.errors import (FailedRun, InspectError, LandingZoneError, MirrorspecError,
@@ -39,17 +48,16 @@ from mirrorspec.context import arguments as check
 from mirrorspec.context.arguments import EventCallback
 from mirrorspec.context.project import ProjectContext
 from mirrorspec.context.reading import Status
+from mirrorspec.compile import CompileResult
 from mirrorspec.context.threads import DEFAULT_THREADS
+from mirrorspec.operate.health import Health
 
 if TYPE_CHECKING:
     import pyarrow
 
-    from mirrorspec.compile import CompileResult
-    from mirrorspec.artifacts.data_test_results import TestResults
-
 __all__ = ["Project", "mirror_landing_zone", "artifact_schema", "ARTIFACT_SCHEMAS", "Status",
-           "EventCallback", "RunResults",
-           "TableRunResult", "MirrorspecError", "UsageError", "ProjectError", "SelectionError",
+           "Health", "EventCallback", "RunResults", "TableRunResult", "TestResults",
+           "DataTestResult", "CompileResult", "Plan", "TablePlan", "MirrorspecError", "UsageError", "ProjectError", "SelectionError",
            "InspectError", "LandingZoneError", "SetupError", "FailedRun", "StaleMirror"]
 
 ARTIFACT_SCHEMAS = {
@@ -132,7 +140,7 @@ class Project:
                               warm_server=self.warm_server, door_args={"api": True})
 
     # --- commands -------------------------------------------------------------------------------
-    def compile(self) -> "CompileResult":
+    def compile(self) -> CompileResult:
         """Validate and compile into the target folder (plan.json, _metadata.json files); no
         Spark. Returns the CompileResult (`.plan`, `.plan_path`, `.target_dir`)."""
         return self._project().compile()
@@ -169,7 +177,7 @@ class Project:
 
     def test(self, select: str | Sequence[str] | None = None,
              exclude: str | Sequence[str] | None = None, threads: int = DEFAULT_THREADS,
-             state: str | os.PathLike[str] | None = None) -> "TestResults":
+             state: str | os.PathLike[str] | None = None) -> TestResults:
         """`mirrorspec test`: run the data tests of the selected tables; writes
         target/test_results.json. Check `.failed` (FAIL or ERROR) on the result."""
         select_, exclude_ = check.selectors(select, "select"), check.selectors(exclude, "exclude")
