@@ -451,7 +451,7 @@ def test_mirror_watch_passes_show_progress_only_when_there_is_news(spark, tmp_pa
     pass prints nothing at all (no bar, no line) through the watch's QuietConsole."""
     import io
 
-    from mirrorspec.commands.mirror import outcome_key
+    from mirrorspec.context.mirror import outcome_key
     from mirrorspec.base.console import Console
     from mirrorspec.operate.watch import QuietConsole
 
