@@ -1,0 +1,87 @@
+"""GoldenGate, Maxwell and Canal under at-least-once delivery, in pure Python
+(tests/delivery_harness.py, adapters in tests/row_image_streams.py): a clean stream lands the
+source table; re-sent in part (a suffix after a restart, a restarted bootstrap or initial
+load, a topic dump read twice), split into other files and batches, with partial images, it
+lands the same table — or, keyless without positions, stops at a located error naming the
+producer setting that fixes it. tests/spark/test_row_image_delivery.py runs the real pipeline
+on a few.
+
+`make test` runs the derandomized examples below; `make test-deep-delivery` sets
+MIRRORSPEC_PROPERTY_RANDOM=1 and MIRRORSPEC_PROPERTY_EXAMPLES for many more, new each run."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from delivery_harness import clean_plan, clean_streams, deliveries, run_pure
+from hypothesis import HealthCheck, Phase, assume, given, settings
+from hypothesis import strategies as st
+from row_image_streams import (CanalAdapter, GoldenGateAdapter, MaxwellAdapter,
+                               resent_snapshot_after_stream)
+
+from mirrorspec.base.errors import SourceError
+from mirrorspec.sources import canal, maxwell
+
+DEEP = os.environ.get("MIRRORSPEC_PROPERTY_RANDOM") == "1"
+EXAMPLES = int(os.environ.get("MIRRORSPEC_PROPERTY_EXAMPLES", "10"))
+ADAPTERS = {"goldengate": GoldenGateAdapter, "maxwell": MaxwellAdapter, "canal": CanalAdapter}
+# the producers whose snapshot (an initial load's trail) carries positions like any change
+POSITIONED_SNAPSHOT = ("goldengate",)
+
+
+def examples(times: int):
+    return settings(max_examples=max(1, EXAMPLES * times), deadline=None, database=None,
+                    derandomize=not DEEP, phases=[Phase.explicit, Phase.generate, Phase.shrink],
+                    suppress_health_check=list(HealthCheck))
+
+
+@pytest.mark.parametrize("reader", list(ADAPTERS))
+@examples(6)
+@given(data=st.data())
+def test_a_keyed_table_is_the_same_under_every_perturbation(reader, data):
+    stream = data.draw(clean_streams(keyed=True, truncates=reader != "maxwell"))
+    clean = run_pure(ADAPTERS[reader](), stream, clean_plan(stream))
+    assert clean.error is None and clean.rows == stream.expected(), clean.explain(stream)
+    plan = data.draw(deliveries(stream))
+    if reader not in POSITIONED_SNAPSHOT:
+        assume(not resent_snapshot_after_stream(stream, plan))
+    outcome = run_pure(ADAPTERS[reader](), stream, plan)
+    assert outcome.error is None and outcome.rows == stream.expected(), \
+        f"{outcome.explain(stream)}\nplan: {plan}"
+
+
+@pytest.mark.parametrize("reader", ["goldengate", "maxwell"])
+@examples(3)
+@given(data=st.data())
+def test_a_keyless_table_with_positions_lands_the_same_rows(reader, data):
+    """GoldenGate's `pos` and Maxwell's position with `xoffset` name one row each, so every
+    re-send of a keyless table's rows is told apart (in the same file, another file of the
+    batch, or below the marks of an earlier batch)."""
+    stream = data.draw(clean_streams(keyed=False, snapshot=False))
+    plan = data.draw(deliveries(stream))
+    outcome = run_pure(ADAPTERS[reader](), stream, plan)
+    assert outcome.error is None and outcome.rows == stream.expected(), \
+        f"{outcome.explain(stream)}\nplan: {plan}"
+
+
+@examples(1)
+@given(data=st.data())
+def test_a_keyless_canal_table_stops_at_its_first_insert_naming_key_columns(data):
+    """FlatMessage has no position: a re-sent row of a keyless table can't be told from a
+    second identical row, so the table stops at its first INSERT (never a wrong table)."""
+    stream = data.draw(clean_streams(keyed=False, snapshot=False))
+    outcome = run_pure(CanalAdapter(), stream, data.draw(deliveries(stream)))
+    assert outcome.error is not None and outcome.error.hint == canal.KEYLESS_TABLE_HINT
+    assert outcome.error.file.endswith("b000-f000.json") and outcome.error.line == 1
+
+
+@examples(1)
+@given(stream=clean_streams(keyed=False, snapshot=False))
+def test_a_keyless_maxwell_table_without_positions_stops_naming_the_settings(stream):
+    adapter = MaxwellAdapter()
+    text = adapter.render(stream, [d for b in clean_plan(stream) for f in b for d in f], "f")
+    bare = "\n".join(line.replace('"position"', '"_position"') for line in text.splitlines())
+    with pytest.raises(SourceError) as stopped:
+        adapter.parse(bare, "b000-f000.json", False, None)
+    assert stopped.value.hint == maxwell.KEYLESS_TABLE_HINT and stopped.value.line == 1
