@@ -227,6 +227,18 @@ class CanalAdapter(_RowImageAdapter):
         return kept, notes
 
 
+def maxwell_with_positions(text: str) -> str:
+    """Maxwell messages as Maxwell writes them with output_binlog_position and
+    output_commit_info (positions ours): every binlog row gets `position` and `xoffset`."""
+    lines = []
+    for number, line in enumerate(text.splitlines()):
+        message = json.loads(line)
+        if message["type"] in ("insert", "update", "delete"):
+            message.update(position=f"master.000001:{100 + number}", xoffset=number)
+        lines.append(json.dumps(message))
+    return "\n".join(lines)
+
+
 def resent_snapshot_after_stream(stream: Stream, plan) -> bool:
     """Whether a delivery re-sends a snapshot read after the stream's changes had begun: a
     bootstrap or initial load is only sent again from its start, or while it runs (Maxwell

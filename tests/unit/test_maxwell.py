@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from row_image_streams import maxwell_with_positions
 
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources import maxwell
@@ -122,18 +123,6 @@ def test_a_bootstrap_replaces_the_table_its_rows_are_upserts_and_ddl_is_counted(
     assert skipped == {} and notes == []
 
 
-def with_positions(text: str) -> str:
-    """The bootstrapping example as Maxwell writes it with output_binlog_position and
-    output_commit_info (positions ours): its binlog rows carry `position` and `xoffset`."""
-    lines = []
-    for number, line in enumerate(text.splitlines()):
-        message = json.loads(line)
-        if message["type"] == "insert":
-            message.update(position=f"master.000001:{100 + number}", xoffset=number)
-        lines.append(json.dumps(message))
-    return "\n".join(lines)
-
-
 def test_maxwell_docs_bootstrap_of_a_table_without_keys():
     """The bootstrapping page's own example: a keyless table, two inserts, a bootstrap. As the
     page shows it (no positions) a re-sent insert can't be told from a new row: the table stops
@@ -143,7 +132,7 @@ def test_maxwell_docs_bootstrap_of_a_table_without_keys():
     with pytest.raises(SourceError) as stopped:
         list(maxwell.parse_text(text, "maxwell.json", shape, parse_options({})))
     assert stopped.value.line == 1 and "output_binlog_position" in stopped.value.hint
-    rows = list(maxwell.parse_text(with_positions(text), "maxwell.json", shape,
+    rows = list(maxwell.parse_text(maxwell_with_positions(text), "maxwell.json", shape,
                                    parse_options({})))
     assert [(r[0], r[1]) for r in rows] == [("hello", OP_INSERT), ("bootstrap!", OP_INSERT),
                                             (None, OP_TRUNCATE), ("hello", OP_INSERT),
