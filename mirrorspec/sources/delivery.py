@@ -126,7 +126,7 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
     ProducerDelivery(
         "debezium", "Debezium (Kafka Connect, Debezium Server)",
         "per Kafka topic-partition and connector stream (MySQL `server_id`, Vitess shard): "
-        "the connector's source position (`debezium_positions.py`)",
+        "the connector's source position (`debezium/positions.py`)",
         {"redeliver": Behaviour(
             "after a crash, re-sends what followed the last committed offset (at-least-once)",
             "events at or below the partition's highest applied position are dropped (a "

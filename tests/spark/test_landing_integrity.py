@@ -68,11 +68,11 @@ def passes(spark, tmp_path_factory):
     parquet(tables["keys"], 1, {"id": [1, 2], "v": ["a", "b"], M: [0, 0]})
 
     first_console = Recorder()
-    engine.reader.read_changes = producer_still_writing
+    reader.read_changes = producer_still_writing
     try:
         first = engine.mirror_landing_zone(spark, landing, warehouse, console=first_console)
     finally:
-        engine.reader.read_changes = real_read
+        reader.read_changes = real_read
     first_status = read_status(warehouse)
 
     # between passes: file 2 of `rewritten` (the kept last one) rewritten in place with more

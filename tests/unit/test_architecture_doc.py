@@ -41,8 +41,7 @@ def test_the_top_floor_holds_only_the_entry_points():
 
 
 # Rooms whose docstring still describes them in prose instead of a map (owned elsewhere).
-_PROSE_ROOMS = {"commands", "sources", "spark/mirror", "spark/ops", "spark/publish",
-                "spark/publish/feeds"}
+_PROSE_ROOMS = {"commands", "spark/ops", "spark/publish", "spark/publish/feeds"}
 _BULLET_HEAD = re.compile(r"^- `([a-z_][a-z0-9_]*)/?`")
 _NAMED = re.compile(r"`([a-z_][a-z0-9_]*)/?`")
 
