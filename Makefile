@@ -60,10 +60,16 @@ SERVICES_ENV = if ! bash scripts/ensure_chromium.sh; then \
 	  if [ -n "$${CI:-}" ]; then echo "CI needs PostgreSQL for the reconcile JDBC test" >&2; exit 1; fi; \
 	  export MIRRORSPEC_SKIP_POSTGRES=1; fi
 
+# Two pytest workers (pytest-xdist): a Spark test mostly waits on one thread, so two share
+# two cores well. Each worker has its own SparkSession; a module's tests stay on one worker
+# (tests/conftest.py). TEST_WORKERS=0 runs everything in one process.
+TEST_WORKERS ?= 2
+
 test: lint
 	$(TEST_SERVICES)
 	@$(SERVICES_ENV); \
-	$(BIN)/python -m pytest -q -m "not cluster and not extra" --durations=15
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not cluster and not extra" \
+	  --durations=15
 
 # docs/orchestration.md's Airflow recipes run by the real Airflow (`airflow dags test`, a throwaway
 # AIRFLOW_HOME and SQLite DB per run). Airflow lives in its own venv, .venv-airflow/ (made once,
@@ -119,9 +125,12 @@ test-deep: $(STAMP)
 DEEP_SPARK_EXAMPLES ?= 3
 test-deep-delivery: $(STAMP)
 	MIRRORSPEC_PROPERTY_RANDOM=1 MIRRORSPEC_PROPERTY_EXAMPLES=$(DEEP_EXAMPLES) \
-	  $(BIN)/python -m pytest -q tests/unit/test_debezium_delivery.py tests/unit/test_replicator_delivery.py
+	  $(BIN)/python -m pytest -q tests/unit/test_debezium_delivery.py tests/unit/test_row_image_delivery.py \
+	    tests/unit/test_replicator_delivery.py
 	MIRRORSPEC_PROPERTY_RANDOM=1 MIRRORSPEC_PROPERTY_EXAMPLES=$(DEEP_SPARK_EXAMPLES) \
 	  $(BIN)/python -m pytest -q tests/spark/test_debezium_delivery.py -k every_connector
+	MIRRORSPEC_PROPERTY_RANDOM=1 MIRRORSPEC_PROPERTY_EXAMPLES=$(DEEP_SPARK_EXAMPLES) \
+	  $(BIN)/python -m pytest -q tests/spark/test_row_image_delivery.py
 
 # Starts a Spark standalone master + 2 workers and a Spark Connect server on 127.0.0.1 (minutes).
 test-cluster: $(STAMP)

@@ -9,8 +9,6 @@ columns, 10 files, same mix). Per feed, in one run:
 - the first `publish_table` of a warm SparkSession (JVM up, the reader's code paths cold: what
   this bench used to report alone) and a second, warm one of the same files into a fresh
   landing folder (the steady state of a long `run` or `--watch`);
-- with --jvm-path, the Qlik feed through the JVM parse (`spark/publish/feeds/qlik_fast.py`, off by
-  default): one warm-up, then timed;
 - with --python-parser N, each feed warm N more times with and N times without its
   column-wise Arrow path (`sources/arcion_columns.py`, `sources/qlik_columns.py`), alternating,
   and the medians: that path against its baseline, the Python parser alone, in the same
@@ -27,7 +25,7 @@ Wall and CPU seconds of the process tree (CPU barely moves on a shared machine),
 ratios to pyarrow, peak RSS. Target: ≥ 100k changes/s on 2 cores; within 3× pyarrow.
 
     .venv/bin/python bench/publish_bench.py --scale 0.1 [--json] [--feeds qlik,arcion]
-        [--jvm-path] [--python-parser 5] [--whole-command]
+        [--python-parser 5] [--whole-command]
 
 `generate_project()` is reused by bench/e2e_bench.py.
 """
@@ -223,24 +221,23 @@ def pyarrow_reference(feed: str, folder: Path, out: Path) -> dict:
             "rows": table.num_rows}
 
 
-def _publish(spark, plan, table, landing: Path, jvm: bool, columnwise: bool = True) -> dict:
-    """One `publish_table` of the whole feed into an empty landing folder (own state); `jvm`:
-    Qlik's JVM parse; `columnwise`: the column-wise Arrow paths (Arcion CSV, Qlik lines)."""
+def _publish(spark, plan, table, landing: Path, columnwise: bool = True) -> dict:
+    """One `publish_table` of the whole feed into an empty landing folder (own state);
+    `columnwise`: the column-wise Arrow paths (Arcion CSV, Qlik lines)."""
     from dataclasses import replace
 
     from mirrorspec.sources import arcion, qlik
-    from mirrorspec.spark.publish.feeds import qlik_fast
     from mirrorspec.spark.publish.publisher import publish_table
 
     table = replace(table, landing_path=str(landing))
     plan = replace(plan, state_path=str(landing.parent / f"{landing.name}_state"))
-    defaults = qlik_fast.ENABLED, arcion.COLUMNWISE, qlik.COLUMNWISE
-    qlik_fast.ENABLED, arcion.COLUMNWISE, qlik.COLUMNWISE = jvm, columnwise, columnwise
+    defaults = arcion.COLUMNWISE, qlik.COLUMNWISE
+    arcion.COLUMNWISE, qlik.COLUMNWISE = columnwise, columnwise
     try:
         with PeakMemory() as memory, CpuTime() as cpu, timed() as clock:
             result = publish_table(spark, table, plan)
     finally:
-        qlik_fast.ENABLED, arcion.COLUMNWISE, qlik.COLUMNWISE = defaults
+        arcion.COLUMNWISE, qlik.COLUMNWISE = defaults
     if result.status != "Published":
         raise SystemExit(f"publish of {table.name} failed: {result.error}")
     landed = sum(f.stat().st_size for f in landing.glob("*.parquet"))
@@ -257,7 +254,7 @@ def _alternate(spark, plan, table, landing: Path, pairs: int) -> dict:
     for i in range(pairs):
         for name in (("columnwise", "python_parser") if i % 2 == 0 else
                      ("python_parser", "columnwise")):
-            walls[name].append(_publish(spark, plan, table, landing / f"{name}{i}", jvm=False,
+            walls[name].append(_publish(spark, plan, table, landing / f"{name}{i}",
                                         columnwise=name == "columnwise"))
     out = {}
     for name, runs in walls.items():
@@ -353,8 +350,7 @@ def _first_load_check(spark, plan, table, landing: Path, pairs: int) -> dict:
                          ("no_key_check", "key_check")):
                 replays.first_load_keys_unique = check if name == "key_check" else \
                     (lambda changes, keys: True)
-                walls[name].append(_publish(spark, plan, table, landing / f"{name}{i}",
-                                            jvm=False))
+                walls[name].append(_publish(spark, plan, table, landing / f"{name}{i}"))
     finally:
         replays.first_load_keys_unique = check
     out = {}
@@ -375,8 +371,6 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--workdir", default=None)
     parser.add_argument("--whole-command", action="store_true",
                         help="also time `mirrorspec publish` as a process beside a bare Spark start")
-    parser.add_argument("--jvm-path", action="store_true",
-                        help="also publish the Qlik feed with the JVM parse (twice: warm-up, timed)")
     parser.add_argument("--python-parser", type=int, default=0, metavar="N",
                         help="also publish each feed N times with and N times without its "
                              "column-wise path, alternating; and time one chunk of each")
@@ -411,18 +405,15 @@ def main(argv: list[str] | None = None) -> dict:
             landing = work / "landings" / feed
             # the first publish of the session pays the reader's cold code paths (JIT, Python
             # workers); the second is the steady state of a long `run` or `--watch`
-            runs["first"] = _publish(spark, plan, table, landing / "first", jvm=False)
-            runs["warm"] = _publish(spark, plan, table, landing / "warm", jvm=False)
-            if feed == "qlik" and args.jvm_path:  # spark/publish/feeds/qlik_fast.py, off by default
-                _publish(spark, plan, table, landing / "jvm_first", jvm=True)  # its JIT warm-up
-                runs["jvm_path"] = _publish(spark, plan, table, landing / "jvm", jvm=True)
+            runs["first"] = _publish(spark, plan, table, landing / "first")
+            runs["warm"] = _publish(spark, plan, table, landing / "warm")
             if args.first_load_check:
                 runs["first_load_check"] = _first_load_check(spark, plan, table, landing,
                                                               args.first_load_check)
             if args.python_parser:  # the column-wise paths' baseline
                 runs.update(_alternate(spark, plan, table, landing, args.python_parser))
                 runs["chunk"] = chunk_cpu(feed, root / "feed" / feed, table)
-            for name in ("first", "warm", "jvm_path", "python_parser", "columnwise"):
+            for name in ("first", "warm", "python_parser", "columnwise"):
                 if name in runs:
                     runs[name]["changes_per_s"] = rate(changes, runs[name]["seconds"])
                     runs[name]["changes_per_cpu_s"] = rate(changes, runs[name]["cpu_s"])
@@ -445,7 +436,6 @@ def _print(feed: str, changes: int, runs: dict) -> None:
     arrow = runs["pyarrow"]
     print(f"  pyarrow read + Parquet write   {arrow['seconds']:6.2f} s  (CPU {arrow['cpu_s']:.2f} s)")
     labels = {"first": "publish, first in session", "warm": "publish, warm",
-              "jvm_path": "publish, warm, JVM parse",
               "columnwise": "column-wise, median of A/B", "python_parser": "Python parser, median"}
     for name, label in labels.items():
         if name in runs:

@@ -1,7 +1,7 @@
-"""Qlik Replicate Kafka messages as seed 001 describes them, for the Kafka tests, the demo and
-the bench: a metadata message (lineage, tableStructure.tableColumns), then data messages with
-REFRESH (full load), INSERT, UPDATE (beforeData, changeMask, columnMask), DELETE and
-transactions (transactionId, transactionEventCounter, transactionLastEvent)."""
+"""Qlik Replicate Kafka messages as Qlik's "Metadata and data messages" describes them, for the
+Kafka tests, the demo and the bench: a metadata message (lineage, tableStructure.tableColumns),
+then data messages with REFRESH (full load), INSERT, UPDATE (beforeData, changeMask, columnMask),
+DELETE and transactions (transactionId, transactionEventCounter, transactionLastEvent)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Shared fixtures. Spark tests share ONE SparkSession for the whole test session."""
+"""Shared fixtures. Spark tests share ONE SparkSession per pytest process (each xdist worker)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def _with_cached_s3_jars(conf: dict[str, str]) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def spark():
-    """The one SparkSession of the test run (local[2])."""
+    """The one SparkSession of this pytest process (local[2])."""
     from mirrorspec.spark.platform.session import build_session
 
     session = build_session("local[2]", _with_cached_s3_jars(TEST_SPARK_CONF),

@@ -3,7 +3,7 @@
 `DebeziumAdapter(connector)` renders a clean stream's events as Debezium JSON envelopes whose
 `source` block carries that connector's position, as the connectors document it (field names
 and formats after Debezium's SourceInfo classes and connector documentation,
-https://github.com/debezium/debezium at aad5519902; see debezium_positions.py):
+https://github.com/debezium/debezium at aad5519902; see mirrorspec/sources/debezium/positions.py):
 
 | connector | position | shared by several events |
 |---|---|---|
@@ -30,7 +30,7 @@ from typing import Any, Sequence
 from delivery_harness import COLUMNS, KEY, LARGE, Change, Delivered, Stream
 
 from mirrorspec.sources.debezium import DebeziumOptions, TableShape, parse_text
-from mirrorspec.sources.debezium_placeholders import DEFAULT, Placeholder
+from mirrorspec.sources.debezium.placeholders import DEFAULT, Placeholder
 from mirrorspec.sources.delivery import Marks
 
 CONNECTORS = ("postgresql", "postgresql_lsn", "mysql", "mariadb", "sqlserver", "db2", "oracle",

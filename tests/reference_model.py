@@ -1,4 +1,5 @@
-"""A pure-Python reference model of open mirroring (DESIGN.md "Mirroring semantics", seed 000).
+"""A pure-Python reference model of open mirroring (DESIGN.md "Mirroring semantics", and Microsoft's
+open-mirroring landing-zone specification).
 
 Written from the specification, not from the engine: a mirrored table is a multiset of rows;
 files are applied in order and rows in file order; `__rowMarker__` 0 appends, 1/4 replace every

@@ -6,9 +6,10 @@ from typing import Any
 
 import click
 
-from mirrorspec.commands.params import DEFAULT_THREADS, get_console, plan_options, selection_options
-from mirrorspec.compile import load_plan_context
 from mirrorspec.base.errors import FailedRun
+from mirrorspec.commands.params import (get_console, plan_options, project_context,
+                                        selection_options)
+from mirrorspec.context.threads import DEFAULT_THREADS
 
 
 @click.command("test")
@@ -19,18 +20,10 @@ from mirrorspec.base.errors import FailedRun
 def test(threads: int, **params: Any) -> None:
     """Run the data tests (unique, not_null, accepted_values, relationships, row_count,
     freshness) of the selected tables."""
-    from mirrorspec.project.selection import select_with_warnings
-    from mirrorspec.docsite.build import refresh_site
-    from mirrorspec.spark.ops.datatests import execute_tests
-
-    console = get_console()
-    ctx = load_plan_context(params["project_dir"], params["target"], params["vars_text"],
-                            params["profiles_dir"], params["plan_path"], console)
-    tables = select_with_warnings(ctx.plan, params["select"], params["exclude"],
-                                  state_path=params["state_path"], console=console,
-                                  results_dir=ctx.target_dir)
-    results = execute_tests(console, ctx, [t.unique_id for t in tables], threads=threads)
-    refresh_site(console, ctx.plan, ctx.target_dir)
+    project = project_context(params, get_console())
+    ctx, results = project.test(params["select"], params["exclude"], params["state_path"],
+                                threads)
+    project.refresh_site(ctx)
     if results.failed:
         raise FailedRun(results.verdict(),
                         hint="see FAIL / ERROR above; severity: warn makes a test only warn")

@@ -18,6 +18,7 @@ from mirrorspec.openmirroring import mirroring
 from mirrorspec.commands.params import (get_console, output_format, plan_options,
                                         selection_options, warehouse_option)
 from mirrorspec.compile import load_plan_context
+from mirrorspec.context.arguments import exclusive
 from mirrorspec.artifacts.plan import Plan
 from mirrorspec.base.errors import FailedRun, MirrorspecError, StaleMirror
 
@@ -157,13 +158,9 @@ def _targets(table_name: str | None, params: dict[str, Any], console) -> list[tu
 
 
 def _session(plan: Plan | None):
-    if plan is not None:
-        from mirrorspec.spark.platform.session import start_session
+    from mirrorspec.context.sessions import session_for
 
-        return start_session(plan)
-    from mirrorspec.spark.platform.session import build_session
-
-    return build_session()
+    return session_for(plan)
 
 
 @click.command("show")
@@ -184,8 +181,7 @@ def show(table: str | None, limit: int, where: str | None, version: int | None,
     """Preview rows of a mirrored table (with Delta time travel); TABLE or --select."""
     from mirrorspec.readers.delta import parse_timestamp
 
-    if version is not None and timestamp is not None:
-        raise MirrorspecError("give --version or --timestamp, not both")
+    exclusive(version, timestamp, ("--version", "--timestamp"), error=MirrorspecError)
     as_of = parse_timestamp(timestamp) if timestamp is not None else None
     console = get_console()
     for name, path, plan, keys in _targets(table, params, console):
@@ -332,10 +328,10 @@ def changes(table: str | None, from_version: int | None, from_timestamp: str | N
     TABLE or --select."""
     from mirrorspec.readers.delta import parse_timestamp
 
-    if from_version is not None and from_timestamp is not None:
-        raise MirrorspecError("give --from-version or --from-timestamp, not both")
-    if to_version is not None and to_timestamp is not None:
-        raise MirrorspecError("give --to-version or --to-timestamp, not both")
+    exclusive(from_version, from_timestamp, ("--from-version", "--from-timestamp"),
+              error=MirrorspecError)
+    exclusive(to_version, to_timestamp, ("--to-version", "--to-timestamp"),
+              error=MirrorspecError)
     start = parse_timestamp(from_timestamp) if from_timestamp is not None else None
     end = parse_timestamp(to_timestamp) if to_timestamp is not None else None
     console = get_console()

@@ -27,7 +27,11 @@ from mirrorspec.base.errors import FailedRun
               help="Write the report to this file instead of standard output.")
 def lint(landing_zone: str, tables: tuple[str, ...], output_format: str, warehouse: str | None,
          strict: bool, output: str | None) -> None:
-    """Lint LANDING_ZONE (optionally only TABLES: schema.table, names or globs) against seed 000.
+    """Check LANDING_ZONE against Fabric's open-mirroring landing-zone rules.
+
+    TABLES (optional) narrows the check to some tables: schema.table, names or globs. The rules
+    are those of Microsoft's "Open mirroring landing zone requirements and format": folder
+    layout, _metadata.json, 20-digit file names, __rowMarker__ values, file contents.
 
     Exit 1 on errors (or warnings with --strict), 0 otherwise.
     """

@@ -8,35 +8,17 @@ accepted before or after the subcommand.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple, TypeVar
+from typing import Any, Callable
 
 import click
 
 from mirrorspec.base.console import Console
 from mirrorspec.base.origin import Given
+from mirrorspec.context.threads import DEFAULT_THREADS
 from mirrorspec.load.project import PROFILES_DIR_ENV, PROJECT_DIR_ENV
 
-if TYPE_CHECKING:
-    from mirrorspec.base.files import Files
-
-T = TypeVar("T")
 LOG_FORMAT_ENV = "MIRRORSPEC_LOG_FORMAT"
-DEFAULT_THREADS = 4
 
-
-def default_table_threads() -> int:
-    """Tables mirrored at once when neither `--threads` nor the profile output's `threads`
-    says: twice the CPU cores, 2 to 8. A small table's pass waits on the driver's planning
-    about half its time, so a second table per core keeps the cores busy
-    (`bench/tables_bench.py --threads 2,4` compares)."""
-    import os
-
-    return max(2, min(8, 2 * (os.cpu_count() or 1)))
-
-
-def resolve_table_threads(given: int | None, profile: int | None) -> int:
-    """`--threads` when given, else the profile output's `threads`, else the default."""
-    return given or profile or default_table_threads()
 
 def absolute_location(_ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
     """click callback: a path option resolved to its one absolute form where it enters (URIs
@@ -182,72 +164,6 @@ def optional_plan(params: dict[str, Any], needed: bool):
                              params["profiles_dir"], params["plan_path"]).plan
 
 
-def start_spark(plan: Any, master: str | None, conf: dict[str, str], console: Any = None,
-                warm: bool = False):
-    """A SparkSession: the profile's master, remote and conf (secrets resolved) when `plan` is
-    given, with --master and --conf over them; else --master (local[*]) and --conf. `console`
-    hears "starting Spark…" at once. `warm` (a command that works over Spark Connect): with a
-    plan, the warm Spark server is used when one runs for exactly these settings and the plan
-    works over Connect (`warm_server.plan_allows`)."""
-    from mirrorspec.spark.platform.session import build_session, start_session
-
-    if plan is None:
-        return build_session(master or "local[*]", conf, console=console)
-    return start_session(plan, console, warm, master=master, conf=conf)
-
-
-class MirroredTable(NamedTuple):
-    """A mirrored table a command was pointed at (reconcile, replay)."""
-
-    unique_id: str
-    path: str                   # the Delta table
-    landing_path: str | None    # the project's landing folder of the table (None outside one)
-
-
-def locate_table(table: str, warehouse: str | None, plan: Any,
-                 files: Files | None = None) -> MirroredTable:
-    """TABLE through the project's plan (a name or unique id in its warehouse) when there is one
-    and TABLE is not a folder, else a Delta folder or schema.table in --warehouse. `files` serves
-    the paths (`progress.mirror.resolve_table`: local only by default)."""
-    from mirrorspec.progress.mirror import names_folder, resolve_table
-
-    if plan is not None and not warehouse and not names_folder(table):
-        from mirrorspec.project.selection import resolve_table as plan_table
-
-        planned = plan_table(plan, table)
-        unique_id, path = resolve_table(planned.unique_id, plan.warehouse, files)
-        return MirroredTable(unique_id, path, planned.landing_path)
-    return MirroredTable(*resolve_table(table, warehouse, files), None)
-
-
-def local_then_session(resolve: Callable[[Files], T], start: Callable[[], Any]) -> tuple[T, Any]:
-    """`resolve(files)` with local files only, so a local path's problem is said before Spark
-    starts; when it meets a URI (`files.SessionNeeded`), `start()` Spark and resolve again with
-    the session's Hadoop filesystems (the profile's credentials), before any heavy work. Returns
-    (what `resolve` returned, the session or None). A store that refuses or can't be reached is
-    a StorageError naming its cause, not an internal error."""
-    from mirrorspec.base.errors import MirrorspecError, StorageError
-    from mirrorspec.base.files import Files, SessionNeeded
-
-    try:
-        return resolve(Files()), None
-    except SessionNeeded:
-        spark = start()
-    from mirrorspec.base.logfile import log_exception
-    from mirrorspec.spark.platform.failures import short
-    from mirrorspec.spark.platform.hadoop_fs import files_for
-
-    try:
-        return resolve(files_for(spark)), spark
-    except MirrorspecError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - py4j: S3A/ABFS refused (credentials, bucket, endpoint)
-        log = log_exception("resolving the table's paths", exc)
-        raise StorageError(f"could not reach the store: {short(exc)}; details in {log}",
-                           hint="check the profile's Spark settings for the store (endpoint, "
-                                "credentials); `mirrorspec debug` checks it is reachable") from None
-
-
 def _stack(*decorators: Callable) -> Callable[[Callable], Callable]:
     def apply(func: Callable) -> Callable:
         for decorator in reversed(decorators):
@@ -323,22 +239,6 @@ def live_progress(console: Console, steps: int, spark: Any = None) -> Any:
     return progress
 
 
-def stop_on_signals(console: Console, what: str):
-    """A threading.Event set by SIGINT/SIGTERM (for --watch loops); `what` says what finishes
-    before the command stops."""
-    import signal
-    import threading
-
-    stop = threading.Event()
-
-    def request_stop(signum, _frame):
-        console.info(f"signal {signum}: stopping after {what}")
-        stop.set()
-    signal.signal(signal.SIGINT, request_stop)
-    signal.signal(signal.SIGTERM, request_stop)
-    return stop
-
-
 # --- OpenLineage events (run, mirror) --------------------------------------------------------
 
 def _http_url(_ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
@@ -363,10 +263,17 @@ lineage_options = _stack(
 
 def start_lineage(console: Console, params: dict[str, Any]):
     """The LineageEmitter `lineage_options` asked for, or None; `params` loses both keys."""
-    url = params.pop("openlineage_url", None)
-    namespace = params.pop("openlineage_namespace", None)
-    if not url:
-        return None
-    from mirrorspec.observe.lineage import LineageEmitter
+    from mirrorspec.context.lineage import open_lineage
 
-    return LineageEmitter(url, namespace or "mirrorspec", console)
+    return open_lineage(params.pop("openlineage_url", None),
+                        params.pop("openlineage_namespace", None), console)
+
+
+def project_context(params: dict[str, Any], console: Console | None = None):
+    """The `ProjectContext` (mirrorspec/context/project.py) of the plan options a command was
+    given: --project-dir, --target, --vars, --profiles-dir and --plan."""
+    from mirrorspec.context.project import ProjectContext
+
+    return ProjectContext(params["project_dir"], params["target"], params["vars_text"],
+                          params["profiles_dir"], params.get("plan_path"),
+                          console=console or get_console())

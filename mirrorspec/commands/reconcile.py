@@ -7,9 +7,10 @@ import os
 
 import click
 
-from mirrorspec.commands.params import (get_console, live_progress, local_then_session,
-                                        locate_table, optional_plan, parse_conf, plan_options,
-                                        spark_conf, spark_master, start_spark)
+from mirrorspec.commands.params import (get_console, live_progress, optional_plan, parse_conf,
+                                        plan_options, spark_conf, spark_master)
+from mirrorspec.context.sessions import local_then_session, start_spark
+from mirrorspec.context.tables import locate_table
 from mirrorspec.base.errors import FailedRun, MirrorspecError, UsageError
 from mirrorspec.base.files import Files, is_remote, normalize
 from mirrorspec.security.jdbc_urls import redact
@@ -27,7 +28,7 @@ def _locate(table: str, warehouse: str | None, key: str | None, source: str, pla
             files: Files) -> tuple[str, str, list[str]]:
     """(unique id, Delta path, key columns) of TABLE, and a URI snapshot checked to exist, each
     path through `files` (local before Spark starts, URIs through the session:
-    `params.local_then_session`)."""
+    `context.sessions.local_then_session`)."""
     found = locate_table(table, warehouse, plan, files)
     if not source.startswith("jdbc:") and is_remote(source) and not files.exists(source):
         raise UsageError(f"--against {source}: the source snapshot does not exist",

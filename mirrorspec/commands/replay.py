@@ -9,9 +9,10 @@ import tempfile
 
 import click
 
-from mirrorspec.commands.params import (get_console, live_progress, local_then_session,
-                                        locate_table, optional_plan, parse_conf, plan_options,
-                                        spark_conf, spark_master, start_spark)
+from mirrorspec.commands.params import (get_console, live_progress, optional_plan, parse_conf,
+                                        plan_options, spark_conf, spark_master)
+from mirrorspec.context.sessions import local_then_session, start_spark
+from mirrorspec.context.tables import locate_table
 from mirrorspec.base.errors import FailedRun, MirrorspecError, UsageError
 from mirrorspec.base.files import Files
 from mirrorspec.progress.mirror import names_folder, resolve_table, table_keys
@@ -21,7 +22,7 @@ def _locate(table: str, warehouse: str | None, landing_path: str | None, key: st
             plan, files: Files):
     """The table, its applied-file history, its pending files, its key columns and the
     filesystem of its landing folder, each path checked through `files` (local before Spark
-    starts, URIs through the session: `params.local_then_session`)."""
+    starts, URIs through the session: `context.sessions.local_then_session`)."""
     from mirrorspec.spark.ops import replay as rp
 
     found = locate_table(table, warehouse, plan, files)

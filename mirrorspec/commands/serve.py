@@ -15,7 +15,8 @@ from typing import Any
 
 import click
 
-from mirrorspec.commands.params import get_console, given_as, project_options, stop_on_signals
+from mirrorspec.commands.params import get_console, given_as, project_options
+from mirrorspec.context.watch import stop_on_signals
 from mirrorspec.base.errors import MirrorspecError
 
 LOOPBACK_NAMES = ("localhost",)

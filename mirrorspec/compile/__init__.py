@@ -7,6 +7,10 @@
 `validate_project` does everything but write; `load_project` stops at the model. None of them
 imports pyspark. Imported by commands, `diff`, `selection`, `docsite`, `lint` and `spark`; imports
 `model`, `landing`, `load` and below.
+
+- `compiler`: the model → `Plan`; each `_metadata.json`; the checks against the landing zone;
+- `artifacts`: the plan and its files written into `target/` (atomic, unchanged files kept);
+- `clean`: `mirrorspec clean`, only what compile wrote in the target.
 """
 
 from __future__ import annotations
@@ -69,7 +73,7 @@ def load_project(project_dir: str | os.PathLike[str] = ".", target: str | None =
     `vars` is a mapping or the YAML text of `--vars`; `target` picks the profile output.
     """
     from mirrorspec.load.project import load_files, parse_vars
-    from mirrorspec.project.model import build_project
+    from mirrorspec.project.build import build_project
 
     loaded = load_files(project_dir, parse_vars(vars), profiles_dir, environ)
     return build_project(loaded, target, infer)

@@ -13,6 +13,7 @@ from enum import IntEnum
 from typing import Any, Callable, Mapping, Sequence
 
 from mirrorspec.base.errors import LandingZoneError
+from mirrorspec.base.json_text import dumps_json as dumps_json  # the one printer, named here too
 
 # --- names in the landing zone ------------------------------------------------------------
 
@@ -661,8 +662,3 @@ def render_partner_events(partner_name: str, source_type: str | None = None,
     if source_info:
         doc["sourceInfo"] = source_info
     return doc
-
-
-def dumps_json(doc: Any) -> str:
-    """The one JSON style of every artifact we write: 2-space indent, stable, newline-ended."""
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

@@ -5,6 +5,22 @@ its Spark reader lives in `mirrorspec/spark/publish/feeds/` (registry `mirrorspe
 `landing_zone` is not a format: it means another publisher writes the landing zone.
 On the compile path (compile infers schemas with it): imported by `model` and above, and by the
 Spark readers; imports only `plan`, `files`, `mirroring` and the ground floor.
+
+- `base`: the canonical change model every reader produces, the reader interface, feed listing;
+- `delivery`: delivery semantics: what each producer may re-send, the delivery marks;
+- `qlik`: Qlik Replicate messages (the format); `qlik_messages`: one message at a time;
+  `qlik_columns`: the column-wise Arrow path;
+- `arcion`: Arcion Replicant files; `arcion_columns`: its column-wise Arrow path;
+  `arrow_columns`: what the column-wise parsers share;
+- `debezium`: Debezium change events, JSON or Avro (a package);
+- `avro`: Avro's JSON encoding and the Confluent wire format; `avro_schemas`: `.avsc` files and
+  the schema registry; `extended_json`: MongoDB Extended JSON;
+- `aws_dms`: AWS DMS S3 target files;
+- `replicator_positions`: Qlik's changeSequence, Arcion's cursor and DMS's commit time as
+  source positions;
+- `goldengate`, `canal`, `maxwell`: the row-image JSON feeds; `row_images`: what they share;
+- `extract`: plain CSV and Parquet extracts;
+- `kafka`: `source.kafka`: configuration, offset ranges, staged message files.
 """
 
 from __future__ import annotations

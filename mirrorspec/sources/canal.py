@@ -14,6 +14,11 @@ Every value is a string (or null); the table's DataTypes type them.
 - Order: the feed's own order (file, line, row of `data`). FlatMessage carries no binlog
   position: `es` is the statement's start time and `id` Canal's batch number (restarting with
   Canal), so neither orders changes exactly.
+- Delivery: Canal re-sends after a restart (at-least-once), and without a position a re-sent
+  message can't be told from a new one. On a keyed table that is harmless (inserts land as
+  upserts and a re-sent suffix replays in order); a keyless table's rows land as sent, so a
+  re-send adds them again (declare key_columns). INIT and TRUNCATE rows replace the table: no
+  check.
 - `data` and `old` of different lengths, an unknown `type` or a damaged message stop the table.
 - Binary columns (BLOB, BINARY, VARBINARY) are sent as ISO-8859-1 text of their bytes.
 
@@ -29,8 +34,9 @@ from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import (OP_DELETE, OP_INSERT, OP_UPDATE, OP_UPSERT,
                                      InferredColumn, InferredSchema, iter_json_documents)
 from mirrorspec.sources.debezium import Row, TableShape
-from mirrorspec.sources.row_images import (BatchPlan, ImageReader, Note, RowImageOptions,
-                                           TableRouter,
+from mirrorspec.sources.delivery import Marks
+from mirrorspec.sources.row_images import (BatchPlan, DeliveryGate, ImageReader, Note,
+                                           RowImageOptions, TableRouter,
                                            change_row, inferred, key_change_rows, local_messages,
                                            parse_options, qualified_name, table_name_matches,
                                            truncate_row, zero_date_to_null)
@@ -84,9 +90,10 @@ def _prepare(value: Any, data_type: str) -> Any:
 
 
 def parse_text(text: str, file: str, shape: TableShape, options: RowImageOptions,
-               skipped: dict[str, int] | None = None, notes: list[Note] | None = None
-               ) -> Iterator[Row]:
-    """Canonical rows of one Canal FlatMessage file (pure Python); DDL counted into `skipped`.
+               skipped: dict[str, int] | None = None, notes: list[Note] | None = None,
+               marks: Marks | None = None) -> Iterator[Row]:
+    """Canonical rows of one Canal FlatMessage file (pure Python), each ending with its
+    `_delivery` value (no position: `marks` never apply); DDL counted into `skipped`.
 
     A run of INIT messages (a DTS initial load) starts with a truncate. Where the file's first
     row message of the table is INIT, whether that truncate starts a new load or continues one
@@ -94,6 +101,7 @@ def parse_text(text: str, file: str, shape: TableShape, options: RowImageOptions
     The file's last row message kind is noted too (LAST_KIND)."""
     reader = ImageReader(shape, file, _prepare)
     router = TableRouter(options.table, file, "Canal")
+    gate = DeliveryGate(TYPE_NAME, shape, file, marks, skipped)
     previous: str | None = None  # the kind of the table's last row message in this file
     for line, message in iter_json_documents(text, file):
         if not isinstance(message, dict) or "type" not in message:
@@ -106,7 +114,8 @@ def parse_text(text: str, file: str, shape: TableShape, options: RowImageOptions
         if _is_ddl(message, kind, file, line):
             if kind == "TRUNCATE" and router.keeps(qualified_name(message), line):
                 previous = kind
-                yield truncate_row(len(shape.columns), None, file, line, 0, notes)
+                yield from gate.replace([truncate_row(len(shape.columns), None, file, line, 0,
+                                                      notes)], "")
             elif kind != "TRUNCATE" and skipped is not None and table_name_matches(
                     options, qualified_name(message)):
                 skipped[DDL] = skipped.get(DDL, 0) + 1
@@ -116,9 +125,13 @@ def parse_text(text: str, file: str, shape: TableShape, options: RowImageOptions
         if kind == INIT and previous != INIT:  # a new initial load replaces the table's rows
             if previous is None and notes is not None:
                 notes.append((INIT_START, [], (None, file, line, -1, None), line))
-            yield truncate_row(len(shape.columns), None, file, line, -1, notes)
+            yield from gate.replace([truncate_row(len(shape.columns), None, file, line, -1,
+                                                  notes)], "")
         previous = kind
-        yield from _rows(reader, message, kind, file, line)
+        rows = _rows(reader, message, kind, file, line)
+        # an initial load replaces the table; other row messages have no position to check
+        yield from (gate.replace(rows, "") if kind == INIT else
+                    gate.admit(rows, "", None, False, line))
     if previous is not None and notes is not None:
         notes.append((LAST_KIND, [previous], (None, file, 0, 0, None), 0))
 

@@ -112,11 +112,21 @@ _KEYED_UPSERTS = ("keyed inserts land as upserts (4), so a key never lands twice
                   "key is applied again until the re-sent suffix has arrived, and a keyless "
                   "table's re-sent rows land again")
 
+_SAME_FILE = ("within a file, a message at a position the file already sent is dropped when it "
+              "equals the first copy; one that goes back to a position the file never sent is "
+              "dropped when another file of the batch (or an earlier batch) sent it, else the "
+              "table stops at it")
+_NO_POSITION = ("keyed inserts land as upserts (4) and a re-sent suffix replays in order, so "
+                "the table is the source's once the suffix has arrived (a change re-sent before "
+                "a later change of its key is applied again until then); a keyless table's "
+                "rows land as sent, as Fabric lands inserts, so a re-sent row lands again: "
+                "declare key_columns")
+
 PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
     ProducerDelivery(
         "debezium", "Debezium (Kafka Connect, Debezium Server)",
         "per Kafka topic-partition and connector stream (MySQL `server_id`, Vitess shard): "
-        "the connector's source position (`debezium_positions.py`)",
+        "the connector's source position (`debezium/positions.py`)",
         {"redeliver": Behaviour(
             "after a crash, re-sends what followed the last committed offset (at-least-once)",
             "events at or below the partition's highest applied position are dropped (a "
@@ -213,11 +223,14 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
                                 "an unchanged snapshot lands no change")}),
     ProducerDelivery(
         "goldengate", "Oracle GoldenGate for Big Data (JSON formatter)",
-        "`pos` (trail sequence and RBA)",
-        {"redeliver": Behaviour("the Kafka handler re-sends after a Replicat restart",
-                                _KEYED_UPSERTS, False),
+        "per Kafka topic-partition: `pos` (trail sequence number and RBA, one per operation; "
+        "compared as a number beyond 64 bits)",
+        {"redeliver": Behaviour("the Kafka handler re-sends what followed the Replicat's last "
+                                "checkpoint after a restart",
+                                "messages at or below the partition's highest applied `pos` "
+                                "are dropped, a keyless table's too"),
          "dump_repeat": Behaviour("a topic dump read from the beginning repeats messages",
-                                  "`pos` going back within a file stops the table", False),
+                                  _SAME_FILE),
          "partial_images": Behaviour("compressed updates carry only changed columns",
                                      "completed from the message's own `before`, the batch's "
                                      "earlier changes and the mirrored row, else the table "
@@ -225,9 +238,11 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
          "tombstones": _TOMBSTONES_SKIPPED}),
     ProducerDelivery(
         "canal", "Alibaba Canal / DTS (FlatMessage)", "none (FlatMessage has no binlog "
-        "position)",
-        {"redeliver": Behaviour("re-sends after a restart (at-least-once)", _KEYED_UPSERTS,
+        "position; `es` and `id` don't order changes)",
+        {"redeliver": Behaviour("re-sends after a restart (at-least-once)", _NO_POSITION,
                                 False),
+         "dump_repeat": Behaviour("a topic dump read from the beginning repeats messages",
+                                  _NO_POSITION, False),
          "refresh": Behaviour("DTS writes a table's full load as `INIT` messages, again when "
                               "a task restarts from the full load",
                               "a run of `INIT` messages replaces the table (a truncate before "
@@ -237,12 +252,17 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
                               "table's rows then land twice", False),
          "tombstones": _TOMBSTONES_SKIPPED}),
     ProducerDelivery(
-        "maxwell", "Maxwell's daemon", "`position` (binlog file and offset)",
+        "maxwell", "Maxwell's daemon", "per Kafka topic-partition and `server_id` (else the "
+        "binlog's base name): `position` (binlog file and offset) and `xoffset`",
         {"redeliver": Behaviour("re-sends from its stored position after a restart",
-                                _KEYED_UPSERTS, False),
+                                "rows at or below the partition's highest applied position are "
+                                "dropped; without `xoffset` the rows of one binlog event share "
+                                "a position: re-applied as upserts (keyed), a keyless table's "
+                                "stop; a keyless table's rows without `position` land as "
+                                "sent (a re-send lands again: enable output_binlog_position "
+                                "or declare key_columns)"),
          "dump_repeat": Behaviour("a topic dump read from the beginning repeats messages",
-                                  "`position` going back within a file stops the table",
-                                  False),
+                                  _SAME_FILE),
          "refresh": Behaviour("`maxwell-bootstrap` re-reads a table (bootstrap-start, "
                               "bootstrap-insert…, bootstrap-complete)",
                               "a bootstrap replaces the table (a truncate at "
@@ -511,13 +531,16 @@ class FileCheck:
         batch) holds it, and stops at it otherwise (`backwards_error`). Raises DeliveryError
         for an event that can't be landed safely."""
         position = delivery.position
-        if position is None or (delivery.per_key and not self.keyed):
-            if not self.keyed and self.redelivers:
-                what = ("carries no source position" if position is None else
-                        "carries a position that orders one row's changes only")
+        if position is None:
+            # nothing to tell a re-send by: the event lands as sent, as Fabric lands an insert
+            # (a keyless table's re-sent row lands again: docs/sources.md, Delivery)
+            return delivery.value()
+        if delivery.per_key and not self.keyed:
+            if self.redelivers:
                 raise DeliveryError(
-                    f"the event {what}, and the table has no key columns: a re-sent event "
-                    "can't be told from a new row", KEYLESS_HINT)
+                    "the event carries a position that orders one row's changes only, and the "
+                    "table has no key columns: a re-sent event can't be told from a new row",
+                    KEYLESS_HINT)
             return delivery.value()
         if self.marks is not None and self.marks.resent(delivery):
             return None

@@ -9,7 +9,11 @@ objects (operation modeled, the default) or as top-level fields (row modeled).
   different keys → delete of the old key + insert of `before` overlaid with `after`; D → delete
   (2) of `before`'s key; T → truncate (8). Anything else stops the table.
 - Order: `pos` (trail sequence number + RBA, zero-padded digits: compared as numbers), then feed
-  file and line; a `pos` lower than the one before it in the same file stops the table.
+  file and line.
+- Delivery (`delivery_of`): `pos` names one operation of the trail, so a message at a `pos` the
+  file (or an earlier batch) already sent is a re-send: dropped when it equals the first copy
+  (`row_images.DeliveryGate`); the Kafka handler re-sends what followed the Replicat's last
+  checkpoint after a restart.
 
 Options: `key_columns`, `table`. The Spark reader is `mirrorspec.spark.publish.feeds.goldengate`.
 """
@@ -23,10 +27,11 @@ from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import (OP_DELETE, OP_INSERT, OP_UPDATE,
                                      InferredSchema, iter_json_documents)
 from mirrorspec.sources.debezium import Row, TableShape
-from mirrorspec.sources.row_images import (ImageReader, Note, PositionGuard, RowImageOptions,
-                                           TableRouter, borrow_positions, change_row, truncate_row,
-                                           infer_from_images, key_change_rows,
-                                           table_name_matches)
+from mirrorspec.sources.delivery import Marks
+from mirrorspec.sources.row_images import (DeliveryGate, ImageReader, Note, RowImageOptions,
+                                           TableRouter, borrow_positions, change_row,
+                                           digit_position, infer_from_images, key_change_rows,
+                                           table_name_matches, truncate_row)
 
 TYPE_NAME = "goldengate"
 # The formatter's metadata fields; in a row-modeled message every other field is a column.
@@ -43,6 +48,18 @@ def position_key(pos: Any) -> str:
     producer zero-pads to a fixed width; padding makes widths agree), anything else as written."""
     text = str(pos).strip()
     return text.zfill(_POSITION_WIDTH) if text.isdigit() else text
+
+
+def delivery_of(pos: Any) -> tuple[int, ...] | None:
+    """The delivery position of a message's `pos` (`delivery.Delivery.position`): the digits as
+    two integers compared as the whole number is (a 20-digit `pos` may exceed 64 bits), None
+    when the message has no `pos` or one that is not digits (it then sorts as written)."""
+    if pos is None:
+        return None
+    try:
+        return digit_position(str(pos).strip())
+    except ValueError:
+        return None
 
 
 def _prepare(value: Any, data_type: str) -> Any:
@@ -63,19 +80,21 @@ def images(message: dict[str, Any]) -> tuple[Any, Any, bool]:
 
 
 def parse_text(text: str, file: str, shape: TableShape, options: RowImageOptions,
-               skipped: dict[str, int] | None = None, notes: list[Note] | None = None
-               ) -> Iterator[Row]:
-    """Canonical rows of one GoldenGate JSON file (pure Python); the file's greatest `pos`
-    noted in `notes`."""
-    rows = _parse(text, file, shape, options, notes)
+               skipped: dict[str, int] | None = None, notes: list[Note] | None = None,
+               marks: Marks | None = None) -> Iterator[Row]:
+    """Canonical rows of one GoldenGate JSON file (pure Python), each ending with its
+    `_delivery` value; re-sent messages (`marks`: the delivery marks of earlier batches) are
+    counted in `skipped`; the file's greatest `pos` noted in `notes`."""
+    rows = _parse(text, file, shape, options, skipped, notes, marks)
     return borrow_positions(rows, len(shape.columns), file, notes)
 
 
 def _parse(text: str, file: str, shape: TableShape, options: RowImageOptions,
-           notes: list[Note] | None) -> Iterator[Row]:
+           skipped: dict[str, int] | None, notes: list[Note] | None,
+           marks: Marks | None) -> Iterator[Row]:
     reader = ImageReader(shape, file, _prepare)
     router = TableRouter(options.table, file, "GoldenGate")
-    guard = PositionGuard(file, "pos")
+    gate = DeliveryGate(TYPE_NAME, shape, file, marks, skipped)
     for line, message in iter_json_documents(text, file):
         if not isinstance(message, dict) or "op_type" not in message:
             found = ", ".join(list(message)[:8]) if isinstance(message, dict) else \
@@ -88,8 +107,9 @@ def _parse(text: str, file: str, shape: TableShape, options: RowImageOptions,
         position = None
         if message.get("pos") is not None:
             position = position_key(message["pos"])
-            guard.check(position, str(message["pos"]), line)
-        yield from _rows(reader, message, position, file, line, notes)
+        # `pos` (trail sequence number and RBA) names one operation
+        yield from gate.admit(_rows(reader, message, position, file, line, notes), "",
+                              delivery_of(message.get("pos")), True, line)
 
 
 def _rows(reader: ImageReader, message: dict[str, Any], position: str | None, file: str,

@@ -14,8 +14,14 @@ arrays for SET columns (kept as JSON text).
   counted (`ddl`). Any other type stops the table.
 - Order: `position` (binlog file number, then offset), then feed file and line; a row without a
   position (bootstrap rows, or Maxwell without output_binlog_position) sorts at the position
-  of the positioned row before it. A position lower than the one before it in the same file
-  stops the table.
+  of the positioned row before it.
+- Delivery (`delivery_of`): per `server_id` (else the binlog's base name), the binlog file
+  number, the offset and `xoffset` (the row's place in its transaction; the transaction's last
+  row, `commit: true`, has none and comes last). Maxwell re-sends from its stored position after
+  a restart: a row at a position the file (or an earlier batch) already sent is dropped when
+  it equals the first copy (`row_images.DeliveryGate`). Bootstrap rows have no position: a
+  bootstrap replaces the table, so sending it again is harmless. A keyless table's binlog rows
+  without `position` land as sent (a re-send can't be told from a second identical row).
 
 Options: `key_columns`, `table`. The Spark reader is `mirrorspec.spark.publish.feeds.maxwell`.
 """
@@ -29,11 +35,12 @@ from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import (OP_DELETE, OP_INSERT, OP_UPDATE, OP_UPSERT, InferredSchema,
                                      iter_json_documents)
 from mirrorspec.sources.debezium import Row, TableShape
-from mirrorspec.sources.row_images import (BatchPlan, ImageReader, Note, PositionGuard,
-                                           RowImageOptions,
-                                           TableRouter, borrow_positions, change_row, truncate_row,
-                                           infer_from_images, key_change_rows, qualified_name,
-                                           table_name_matches, zero_date_to_null)
+from mirrorspec.sources.delivery import Marks
+from mirrorspec.sources.row_images import (BatchPlan, DeliveryGate, ImageReader, Note,
+                                           RowImageOptions, TableRouter, borrow_positions,
+                                           change_row, infer_from_images, key_change_rows,
+                                           qualified_name, table_name_matches, truncate_row,
+                                           zero_date_to_null)
 
 TYPE_NAME = "maxwell"
 STREAM_TYPES = ("insert", "update", "delete")  # binlog rows: they carry `position`
@@ -43,6 +50,8 @@ BOOTSTRAP_MARKERS = (BOOTSTRAP_START, BOOTSTRAP_COMPLETE)
 DDL_TYPES = ("database-create", "database-alter", "database-drop", "table-create",
              "table-alter", "table-drop")
 _POSITION = re.compile(r"^(?P<base>.*?)\.?(?P<number>\d+):(?P<offset>\d+)$")
+_INT64 = (1 << 63) - 1
+_COMMIT_ROW = _INT64  # the `xoffset` of a transaction's last row (Maxwell writes none there)
 
 
 def position_key(position: str) -> str:
@@ -54,20 +63,51 @@ def position_key(position: str) -> str:
     return f"{match['base']}.{int(match['number']):020d}:{int(match['offset']):020d}"
 
 
+def delivery_of(message: dict[str, Any]) -> tuple[str, tuple[int, ...] | None, bool]:
+    """(stream, position, exact) of a Maxwell row for `delivery.Delivery`: the stream is the
+    row's `server_id` (output_server_id), else the binlog's base name; the position is the
+    binlog file number, the offset and `xoffset` (output_xoffset; the commit row has none and
+    is its transaction's last); exact when `xoffset` or `commit` names the row within the rows
+    that share a binlog event's position. (None position: a bootstrap row or Maxwell without
+    output_binlog_position.) Raises ValueError for a position that isn't file:offset."""
+    written = message.get("position")
+    server = message.get("server_id")
+    if written is None or message.get("type") not in STREAM_TYPES:
+        return (f"server_id {server}" if server is not None else ""), None, False
+    match = _POSITION.match(str(written).strip())
+    if not match:
+        raise ValueError(f"{written!r} is not binlog-file:offset")
+    stream = f"server_id {server}" if server is not None else match["base"]
+    xoffset = message.get("xoffset")
+    if isinstance(xoffset, int) and not isinstance(xoffset, bool) and 0 <= xoffset < _INT64:
+        row, exact = xoffset, True
+    elif message.get("commit") is True:
+        row, exact = _COMMIT_ROW, True
+    else:
+        row, exact = 0, False
+    number, offset = int(match["number"]), int(match["offset"])
+    if number > _INT64 or offset > _INT64:
+        raise ValueError(f"{written!r} is out of range")
+    return stream, (number, offset, row), exact
+
+
 def parse_text(text: str, file: str, shape: TableShape, options: RowImageOptions,
-               skipped: dict[str, int] | None = None, notes: list[Note] | None = None
-               ) -> Iterator[Row]:
-    """Canonical rows of one Maxwell file (pure Python); DDL counted in `skipped`, the
-    bootstraps' starts and ends and the file's greatest position noted in `notes`."""
-    rows = _parse(text, file, shape, options, skipped, notes)
+               skipped: dict[str, int] | None = None, notes: list[Note] | None = None,
+               marks: Marks | None = None) -> Iterator[Row]:
+    """Canonical rows of one Maxwell file (pure Python), each ending with its `_delivery`
+    value; DDL and re-sent rows (`marks`: the delivery marks of earlier batches) counted in
+    `skipped`, the bootstraps' starts and ends and the file's greatest position noted in
+    `notes`."""
+    rows = _parse(text, file, shape, options, skipped, notes, marks)
     return borrow_positions(rows, len(shape.columns), file, notes)
 
 
 def _parse(text: str, file: str, shape: TableShape, options: RowImageOptions,
-           skipped: dict[str, int] | None, notes: list[Note] | None) -> Iterator[Row]:
+           skipped: dict[str, int] | None, notes: list[Note] | None,
+           marks: Marks | None) -> Iterator[Row]:
     reader = ImageReader(shape, file, zero_date_to_null)
     router = TableRouter(options.table, file, "Maxwell")
-    guard = PositionGuard(file, "position")
+    gate = DeliveryGate(TYPE_NAME, shape, file, marks, skipped)
     for line, message in iter_json_documents(text, file):
         if not isinstance(message, dict) or "type" not in message:
             raise SourceError("not a Maxwell message (no 'type')", file=file, line=line,
@@ -88,17 +128,24 @@ def _parse(text: str, file: str, shape: TableShape, options: RowImageOptions,
             written = str(message["position"])
             try:
                 position = position_key(written)
+                stream, place, exact = delivery_of(message)
             except ValueError as exc:
                 raise SourceError(f"'position': {exc}", file=file, line=line) from None
-            guard.check(position, written, line)
         if kind in BOOTSTRAP_MARKERS:
             order = (None, file, line, 0, None)
             if notes is not None:
                 notes.append((kind, [], order, line))
             if kind == BOOTSTRAP_START:  # the bootstrap replaces the table's rows
-                yield truncate_row(len(shape.columns), None, file, line, 0, notes)
+                yield from gate.replace([truncate_row(len(shape.columns), None, file, line, 0,
+                                                      notes)], delivery_of(message)[0])
             continue
-        yield from _rows(reader, message, kind, position, file, line)
+        rows = _rows(reader, message, kind, position, file, line)
+        if kind not in STREAM_TYPES:
+            yield from gate.replace(rows, delivery_of(message)[0])
+        elif position is None:
+            yield from gate.admit(rows, delivery_of(message)[0], None, False, line)
+        else:
+            yield from gate.admit(rows, stream, place, exact, line)
 
 
 def _rows(reader: ImageReader, message: dict[str, Any], kind: str, position: str | None,

@@ -15,6 +15,10 @@ so it keeps its place in the feed; the Spark reader gives a file's leading unpos
 the greatest position of the batch's earlier files (the "positions" note).
 
 A parser can leave notes for its Spark reader (`notes`, a list): (kind, details, order, line).
+
+Every row ends with its `_delivery` value (`mirrorspec.sources.delivery`): `DeliveryGate` runs
+one file's messages through `delivery.FileCheck` with the position each format's
+`delivery_of` gives, so a re-sent message yields no rows.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from mirrorspec.sources import extended_json
 from mirrorspec.sources.base import (OP_DELETE, OP_INSERT, OP_TRUNCATE, InferredColumn,
                                      InferredSchema, iter_json_documents, value_converter)
 from mirrorspec.sources.debezium import Row, TableShape, coerce, local_feed_texts
+from mirrorspec.sources.delivery import (STREAM, Delivery, DeliveryError, FileCheck, Marks,
+                                         channel_of, partition_name, redelivers)
 
 ORDER_FIELDS = (("position", "string"), ("file", "string"), ("line", "bigint"), ("part", "int"),
                 ("source", "string"))
@@ -81,22 +87,65 @@ class TableRouter:
         return True
 
 
-class PositionGuard:
-    """Stops a file whose producer position goes backwards (a replayed or mixed-up feed)."""
+RESENT = "resent"  # the skip-count kind of messages the delivery checks found re-sent
 
-    def __init__(self, file: str, field: str):
+
+class DeliveryGate:
+    """The delivery checks of one row-image file, in file order (`delivery.FileCheck`): each
+    message's rows with their `_delivery` value appended, or none for a re-send (counted in
+    `skipped` as RESENT). A keyless table's message without a position (Canal's FlatMessage,
+    Maxwell without `output_binlog_position`) lands as sent, as Fabric lands an insert: a
+    re-send can't be told from a second identical row there (docs/sources.md, Delivery)."""
+
+    def __init__(self, source_type: str, shape: TableShape, file: str, marks: Marks | None,
+                 skipped: dict[str, int] | None = None):
         self.file = file
-        self.field = field
-        self.last: tuple[Any, str, int] | None = None  # (sort key, as written, line)
+        self.check = FileCheck(marks, keyed=bool(shape.key_columns),
+                               redelivers=redelivers(source_type), file=file)
+        self.channel = channel_of(file)
+        self.width = len(shape.columns)
+        self.skipped = skipped
+        self.keyed = bool(shape.key_columns)
 
-    def check(self, key: Any, written: str, line: int) -> None:
-        if self.last is not None and key < self.last[0]:
-            raise SourceError(
-                f"'{self.field}' goes backwards: {written!r} after {self.last[1]!r} "
-                f"(line {self.last[2]})", file=self.file, line=line,
-                hint="the file mixes two streams or replays an older part of one; remove the "
-                     "replayed messages (or split the streams into separate files) and rerun")
-        self.last = (key, written, line)
+    def admit(self, rows: list[Row], stream: str, position: tuple[int, ...] | None,
+              exact: bool, line: int) -> list[Row]:
+        """`rows` (one message's) with their `_delivery` value; [] for a re-send. `stream` is
+        the producer's stream within the file's channel, `position` the message's place there
+        (None without one), `exact` when no two messages share a position."""
+        if not rows:
+            return rows
+        if position is None and not self.keyed:
+            return self.replace(rows, stream)
+        delivery = Delivery(partition_name(self.channel, stream), STREAM, position, exact)
+        width = self.width
+        content = tuple((r[width], r[:width], r[width + 2] and tuple(r[width + 2]))
+                        for r in rows)
+        try:
+            value = self.check.admit(delivery, (), content)
+        except DeliveryError as exc:
+            raise SourceError(exc.message, file=self.file, line=line, hint=exc.hint) from None
+        if value is None:
+            if self.skipped is not None:
+                self.skipped[RESENT] = self.skipped.get(RESENT, 0) + 1
+            return []
+        return [r + (value,) for r in rows]
+
+    def replace(self, rows: list[Row], stream: str) -> list[Row]:
+        """Rows of a whole-table reload (a bootstrap, an initial load, a truncate without a
+        position) with a `_delivery` value and no check: the reload replaces the table, so
+        sending it again is harmless."""
+        value = Delivery(partition_name(self.channel, stream), STREAM, None).value()
+        return [r + (value,) for r in rows]
+
+
+def digit_position(text: str, parts: int = 2) -> tuple[int, ...]:
+    """A position written as decimal digits (GoldenGate's `pos`, longer than a 64-bit integer
+    may hold) as `parts` integers of 18 digits, compared as the whole number is. Raises
+    ValueError for other text or more digits than `parts` hold."""
+    if not text.isascii() or not text.isdigit() or len(text.lstrip("0")) > 18 * parts:
+        raise ValueError(f"{text!r} is not a position of at most {18 * parts} digits")
+    padded = text.zfill(18 * parts)[-18 * parts:]
+    return tuple(int(padded[i:i + 18]) for i in range(0, 18 * parts, 18))
 
 
 @dataclass

@@ -149,14 +149,13 @@ def test_run_build_and_test_refresh_an_existing_site(tmp_path):
 
 
 def test_the_commands_that_change_the_data_refresh_the_site():
-    """run, publish and build (through _refresh_site) and test call the refresh."""
+    """run, publish, build, retry and test call the project context's refresh."""
     import inspect
 
     from mirrorspec.commands import datatest, run
+    from mirrorspec.context.project import ProjectContext
 
-    for command in (run.run, run.publish, run.build):
-        assert "_refresh_site(console, ctx)" in inspect.getsource(command.callback)
-    assert "refresh_site(console, ctx.plan, ctx.target_dir)" in \
-        inspect.getsource(run._refresh_site)
-    assert "refresh_site(console, ctx.plan, ctx.target_dir)" in \
-        inspect.getsource(datatest.test.callback)
+    for command in (run.run, run.publish, run.build, run.retry, datatest.test):
+        assert "project.refresh_site(" in inspect.getsource(command.callback)
+    assert "refresh_site(self.console, ctx.plan, ctx.target_dir)" in \
+        inspect.getsource(ProjectContext.refresh_site)

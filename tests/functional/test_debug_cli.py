@@ -1,4 +1,4 @@
-"""`mirrorspec debug` and setup failures through the CLI (issue 27): each failure is exit 1 with
+"""`mirrorspec debug` and setup failures through the CLI: each failure is exit 1 with
 the fix named, never "Internal error … please report it" (exit 2)."""
 
 from __future__ import annotations

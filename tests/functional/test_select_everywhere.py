@@ -1,4 +1,4 @@
-"""--select on compile, status, show, history and docs generate (issue 27): each takes the
+"""--select on compile, status, show, history and docs generate: each takes the
 tables chosen, as `run` does; show and history then print one table after the other."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""AT1 (docs/onelake.md): the real Azure Python SDK against `mirrorspec serve` over TLS, with
+"""The Azure SDK publisher (docs/onelake.md, "Acceptance"): the real Azure Python SDK against `mirrorspec serve` over TLS, with
 DefaultAzureCredential taking its token from the endpoint's managed-identity route, exactly as
 azure-identity does on App Service. No code of ours on the client side.
 
@@ -107,7 +107,7 @@ def test_publisher_pattern_create_upload_append_flush_rename(endpoint, fs):
     assert final.download_file(offset=4, length=4).readall() == b"body"
     landed = endpoint.landing / "sales.schema" / "orders"
     assert (landed / "00000000000000000001.parquet").read_bytes() == b"PAR1bodyPAR1"
-    # temp-then-rename never trips the 0-byte finding (AT5, the serve half)
+    # temp-then-rename never trips the 0-byte finding (the 0-byte window, the serve half)
     assert not [f for f in report(endpoint)["findings"] if f["kind"] == "zero-byte-visible"]
 
 
@@ -209,7 +209,7 @@ def test_monitoring_and_tables_are_read_only(endpoint, fs):
 
 
 def test_direct_upload_to_the_final_name_is_reported(endpoint, fs):
-    """AT5, the serve half: the 0-byte window of create-then-flush under a data file's name."""
+    """The 0-byte window, the serve half: the 0-byte window of create-then-flush under a data file's name."""
     fs.get_file_client(f"{TABLE}/00000000000000000003.parquet").upload_data(b"PAR1", overwrite=True)
     findings = report(endpoint)["findings"]
     zero = [f["path"] for f in findings if f["kind"] == "zero-byte-visible"]

@@ -1,4 +1,4 @@
-"""AT4 (docs/onelake.md): delta-rs (Rust object_store's Azure backend, the reader OneLake's docs
+"""The delta-rs reader (docs/onelake.md, "Acceptance"): delta-rs (Rust object_store's Azure backend, the reader OneLake's docs
 name as compatible) reads a mirrored table from `Tables/` through `mirrorspec serve`'s Blob
 dialect (List Blobs with a prefix and `startFrom`, ranged GETs) and gets the warehouse's rows; a
 write to `Tables/` is refused."""

@@ -96,7 +96,7 @@ def test_mirror_landing_zone_returns_run_results(spark, tmp_path):
     [table] = results.results
     assert (table.unique_id, table.status, table.rows_inserted) == ("s.t", "success", 2)
     assert table.files_applied == ["00000000000000000001.parquet"]
-    # the progress events reach the callback, typed (issue 27)
+    # the progress events reach the callback, typed
     finished = [e for e in events if e["event"] == "table_finished"]
     assert [e["event"] for e in events if e["event"].startswith("table_")] == [
         "table_started", "table_finished"]

@@ -1,4 +1,4 @@
-"""Debezium feed → publisher → landing zone (seed 000 rules) → engine → Delta, over two runs."""
+"""Debezium feed → publisher → landing zone (the open-mirroring rules) → engine → Delta, over two runs."""
 
 from __future__ import annotations
 

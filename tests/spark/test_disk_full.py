@@ -1,4 +1,4 @@
-"""Issue 24, item 3: a full disk under the warehouse (engine, monitoring JSON) and under the
+"""A full disk under the warehouse (engine, monitoring JSON) and under the
 landing zone (the publisher) is a `StorageError` per table, exit 1, one line on the console
 (the trace in the log file), and the monitoring JSON is corrected by the next pass that can
 write it, which says so. A real full filesystem: a small tmpfs (skipped where mounting is not

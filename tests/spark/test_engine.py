@@ -426,7 +426,7 @@ def test_mirror_command_reports_and_exits_1_on_a_failed_table(spark, tmp_path):
     status = read_status(warehouse)
     assert {t["sourceTableName"]: t["status"] for t in status["tables"]} == {
         "good": "Replicating", "bad": "Failed"}
-    # progress (issue 27): a line per finished table, plain text in a pipe (no ANSI codes)
+    # progress: a line per finished table, plain text in a pipe (no ANSI codes)
     assert re.search(r"[12] of 2 OK dbo\.good: 1 file\(s\) applied, \+2 ~0 -0 rows in "
                      r"\d+\.\ds", result.output), result.output
     assert re.search(r"[12] of 2 ERROR dbo\.bad: 0 file\(s\) applied", result.output)
@@ -447,11 +447,11 @@ def test_mirror_command_reports_and_exits_1_on_a_failed_table(spark, tmp_path):
 
 
 def test_mirror_watch_passes_show_progress_only_when_there_is_news(spark, tmp_path):
-    """`mirror --watch` (issue 27): a pass that applies files prints its table's line; an idle
+    """`mirror --watch`: a pass that applies files prints its table's line; an idle
     pass prints nothing at all (no bar, no line) through the watch's QuietConsole."""
     import io
 
-    from mirrorspec.commands.mirror import outcome_key
+    from mirrorspec.context.mirror import outcome_key
     from mirrorspec.base.console import Console
     from mirrorspec.operate.watch import QuietConsole
 

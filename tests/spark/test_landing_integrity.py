@@ -1,4 +1,4 @@
-"""Issue 24, items 1 and 2, in process: a landing file is applied whole or not at all, files the
+"""Landing-file integrity in process: a landing file is applied whole or not at all, files the
 engine never applies as placed are reported (output, tables.json, lint), the settle time, and
 keyColumns that change under a mirrored table. One landing zone, a few passes, several tables."""
 
@@ -68,11 +68,11 @@ def passes(spark, tmp_path_factory):
     parquet(tables["keys"], 1, {"id": [1, 2], "v": ["a", "b"], M: [0, 0]})
 
     first_console = Recorder()
-    engine.reader.read_changes = producer_still_writing
+    reader.read_changes = producer_still_writing
     try:
         first = engine.mirror_landing_zone(spark, landing, warehouse, console=first_console)
     finally:
-        engine.reader.read_changes = real_read
+        reader.read_changes = real_read
     first_status = read_status(warehouse)
 
     # between passes: file 2 of `rewritten` (the kept last one) rewritten in place with more

@@ -1,4 +1,4 @@
-"""Files as real producers write them: compressed CSV, the seed's `NULL` placeholders in delete
+"""Files as real producers write them: compressed CSV, the specification's `NULL` placeholders in delete
 rows, NullValue, pandas/pyarrow Parquet types (unsigned integers next to nanosecond timestamps,
 TIME columns), SQL Server column names with spaces, odd file names. One landing zone, one pass
 (plus a second for a column added later); each test checks one table."""

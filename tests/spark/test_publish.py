@@ -1,4 +1,4 @@
-"""The publisher end to end: feed → landing zone (checked against seed 000's rules) → Delta.
+"""The publisher end to end: feed → landing zone (checked against the open-mirroring rules) → Delta.
 
 Qlik Replicate and Arcion fixtures (tests/fixtures/{qlik,arcion}) are published with
 `publish_table`, the landing zone is checked (20-digit names, `__rowMarker__` last as int32, full

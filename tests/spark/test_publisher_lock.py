@@ -1,4 +1,4 @@
-"""Issue 24, item 4: one publisher per table at a time. Two real `mirrorspec run` processes on
+"""One publisher per table at a time. Two real `mirrorspec run` processes on
 one project: the first holds at `before_publish_rename` (its batch written under
 `_publishing_<seq>`, not yet renamed; `MIRRORSPEC_PAUSE_AT`, mirrorspec/base/faults.py) while the
 second runs; the second says another run is publishing the table and publishes nothing, then

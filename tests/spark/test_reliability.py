@@ -1,4 +1,4 @@
-"""Issue 11 in-process: relative paths, failures that are not a file's fault, a file moved away
+"""Reliability in process: relative paths, failures that are not a file's fault, a file moved away
 by another process while this one reads or commits, progress that outlives Delta's log
 cleanup (checkpoints, OPTIMIZE, VACUUM). The figures of docs/reliability.md come from here."""
 
@@ -16,7 +16,9 @@ from click.testing import CliRunner
 
 from mirrorspec.cli import cli
 from mirrorspec.openmirroring.mirroring import mirror_id, sequence_file_name
-from mirrorspec.spark.mirror import engine
+from mirrorspec.base.errors import LandingZoneError
+from mirrorspec.spark.mirror import commit, engine, fold
+from mirrorspec.spark.platform import failures
 from mirrorspec.spark.ops import inspect, replay
 from mirrorspec.spark.ops.datatests import run_data_tests
 from mirrorspec.landing.processed import applied_files
@@ -97,7 +99,7 @@ def test_an_engine_error_is_not_reported_as_a_bad_file(spark, tmp_path, monkeypa
     def broken_merge(*_args, **_kwargs):
         raise RuntimeError("DELTA_SOMETHING_INTERNAL: the engine broke")
 
-    monkeypatch.setattr(engine.fold, "run_merge", broken_merge)
+    monkeypatch.setattr(fold, "run_merge", broken_merge)
     result = CliRunner().invoke(cli, ["mirror", "--landing-zone", landing, "--warehouse",
                                       warehouse, *TEST_ARGS])
     assert result.exit_code == 1
@@ -120,7 +122,7 @@ def test_error_codes_of_failures_that_are_not_a_files(spark):
         spark._jvm.java.io.FileInputStream("/nonexistent/mirrorspec")
     except Exception as exc:  # noqa: BLE001 - Py4JJavaError
         assert engine.error_code_of(exc, "/wh/dbo/t") == "StorageError"
-        assert engine.failures.storage_cause(exc).startswith("java.io.FileNotFoundException")
+        assert failures.storage_cause(exc).startswith("java.io.FileNotFoundException")
     else:
         pytest.fail("no Java exception")
 
@@ -138,7 +140,7 @@ def test_files_moved_away_by_another_process_at_commit_time_are_a_reread(spark, 
     engine.mirror_landing_zone(spark, landing, warehouse)
     for n in range(2, 6):
         parquet(folder, n, change(n))
-    real_crash_point = engine.crash_point
+    real_crash_point = commit.crash_point
     other_ran = []
 
     def other_process_commits_first(name, table=None):
@@ -151,7 +153,7 @@ def test_files_moved_away_by_another_process_at_commit_time_are_a_reread(spark, 
             shutil.move(str(tmp_path / "aside"), fifth)
         real_crash_point(name, table)
 
-    monkeypatch.setattr(engine, "crash_point", other_process_commits_first)
+    monkeypatch.setattr(commit, "crash_point", other_process_commits_first)
     result = engine.mirror_landing_zone(spark, landing, warehouse)
     assert other_ran
     outcome = result.tables[0]
@@ -286,7 +288,7 @@ def test_a_txn_without_its_state_is_refused_not_guessed(tmp_path):
     (log / f"{7:020d}.json").write_text(
         json.dumps({"txn": {"appId": "mirrorspec:dbo.t", "version": 5}}) + "\n"
         + json.dumps({"commitInfo": {"operation": "OPTIMIZE"}}) + "\n")
-    with pytest.raises(engine.LandingZoneError) as caught:
+    with pytest.raises(LandingZoneError) as caught:
         progress.read_state(fsmod.LocalFS(), str(tmp_path / "t"), "mirrorspec:dbo.t")
     assert caught.value.code == "StateLost"
 

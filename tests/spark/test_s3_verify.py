@@ -29,7 +29,7 @@ DRIVER = """
 import json, sys
 from click.testing import CliRunner
 from mirrorspec.cli import cli
-from mirrorspec.commands.params import start_spark
+from mirrorspec.context.sessions import start_spark
 from mirrorspec.compile import load_plan_context
 results = []
 for step in json.loads(sys.argv[2]):

@@ -1,4 +1,4 @@
-"""The seed's worked examples (seed 000), run through the engine and compared with the model.
+"""The worked examples of Microsoft's open-mirroring landing-zone specification, run through the engine and compared with the model.
 
 EmployeeLocation update and key change; the TSV `_metadata.json` example with its dialect; file
 order by 20-digit sequence (gaps wait) and by LastUpdateTimeFileDetection.

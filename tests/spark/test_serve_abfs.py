@@ -1,4 +1,4 @@
-"""AT3 (docs/onelake.md): `mirrorspec run` of projects/csv_extract (extracts → change sets) with its landing zone on
+"""Spark over ABFS (docs/onelake.md, "Acceptance"): `mirrorspec run` of projects/csv_extract (extracts → change sets) with its landing zone on
 `abfs://ws@onelake.dfs.fabric.microsoft.com/db.MountedRelationalDatabase/Files/LandingZone`,
 reached through `mirrorspec serve` by Hadoop ABFS (hadoop-azure, the cached `azure` jar set):
 the publisher's writes (conditional create, append/flush, rename, listing) and the engine's reads

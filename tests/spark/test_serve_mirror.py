@@ -1,4 +1,4 @@
-"""AT1's last step and AT5 (docs/onelake.md): a publisher written with the Azure SDK lands a
+"""The Azure SDK publisher's last step and the 0-byte window (docs/onelake.md, "Acceptance"): a publisher written with the Azure SDK lands a
 table through `mirrorspec serve --mirror-every`, the real engine (a `mirrorspec mirror --watch`
 child process) applies it, and `Files/Monitoring/tables.json`, read back through the SDK, shows
 it. A publisher that creates a data file under its final name and flushes it later is caught:

@@ -1,5 +1,5 @@
-"""The fixed cost of a pass (issue 15): the JVM's class-data archive maps, `--watch` warms
-the next pass's Delta snapshot, and Python workers fork from a daemon that imported the parsers.
+"""The fixed cost of a pass: the JVM's class-data archive maps, `--watch` warms the next
+pass's Delta snapshot, and Python workers fork from a daemon that imported the parsers.
 
 Neither test times anything: the archive test proves the JVM that `build_session` starts can map
 the archive `make` created (with MIRRORSPEC_CDS=require the JVM refuses to start otherwise), and

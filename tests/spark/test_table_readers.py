@@ -152,7 +152,7 @@ def test_purge_rewrites_files_with_vectors_and_skips_a_table_without(spark, tabl
 
 
 def test_maintain_command_reports_each_step_as_it_starts_and_ends(spark, tables, tmp_path):
-    """Progress you can see (issue 27): `maintain` says when each step starts and what it did in
+    """Progress you can see: `maintain` says when each step starts and what it did in
     how many seconds, timestamped in a pipe (no ANSI codes), typed step events under JSON; the
     readers' verdict follows the table's result."""
     from click.testing import CliRunner

@@ -124,7 +124,7 @@ def test_cli_reports_one_sided_columns_and_writes_all_differences(spark, mirrore
     ok = runner.invoke(cli, args)
     assert ok.exit_code == 0, ok.output
     assert "columns only in source: source_only" in ok.output and "equal" in ok.output
-    # its phases, timestamped in a pipe (issue 27), in order, no ANSI codes
+    # its phases, timestamped in a pipe, in order, no ANSI codes
     phases = [r"sales\.orders: reading the mirror…", r"sales\.orders: read the mirror: 4 column",
               r"sales\.orders: reading the source…", r"sales\.orders: read the source: 5 column",
               r"sales\.orders: counting rows per key range…",

@@ -1,4 +1,4 @@
-"""`mirrorspec mirror` as real processes (issue #3): `--watch` picking up files as they land and
+"""`mirrorspec mirror` as real processes: `--watch` picking up files as they land and
 stopping cleanly on SIGTERM / SIGINT, and two `mirror` processes racing on one landing zone.
 
 Each CLI run is a subprocess with its own JVM; the Delta tables are read back with the
@@ -381,7 +381,7 @@ def test_second_process_listed_before_the_first_committed_and_moved(tmp_path):
 
 
 def test_second_process_commits_after_the_first_moved_its_files(tmp_path):
-    """Mid-commit (issue 11): process 1 holds files 1-4 at its commit; file 5 lands; process 2
+    """Mid-commit: process 1 holds files 1-4 at its commit; file 5 lands; process 2
     reads 1-5 and holds at its commit; process 1 commits and moves 1-3; process 2's commit then
     can't read file 1 (FileNotFoundException). Documented: a re-read that applies file 5, never
     a BadFile. Paused at the named fault point `before_commit` (mirrorspec/base/faults.py)."""

@@ -167,3 +167,29 @@ def test_run_and_test_use_the_warm_server_only_when_asked(project, monkeypatch, 
     p.run()
     p.test()
     assert asked["run"]["warm_server"] is warm and asked["test"]["warm"] is warm
+
+
+def test_every_type_the_api_returns_is_exported_and_the_package_is_typed():
+    import inspect
+    import tomllib
+    import typing
+    from pathlib import Path
+
+    from mirrorspec import api
+
+    returned = set()
+    for function in [api.mirror_landing_zone, api.artifact_schema] + [
+            f for _, f in inspect.getmembers(api.Project, inspect.isfunction)
+            if not f.__name__.startswith("_")]:
+        hint = typing.get_type_hints(function, vars(api) | {"pyarrow": pa}).get("return")
+        for kind in typing.get_args(hint) or (hint,):
+            if isinstance(kind, type) and kind.__module__.startswith("mirrorspec"):
+                returned.add(kind)
+    assert {t.__name__ for t in returned} >= {"CompileResult", "RunResults", "TestResults",
+                                              "Status"}
+    for kind in returned | {api.Health, api.TableRunResult, api.DataTestResult, api.Plan}:
+        assert kind.__name__ in api.__all__ and getattr(api, kind.__name__) is kind
+    root = Path(api.__file__).parent
+    assert (root / "py.typed").is_file()
+    config = tomllib.loads((root.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "py.typed" in config["tool"]["setuptools"]["package-data"]["mirrorspec"]

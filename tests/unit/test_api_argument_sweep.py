@@ -29,10 +29,10 @@ def project(tmp_path, monkeypatch):
         "mirrorspec_project.yml": {"name": "shop", "version": "1"},
         "tables/shop.yml": {"tables": [{"name": "orders", "key_columns": ["id"]}]}})
 
-    def no_work(self, console):
+    def no_work(self):
         raise AssertionError("an argument reached the work unchecked")
 
-    monkeypatch.setattr(api.Project, "_context", no_work)
+    monkeypatch.setattr(api.Project, "_project", no_work)
     return root
 
 

@@ -1,4 +1,5 @@
-"""Arcion Replicant parsing in pure Python (no JVM): the seed's region rows in CSV and JSON."""
+"""Arcion Replicant parsing in pure Python (no JVM): the region rows of Arcion's
+"S3 File Format" documentation in CSV and JSON."""
 
 from __future__ import annotations
 

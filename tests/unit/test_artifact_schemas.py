@@ -1,5 +1,5 @@
 """The published JSON Schemas of plan.json, run_results.json, test_results.json, tables.json and
-replicator.json hold what the code writes, field for field (tests/spark/test_api.py checks the
+replicator.json hold what the code writes, field for field (tests/spark/test_api_run.py checks the
 files a real run writes too)."""
 
 from __future__ import annotations

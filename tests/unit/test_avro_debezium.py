@@ -207,10 +207,10 @@ def test_logical_type_objects_of_an_avro_decoder_land_like_their_json_values():
     import datetime as dt
     import uuid
 
-    from mirrorspec.sources.debezium import _kind, coerce, decode
+    from mirrorspec.sources.debezium.types import coerce, decode, field_kind
 
     def land(value, name, data_type):
-        return coerce(decode(value, _kind({"type": "x", "name": name})), data_type)
+        return coerce(decode(value, field_kind({"type": "x", "name": name})), data_type)
 
     utc = dt.timezone.utc
     assert land(dt.datetime(2023, 11, 14, 19, 26, 40, 123456, tzinfo=utc),

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
 from mirrorspec.openmirroring import mirroring
 from mirrorspec.compile import compile_project, validate_project
-from mirrorspec.compile.compiler import plan_text
 from mirrorspec.artifacts.plan import read_plan, resolve_secrets, secret_placeholder
 from mirrorspec.base.errors import MirrorspecError, ProjectError
 from project_files import write
@@ -181,11 +181,17 @@ def test_tables_are_sorted_by_unique_id(tmp_path):
     assert [t.unique_id for t in compile_project(root).plan.tables] == ["a.b", "dbo.a", "dbo.z"]
 
 
-def test_plan_text_is_plan_to_json_byte_for_byte(tmp_path):
+def test_compile_writes_the_json_modules_text_byte_for_byte(tmp_path):
     root = copy_example("parquet_orders", tmp_path)
     plan = compile_project(root).plan
-    assert plan_text(plan) == plan.to_json()
-    assert (root / "target" / "plan.json").read_text() == plan.to_json()
+    expected = json.dumps(asdict(plan), indent=2, ensure_ascii=False) + "\n"
+    assert (root / "target" / "plan.json").read_text(encoding="utf-8") == expected
+    written = sorted((root / "target" / "landing_zone").rglob("*.json"))
+    assert written  # every table's _metadata.json
+    for path in written:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        assert path.read_text(encoding="utf-8") == json.dumps(doc, indent=2,
+                                                              ensure_ascii=False) + "\n"
 
 
 def test_compiling_twice_gives_byte_identical_files(tmp_path):

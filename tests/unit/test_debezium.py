@@ -184,19 +184,19 @@ def test_data_type_mapping(field, expected):
 
 
 def test_value_conversions():
-    from mirrorspec.sources.debezium import _kind, decode
+    from mirrorspec.sources.debezium.types import decode, field_kind
 
-    ts_ms = decode(1700000000123, _kind({"type": "int64", "name": "io.debezium.time.Timestamp"}))
+    ts_ms = decode(1700000000123, field_kind({"type": "int64", "name": "io.debezium.time.Timestamp"}))
     assert coerce(ts_ms, "DateTime") == 1700000000123000
-    ns = decode(1700000000123456789, _kind({"type": "int64",
+    ns = decode(1700000000123456789, field_kind({"type": "int64",
                                             "name": "io.debezium.time.NanoTimestamp"}))
     assert coerce(ns, "DateTime") == 1700000000123456
-    time = decode(3723000000, _kind({"type": "int64", "name": "io.debezium.time.MicroTime"}))
+    time = decode(3723000000, field_kind({"type": "int64", "name": "io.debezium.time.MicroTime"}))
     assert coerce(time, "String") == "01:02:03.000000"
     var = decode({"scale": 3, "value": base64.b64encode(b"\x30\x39").decode()},
-                 _kind({"type": "struct", "name": "io.debezium.data.VariableScaleDecimal"}))
+                 field_kind({"type": "struct", "name": "io.debezium.data.VariableScaleDecimal"}))
     assert coerce(var, "String") == "12.345"
-    assert coerce(decode("AQID", _kind({"type": "bytes"})), "ByteArray") == b"\x01\x02\x03"
+    assert coerce(decode("AQID", field_kind({"type": "bytes"})), "ByteArray") == b"\x01\x02\x03"
     assert coerce({"x": 1.0, "y": 2.0}, "String") == '{"x":1.0,"y":2.0}'
     assert coerce(1, "DateTime", int_time_unit="us") == 1
     assert coerce("2024-02-29", "IDate") == (dt.date(2024, 2, 29) - dt.date(1970, 1, 1)).days

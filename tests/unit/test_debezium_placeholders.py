@@ -1,5 +1,5 @@
 """Debezium's unavailable-value placeholder in every form a connector sends it, and the event's
-own before image as a source of the value (mirrorspec/sources/debezium_placeholders.py).
+own before image as a source of the value (mirrorspec/sources/debezium/placeholders.py).
 
 Shapes after Debezium's own code and tests (https://github.com/debezium/debezium at aad5519902):
 `debezium-connector-postgres/.../UnchangedToastedPlaceholder.java` (the forms per column type),
@@ -19,7 +19,7 @@ from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import OP_UPDATE, value_converter
 from mirrorspec.sources.debezium import (DebeziumOptions, TableShape, coerce, parse_options,
                                          parse_text)
-from mirrorspec.sources.debezium_placeholders import Placeholder
+from mirrorspec.sources.debezium.placeholders import Placeholder
 
 PLACEHOLDER = "__debezium_unavailable_value"
 BYTES = PLACEHOLDER.encode()

@@ -11,7 +11,7 @@ import pytest
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import OP_INSERT, OP_UPDATE
 from mirrorspec.sources.debezium import DebeziumOptions, TableShape, parse_text
-from mirrorspec.sources.debezium_positions import gtid_count, position_of
+from mirrorspec.sources.debezium.positions import gtid_count, position_of
 
 SHAPE = TableShape((("id", "Int32"), ("v", "String")), ("id",))
 VITESS_GTID = ('[{"keyspace":"commerce","shard":"80-","gtid":"MariaDB/0-54610504-47"},'

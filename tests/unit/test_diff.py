@@ -469,7 +469,7 @@ def test_human_lines_show_fabric_meaning_of_breaking_changes():
 
 
 def test_changed_data_tests_are_named_with_what_changed():
-    from mirrorspec.project.diff import _test_changes
+    from mirrorspec.project.diff.table_changes import _test_changes
 
     old = [{"type": "unique", "severity": "error", "columns": ["id"]},
            {"type": "accepted_values", "severity": "error", "column": "status",

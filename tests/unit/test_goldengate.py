@@ -120,13 +120,25 @@ def test_unknown_op_type_names_file_line_and_field():
     assert "op_type" in error.message and "'X'" in error.message
 
 
-def test_pos_going_backwards_within_a_file_stops_it():
-    with pytest.raises(SourceError) as caught:
-        parse([msg("I", "00000000010000000200", after={"id": 1}),
-               msg("I", "00000000010000000100", after={"id": 2})])
-    error = caught.value
-    assert error.line == 2 and "'pos' goes backwards" in error.message
-    assert "00000000010000000200" in error.message and "(line 1)" in error.message
+def test_pos_going_back_within_a_file_is_a_resend_or_marked_for_the_publisher():
+    """A topic dump read twice repeats messages at their own `pos`: the copy is dropped. A
+    message going back to a `pos` the file never sent is marked `backwards`: the publisher
+    drops it when another file (or an earlier batch) sent it, and stops the table otherwise."""
+    first = msg("I", "00000000010000000200", after={"id": 1})
+    rows = parse([first, msg("U", "00000000010000000300", after={"id": 1, "name": "b"}),
+                  first, msg("I", "00000000010000000100", after={"id": 2})])
+    assert [r[0] for r in rows] == [1, 1, 2]
+    delivery = [r[-1] for r in rows]
+    assert delivery[0] == ("", 1, (0, 10000000200), True, False, False)
+    assert delivery[2][-1] is True  # backwards: line 4 went back to a pos the file never sent
+    assert rows[2][WIDTH + 4] == 4
+
+
+def test_pos_beyond_64_bits_is_compared_as_a_number():
+    assert goldengate.delivery_of("99999999999999999999") == (99, 999999999999999999)
+    assert goldengate.delivery_of("100000000000000000000") > goldengate.delivery_of(
+        "99999999999999999999")
+    assert goldengate.delivery_of("trail-1") is None and goldengate.delivery_of(None) is None
 
 
 def test_pos_compares_as_a_number_across_widths():

@@ -50,7 +50,7 @@ def test_each_misplaced_module_breaks_its_contract(tmp_path):
     out = result.stdout
     for contract in ("The floors of mirrorspec (every module placed)",
                      "The wings of mirrorspec.spark (every module placed)",
-                     "Only command modules and mirrorspec.api cross the JVM line (lazily)",
+                     "Only the project context and command modules cross the JVM line (lazily)",
                      "The JVM line: only mirrorspec.spark imports pyspark or delta",
                      "Only mirrorspec.base.console imports rich",
                      "No import cycle between siblings, at any depth"):

@@ -1,4 +1,4 @@
-"""JDBC URLs are printed with every credential form hidden (issue 24: `reconcile` printed
+"""JDBC URLs are printed with every credential form hidden (`reconcile` once printed
 `jdbc:mysql://alice:S3CR3T@…` and `jdbc:oracle:thin:alice/S3CR3T@…` as given)."""
 
 from __future__ import annotations

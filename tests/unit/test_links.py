@@ -1,4 +1,4 @@
-"""Symlinks out of the landing zone / warehouse (issue 11, item 4), the JVM-free parts."""
+"""Symlinks out of the landing zone / warehouse, the JVM-free parts."""
 
 from __future__ import annotations
 

@@ -242,7 +242,7 @@ def test_an_underscore_id_key_is_an_ordinary_column(tmp_path):
 
 
 def test_files_never_applied_as_placed(tmp_path):
-    """Issue 24: sequence 0, a file landed again under an applied number, and the kept last file
+    """Sequence 0, a file landed again under an applied number, and the kept last file
     rewritten in place after it was applied (its recorded size differs) are reported with what
     the producer must do; the engine warns about the same files (`landing.not_applied_as_placed`)."""
     landing, warehouse = str(tmp_path / "lz"), str(tmp_path / "wh")

@@ -1,6 +1,7 @@
 """`mirrorspec lint` predicts the file (and row) where the engine stops each bad-file table of
 the engine tests (the shared fixtures of tests/landing_cases.py), without a JVM.
-tests/spark/test_lint_agrees.py runs the engine on the same landing zone and compares."""
+tests/spark/test_bad_files.py runs the engine on the same landing zone and compares
+(`test_lint_predicted_where_the_engine_stopped`)."""
 
 from __future__ import annotations
 

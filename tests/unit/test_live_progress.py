@@ -1,4 +1,4 @@
-"""The shared progress of every long command (spark/platform/live.py, issue 27): stage tasks of
+"""The shared progress of every long command (mirrorspec/spark/platform/live.py): stage tasks of
 a (fake) status tracker move the description, rows/s is above 0 once rows are announced, steps
 print an opening and a closing line (timestamped in a pipe, typed events under JSON), and a
 progress that waits for work (`mirror --watch`) stays silent until a table has files to apply.

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from row_image_streams import maxwell_with_positions
 
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources import maxwell
@@ -65,14 +66,26 @@ def test_position_sorts_by_binlog_file_number_then_offset():
         "mysql-bin.000006:100")
 
 
-def test_position_going_backwards_within_a_file_stops_it():
-    with pytest.raises(SourceError) as caught:
-        parse([msg("insert", {"id": 1}, position="master.000006:800911"),
-               msg("insert", {"id": 2}, position="master.000006:800911"),
-               msg("insert", {"id": 3}, position="master.000005:900000")])
-    error = caught.value
-    assert (error.file, error.line) == ("maxwell.json", 3)
-    assert "'position' goes backwards" in error.message and "(line 2)" in error.message
+def test_position_going_back_within_a_file_is_a_resend_or_marked_for_the_publisher():
+    """Maxwell re-sends from its stored position after a restart: a row at a position (with its
+    `xoffset`) the file already sent is dropped when it equals the first copy; one that goes
+    back to a position the file never sent is marked `backwards` for the publisher."""
+    one = msg("insert", {"id": 1}, position="master.000006:800911", xid=7, xoffset=0)
+    two = msg("insert", {"id": 2}, position="master.000006:800911", xid=7, commit=True)
+    rows = parse([one, two, one, two,
+                  msg("insert", {"id": 3}, position="master.000005:900000", xid=6,
+                      commit=True)])
+    assert [r[0] for r in rows] == [1, 2, 3]
+    assert rows[0][-1] == ("master", 1, (6, 800911, 0), True, False, False)
+    assert rows[1][-1][2] == (6, 800911, (1 << 63) - 1)  # the commit row comes last
+    assert rows[2][-1][-1] is True and rows[2][WIDTH + 4] == 5
+
+
+def test_rows_sharing_a_position_without_xoffset_are_not_exact():
+    rows = parse([msg("insert", {"id": 1}, position="master.000006:800911", server_id=4),
+                  msg("insert", {"id": 1}, position="master.000006:800911", server_id=4)])
+    assert len(rows) == 2  # a keyed table: the second lands as an upsert again, harmless
+    assert rows[0][-1][:4] == ("server_id 4", 1, (6, 800911, 0), False)
 
 
 def test_key_in_old_is_a_key_change():
@@ -111,13 +124,15 @@ def test_a_bootstrap_replaces_the_table_its_rows_are_upserts_and_ddl_is_counted(
 
 
 def test_maxwell_docs_bootstrap_of_a_table_without_keys():
-    """The bootstrapping page's own example: a keyless table, two inserts, a bootstrap."""
+    """The bootstrapping page's own example: a keyless table, two inserts, a bootstrap. As the
+    page shows it (no positions) and with positions alike, the rows land as sent."""
     shape = TableShape((("txt", "String"),), ())
-    rows = list(maxwell.parse_text((FIXTURES / "maxwell-docs-bootstrap.json").read_text(),
-                                   "maxwell.json", shape, parse_options({})))
-    assert [(r[0], r[1]) for r in rows] == [("hello", OP_INSERT), ("bootstrap!", OP_INSERT),
-                                            (None, OP_TRUNCATE), ("hello", OP_INSERT),
-                                            ("bootstrap!", OP_INSERT)]
+    text = (FIXTURES / "maxwell-docs-bootstrap.json").read_text()
+    for feed in (text, maxwell_with_positions(text)):
+        rows = list(maxwell.parse_text(feed, "maxwell.json", shape, parse_options({})))
+        assert [(r[0], r[1]) for r in rows] == [("hello", OP_INSERT), ("bootstrap!", OP_INSERT),
+                                                (None, OP_TRUNCATE), ("hello", OP_INSERT),
+                                                ("bootstrap!", OP_INSERT)]
 
 
 def test_an_unfinished_bootstrap_holds_back_its_files():

@@ -190,9 +190,7 @@ def test_uris_are_named_as_the_openlineage_naming_spec_does():
 
 
 def test_the_run_command_sends_each_pass(tmp_path, collector):
-    from types import SimpleNamespace
-
-    from mirrorspec.commands.run import _send_lineage
+    from mirrorspec.context.lineage import send_run_pass
 
     orders = TablePlan(unique_id="sales.orders", name="orders", schema="sales",
                        warehouse_schema="sales", landing_path=str(tmp_path / "lz/orders"),
@@ -201,8 +199,8 @@ def test_the_run_command_sends_each_pass(tmp_path, collector):
         TableRunResult("sales.orders", files_applied=["00000000000000000001.parquet"])])
     console, _ = json_console()
     emitter = LineageEmitter(collector.url, "mirrorspec", console)
-    _send_lineage(emitter, SimpleNamespace(plan=plan_of(tmp_path, [orders])), results)
-    _send_lineage(None, SimpleNamespace(plan=plan_of(tmp_path, [orders])), results)  # off
+    send_run_pass(emitter, plan_of(tmp_path, [orders]), results)
+    send_run_pass(None, plan_of(tmp_path, [orders]), results)  # off
     assert emitter.flush()
     assert [e["eventType"] for e in collector.events] == ["START", "COMPLETE"]
     assert collector.events[1]["outputs"][0]["outputFacets"]["outputStatistics"][

@@ -1,4 +1,5 @@
-"""The reference model against the seed's worked examples (seed 000) and DESIGN.md's rules.
+"""The reference model against the worked examples of Microsoft's open-mirroring
+landing-zone specification and DESIGN.md's rules.
 
 If the model is wrong, every Spark comparison built on it is worthless; these cases pin it down.
 """

@@ -11,7 +11,8 @@ import os
 import pytest
 
 from mirrorspec.openmirroring import mirroring
-from mirrorspec.commands.params import local_then_session, locate_table
+from mirrorspec.context.sessions import local_then_session
+from mirrorspec.context.tables import locate_table
 from mirrorspec.base.errors import MirrorspecError, StorageError
 from mirrorspec.base.files import Files, LocalFS, SessionNeeded
 from mirrorspec.progress.mirror import STATE_KEY, names_folder, resolve_table, table_keys

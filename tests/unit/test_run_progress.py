@@ -1,4 +1,4 @@
-"""Progress you can see (issue 27): while tables work, rows/s counts the rows the publisher and
+"""Progress you can see: while tables work, rows/s counts the rows the publisher and
 the engine announce, the bar/lines carry the tasks of Spark's running stages (status tracker),
 and without a terminal a plain timestamped line comes every `interval` seconds."""
 

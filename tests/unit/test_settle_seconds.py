@@ -1,5 +1,5 @@
 """`settle_seconds:` per table, in `defaults:` and per profile output, resolved into the plan
-and handed to the engine (issue 24: producers that write landing files in place)."""
+and handed to the engine (for producers that write landing files in place)."""
 
 from __future__ import annotations
 

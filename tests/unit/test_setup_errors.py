@@ -1,4 +1,4 @@
-"""Setup that explains itself (issue 27): Delta's jars downloaded without Maven and checked
+"""Setup that explains itself: Delta's jars downloaded without Maven and checked
 against the published SHA-1, an unwritable cache, no Java or an old one — each a SetupError that
 names the fix, never an internal error."""
 

@@ -1,4 +1,4 @@
-"""Issue 24 without a JVM: which failures are storage failures (Python and Java shapes), the
+"""Storage failures without a JVM: which failures are storage failures (Python and Java shapes), the
 monitoring JSON's stale marker, and a landing file's recorded version and settle time."""
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from mirrorspec.commands import params
+from mirrorspec.context import threads as params
 from mirrorspec.compile import validate_project
 from mirrorspec.base.errors import ProjectError
 from mirrorspec.artifacts.plan import plan_from_dict

@@ -29,7 +29,7 @@ def costly(template: str) -> tuple[str, int]:
     return str(caught.value), peak
 
 
-# Each bypass found by the second adversarial run (issue 24), then the same trick through
+# Each bypass found by the second adversarial run, then the same trick through
 # other filters, globals, methods and operators.
 @pytest.mark.parametrize("template", [
     "{{ lipsum(2000000) }}",

@@ -1,4 +1,4 @@
-"""`mirror --watch` between passes (issue 11, item 13): the backoff schedule of a failed table
+"""`mirror --watch` between passes: the backoff schedule of a failed table
 and the once-only reporting, as pure logic (the clock and folder signatures are passed in)."""
 
 from __future__ import annotations

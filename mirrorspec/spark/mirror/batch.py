@@ -17,6 +17,7 @@ from pyspark.sql import types as T
 
 from mirrorspec.landing import checks
 from mirrorspec.openmirroring import mirroring
+from mirrorspec.openmirroring.parquet_types import engine_arrow_type
 from mirrorspec.base.errors import LandingZoneError
 from mirrorspec.base import files as fsmod
 from mirrorspec.landing.layout import LandingFile
@@ -106,20 +107,11 @@ _MICROS_OF_UNIT = {
 }
 
 
-# How Spark's Parquet reader types unsigned integers (it reads them widened).
-_UNSIGNED = {8: T.ShortType(), 16: T.IntegerType(), 32: T.LongType(), 64: T.DecimalType(20, 0)}
-
-
 def _spark_type_of_arrow(arrow_type) -> T.DataType | None:
-    import pyarrow as pa
     from pyspark.sql.pandas.types import from_arrow_type
 
-    if pa.types.is_unsigned_integer(arrow_type):
-        return _UNSIGNED[arrow_type.bit_width]
-    if pa.types.is_time(arrow_type):
-        return T.TimestampNTZType()
     try:
-        return from_arrow_type(arrow_type, prefer_timestamp_ntz=True)
+        return from_arrow_type(engine_arrow_type(arrow_type), prefer_timestamp_ntz=True)
     except Exception:  # noqa: BLE001 - a type PySpark can't map: Spark infers it
         return None
 

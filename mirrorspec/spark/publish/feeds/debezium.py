@@ -1,5 +1,5 @@
 """Spark reader of Debezium change events, JSON or Avro (the parser is
-`mirrorspec.sources.debezium`, the order `mirrorspec.sources.debezium_positions`)."""
+`mirrorspec.sources.debezium`, the order `mirrorspec.sources.debezium.positions`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import OP_TRUNCATE, ReadResult
 from mirrorspec.sources.debezium import (DebeziumFormat, Row, parse_options, parse_text,
                                          table_shape)
-from mirrorspec.sources.debezium_positions import MISSING_HINT, ORDER_FIELDS, UNPOSITIONED
+from mirrorspec.sources.debezium.positions import MISSING_HINT, ORDER_FIELDS, UNPOSITIONED
 from mirrorspec.sources.delivery import DELIVERY_COLUMN, DELIVERY_TYPE, Marks
 from mirrorspec.spark.publish.feeds.base import read_text_changes, skipped_rows
 

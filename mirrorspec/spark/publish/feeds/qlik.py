@@ -12,8 +12,6 @@ from mirrorspec.sources.base import ERROR_COLUMN, PAIR_COLUMN, InferredColumn, R
 from mirrorspec.sources.qlik import QlikReplicateFormat, parse_task
 from mirrorspec.sources.qlik_messages import OUTPUT_EXTRA
 from mirrorspec.spark.publish.feeds.base import change_schema, map_tasks
-from mirrorspec.spark.publish.feeds import qlik_fast
-from mirrorspec.spark.publish.feeds.qlik_fast import MD_COLUMN, SURE_COLUMN, fast_files, parse_lines
 
 
 class QlikReplicateReader(QlikReplicateFormat):
@@ -27,8 +25,7 @@ class QlikReplicateReader(QlikReplicateFormat):
         columns, keys, structures, tasks = batch.columns, batch.keys, batch.structures, batch.tasks
         schema = _schema(columns)
         cached: list = []
-        jvm_parsed: list[str] = []
-        parsed = _parse(spark, tasks, schema, cached, jvm_parsed)
+        parsed = _parse(spark, tasks, schema, cached)
         # one pass: errors, and the last event that ends a transaction (in change order)
         summary = parsed.agg(
             F.count(F.col(ERROR_COLUMN)).alias("errors"),
@@ -62,43 +59,17 @@ class QlikReplicateReader(QlikReplicateFormat):
         consumed = tuple(f for f in sorted(files) if f not in held)
         return ReadResult(changes=changes, files=consumed, held_back=tuple(held),
                           info={"state": new_state, "key_columns": keys, "cached": cached,
-                                "persisted": True, "jvm_parsed": jvm_parsed,
+                                "persisted": True,
                                 "columns": [InferredColumn(c, t) for c, t in columns]})
 
 
-def _parse(spark: Any, tasks: list[dict], schema, cached: list, jvm_parsed: list):
-    """All changes of the batch's tasks, persisted (the frames to unpersist go to `cached`, the
-    files the JVM parsed to `jvm_parsed`):
-    files `fast_files` allows through the JVM path, unless a row of theirs is not provably
-    parsed as the Python parser would; the rest, and those, through the Python parser."""
+def _parse(spark: Any, tasks: list[dict], schema, cached: list):
+    """All changes of the batch's tasks through the Python parser, persisted (the frame to
+    unpersist goes to `cached`)."""
     if not tasks:
         return spark.createDataFrame([], schema)
-    parsed = None
-    slow = tasks
-    fast = fast_files(tasks) if qlik_fast.ENABLED else []
-    if fast:
-        lines = parse_lines(spark, fast, tasks[0]["ctx"], schema)
-        if lines is not None:
-            lines = lines.persist()
-            cached.append(lines)
-            unsure = {r[0] for r in lines.where(~F.col(SURE_COLUMN))
-                      .select("_source_file").distinct().collect()}
-            if None in unsure:
-                unsure = set(fast)
-            taken = [f for f in fast if f not in unsure]
-            jvm_parsed.extend(taken)
-            if not taken:
-                cached.remove(lines)
-                lines.unpersist()
-            else:
-                parsed = (lines.where(F.col("_source_file").isin(taken) & ~F.col(MD_COLUMN))
-                          .drop(SURE_COLUMN, MD_COLUMN))
-            taken_files = set(taken)
-            slow = [t for t in tasks if t["file"] not in taken_files]
-    if slow:
-        python = map_tasks(spark, slow, parse_task, schema).persist()
-        cached.append(python)
-        parsed = python if parsed is None else parsed.unionByName(python)
+    parsed = map_tasks(spark, tasks, parse_task, schema).persist()
+    cached.append(parsed)
     return parsed
 
 

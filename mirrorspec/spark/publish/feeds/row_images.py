@@ -8,6 +8,10 @@ parsers' notes say about the batch as a whole:
   reader state to keep) — Maxwell's unfinished bootstraps, Canal's initial loads;
 - on a table without key columns, truncates become the rows the landing zone can take
   (`spark.publish.replace`).
+
+Every row carries its `_delivery` column (`sources.delivery`; the parsers' `DeliveryGate`):
+messages the delivery marks of earlier batches cover are dropped as re-sends, and the
+publisher (`spark.publish.replays`) does the rest.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from pyspark.sql import functions as F
 from mirrorspec.sources.base import (OP_COLUMN, OP_TRUNCATE, ORDER_COLUMN, SOURCE_FILE_COLUMN,
                                      SOURCE_LINE_COLUMN, ReadResult)
 from mirrorspec.sources.debezium import Row, table_shape
+from mirrorspec.sources.delivery import DELIVERY_COLUMN, DELIVERY_TYPE, Marks
 from mirrorspec.sources.row_images import (ORDER_FIELDS, POSITIONS_NOTE, TRUNCATE_NOTE,
                                            BatchPlan, Planner, parse_options)
 from mirrorspec.spark.publish.feeds.base import note_rows, read_text_changes, skipped_rows
@@ -35,15 +40,17 @@ def read_row_images(spark: Any, table: Any, files: Sequence[str], parse_text: Pa
     opts = parse_options(table.source.options)
     shape = table_shape(table, opts.key_columns)
     width = len(shape.columns)
+    marks = Marks.from_state(state)
 
     def parse(text: str, file: str) -> Iterator[Row]:
         skipped: dict[str, int] = {}
         notes: list[tuple] = []
-        yield from parse_text(text, file, shape, opts, skipped, notes)
-        yield from skipped_rows(skipped, width, len(ORDER_FIELDS), file)
-        yield from note_rows(notes, width, file)
+        yield from parse_text(text, file, shape, opts, skipped, notes, marks)
+        yield from skipped_rows(skipped, width, len(ORDER_FIELDS), file, extra=1)
+        yield from note_rows(notes, width, file, extra=1)
 
-    changes, info = read_text_changes(spark, files, shape, parse, ORDER_FIELDS)
+    changes, info = read_text_changes(spark, files, shape, parse, ORDER_FIELDS,
+                                      extra=[(DELIVERY_COLUMN, DELIVERY_TYPE)])
     notes = info.pop("notes", [])
     ordered = sorted(files)
     changes = inherit_positions(changes, ordered, notes)

@@ -1,0 +1,15 @@
+"""The layer under both front doors: what a command does with a project, for the CLI's
+commands (`mirrorspec/commands/`: parse, call, render) and the Python API (`mirrorspec.api`:
+the same calls with Python types). Never imports click; crosses the JVM line only lazily,
+inside a call.
+
+- `project`: ProjectContext: the plan, compile, run, publish, build, test, retry
+- `mirror`: mirror: where, threads, the change data feed switches; one pass or --watch
+- `watch`: the one --watch loop (run and mirror), its stop on SIGINT/SIGTERM
+- `threads`: how many tables at once: the argument, else the profile's, else the cores
+- `sessions`: which Spark session (profile, --master/--conf, the warm server, local)
+- `tables`: the mirrored table a command names (plan, warehouse, Delta folder)
+- `reading`: rows, the change data feed and the monitoring JSON as Python values
+- `lineage`: OpenLineage events of run and mirror passes
+- `arguments`: argument checks, once for both doors (UsageError naming the argument)
+"""
