@@ -268,13 +268,10 @@ def _resent(delivery: Delivery, marks: Marks | None, shape: TableShape, seen: se
             fields: list[str], file: str, line: int) -> bool:
     """Whether a CDC row is a re-send to drop: its commit time lies below the highest one an
     earlier batch applied. Rows within a file need not be in commit-time order (the reader
-    orders them), so a time going back within a file is no re-send; a keyless table stops at
-    a row without a commit time, or at a row equal to one the file sent at the same time."""
+    orders them), so a time going back within a file is no re-send. A row without a commit time
+    (DMS's default) lands as sent, as Fabric lands an insert; a keyless table stops at a row
+    equal to one the file sent at the same time."""
     if delivery.position is None:
-        if not shape.key_columns:
-            raise SourceError("the row carries no source position, and the table has no key "
-                              "columns: a re-sent row can't be told from a new row", file=file,
-                              line=line, hint=f"{KEYLESS_HINT} ({TIMESTAMP_HINT})")
         return False
     if marks and marks.resent(delivery):
         return True
