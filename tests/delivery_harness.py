@@ -283,7 +283,7 @@ class Outcome:
         can't be told from a second identical row."""
         if self.error is None:
             return self.rows == stream.expected()
-        return (not stream.keyed and self.error.hint == KEYLESS_HINT
+        return (not stream.keyed and (self.error.hint or "").startswith(KEYLESS_HINT)
                 and bool(self.error.file) and bool(self.error.line))
 
     def explain(self, stream: Stream) -> str:

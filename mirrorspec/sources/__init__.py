@@ -16,6 +16,8 @@ Spark readers; imports only `plan`, `files`, `mirroring` and the ground floor.
 - `avro`: Avro's JSON encoding and the Confluent wire format; `avro_schemas`: `.avsc` files and
   the schema registry; `extended_json`: MongoDB Extended JSON;
 - `aws_dms`: AWS DMS S3 target files;
+- `replicator_positions`: Qlik's changeSequence, Arcion's cursor and DMS's commit time as
+  source positions;
 - `goldengate`, `canal`, `maxwell`: the row-image JSON feeds; `row_images`: what they share;
 - `extract`: plain CSV and Parquet extracts;
 - `kafka`: `source.kafka`: configuration, offset ranges, staged message files.

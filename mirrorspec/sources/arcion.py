@@ -13,8 +13,10 @@ before, after, exists, operationcount}`, one per line or concatenated / pretty-p
 
 Every value is text; `NULL`/`null` means NULL only where Exists says the value is present.
 I → insert, U → update (only the columns present: `_present`), D → delete (key from the old
-values), a key change → delete + insert. Order: snapshot files first, then files by the cursor
-timestamp of their first change (then path); within a file, file order.
+values), a key change → delete + insert. Order: snapshot rows first, then realtime changes by
+their cursor position (timestamp, dscId, mutId: `replicator_positions`), then files by the
+cursor timestamp of their first change (then path) and file order. A change whose cursor a
+file or an earlier batch already sent is a re-send, dropped (`sources/delivery.py`).
 """
 
 from __future__ import annotations
@@ -29,11 +31,16 @@ from typing import Any, Sequence
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import (OP_INSERT, ChangeColumns, InferredSchema, iter_json_documents,
                                      read_task_bytes, reload_op, value_converter)
+from mirrorspec.sources.delivery import DELIVERY_COLUMN, DeliveryError, FileCheck
+from mirrorspec.sources.delivery import STATE_KEY as DELIVERY_STATE
 from mirrorspec.sources.qlik_messages import decode, loads_line, read_bytes
+from mirrorspec.sources.replicator_positions import UNPOSITIONED, admit, arcion_delivery, \
+    arcion_position, marks_of
 
 TYPE_NAME = "arcion"
 CHUNK_BYTES = 16 * 1024 * 1024
 META_FIELDS = ("optype", "cursor", "operationcount")
+
 # CSV chunks go through the column-wise Arrow path (`arcion_columns`) when it can prove them;
 # False sends every chunk through the Python parser (benchmarks compare the two).
 COLUMNWISE = True
@@ -258,11 +265,11 @@ def parse_task(task: dict) -> dict[str, Any]:
     """Parse one chunk of one Arcion file into canonical change columns (Python worker): Arrow
     arrays from the column-wise path when it proves the chunk, else lists."""
     ctx = task["ctx"]
-    out = ChangeColumns([n for n, _ in ctx["columns"]])
+    out = ChangeColumns([n for n, _ in ctx["columns"]], (DELIVERY_COLUMN,))
     try:
         columns = _Parser(task, ctx, out).run()
     except SourceError as exc:
-        out.error(exc, task["file"], (0, exc.line or 0, 0))
+        out.error(exc, task["file"], (0, -1, -1, -1, 0, exc.line or 0, 0))
         columns = None
     return columns if columns is not None else out.lists
 
@@ -272,6 +279,8 @@ class _Parser:
         self.task, self.out = task, out
         self.path = task["file"]
         self.rank = task["rank"]
+        self.check = FileCheck(marks_of(ctx.get("marks")), bool(ctx["keys"]), True, self.path)
+        self.position: tuple[int, ...] = UNPOSITIONED  # the last realtime change's, for order
         self.names = [n for n, _ in ctx["columns"]]
         self.all = frozenset(self.names)
         self.keys = list(ctx["keys"])
@@ -380,7 +389,7 @@ class _Parser:
                 except ValueError as exc:
                     raise SourceError(f"malformed JSON in {what}: {exc}", file=self.path,
                                       line=line) from None
-        self._change(op, new, old, line)
+        self._change(op, new, old, line, fields[3 * x + 1])
 
     # JSON -------------------------------------------------------------------------------------
     def _json(self, doc: Any, line: int) -> None:
@@ -418,36 +427,49 @@ class _Parser:
                 new[name] = self.value(name, after.get(name), line)
             if flags & 2:
                 old[name] = self.value(name, before.get(name), line)
-        self._change(op, new, old, line)
+        self._change(op, new, old, line, doc.get("cursor"))
 
     # both -------------------------------------------------------------------------------------
     def _snapshot(self, values: dict, line: int) -> None:
         row = {n: self.value(n, v, line) for n, v in values.items() if n in self.all}
         present = None if len(row) == len(self.all) else sorted(row)
-        self.out.add(row, self.snapshot_op, (self.rank, line, 0), present, self.path, line)
+        delivery = admit(self.check, arcion_delivery(None, self.path, True), (), ())
+        self.out.add(row, self.snapshot_op, (0, *UNPOSITIONED, self.rank, line, 0), present,
+                     self.path, line, delivery)
 
-    def _change(self, op: str, new: dict, old: dict, line: int) -> None:
-        path, rank, keys, out = self.path, self.rank, self.keys, self.out
+    def _change(self, op: str, new: dict, old: dict, line: int, cursor: Any) -> None:
+        path, keys, out = self.path, self.keys, self.out
+        position = arcion_position(cursor)
+        try:
+            delivery = admit(self.check, arcion_delivery(position, path, False), (),
+                             (op, tuple(sorted(new.items())), tuple(sorted(old.items()))))
+        except DeliveryError as exc:
+            raise SourceError(exc.message, file=path, line=line, hint=exc.hint) from None
+        if delivery is None:
+            return  # a re-send of a change already applied or sent
+        if position is not None:
+            self.position = position
+        rank = (1, *self.position, self.rank)
         if op == "I":
-            out.add(new, 0, (rank, line, 0), self._present(new), path, line)
+            out.add(new, 0, (*rank, line, 0), self._present(new), path, line, delivery)
         elif op == "U":
             row = dict(new)
             if keys and all(k in old for k in keys) and all(k in new for k in keys) \
                     and any(old[k] != new[k] for k in keys):
-                out.add(old, 2, (rank, line, 0), None, path, line)
+                out.add(old, 2, (*rank, line, 0), None, path, line, delivery)
                 out.pair(f"{path}:{line}")
                 for name, value in old.items():  # in the old image: the old values
                     row.setdefault(name, value)
-                out.add(row, 0, (rank, line, 1), self._present(row), path, line)
+                out.add(row, 0, (*rank, line, 1), self._present(row), path, line, delivery)
                 out.pair(f"{path}:{line}")  # what neither image holds comes from the old key
                 return
             for k in keys:
                 if k not in row and k in old:
                     row[k] = old[k]
-            out.add(row, 1, (rank, line, 0), self._present(row), path, line)
+            out.add(row, 1, (*rank, line, 0), self._present(row), path, line, delivery)
         elif op == "D":
             row = old if (keys and all(k in old for k in keys)) or not new else new
-            out.add(row, 2, (rank, line, 0), None, path, line)
+            out.add(row, 2, (*rank, line, 0), None, path, line, delivery)
         else:
             raise SourceError(f"unknown opType {op!r} (expected I, U or D)", file=path, line=line)
 
@@ -491,7 +513,8 @@ class ArcionFormat:
         ranks = {s.path: i for i, s in enumerate(ordered)}
         ctx = {"columns": [[n, t] for n, t in columns], "keys": keys,
                "null_values": opts["null_values"], "binary": opts.get("binary_encoding", "hex"),
-               "snapshot_op": reload_op(state or {}, keys), "columnwise": COLUMNWISE}
+               "snapshot_op": reload_op(state or {}, keys), "columnwise": COLUMNWISE,
+               "marks": (state or {}).get(DELIVERY_STATE)}  # what earlier batches applied
         tasks = []
         for scan in scans:
             layout = None

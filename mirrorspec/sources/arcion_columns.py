@@ -18,6 +18,11 @@ import csv
 import re
 from typing import Any, Callable, Sequence
 
+from mirrorspec.sources.delivery import DELIVERY_COLUMN, FileCheck
+from mirrorspec.sources.replicator_positions import ARCION_ORDER_FIELDS as ORDER_FIELDS
+from mirrorspec.sources.replicator_positions import (UNPOSITIONED, arcion_delivery,
+                                                     arcion_position, clean_chunk_deliveries,
+                                                     marks_of)
 from mirrorspec.sources.arrow_columns import DECIMAL, INTEGER, all_match, all_of, any_of
 from mirrorspec.sources.base import (ERROR_COLUMN, OP_COLUMN, OP_DELETE, OP_INSERT, OP_UPDATE,
                                      ORDER_COLUMN, PAIR_COLUMN, PRESENT_COLUMN, SOURCE_FILE_COLUMN,
@@ -128,6 +133,8 @@ class _Chunk:
         self.converters = {n: value_converter(t, binary) for n, t in ctx["columns"]}
         self.lines = lines
         self.n = len(lines)
+        self.check = FileCheck(marks_of(ctx.get("marks")), bool(self.keys), True, self.path)
+        self.phase, self.positions, self.deliveries = 0, None, None  # set by `realtime`
 
     # one column ------------------------------------------------------------------------------
     def text(self, position: int):
@@ -177,6 +184,7 @@ class _Chunk:
             raise _NotProved
         self._check_json(3 * x + 1)
         self._check_json(3 * x + 2)
+        self._deliveries(self.text(3 * x + 1).to_pylist())
         is_update, is_delete = pc.equal(ops, "U"), pc.equal(ops, "D")
         new_bit, old_bit, new, old = {}, {}, {}, {}
         for i, name in enumerate(columns):
@@ -219,7 +227,8 @@ class _Chunk:
                              pa.nulls(self.n, pa.list_(pa.string())), 0, pair, key_change)
         inserted = self._rows(kc_insert, pa.array([OP_INSERT] * self.n, pa.int32()),
                               self._present(columns, in_kc_insert), 1, pair, key_change)
-        return {name: pa.concat_arrays([main[name], deleted[name], inserted[name]])
+        return {name: (main[name] + deleted[name] + inserted[name]) if name == DELIVERY_COLUMN
+                else pa.concat_arrays([main[name], deleted[name], inserted[name]])
                 for name in main}
 
     def snapshot(self, order: list[str]) -> dict[str, Any]:
@@ -256,18 +265,38 @@ class _Chunk:
         """The change columns of the rows `where` selects (all when None)."""
         pa = self.pa
         n = self.n
+        positions = self.positions or [UNPOSITIONED] * n
         order = pa.StructArray.from_arrays(
-            [pa.array([self.task["rank"]] * n, pa.int32()), self.lines,
-             pa.array([sub] * n, pa.int32())], names=["file", "line", "sub"])
+            [pa.array([self.phase] * n, pa.int32()),
+             *[pa.array([p[i] for p in positions], pa.int64()) for i in range(3)],
+             pa.array([self.task["rank"]] * n, pa.int32()), self.lines,
+             pa.array([sub] * n, pa.int32())], names=[f for f, _ in ORDER_FIELDS])
+        deliveries = self.deliveries or [arcion_delivery(None, self.path, True).value()] * n
         out = {name: values.get(name, pa.nulls(n)) for name in self.names}
         out.update({OP_COLUMN: op, ORDER_COLUMN: order, PRESENT_COLUMN: present,
                     SOURCE_FILE_COLUMN: pa.array([self.path] * n, pa.string()),
                     SOURCE_LINE_COLUMN: self.lines,
                     PAIR_COLUMN: pa.nulls(n, pa.string()) if pair is None else pair,
-                    ERROR_COLUMN: pa.nulls(n, pa.string())})
+                    ERROR_COLUMN: pa.nulls(n, pa.string()), DELIVERY_COLUMN: deliveries})
         if where is None:
             return out
-        return {name: column.filter(where) for name, column in out.items()}
+        chosen = where.to_pylist()
+        return {name: [v for v, keep in zip(column, chosen) if keep]
+                if isinstance(column, list) else column.filter(where)
+                for name, column in out.items()}
+
+    def _deliveries(self, cursors: list) -> None:
+        """Each realtime row's cursor position (for `_order`) and `_delivery`; _NotProved when
+        the chunk may hold a re-send (the Python parser checks it change by change)."""
+        positions = [arcion_position(c) for c in cursors]
+        deliveries = [arcion_delivery(p, self.path, False) for p in positions]
+        values = clean_chunk_deliveries(deliveries, self.check, bool(self.keys))
+        if values is None:
+            raise _NotProved
+        previous = UNPOSITIONED  # a change without a cursor position sorts where its file puts it
+        for index, position in enumerate(positions):
+            positions[index] = previous = position or previous
+        self.phase, self.positions, self.deliveries = 1, positions, values
 
 
 def _all_in(pc, texts, allowed: tuple[str, ...]) -> bool:

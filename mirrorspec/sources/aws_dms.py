@@ -39,11 +39,15 @@ from typing import Any, Iterator
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE
 from mirrorspec.sources.debezium import TableShape, coerce
+from mirrorspec.sources.delivery import KEYLESS_HINT, STREAM, Delivery, Marks
+from mirrorspec.sources.replicator_positions import dms_delivery
 
 TYPE_NAME = "aws_dms"
 OP_CODES = {"I": OP_INSERT, "U": OP_UPDATE, "D": OP_DELETE}
 OP_COLUMN_NAME = "Op"
 DMS_ORDER_FIELDS = (("phase", "int"), ("ts", "string"), ("file", "string"), ("line", "bigint"))
+TIMESTAMP_HINT = ("AWS DMS: set the S3 endpoint's TimestampColumnName and the source option "
+                  "timestamp_column, so every CDC row carries its commit time")
 
 @dataclass(frozen=True)
 class DmsOptions:
@@ -188,8 +192,11 @@ def _header_layout(header: list[str], shape: TableShape, options: DmsOptions, fi
     return _Layout(op_index, ts_index, columns, len(header))
 
 
-def parse_csv(text: str, file: str, shape: TableShape, options: DmsOptions) -> Iterator[tuple]:
-    """Canonical rows of one DMS CSV file (pure Python)."""
+def parse_csv(text: str, file: str, shape: TableShape, options: DmsOptions,
+              marks: Marks | None = None) -> Iterator[tuple]:
+    """Canonical rows of one DMS CSV file (pure Python), each ending with its `_delivery`
+    value; rows the delivery `marks` of earlier batches cover are dropped as re-sends
+    (`_resent`)."""
     if text.startswith("\ufeff"):
         text = text[1:]  # a UTF-8 byte-order mark is not part of the first field
     quoting = csv.QUOTE_MINIMAL if options.quote else csv.QUOTE_NONE
@@ -202,6 +209,7 @@ def parse_csv(text: str, file: str, shape: TableShape, options: DmsOptions) -> I
     layout: _Layout | None = None
     null, no_sup = options.null_value, options.no_sup_value
     previous_end = 0
+    seen: set[tuple] = set()  # a keyless table's (commit time, row) pairs of this file
     while True:
         try:
             fields = next(reader)
@@ -247,7 +255,35 @@ def parse_csv(text: str, file: str, shape: TableShape, options: DmsOptions) -> I
         elif len(fields) != layout.width:
             raise SourceError(f"row has {len(fields)} fields; the header has {layout.width}",
                               file=file, line=line)
-        yield _csv_row(fields, layout, shape, options, file, line, phase, null, no_sup)
+        row = _csv_row(fields, layout, shape, options, file, line, phase, null, no_sup)
+        ts = fields[layout.ts_index] if layout.ts_index is not None else None
+        delivery = dms_delivery(phase == 0, ts, file)
+        if delivery.phase == STREAM and _resent(delivery, marks, shape, seen, fields, file,
+                                                line):
+            continue
+        yield (*row, delivery.value())
+
+
+def _resent(delivery: Delivery, marks: Marks | None, shape: TableShape, seen: set,
+            fields: list[str], file: str, line: int) -> bool:
+    """Whether a CDC row is a re-send to drop: its commit time lies below the highest one an
+    earlier batch applied. Rows within a file need not be in commit-time order (the reader
+    orders them), so a time going back within a file is no re-send. A row without a commit time
+    (DMS's default) lands as sent, as Fabric lands an insert; a keyless table stops at a row
+    equal to one the file sent at the same time."""
+    if delivery.position is None:
+        return False
+    if marks and marks.resent(delivery):
+        return True
+    if not shape.key_columns:
+        place = (delivery.position, tuple(fields))
+        if place in seen:
+            raise SourceError("this row equals an earlier one of the file at the same commit "
+                              "time, which several rows share: a re-send and a second "
+                              "identical row can't be told apart", file=file, line=line,
+                              hint=f"{KEYLESS_HINT} ({TIMESTAMP_HINT})")
+        seen.add(place)
+    return False
 
 
 def _csv_row(fields, layout: _Layout, shape: TableShape, options: DmsOptions, file: str,

@@ -157,11 +157,21 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
          "tombstones": Behaviour("a null value after each delete (`tombstones.on.delete`)",
                                  "skipped")}),
     ProducerDelivery(
-        "qlik_replicate", "Qlik Replicate (Kafka target)", "`changeSequence` (one stream)",
+        "qlik_replicate", "Qlik Replicate (Kafka target)",
+        "`changeSequence` (one per change; per Kafka topic-partition of a staged or sink file)",
         {"redeliver": Behaviour("re-sends changes after a task resume, with their "
-                                "`changeSequence`", _KEYED_UPSERTS, False),
+                                "`changeSequence`",
+                                "changes at or below the highest applied `changeSequence` are "
+                                "dropped, in a later file, batch or offset"),
+         "snapshot_restart": Behaviour("a full load interrupted by a resume loads the table "
+                                       "again (REFRESH rows, no `changeSequence`)",
+                                       "landed as upserts (keyed); a keyless table's reloaded "
+                                       "rows land again", False),
          "dump_repeat": Behaviour("a topic dump read from the beginning repeats messages",
-                                  _KEYED_UPSERTS, False),
+                                  "within a file, a change whose `changeSequence` the file "
+                                  "already sent is dropped; `changeSequence` orders the batch, "
+                                  "so one going back to a sequence the file did not send is "
+                                  "applied in its place"),
          "partial_images": Behaviour("`columnMask` leaves unchanged columns out",
                                      "completed from the batch and the mirrored row, else the "
                                      "table stops at the message"),
@@ -170,18 +180,29 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
                               False),
          "tombstones": _TOMBSTONES_SKIPPED}),
     ProducerDelivery(
-        "arcion", "Arcion Replicant (S3 target)", "the change's `cursor`",
+        "arcion", "Arcion Replicant (S3 target)",
+        "the realtime change's `cursor` (`timestamp`, `dscId`, `mutId`)",
         {"redeliver": Behaviour("after a restart, writes a realtime file again under the next "
-                                "name (same operations, same cursors)", _KEYED_UPSERTS, False),
+                                "name (same operations, same cursors)",
+                                "changes at or below the highest applied cursor, or a cursor "
+                                "the file already sent, are dropped; a keyless table whose "
+                                "cursors lack these fields stops"),
          "snapshot_restart": Behaviour("a restarted snapshot writes its files again",
-                                       "landed as upserts (keyed)", False),
+                                       "snapshot rows carry no cursor: landed as upserts "
+                                       "(keyed); a keyless table's rows land again", False),
          "partial_images": Behaviour("`Exists_Val` 0/2: a column not sent",
                                      "completed from the batch and the mirrored row, else the "
                                      "table stops at the change")}),
     ProducerDelivery(
-        "aws_dms", "AWS DMS (S3 target)", "the `timestamp_column`, file and row",
+        "aws_dms", "AWS DMS (S3 target)",
+        "CSV: the `timestamp_column` (TimestampColumnName: the source commit time, shared by "
+        "a transaction's rows); Parquet: none checked",
         {"redeliver": Behaviour("a resumed task may write changes again in a new CDC file",
-                                _KEYED_UPSERTS, False),
+                                "CSV with `timestamp_column`: rows below the highest applied "
+                                "commit time are dropped, rows at it apply again (a keyless "
+                                "table's equal rows there stop it); without it keyed rows land "
+                                "as upserts and a keyless table stops; Parquet rows are not "
+                                "checked", False),
          "partial_images": Behaviour("LOB columns not supplied (`CsvNoSupValue`)",
                                      "completed from the batch and the mirrored row, else the "
                                      "table stops at the row"),
@@ -510,13 +531,16 @@ class FileCheck:
         batch) holds it, and stops at it otherwise (`backwards_error`). Raises DeliveryError
         for an event that can't be landed safely."""
         position = delivery.position
-        if position is None or (delivery.per_key and not self.keyed):
-            if not self.keyed and self.redelivers:
-                what = ("carries no source position" if position is None else
-                        "carries a position that orders one row's changes only")
+        if position is None:
+            # nothing to tell a re-send by: the event lands as sent, as Fabric lands an insert
+            # (a keyless table's re-sent row lands again: docs/sources.md, Delivery)
+            return delivery.value()
+        if delivery.per_key and not self.keyed:
+            if self.redelivers:
                 raise DeliveryError(
-                    f"the event {what}, and the table has no key columns: a re-sent event "
-                    "can't be told from a new row", KEYLESS_HINT)
+                    "the event carries a position that orders one row's changes only, and the "
+                    "table has no key columns: a re-sent event can't be told from a new row",
+                    KEYLESS_HINT)
             return delivery.value()
         if self.marks is not None and self.marks.resent(delivery):
             return None

@@ -24,9 +24,13 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from mirrorspec.base.errors import SourceError
-from mirrorspec.sources.base import (ChangeColumns, InferredColumn, InferredSchema,
-                                     list_feed_files, reload_op)
-from mirrorspec.sources.qlik_messages import (TXN_COLUMNS, FileScan, QlikColumn, QlikStructure, accepts,
+from mirrorspec.sources.base import (ORDER_COLUMN, SOURCE_LINE_COLUMN, ChangeColumns,
+                                     InferredColumn, InferredSchema, list_feed_files, reload_op)
+from mirrorspec.sources.replicator_positions import (clean_chunk_deliveries, marks_of,
+                                                     qlik_delivery)
+from mirrorspec.sources.delivery import DELIVERY_COLUMN, FileCheck
+from mirrorspec.sources.delivery import STATE_KEY as DELIVERY_STATE
+from mirrorspec.sources.qlik_messages import (ROW_EXTRA, FileScan, QlikColumn, QlikStructure, accepts,
                                               parse_rows, read_chunk, scan_file)
 
 
@@ -46,13 +50,32 @@ def parse_task(task: dict) -> dict[str, Any]:
             raw = read_chunk(task)
             changes = parse_lines_chunk(task, ctx, raw)
         except SourceError as exc:
-            out = ChangeColumns([name for name, _ in ctx["columns"]], TXN_COLUMNS)
+            out = ChangeColumns([name for name, _ in ctx["columns"]], ROW_EXTRA)
             out.error(exc, task["file"], ("", task["file"], exc.line or 0, 0))
             return out.lists
+        if changes is not None:
+            changes = _with_deliveries(changes, task, ctx)
         if changes is not None:
             return changes
         task = dict(task, data=raw, compressed=False)  # read once
     return parse_rows(task)
+
+
+def _with_deliveries(changes: dict[str, Any], task: dict, ctx: dict) -> dict[str, Any] | None:
+    """The column-wise chunk's changes with their `_delivery` column, or None when the chunk
+    may hold a re-send (the row parser then checks it message by message). One message per
+    line on this path."""
+    lines = changes[SOURCE_LINE_COLUMN]
+    lines = lines.to_pylist() if hasattr(lines, "to_pylist") else list(lines)
+    sequences = changes[ORDER_COLUMN].field("seq").to_pylist()
+    by_line = dict(sorted(zip(lines, sequences)))
+    check = FileCheck(marks_of(ctx.get("marks")), bool(ctx["keys"]), True, task["file"])
+    values = clean_chunk_deliveries([qlik_delivery(s, task["file"]) for s in by_line.values()],
+                                    check, bool(ctx["keys"]))
+    if values is None:
+        return None
+    value_of = dict(zip(by_line, values))
+    return {**changes, DELIVERY_COLUMN: [value_of[line] for line in lines]}
 
 
 # --- the reader ------------------------------------------------------------------------------
@@ -150,6 +173,7 @@ class QlikReplicateFormat:
             "refresh_op": refresh_op, "binary": opts.get("binary_encoding", "hex"),
             "skip_before": skip or [], "skip_files": list(state.get("held_back", [])) if skip else [],
             "table": opts.get("table"), "columnwise": COLUMNWISE,
+            "marks": state.get(DELIVERY_STATE),  # what earlier batches applied
         }
         tasks = [{"file": scan.path, "mode": scan.mode, "start": a, "end": b, "first_line": line,
                   "compressed": scan.compressed, "ctx": ctx}

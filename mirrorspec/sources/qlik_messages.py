@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from mirrorspec.base.errors import SourceError
+from mirrorspec.sources.delivery import DELIVERY_COLUMN, DeliveryError, FileCheck
+from mirrorspec.sources.replicator_positions import admit, marks_of, qlik_delivery
 from mirrorspec.sources.base import (ERROR_COLUMN, ChangeColumns, iter_json_documents, read_feed_bytes,
                                      read_task_bytes, value_converter)
 
@@ -307,6 +309,12 @@ def scan_file(path: str, decimal: str = "double", chunk_bytes: int | None = None
 
 TXN_COLUMNS = ("_txn", "_txn_last")
 OUTPUT_EXTRA = TXN_COLUMNS + (ERROR_COLUMN,)  # dropped once the batch is checked
+ROW_EXTRA = TXN_COLUMNS + (DELIVERY_COLUMN,)  # the extra columns of a parse task's rows
+
+
+def _content(value: Any) -> str:
+    """A data image as text equal for equal images (what tells a re-send from another change)."""
+    return json.dumps(value, sort_keys=True, default=str) if value else ""
 
 
 def read_chunk(task: dict) -> bytes:
@@ -381,6 +389,7 @@ def parse_into(task: dict, ctx: dict, out: ChangeColumns) -> None:
     refresh_op = ctx["refresh_op"]
     skip_before = tuple(ctx["skip_before"]) if path in ctx.get("skip_files", ()) else None
     table_filter = ctx.get("table")
+    check = FileCheck(marks_of(ctx.get("marks")), bool(keys), True, path)
     idx, current = -1, (structures[0][2] if structures else default_map)
     positions = [(s[0], s[1]) for s in structures]
     masks: dict[Any, frozenset | None] = {}
@@ -423,6 +432,17 @@ def parse_into(task: dict, ctx: dict, out: ChangeColumns) -> None:
         order = (sequence, path, line, 0)
         if skip_before is not None and order < skip_before:
             continue
+        try:
+            delivery = admit(check, qlik_delivery(sequence, path), (),
+                             (operation, sequence, _content(data), _content(before)))
+        except DeliveryError as exc:
+            raise SourceError(exc.message, file=path, line=line, hint=exc.hint) from None
+        if delivery is None:
+            continue  # a re-send of a change already applied or sent
+        if delivery[-1]:
+            # a sequence going back to one the file did not send: changeSequence orders the
+            # batch (files need not be in its order), so this is a change, not a re-send to prove
+            delivery = (*delivery[:-1], False)
         mask = headers.get("columnMask")
         if isinstance(mask, str) and not mask.strip():
             mask = None  # a blank mask says nothing: the data's keys tell the columns
@@ -459,7 +479,7 @@ def parse_into(task: dict, ctx: dict, out: ChangeColumns) -> None:
                     for name in names:
                         convert(name, data.get(name), line)
                     raise
-                out.add_meta(op, order, None, path, line, txn, last)
+                out.add_meta(op, order, None, path, line, txn, last, delivery)
                 continue
             present = set(all_names if present is _ALL else present)
             row = {n: convert(n, data.get(n), line) for n in present}
@@ -474,7 +494,8 @@ def parse_into(task: dict, ctx: dict, out: ChangeColumns) -> None:
                         and any(old[k] != row[k] for k in keys):
                     old_row = {n: convert(n, before.get(n), line) for n in before if n in all_names}
                     pair_id = f"{path}:{line}"
-                    out.add(old_row, 2, (sequence, path, line, 0), None, path, line, txn, last)
+                    out.add(old_row, 2, (sequence, path, line, 0), None, path, line, txn, last,
+                            delivery)
                     out.pair(pair_id)
                     if not mask:  # without a mask, beforeData's columns are the old values
                         for n in before:
@@ -483,13 +504,13 @@ def parse_into(task: dict, ctx: dict, out: ChangeColumns) -> None:
                                 present.add(n)
                     op, order = 0, (sequence, path, line, 1)
             out.add(row, op, order, None if present >= all_names else sorted(present),
-                    path, line, txn, last)
+                    path, line, txn, last, delivery)
             if pair_id:  # what is still absent comes from the old key
                 out.pair(pair_id)
         elif operation == "DELETE":
             source = before if before else data
             row = {n: convert(n, source.get(n), line) for n in source if n in all_names}
-            out.add(row, 2, order, None, path, line, txn, last)
+            out.add(row, 2, order, None, path, line, txn, last, delivery)
         else:
             raise SourceError(f"unknown operation {headers.get('operation')!r} (expected REFRESH, "
                               "INSERT, UPDATE or DELETE)", file=path, line=line)
@@ -499,7 +520,7 @@ def parse_rows(task: dict) -> dict[str, Any]:
     """The row parser on one chunk: canonical change columns as lists (a located error row
     where a message is bad)."""
     ctx = task["ctx"]
-    out = ChangeColumns([name for name, _ in ctx["columns"]], TXN_COLUMNS)
+    out = ChangeColumns([name for name, _ in ctx["columns"]], ROW_EXTRA)
     try:
         parse_into(task, ctx, out)
     except SourceError as exc:

@@ -70,7 +70,9 @@ def write_rows(path, rows):
 
 
 def cursor(i):
-    return json.dumps({"extractorId": 0, "timestamp": 1620787841959 + i, "mutId": i})
+    """A cursor with the position fields of seed 002's (timestamp, dscId, mutId)."""
+    return json.dumps({"extractorId": 0, "timestamp": 1620787841959 + i,
+                       "dscId": 1620787053904, "mutId": i})
 
 
 # --- generated realtime files -----------------------------------------------------------------

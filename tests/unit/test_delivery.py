@@ -60,9 +60,10 @@ def test_shared_positions_repeat_on_keyed_tables_and_stop_keyless_ones():
     assert err.value.hint == KEYLESS_HINT
 
 
-def test_a_keyless_table_needs_a_position_from_a_producer_that_redelivers():
-    with pytest.raises(DeliveryError, match="no source position"):
-        FileCheck(keyed=False).admit(Delivery("", STREAM, None), (), "row")
+def test_a_keyless_change_without_a_position_lands_as_sent_a_per_key_one_stops():
+    unpositioned = FileCheck(keyed=False)
+    assert unpositioned.admit(Delivery("", STREAM, None), (), "row") is not None
+    assert unpositioned.admit(Delivery("", STREAM, None), (), "row") is not None  # as sent
     with pytest.raises(DeliveryError, match="one row's changes only"):
         FileCheck(keyed=False).admit(at(7, per_key=True), (), "row")
     assert FileCheck(keyed=False, redelivers=False).admit(Delivery("", STREAM, None), (),

@@ -8,6 +8,8 @@ from pyspark.sql import functions as F
 
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.arcion import ArcionFormat, parse_task
+from mirrorspec.sources.replicator_positions import ARCION_ORDER_FIELDS as ORDER_FIELDS
+from mirrorspec.sources.delivery import DELIVERY_COLUMN, DELIVERY_TYPE
 from mirrorspec.sources.base import ERROR_COLUMN, PAIR_COLUMN, ReadResult
 from mirrorspec.spark.publish.feeds.base import change_schema, map_tasks
 
@@ -16,10 +18,13 @@ class ArcionReader(ArcionFormat):
     """`source.type: arcion`."""
 
     def read(self, spark: Any, table: Any, files: Sequence[str], state: dict[str, Any]) -> ReadResult:
-        """Parse `files` into canonical changes."""
+        """Parse `files` into canonical changes, with the `_delivery` column
+        (`sources.delivery`): changes whose cursor the delivery marks of earlier batches cover,
+        or a file already sent, are dropped as re-sends."""
         columns, keys, tasks = self.plan_tasks(table, files, state)
-        schema = change_schema(columns, [("file", "int"), ("line", "bigint"), ("sub", "int")],
-                               [(PAIR_COLUMN, "string"), (ERROR_COLUMN, "string")])
+        schema = change_schema(columns, ORDER_FIELDS,
+                               [(PAIR_COLUMN, "string"), (DELIVERY_COLUMN, DELIVERY_TYPE),
+                                (ERROR_COLUMN, "string")])
         if not tasks:
             parsed = spark.createDataFrame([], schema)
         else:

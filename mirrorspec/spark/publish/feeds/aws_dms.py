@@ -12,6 +12,7 @@ from mirrorspec.openmirroring.mirroring import spark_type_for
 from mirrorspec.sources.aws_dms import (DMS_ORDER_FIELDS, OP_CODES, OP_COLUMN_NAME, AwsDmsFormat,
                                         DmsOptions, belongs_to_table, file_format, parse_csv,
                                         parse_options, with_default_source_table)
+from mirrorspec.sources.delivery import DELIVERY_COLUMN, DELIVERY_TYPE, Marks
 from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE, ReadResult
 from mirrorspec.sources.debezium import TableShape, table_shape
 from mirrorspec.spark.publish.feeds.base import read_text_changes
@@ -22,7 +23,9 @@ class AwsDmsReader(AwsDmsFormat):
 
     def read(self, spark: Any, table: Any, files: Sequence[str], state: dict[str, Any]
              ) -> ReadResult:
-        """Canonical changes of `files`; raises SourceError naming file and row on bad input."""
+        """Canonical changes of `files`, with the `_delivery` column (`sources.delivery`): CSV
+        rows the delivery marks of earlier batches cover are dropped as re-sends (Parquet rows
+        are not position-checked). Raises SourceError naming file and row on bad input."""
         opts = parse_options(table.source.options)
         shape = table_shape(table, opts.key_columns)
         mine = [f for f in files if belongs_to_table(f, opts)]  # all are consumed
@@ -30,12 +33,15 @@ class AwsDmsReader(AwsDmsFormat):
         csv_files = [f for f in mine if file_format(f, opts) == "csv"]
         parquet_files = [f for f in mine if file_format(f, opts) == "parquet"]
 
+        marks = Marks.from_state(state)
+
         def parse(text: str, file: str):
-            return parse_csv(text, file, shape, opts)
+            return parse_csv(text, file, shape, opts, marks)
 
         frames, info = [], {}
         if csv_files or not parquet_files:
-            frame, info = read_text_changes(spark, csv_files, shape, parse, DMS_ORDER_FIELDS)
+            frame, info = read_text_changes(spark, csv_files, shape, parse, DMS_ORDER_FIELDS,
+                                            extra=[(DELIVERY_COLUMN, DELIVERY_TYPE)])
             frames.append(frame)
         if parquet_files:
             frames.append(read_parquet_changes(spark, parquet_files, shape, opts))
@@ -80,7 +86,15 @@ def read_parquet_changes(spark: Any, files: Sequence[str], shape: TableShape, op
                  F.col("_source_file").alias("file"), F.col("_source_line").alias("line")
                  ).alias("_order"),
         F.lit(None).cast("array<string>").alias("_present"),
-        "_source_file", "_source_line")
+        "_source_file", "_source_line", _unchecked_delivery(phase).alias(DELIVERY_COLUMN))
+
+
+def _unchecked_delivery(phase):
+    """The `_delivery` of a Parquet row: its phase, no position (not checked for re-sends)."""
+    return F.struct(F.lit("").alias("partition"), phase.cast("int").alias("phase"),
+                    F.lit(None).cast("array<bigint>").alias("position"),
+                    F.lit(False).alias("exact"), F.lit(False).alias("per_key"),
+                    F.lit(False).alias("backwards"))
 
 
 def _check_parquet_ops(selected, shape: TableShape) -> None:

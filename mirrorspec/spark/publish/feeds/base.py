@@ -98,7 +98,7 @@ def change_schema(columns: Sequence[tuple[str, str]], order_fields: Sequence[tup
               "binary": T.BinaryType()}
 
     def parse(name: str):
-        return simple[name]
+        return simple[name] if name in simple else _parse_datatype_string(name)
 
     fields = [T.StructField(name, parse(spark_type_for(dt)), True) for name, dt in columns]
     fields += [
@@ -121,8 +121,11 @@ def _to_arrow(values: Any, arrow_type, pa):
         values = values.to_pylist()  # the lists' own conversion, so both give equal values
     if pa.types.is_struct(arrow_type):
         fields = [arrow_type.field(i) for i in range(arrow_type.num_fields)]
-        children = [_to_arrow([v[i] for v in values], f.type, pa) for i, f in enumerate(fields)]
-        return pa.StructArray.from_arrays(children, fields=fields)
+        children = [_to_arrow([None if v is None else v[i] for v in values], f.type, pa)
+                    for i, f in enumerate(fields)]
+        missing = [v is None for v in values]  # e.g. an error row's `_delivery`
+        return pa.StructArray.from_arrays(children, fields=fields,
+                                          mask=pa.array(missing) if any(missing) else None)
     return pa.array(values, type=arrow_type)
 
 

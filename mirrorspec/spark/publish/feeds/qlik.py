@@ -7,6 +7,7 @@ from typing import Any, Sequence
 from pyspark.sql import functions as F
 
 from mirrorspec.base.errors import SourceError
+from mirrorspec.sources.delivery import DELIVERY_COLUMN, DELIVERY_TYPE
 from mirrorspec.sources.base import ERROR_COLUMN, PAIR_COLUMN, InferredColumn, ReadResult
 from mirrorspec.sources.qlik import QlikReplicateFormat, parse_task
 from mirrorspec.sources.qlik_messages import OUTPUT_EXTRA
@@ -17,7 +18,9 @@ class QlikReplicateReader(QlikReplicateFormat):
     """`source.type: qlik_replicate`."""
 
     def read(self, spark: Any, table: Any, files: Sequence[str], state: dict[str, Any]) -> ReadResult:
-        """Parse `files` into canonical changes, holding back unfinished transactions."""
+        """Parse `files` into canonical changes, holding back unfinished transactions; with the
+        `_delivery` column (`sources.delivery`): changes the delivery marks of earlier batches
+        cover, and changes a file sends again, are dropped as re-sends."""
         batch = self.plan_tasks(table, files, state)
         columns, keys, structures, tasks = batch.columns, batch.keys, batch.structures, batch.tasks
         schema = _schema(columns)
@@ -74,4 +77,4 @@ def _schema(columns: list[tuple[str, str]]):
     return change_schema(columns, [("seq", "string"), ("file", "string"), ("line", "bigint"),
                                    ("sub", "int")],
                          [(PAIR_COLUMN, "string"), ("_txn", "string"), ("_txn_last", "boolean"),
-                          (ERROR_COLUMN, "string")])
+                          (DELIVERY_COLUMN, DELIVERY_TYPE), (ERROR_COLUMN, "string")])
