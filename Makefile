@@ -61,14 +61,15 @@ SERVICES_ENV = if ! bash scripts/ensure_chromium.sh; then \
 	  export MIRRORSPEC_SKIP_POSTGRES=1; fi
 
 # Two pytest workers (pytest-xdist): a Spark test mostly waits on one thread, so two share
-# two cores well. Each worker has its own SparkSession; a module's tests stay on one worker
-# (tests/conftest.py). TEST_WORKERS=0 runs everything in one process.
+# two cores well. Each worker has its own SparkSession (and Kafka broker, when it runs a kafka
+# test); a module's tests stay on one worker (--dist loadfile), so its module fixtures run
+# once. TEST_WORKERS=0 runs everything in one process.
 TEST_WORKERS ?= 2
 
 test: lint
 	$(TEST_SERVICES)
 	@$(SERVICES_ENV); \
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not cluster and not extra" \
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not cluster and not extra" \
 	  --durations=15
 
 # docs/orchestration.md's Airflow recipes run by the real Airflow (`airflow dags test`, a throwaway

@@ -42,16 +42,10 @@ def spark():
 
 
 def pytest_collection_modifyitems(config, items):
-    """Everything under tests/spark carries the `spark` marker. For pytest-xdist (`make test`
-    runs two workers, `--dist loadgroup`) a module's tests stay on one worker, so its
-    module-scoped fixtures run once, and every test of the Kafka broker on one worker, so one
-    broker starts."""
+    """Everything under tests/spark carries the `spark` marker."""
     for item in items:
-        path = str(item.fspath).replace(os.sep, "/")
-        if "/tests/spark/" in path:
+        if "/tests/spark/" in str(item.fspath).replace(os.sep, "/"):
             item.add_marker(pytest.mark.spark)
-        group = "kafka-broker" if "broker" in getattr(item, "fixturenames", ()) else path
-        item.add_marker(pytest.mark.xdist_group(group))
 
 
 # --- an S3-API server (moto's server mode) reached through s3a:// (tests/spark) ---------------

@@ -270,18 +270,17 @@ def _resent(delivery: Delivery, marks: Marks | None, shape: TableShape, seen: se
     earlier batch applied. Rows within a file need not be in commit-time order (the reader
     orders them), so a time going back within a file is no re-send. A row without a commit time
     (DMS's default) lands as sent, as Fabric lands an insert; a keyless table stops at a row
-    equal to one the file sent at the same time."""
-    if delivery.position is None:
-        return False
-    if marks and marks.resent(delivery):
+    equal to one the file sent at the same commit time (or, without one, at all)."""
+    if delivery.position is not None and marks and marks.resent(delivery):
         return True
     if not shape.key_columns:
         place = (delivery.position, tuple(fields))
         if place in seen:
-            raise SourceError("this row equals an earlier one of the file at the same commit "
-                              "time, which several rows share: a re-send and a second "
-                              "identical row can't be told apart", file=file, line=line,
-                              hint=f"{KEYLESS_HINT} ({TIMESTAMP_HINT})")
+            when = ("at the same commit time, which several rows share" if delivery.position
+                    is not None else "and no row has a commit time")
+            raise SourceError(f"this row equals an earlier one of the file {when}: a re-send "
+                              "and a second identical row can't be told apart", file=file,
+                              line=line, hint=f"{KEYLESS_HINT} ({TIMESTAMP_HINT})")
         seen.add(place)
     return False
 

@@ -119,8 +119,9 @@ _SAME_FILE = ("within a file, a message at a position the file already sent is d
 _NO_POSITION = ("keyed inserts land as upserts (4) and a re-sent suffix replays in order, so "
                 "the table is the source's once the suffix has arrived (a change re-sent before "
                 "a later change of its key is applied again until then); a keyless table's "
-                "rows land as sent, as Fabric lands inserts, so a re-sent row lands again: "
-                "declare key_columns")
+                "rows land as sent, as Fabric lands inserts: one equal to a row its file sent "
+                "before stops the table, one re-sent into a later file lands again (declare "
+                "key_columns)")
 
 PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
     ProducerDelivery(
@@ -201,7 +202,8 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
                                 "CSV with `timestamp_column`: rows below the highest applied "
                                 "commit time are dropped, rows at it apply again (a keyless "
                                 "table's equal rows there stop it); without it keyed rows land "
-                                "as upserts and a keyless table stops; Parquet rows are not "
+                                "as upserts and a keyless table's rows as sent (one equal to a "
+                                "row its file sent before stops it); Parquet rows are not "
                                 "checked", False),
          "partial_images": Behaviour("LOB columns not supplied (`CsvNoSupValue`)",
                                      "completed from the batch and the mirrored row, else the "
@@ -259,8 +261,9 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
                                 "dropped; without `xoffset` the rows of one binlog event share "
                                 "a position: re-applied as upserts (keyed), a keyless table's "
                                 "stop; a keyless table's rows without `position` land as "
-                                "sent (a re-send lands again: enable output_binlog_position "
-                                "or declare key_columns)"),
+                                "sent (one equal to a row its file sent before stops the "
+                                "table; a re-send into a later file lands again: enable "
+                                "output_binlog_position or declare key_columns)"),
          "dump_repeat": Behaviour("a topic dump read from the beginning repeats messages",
                                   _SAME_FILE),
          "refresh": Behaviour("`maxwell-bootstrap` re-reads a table (bootstrap-start, "
@@ -520,6 +523,7 @@ class FileCheck:
         self.redelivers = redelivers
         self.file = file
         self._streams: dict[str, _FileStream] = {}
+        self._unpositioned: set = set()  # keyless events without a position: content hashes
 
     def admit(self, delivery: Delivery, key: tuple, content: Any) -> tuple | None:
         """The `_delivery` value for an event's rows, or None for a re-send to drop.
@@ -532,8 +536,17 @@ class FileCheck:
         for an event that can't be landed safely."""
         position = delivery.position
         if position is None:
-            # nothing to tell a re-send by: the event lands as sent, as Fabric lands an insert
-            # (a keyless table's re-sent row lands again: docs/sources.md, Delivery)
+            # nothing to tell a re-send by: the event lands as sent, as Fabric lands an insert,
+            # except a keyless table's event equal to one the file already sent (a dump read
+            # twice, a re-send within the file): that stops instead of landing a duplicate
+            if not self.keyed and self.redelivers:
+                sent = (delivery.partition, delivery.phase, hash(content))
+                if sent in self._unpositioned:
+                    raise DeliveryError(
+                        "the event equals one the file sent before and carries no source "
+                        "position, and the table has no key columns: a re-send can't be told "
+                        "from a second identical row", KEYLESS_HINT)
+                self._unpositioned.add(sent)
             return delivery.value()
         if delivery.per_key and not self.keyed:
             if self.redelivers:

@@ -94,8 +94,8 @@ class DeliveryGate:
     """The delivery checks of one row-image file, in file order (`delivery.FileCheck`): each
     message's rows with their `_delivery` value appended, or none for a re-send (counted in
     `skipped` as RESENT). A keyless table's message without a position (Canal's FlatMessage,
-    Maxwell without `output_binlog_position`) lands as sent, as Fabric lands an insert: a
-    re-send can't be told from a second identical row there (docs/sources.md, Delivery)."""
+    Maxwell without `output_binlog_position`) lands as sent unless the file sent an equal one
+    before (docs/sources.md, Delivery)."""
 
     def __init__(self, source_type: str, shape: TableShape, file: str, marks: Marks | None,
                  skipped: dict[str, int] | None = None):
@@ -114,8 +114,6 @@ class DeliveryGate:
         (None without one), `exact` when no two messages share a position."""
         if not rows:
             return rows
-        if position is None and not self.keyed:
-            return self.replace(rows, stream)
         delivery = Delivery(partition_name(self.channel, stream), STREAM, position, exact)
         width = self.width
         content = tuple((r[width], r[:width], r[width + 2] and tuple(r[width + 2]))

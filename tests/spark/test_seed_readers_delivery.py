@@ -92,6 +92,9 @@ def test_seed_readers_land_the_source_table_under_redelivery(spark, tmp_path_fac
         # ... without commit times (DMS's default), a keyless table's rows land as sent
         FeedCase("dms_keyless", [{"20231029-113401000.csv": "I,1,a\nI,2,b\n"}], "aws_dms",
                  columns=TWO, keys=()),
+        # ... but a row equal to one its file sent before stops it instead of a duplicate
+        FeedCase("dms_keyless_twice", [{"20231029-113401000.csv": "I,1,a\nI,2,b\nI,1,a\n"}],
+                 "aws_dms", columns=TWO, keys=()),
     ]
     run_feeds(spark, feeds + fixtures, str(tmp_path_factory.mktemp("seed-delivery")))
     for case, feed in zip(cases, feeds):
@@ -110,3 +113,5 @@ def test_seed_readers_land_the_source_table_under_redelivery(spark, tmp_path_fac
     assert table("arcion_keyless") == [(10, "India"), (11, "Chile")]
     assert table("dms_resume") == [(1, "b")]
     assert table("dms_keyless") == [(1, "a"), (2, "b")]
+    twice = got["dms_keyless_twice"].outcome.error
+    assert twice is not None and twice.line == 3 and "equals an earlier one" in twice.message

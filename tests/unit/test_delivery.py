@@ -60,10 +60,17 @@ def test_shared_positions_repeat_on_keyed_tables_and_stop_keyless_ones():
     assert err.value.hint == KEYLESS_HINT
 
 
-def test_a_keyless_change_without_a_position_lands_as_sent_a_per_key_one_stops():
+def test_a_keyless_change_without_a_position_lands_unless_the_file_sent_it_before():
+    """Nothing tells a re-send by: each change lands as sent, but one equal to a change the
+    file already sent (a dump read twice) stops instead of landing a duplicate."""
     unpositioned = FileCheck(keyed=False)
     assert unpositioned.admit(Delivery("", STREAM, None), (), "row") is not None
-    assert unpositioned.admit(Delivery("", STREAM, None), (), "row") is not None  # as sent
+    assert unpositioned.admit(Delivery("", STREAM, None), (), "other") is not None
+    with pytest.raises(DeliveryError, match="equals one the file sent before") as err:
+        unpositioned.admit(Delivery("", STREAM, None), (), "row")
+    assert err.value.hint == KEYLESS_HINT
+    keyed = FileCheck(keyed=True)
+    assert all(keyed.admit(Delivery("", STREAM, None), (1,), "row") is not None for _ in "ab")
     with pytest.raises(DeliveryError, match="one row's changes only"):
         FileCheck(keyed=False).admit(at(7, per_key=True), (), "row")
     assert FileCheck(keyed=False, redelivers=False).admit(Delivery("", STREAM, None), (),
