@@ -129,9 +129,9 @@ test-deep-delivery: $(STAMP)
 	  $(BIN)/python -m pytest -q tests/unit/test_debezium_delivery.py tests/unit/test_row_image_delivery.py \
 	    tests/unit/test_replicator_delivery.py
 	MIRRORSPEC_PROPERTY_RANDOM=1 MIRRORSPEC_PROPERTY_EXAMPLES=$(DEEP_SPARK_EXAMPLES) \
-	  $(BIN)/python -m pytest -q tests/spark/test_debezium_delivery.py -k every_connector
+	  $(BIN)/python -m pytest -q tests/spark/test_debezium_delivery_e2e.py -k every_connector
 	MIRRORSPEC_PROPERTY_RANDOM=1 MIRRORSPEC_PROPERTY_EXAMPLES=$(DEEP_SPARK_EXAMPLES) \
-	  $(BIN)/python -m pytest -q tests/spark/test_row_image_delivery.py
+	  $(BIN)/python -m pytest -q tests/spark/test_row_image_delivery_e2e.py
 
 # Starts a Spark standalone master + 2 workers and a Spark Connect server on 127.0.0.1 (minutes).
 test-cluster: $(STAMP)

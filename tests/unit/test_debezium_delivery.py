@@ -2,7 +2,7 @@
 connector's position type, a clean stream re-sent in part (a suffix after a restart, the
 snapshot restarted, a topic dump read twice), split into other files and batches, with partial
 images, lands the same table. The parser and a model of the publisher run here, many examples
-per connector; tests/spark/test_debezium_delivery.py runs the real pipeline on a few.
+per connector; tests/spark/test_debezium_delivery_e2e.py runs the real pipeline on a few.
 
 `make test` runs the derandomized examples below; `make test-deep` sets
 MIRRORSPEC_PROPERTY_RANDOM=1 and MIRRORSPEC_PROPERTY_EXAMPLES for many more, new each run."""

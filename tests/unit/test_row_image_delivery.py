@@ -3,7 +3,7 @@
 source table; re-sent in part (a suffix after a restart, a restarted bootstrap or initial
 load, a topic dump read twice), split into other files and batches, with partial images, it
 lands the same table — or, keyless without positions, lands every row as sent (a re-sent row
-may land again, as documented). tests/spark/test_row_image_delivery.py runs the real pipeline
+may land again, as documented). tests/spark/test_row_image_delivery_e2e.py runs the real pipeline
 on a few.
 
 `make test` runs the derandomized examples below; `make test-deep-delivery` sets
