@@ -186,7 +186,7 @@ class ProducerCase:
     metadata: dict
     files: tuple[tuple[str, bytes], ...]
     stop_file: str
-    row: int | None
+    line: int | None  # the line (header counted) of the delimited file where it stops
 
 
 def _typed(columns):
@@ -199,13 +199,13 @@ PRODUCER_CASES = [
     ProducerCase("typed_insert", _typed([{"Name": "id", "DataType": "Int32"},
                                          {"Name": "n", "DataType": "Int32"}]),
                  ((sequence_name(1, "csv"), b"id,n,__rowMarker__\r\n1,NULL,0\r\n"),),
-                 sequence_name(1, "csv"), 1),
+                 sequence_name(1, "csv"), 2),
     ProducerCase("not_nullable", _typed([{"Name": "id", "DataType": "Int32"},
                                          {"Name": "seq", "DataType": "Int64",
                                           "IsNullable": False}]),
                  ((sequence_name(1, "csv"), b"id,seq,__rowMarker__\r\n1,5,0\r\n9,,2\r\n"),
                   (sequence_name(2, "csv"), b"id,seq,__rowMarker__\r\n2,6,0\r\n3,,0\r\n")),
-                 sequence_name(2, "csv"), 2),
+                 sequence_name(2, "csv"), 3),
 ]
 
 
@@ -231,3 +231,4 @@ def assert_lint_agrees(outcomes: dict, linted: dict) -> None:
         assert predicted is not None, name
         assert os.path.basename(outcome.error["file"]) == predicted.file.rsplit("/", 1)[-1], name
         assert outcome.error["row"] == predicted.row, (name, outcome.error, predicted)
+        assert outcome.error.get("line") == predicted.line, (name, outcome.error, predicted)

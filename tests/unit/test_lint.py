@@ -148,7 +148,7 @@ def test_content_rules(tmp_path):
     table(root, "ok", {"keyColumns": ["id"]}, [(seq(1), rows([1, None], [0, 0]))])
     result = {t.table: t for t in lint_landing_zone(root).tables}
     latin = result["latin"].findings
-    assert [(f.rule, f.row, f.stops) for f in latin] == [("content/encoding", 2, True)]
+    assert [(f.rule, f.line, f.stops) for f in latin] == [("content/encoding", 2, True)]
     assert any(f.rule == "metadata/dialect" for f in result["utf16"].findings)
     assert [(f.rule, f.level) for f in result["first"].findings] == [
         ("content/marker-position", "warning")]

@@ -169,8 +169,8 @@ def test_lint_warns_of_delete_rows_the_service_is_reported_to_fail(tmp_path):
     linted = {t.unique_id: t for t in lint_landing_zone(str(tmp_path)).tables}
     deletes = linted["dbo.deletes"]
     assert deletes.stops_at is None
-    assert [(f.rule, f.level, f.row, f.column) for f in deletes.findings] == [
-        ("content/delete-not-nullable", "warning", 2, "Description")]
+    assert [(f.rule, f.level, f.line, f.column) for f in deletes.findings] == [
+        ("content/delete-not-nullable", "warning", 3, "Description")]
     assert deletes.findings[0].message == mirroring.delete_not_nullable("Description")
     assert linted["dbo.nullable"].findings == []
 
