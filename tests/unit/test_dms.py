@@ -100,8 +100,9 @@ def test_tab_delimiter_without_quoting():
 @pytest.mark.parametrize("text, line, words", [
     ("I,1,A,B,2020-01-01,X,1\nX,2,A,B,2020-01-01,X,1\n", 2, "unknown DMS operation 'X'"),
     ("I,1,A,B,2020-01-01,X,1\n\nI,2,A,B\n", 3, "row has 4 fields; expected 6 or 7"),
-    ("I,one,A,B,2020-01-01,X,1\n", 1, "column 'id' (Int32)"),
-    ("I,1,A,B,2020-13-45,X,1\n", 1, "column 'hire_date' (IDate)"),
+    ("I,one,A,B,2020-01-01,X,1\n", 1, "column id (field 2): 'one' is not a valid Int32"),
+    ("I,1,A,B,2020-13-45,X,1\n", 1,
+     "column hire_date (field 5): '2020-13-45' is not a valid IDate"),
 ])
 def test_bad_rows_name_file_and_line(text, line, words):
     with pytest.raises(SourceError) as err:
