@@ -113,7 +113,7 @@ class TableRun(DeltaCommit):
                 self._run()
         except LandingZoneError as exc:
             self._fail(exc.code, exc.message + (f" ({exc.hint})" if exc.hint else ""),
-                       exc.file, exc.row)
+                       exc.file, *_row_or_line(exc.file, exc.row))
         except Exception as exc:  # noqa: BLE001 - one table's failure never stops another
             self._fail_not_the_file(exc)
         finally:
@@ -345,10 +345,8 @@ class TableRun(DeltaCommit):
         self._purge()
         if bad is not None:
             order, number, message, code = bad  # a delimited file's number is its line
-            if files[order].format == "csv":
-                self._fail(code, message, files[order].path, None, line=number)
-            else:
-                self._fail(code, message, files[order].path, number)
+            self._fail(code, message, files[order].path,
+                       *_row_or_line(files[order].path, number))
         elif pending.awaiting:
             self.outcome.status = "Waiting"
             self.console.warning(f"{self.target.unique_id}: waiting for {pending.awaiting} "
@@ -483,6 +481,15 @@ class TableRun(DeltaCommit):
             self._own_session = table_sessions(self.spark).take()
         delta.activate(self._own_session)
         return self._own_session
+
+
+def _row_or_line(file: str | None, number: int | None) -> tuple[int | None, int | None]:
+    """(row, line) of a place in `file`: a Parquet file's row; in any other (a delimited file,
+    `_metadata.json`) the line an editor shows."""
+    if file is None or number is None:
+        return None, None
+    name = file.rstrip("/").rsplit("/", 1)[-1]
+    return (number, None) if mirroring.data_file_format(name) == "parquet" else (None, number)
 
 
 def error_code_of(exc: BaseException, warehouse_path: str = "") -> str:
