@@ -456,11 +456,12 @@ def test_full_refresh_replays_aside_and_refuses_to_lose_what_the_table_holds(spa
     assert [r[0] for r in rows(spark, plan, "dbo.orders", "ORDER_ID")] == [1, 2]
     assert kafka_state(plan, "dbo.orders")["offsets"] == {topic: {"0": 3}}
     state = Path(state_file(plan, plan.table("dbo.orders")))
-    landing = Path(plan.table("dbo.orders").landing_path)
+    folders = [Path(plan.table("dbo.orders").landing_path),
+               Path(plan.table("dbo.orders").delta_path)]
 
-    def untouched():
-        return (rows(spark, plan, "dbo.orders", "ORDER_ID"), state.read_text(),
-                {p.name: p.read_bytes() for p in sorted(landing.rglob("*")) if p.is_file()})
+    def untouched():  # the state, the landing folder and the Delta table, byte for byte
+        return state.read_text(), {str(p): p.read_bytes() for folder in folders
+                                   for p in sorted(folder.rglob("*")) if p.is_file()}
     before = untouched()
 
     broker.produce(topic, [(None, '{"magic": "atMSG", "type": "DT", "message": {')])
