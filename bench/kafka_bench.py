@@ -1,4 +1,4 @@
-"""Kafka source benchmark (issue 13): Qlik messages on a 3-partition topic → Delta, beside the
+"""Kafka source benchmark: Qlik messages on a 3-partition topic → Delta, beside the
 same messages read from files, in the same process; then watch-pass latency.
 
 Starts a local KRaft broker (scripts/local_kafka.py), produces --scale × 1,000,000 Qlik

@@ -41,7 +41,6 @@ def test_the_top_floor_holds_only_the_entry_points():
 
 
 # Rooms whose docstring still describes them in prose instead of a map (owned elsewhere).
-_PROSE_ROOMS = {"commands", "spark/ops", "spark/publish", "spark/publish/feeds"}
 _BULLET_HEAD = re.compile(r"^- `([a-z_][a-z0-9_]*)/?`")
 _NAMED = re.compile(r"`([a-z_][a-z0-9_]*)/?`")
 
@@ -74,8 +73,6 @@ def test_every_room_map_names_its_modules_and_only_those():
     problems = []
     for room in _rooms():
         where = room.relative_to(ROOT / "mirrorspec").as_posix()
-        if where in _PROSE_ROOMS:
-            continue
         bullets = _room_map(room)
         if not bullets:
             problems.append(f"{where}: no map in its docstring")
