@@ -119,7 +119,7 @@ test-deep: $(STAMP)
 	MIRRORSPEC_PROPERTY_RANDOM=1 MIRRORSPEC_PROPERTY_EXAMPLES=$(DEEP_EXAMPLES) \
 	  $(BIN)/python -m pytest -q -m spark tests/spark/test_properties.py
 
-# The readers' delivery property tests (tests/delivery_harness.py) with new random examples:
+# The readers' delivery property tests (tests/support/delivery_harness.py) with new random examples:
 # the pure pipeline with DEEP_EXAMPLES (×6 per connector and table kind), the Spark pipeline
 # DEEP_SPARK_EXAMPLES times (every connector a table of each run). Run it before resolving a
 # change to a reader's delivery, the publisher's replays or completion.

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT
 from mirrorspec.spark.platform import cds
 from mirrorspec.spark.mirror.engine import MirrorOptions, mirror_landing_zone
 from mirrorspec.spark.platform.session import PYTHON_DAEMON, driver_conf

@@ -11,7 +11,7 @@ import pytest
 
 from mirrorspec.api import (InspectError, Project, ProjectError, SelectionError, UsageError,
                             mirror_landing_zone)
-from project_files import write
+from tests.support.project_files import write
 
 deltalake = pytest.importorskip("deltalake")
 

@@ -12,7 +12,7 @@ import pytest
 
 from mirrorspec import api
 from mirrorspec.base.errors import MirrorspecError
-from project_files import write
+from tests.support.project_files import write
 
 
 class Wrong:

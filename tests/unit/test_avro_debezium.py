@@ -1,5 +1,5 @@
 """Avro-encoded Debezium events: console-consumer JSON dumps (union wrappers) and the Confluent
-wire format with schemas from .avsc files or a schema registry (tests/avro_feed.py)."""
+wire format with schemas from .avsc files or a schema registry (tests/support/avro_feed.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from avro_feed import FIXTURES, KEY_ID, KEY_SCHEMA, VALUE_ID, VALUE_SCHEMA, Registry, envelope, \
+from tests.support.avro_feed import FIXTURES, KEY_ID, KEY_SCHEMA, VALUE_ID, VALUE_SCHEMA, Registry, envelope, \
     wire_line
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.avro import connect_schema
@@ -250,7 +250,7 @@ def test_a_wire_body_with_bytes_left_after_the_record_is_located():
     datum = {**envelope("c", ROW, None, lsn=100, commit=90), "ts_us": 1700000000000000}
     import base64 as b64
 
-    from avro_feed import framed
+    from tests.support.avro_feed import framed
 
     key = b64.b64encode(framed(KEY_SCHEMA, KEY_ID, {"id": 1})).decode()
     value = b64.b64encode(framed(writer, VALUE_ID, datum)).decode()

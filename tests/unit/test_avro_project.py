@@ -10,7 +10,7 @@ import pytest
 
 from mirrorspec.compile import compile_project
 from mirrorspec.base.errors import MirrorspecError
-from project_files import write
+from tests.support.project_files import write
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "avro"
 

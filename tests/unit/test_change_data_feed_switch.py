@@ -12,7 +12,7 @@ from mirrorspec.artifacts.plan import plan_from_dict
 from mirrorspec.base.errors import ProjectError
 from mirrorspec.compile import compile_project
 from mirrorspec.project.diff import CAUTION, SAFE, diff_plans
-from project_files import write
+from tests.support.project_files import write
 
 
 def project(root, feed=None, tables=None):

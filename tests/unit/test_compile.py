@@ -13,7 +13,7 @@ from mirrorspec.openmirroring import mirroring
 from mirrorspec.compile import compile_project, validate_project
 from mirrorspec.artifacts.plan import read_plan, resolve_secrets, secret_placeholder
 from mirrorspec.base.errors import MirrorspecError, ProjectError
-from project_files import write
+from tests.support.project_files import write
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""Debezium under at-least-once delivery, in pure Python (tests/delivery_harness.py): for every
+"""Debezium under at-least-once delivery, in pure Python (tests/support/delivery_harness.py): for every
 connector's position type, a clean stream re-sent in part (a suffix after a restart, the
 snapshot restarted, a topic dump read twice), split into other files and batches, with partial
 images, lands the same table. The parser and a model of the publisher run here, many examples
@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 
 import pytest
-from debezium_stream import CONNECTORS, EXACT, DebeziumAdapter
-from delivery_harness import clean_plan, clean_streams, deliveries, run_pure
+from tests.support.debezium_stream import CONNECTORS, EXACT, DebeziumAdapter
+from tests.support.delivery_harness import clean_plan, clean_streams, deliveries, run_pure
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 

@@ -68,7 +68,7 @@ def test_each_connector_orders_by_its_position_not_file_names_or_ts_ms(connector
 
 def changes_of(rows: list[tuple]) -> list:
     """Parsed rows as the delivery harness's Change rows (for its model of the publisher)."""
-    from delivery_harness import Change
+    from tests.support.delivery_harness import Change
 
     names = [n for n, _ in SHAPE.columns]
     width = len(names)
@@ -77,9 +77,9 @@ def changes_of(rows: list[tuple]) -> list:
 
 
 def stop_of(rows: list[tuple]) -> SourceError:
-    """The publisher's verdict on a batch (tests/delivery_harness.py models it)."""
-    from delivery_harness import publish_model
-    from reference_model import ModelTable
+    """The publisher's verdict on a batch (tests/support/delivery_harness.py models it)."""
+    from tests.support.delivery_harness import publish_model
+    from tests.support.reference_model import ModelTable
 
     from mirrorspec.sources.delivery import Marks
 

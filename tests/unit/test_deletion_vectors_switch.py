@@ -10,7 +10,7 @@ import pytest
 from mirrorspec.compile import validate_project
 from mirrorspec.artifacts.plan import plan_from_dict
 from mirrorspec.base.errors import ProjectError
-from project_files import write
+from tests.support.project_files import write
 
 
 def plan_of(root: Path, tables: list, defaults: dict | None = None, output: dict | None = None):

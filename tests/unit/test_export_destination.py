@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from mirrorspec.cli import cli
-from project_files import write
+from tests.support.project_files import write
 
 deltalake = pytest.importorskip("deltalake")
 

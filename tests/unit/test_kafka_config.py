@@ -13,7 +13,7 @@ from mirrorspec.project.diff import diff_tables
 from mirrorspec.base.errors import ProjectError
 from mirrorspec.sources.kafka import (KafkaSource, config_problems, lag_rows, located_offset,
                                       message_line, offsets_json, parse_staged_name, staged_name)
-from project_files import write
+from tests.support.project_files import write
 
 SERVERS = "b1:9092,b2:9092"
 

@@ -161,7 +161,7 @@ def test_an_https_collector_is_verified_with_the_bundle_requests_would_use(tmp_p
     import ssl
 
     trustme = pytest.importorskip("trustme")
-    from observe_helpers import Collector
+    from tests.support.observe_helpers import Collector
 
     ca = trustme.CA()
     ca_file = tmp_path / "ca.pem"

@@ -1,5 +1,5 @@
 """`mirrorspec lint` predicts the file (and row) where the engine stops each bad-file table of
-the engine tests (the shared fixtures of tests/landing_cases.py), without a JVM.
+the engine tests (the shared fixtures of tests/support/landing_cases.py), without a JVM.
 tests/spark/test_bad_files.py runs the engine on the same landing zone and compares
 (`test_lint_predicted_where_the_engine_stopped`)."""
 
@@ -10,9 +10,9 @@ import os
 
 import pytest
 
-from landing_cases import CASES, FILE1, PRODUCER_CASES, write_case, write_good_tables, \
+from tests.support.landing_cases import CASES, FILE1, PRODUCER_CASES, write_case, write_good_tables, \
     write_producer_case
-from reference_model import write_parquet
+from tests.support.reference_model import write_parquet
 from mirrorspec.landing.lint import lint_landing_zone
 
 

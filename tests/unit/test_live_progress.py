@@ -10,7 +10,7 @@ import io
 import json
 import re
 
-from fake_tracker import Stage, Tracker
+from tests.support.fake_tracker import Stage, Tracker
 
 from mirrorspec.base.console import Console
 from mirrorspec.spark.platform.live import LiveProgress, begin, table_line

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from row_image_streams import maxwell_with_positions
+from tests.support.row_image_streams import maxwell_with_positions
 
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources import maxwell

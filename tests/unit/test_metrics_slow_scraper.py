@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from observe_helpers import scrape
+from tests.support.observe_helpers import scrape
 
 pytest.importorskip("prometheus_client")
 

@@ -10,7 +10,7 @@ import pytest
 from mirrorspec.compile import load_project
 from mirrorspec.base.errors import ProjectError
 from mirrorspec.sources.base import InferredColumn, InferredSchema
-from project_files import write
+from tests.support.project_files import write
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,7 @@ import sys
 import pyarrow as pa
 import pytest
 
-from observe_helpers import Collector, check_run_event
+from tests.support.observe_helpers import Collector, check_run_event
 from mirrorspec.base.console import Console
 from mirrorspec.base.errors import SetupError
 from mirrorspec.observe.lineage import LineageEmitter

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reference_model import (
+from tests.support.reference_model import (
     DELETE, INSERT, MARKER, UPDATE, UPSERT, LandingFile, ModelTable, csv_text, fold_batch,
     parse_marker)
 

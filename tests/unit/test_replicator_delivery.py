@@ -1,5 +1,5 @@
 """Qlik Replicate, Arcion and AWS DMS under at-least-once delivery, in pure Python
-(tests/delivery_harness.py, adapters in tests/replicator_streams.py): a clean stream lands its
+(tests/support/delivery_harness.py, adapters in tests/support/replicator_streams.py): a clean stream lands its
 final table; the same stream re-sent in part (a suffix after a restart, in a later file, a
 later batch or the same file), split into other files and batches, with partial images, lands
 the same table — or, for a keyless table whose positions several changes share (DMS commit
@@ -18,10 +18,10 @@ from __future__ import annotations
 import os
 
 import pytest
-from delivery_harness import Delivered, clean_plan, clean_streams, deliveries, run_pure
+from tests.support.delivery_harness import Delivered, clean_plan, clean_streams, deliveries, run_pure
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from replicator_streams import ArcionAdapter, DmsAdapter, QlikAdapter
+from tests.support.replicator_streams import ArcionAdapter, DmsAdapter, QlikAdapter
 
 DEEP = os.environ.get("MIRRORSPEC_PROPERTY_RANDOM") == "1"
 EXAMPLES = int(os.environ.get("MIRRORSPEC_PROPERTY_EXAMPLES", "10"))

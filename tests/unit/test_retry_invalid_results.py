@@ -11,8 +11,8 @@ import pytest
 from mirrorspec.base.errors import MirrorspecError
 from mirrorspec.operate.retry import retry_selection
 from mirrorspec.artifacts.run_results import RunResults, TableRunResult, invalid_run_results
-from no_jvm import run_without_jvm
-from project_files import write
+from tests.support.no_jvm import run_without_jvm
+from tests.support.project_files import write
 
 
 def _valid() -> dict:

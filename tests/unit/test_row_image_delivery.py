@@ -1,5 +1,5 @@
 """GoldenGate, Maxwell and Canal under at-least-once delivery, in pure Python
-(tests/delivery_harness.py, adapters in tests/row_image_streams.py): a clean stream lands the
+(tests/support/delivery_harness.py, adapters in tests/support/row_image_streams.py): a clean stream lands the
 source table; re-sent in part (a suffix after a restart, a restarted bootstrap or initial
 load, a topic dump read twice), split into other files and batches, with partial images, it
 lands the same table — or, keyless without positions, lands every row as sent (a re-sent row
@@ -14,10 +14,10 @@ from __future__ import annotations
 import os
 
 import pytest
-from delivery_harness import clean_plan, clean_streams, deliveries, run_pure
+from tests.support.delivery_harness import clean_plan, clean_streams, deliveries, run_pure
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
-from row_image_streams import (CanalAdapter, GoldenGateAdapter, MaxwellAdapter,
+from tests.support.row_image_streams import (CanalAdapter, GoldenGateAdapter, MaxwellAdapter,
                                resent_snapshot_after_stream)
 
 from mirrorspec.sources.delivery import KEYLESS_HINT

@@ -50,7 +50,7 @@ def test_options_accept_one_key_as_text():
 def _compile_problems(root_dir: Path, source: dict, infer: bool = False, **table) -> list[str]:
     from mirrorspec.compile import compile_project
     from mirrorspec.base.errors import ProjectError
-    from project_files import write
+    from tests.support.project_files import write
 
     root = write(root_dir, {
         "mirrorspec_project.yml": {"name": "k"},

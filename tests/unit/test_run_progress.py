@@ -9,7 +9,7 @@ import json
 import re
 import time
 
-from fake_tracker import Stage, Tracker
+from tests.support.fake_tracker import Stage, Tracker
 
 from mirrorspec.base.console import Console
 from mirrorspec.spark.platform.activity import stage_tasks

@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from avro_feed import VALUE_ID, VALUE_SCHEMA
+from tests.support.avro_feed import VALUE_ID, VALUE_SCHEMA
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.avro_schemas import AvroConfig, SchemaLookup, _registry
 

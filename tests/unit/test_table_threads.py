@@ -11,7 +11,7 @@ from mirrorspec.context import threads as params
 from mirrorspec.compile import validate_project
 from mirrorspec.base.errors import ProjectError
 from mirrorspec.artifacts.plan import plan_from_dict
-from project_files import write
+from tests.support.project_files import write
 
 
 def plan_of(root, output: dict):

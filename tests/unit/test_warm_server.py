@@ -1,7 +1,7 @@
 """The warm Spark server without a JVM: a command uses a server only when its settings hash
 matches, the server's process runs and answers and its ready file (with the token) is private;
 anything else is said once and the command starts Spark itself. `start` (against a stand-in
-spark-submit, tests/warm_fake.py) gives the server a token and the profile's secrets privately,
+spark-submit, tests/support/warm_fake.py) gives the server a token and the profile's secrets privately,
 owns what it launched until the ready file exists (signals, two starts at once, a killed start)."""
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT
 from mirrorspec.base.errors import MirrorspecError, SetupError
 from mirrorspec.spark.platform import warm_server as ws
-from warm_fake import make_spark_home, records, running, start_driver, wait_for
+from tests.support.warm_fake import make_spark_home, records, running, start_driver, wait_for
 
 CONF = {"spark.sql.shuffle.partitions": "4", "spark.jars": "/cache/delta.jar"}
 MASTER = "local[*]"
@@ -222,7 +222,7 @@ SECRET = "hunter2-not-for-workers"
 
 @pytest.fixture
 def fake_home(monkeypatch, tmp_path):
-    """spark-submit replaced by tests/warm_fake.py's stand-in; returns (its home, its records
+    """spark-submit replaced by tests/support/warm_fake.py's stand-in; returns (its home, its records
     folder). The stand-in listens unless the test writes another mode."""
     home = make_spark_home(tmp_path / "spark-home")
     out = tmp_path / "fake-out"

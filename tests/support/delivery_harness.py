@@ -41,7 +41,7 @@ from typing import Any, Protocol, Sequence
 
 from hypothesis import strategies as st
 
-from reference_model import DELETE, INSERT, UPDATE, UPSERT, ModelTable
+from tests.support.reference_model import DELETE, INSERT, UPDATE, UPSERT, ModelTable
 
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_TRUNCATE, OP_UPDATE, OP_UPSERT

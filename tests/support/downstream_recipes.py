@@ -15,9 +15,9 @@ from pathlib import Path
 
 import yaml
 
-from reference_model import read_delta_rs
+from tests.support.reference_model import read_delta_rs
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "readers.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "readers.md"
 
 
 def snippet(name: str, language: str = "python") -> str:

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.no_jvm import BLOCK_PYSPARK, REPO
+from tests.support.no_jvm import BLOCK_PYSPARK, REPO
 
 
 class OneLakeServe:

@@ -1,5 +1,5 @@
 """Qlik Replicate, Arcion and AWS DMS as readers under the delivery harness
-(tests/delivery_harness.py): each adapter renders a clean stream's events in its producer's
+(tests/support/delivery_harness.py): each adapter renders a clean stream's events in its producer's
 documented format, positions included, and parses a file with the reader's pure parser.
 
 - Qlik Replicate (seed 001; Qlik's "Headers" page, AR_H_CHANGE_SEQ: `YYYYMMDDHHmmSShh` and a
@@ -24,7 +24,7 @@ import os
 import tempfile
 from typing import Any, Sequence
 
-from delivery_harness import COLUMNS, KEY, LARGE, Change, Delivered, Stream
+from tests.support.delivery_harness import COLUMNS, KEY, LARGE, Change, Delivered, Stream
 
 from mirrorspec.artifacts.plan import ColumnSpec, SourceSpec, TablePlan
 from mirrorspec.base.errors import SourceError

@@ -1,4 +1,4 @@
-"""GoldenGate, Maxwell and Canal as readers under the delivery harness (tests/delivery_harness.py).
+"""GoldenGate, Maxwell and Canal as readers under the delivery harness (tests/support/delivery_harness.py).
 
 Each adapter renders a clean stream's events in its producer's JSON, positions included, after
 the producer's documented output (fixtures of the same shapes: tests/fixtures/<format>/):
@@ -25,7 +25,7 @@ import base64
 import json
 from typing import Any, Sequence
 
-from delivery_harness import COLUMNS, KEY, Change, Delivered, Stream
+from tests.support.delivery_harness import COLUMNS, KEY, Change, Delivered, Stream
 
 from mirrorspec.sources import canal, goldengate, maxwell
 from mirrorspec.sources.base import OP_TRUNCATE

@@ -1,4 +1,4 @@
-"""Debezium as a reader under the delivery harness (tests/delivery_harness.py).
+"""Debezium as a reader under the delivery harness (tests/support/delivery_harness.py).
 
 `DebeziumAdapter(connector)` renders a clean stream's events as Debezium JSON envelopes whose
 `source` block carries that connector's position, as the connectors document it (field names
@@ -27,7 +27,7 @@ import base64
 import json
 from typing import Any, Sequence
 
-from delivery_harness import COLUMNS, KEY, LARGE, Change, Delivered, Stream
+from tests.support.delivery_harness import COLUMNS, KEY, LARGE, Change, Delivered, Stream
 
 from mirrorspec.sources.debezium import DebeziumOptions, TableShape, parse_text
 from mirrorspec.sources.debezium.placeholders import DEFAULT, Placeholder

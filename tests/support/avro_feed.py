@@ -15,7 +15,7 @@ from pathlib import Path
 
 import fastavro
 
-FIXTURES = Path(__file__).parent / "fixtures" / "avro"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "avro"
 VALUE_SCHEMA = json.loads((FIXTURES / "customers-value.avsc").read_text())
 KEY_SCHEMA = json.loads((FIXTURES / "customers-key.avsc").read_text())
 VALUE_ID, KEY_ID = 7, 3

@@ -12,7 +12,7 @@ import json
 import os
 from dataclasses import dataclass
 
-from reference_model import (
+from tests.support.reference_model import (
     MARKER, LandingFile, csv_schema_definition, sequence_name, write_csv, write_metadata,
     write_parquet)
 
