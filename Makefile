@@ -126,8 +126,8 @@ test-deep: $(STAMP)
 DEEP_SPARK_EXAMPLES ?= 3
 test-deep-delivery: $(STAMP)
 	MIRRORSPEC_PROPERTY_RANDOM=1 MIRRORSPEC_PROPERTY_EXAMPLES=$(DEEP_EXAMPLES) \
-	  $(BIN)/python -m pytest -q tests/unit/test_debezium_delivery.py tests/unit/test_row_image_delivery.py \
-	    tests/unit/test_replicator_delivery.py
+	  $(BIN)/python -m pytest -q tests/unit/sources/test_debezium_delivery.py tests/unit/sources/test_row_image_delivery.py \
+	    tests/unit/sources/test_replicator_delivery.py
 	MIRRORSPEC_PROPERTY_RANDOM=1 MIRRORSPEC_PROPERTY_EXAMPLES=$(DEEP_SPARK_EXAMPLES) \
 	  $(BIN)/python -m pytest -q tests/spark/test_debezium_delivery_e2e.py -k every_connector
 	MIRRORSPEC_PROPERTY_RANDOM=1 MIRRORSPEC_PROPERTY_EXAMPLES=$(DEEP_SPARK_EXAMPLES) \

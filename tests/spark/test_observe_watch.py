@@ -17,7 +17,7 @@ import pytest
 from tests.support.observe_helpers import Collector, check_run_event, free_port, scrape
 from tests.support.mirror_cli import mirror_command
 from tests.support.reference_model import LandingFile, sequence_name, write_metadata, write_parquet
-from test_watch_and_concurrency import finish, kill, start, wait_for
+from tests.spark.test_watch_and_concurrency import finish, kill, start, wait_for
 
 parser = pytest.importorskip("prometheus_client.parser")
 pytest.importorskip("openlineage.client")

@@ -1,6 +1,6 @@
 """GoldenGate, Maxwell and Canal under at-least-once delivery, through the real publish → mirror
 pipeline: the property of tests/support/delivery_harness.py on Spark for a few derandomized streams,
-every reader a table of ONE run (tests/unit/test_row_image_delivery.py runs many examples in
+every reader a table of ONE run (tests/unit/sources/test_row_image_delivery.py runs many examples in
 pure Python).
 
 Each keyed stream is re-sent after a restart (GoldenGate from its first operation, an initial

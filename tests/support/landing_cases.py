@@ -1,6 +1,6 @@
 """The bad landing files of the engine tests, as shared fixtures: each case is a table whose
 file 2 is bad (between a good file 1 and a good file 3). `tests/spark/test_bad_files.py` mirrors
-them; `tests/unit/test_lint_predicts_engine.py` lints them (no JVM) and
+them; `tests/unit/landing/test_lint_predicts_engine.py` lints them (no JVM) and
 `tests/spark/test_bad_files.py::test_lint_predicted_where_the_engine_stopped` checks that both
 stop at the same file and row.
 Also the producer cases (`PRODUCER_CASES`) of `tests/spark/test_producer_files.py` that fail.
