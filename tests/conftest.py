@@ -48,9 +48,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.spark)
 
 
-# --- an S3-API server (moto's server mode) reached through s3a:// (tests/spark) ---------------
-# Here rather than in tests/spark/conftest.py: a second module named `conftest` would shadow
-# this one for the tests that import from it (`from tests.conftest import REPO_ROOT`).
+# --- a Kafka broker and an S3-API server (moto's server mode) reached through s3a:// -----------
+# Here rather than in tests/spark/conftest.py: tests/functional's s3 tests use the server too.
 
 @pytest.fixture(scope="session")
 def broker(tmp_path_factory):
