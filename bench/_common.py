@@ -1,7 +1,7 @@
 """Helpers shared by the benchmarks: timing, peak memory of the process tree, the machine, one
 figures table, and the JSON line each bench prints for `bench/run_all.py`.
 
-Every bench script has a `--scale` flag (1.0 = the sizes issue 6 names) and `--json`; with
+Every bench script has a `--scale` flag (1.0 = the sizes docs/performance.md names) and `--json`; with
 `--json` its LAST stdout line is one JSON object of figures, which run_all collects.
 """
 

@@ -1,4 +1,4 @@
-"""Does a mirror pass cost what its batch costs? The table of issue 15, side by side in one run.
+"""Does a mirror pass cost what its batch costs? The big-batch table of docs/performance.md, side by side in one run.
 
   (a) tiny batch: 1k changes into a 1M-row table, as whole commands (`mirrorspec mirror`, a cold
       JVM) beside a bare PySpark process that starts with Delta's jars and counts the table;
@@ -18,14 +18,14 @@
   (f) warm passes of 1k changes into a 1M-row table, as `run --watch` makes them (the snapshot
       kept warm between passes), alternating with a plain Delta MERGE (`DeltaTable.merge`, one
       delete/update/insert clause each, a Parquet file as its source) of another 1k-change batch
-      into the same table: the floor any Spark MERGE-based pass stands on (issue 15's target for
+      into the same table: the floor any Spark MERGE-based pass stands on (the target for
       the pass: ≤ 1.5 s). Medians without the first of each (`--warm-passes 0` skips it).
 
 Besides wall time it reports CPU seconds of the process tree (driver + JVM + workers), which
 barely move when other work shares the machine; read wall figures only from an idle machine.
 
     .venv/bin/python bench/batch_bench.py --scale 0.01      # small: a few minutes
-    .venv/bin/python bench/batch_bench.py --scale 1.0       # issue 15's sizes (~20 GiB of disk)
+    .venv/bin/python bench/batch_bench.py --scale 1.0       # the documented sizes (~20 GiB of disk)
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ def tiny_batch(spark, work: Path, rows: int, changes: int) -> dict:
 
 def whole_command(spark, work: Path, rows: int, changes: int, files: int) -> dict:
     """`changes` in `files` files into `rows`: the `mirror` command (a fresh JVM) minus a bare
-    start counting the table, against delta-rs's MERGE of the same changes (issue 15: ≤ 3×)."""
+    start counting the table, against delta-rs's MERGE of the same changes (target: ≤ 3×)."""
     name = f"whole-n{rows}-c{changes}-f{files}"
     landing, warehouse = work / name / "landing", work / name / "warehouse"
     _, paths = generate(landing / TABLE, work / name / "changes", rows, changes, files, seed=3)
@@ -302,7 +302,7 @@ def table_rows(f: dict) -> list[list]:
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0,
-                        help="1.0 = issue 15's sizes: 1k into 1M; 100k into 3M and 30M rows")
+                        help="1.0 = the documented sizes: 1k into 1M; 100k into 3M and 30M rows")
     parser.add_argument("--files", type=int, default=10, help="change files of case (b)")
     parser.add_argument("--work", default=None, help="scratch folder (default: a temp folder)")
     parser.add_argument("--json", action="store_true", help="last line: the figures as JSON")

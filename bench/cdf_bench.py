@@ -7,7 +7,7 @@ files: one mirrored with `change_data_feed` off, the other with it on.
   a first pass, then --rounds rounds (default 3) of --changes change rows per table (default 10:
   60% updates, 20% deletes, 20% new keys) and one pass over all tables;
 - one big table: 30M rows × --scale, loaded by a first pass, then --rounds passes of one file of
-  100k × --scale change rows (same mix). At --scale 1.0 that is issue 42's 100k changes into
+  100k × --scale change rows (same mix). At --scale 1.0 that is the documented 100k changes into
   30M rows; the initial loads alone take long on a laptop, so try --scale 0.01 first.
 
 --warmup rounds (default 1) run first and are not counted. The two zones' passes alternate
@@ -19,7 +19,7 @@ one run are what to read. Both zones' tables are compared at the end (row count 
 and the feed's rows counted against the changes, so a fast wrong answer can't pass unseen.
 
     .venv/bin/python bench/cdf_bench.py --scale 0.01 [--tables 20] [--rounds 3] [--json]
-    .venv/bin/python bench/cdf_bench.py --skip-small --scale 1.0   # issue 42's big case
+    .venv/bin/python bench/cdf_bench.py --skip-small --scale 1.0   # the documented big case
 """
 
 from __future__ import annotations

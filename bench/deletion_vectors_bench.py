@@ -1,4 +1,4 @@
-"""What deletion vectors buy the engine, and what they cost readers (issue 27, docs/readers.md).
+"""What deletion vectors buy the engine, and what they cost readers (docs/readers.md).
 
 The same landing files are mirrored twice in one warm session: into a table with deletion vectors
 (`deletion_vectors: true`, the default) and into one without (`deletion_vectors: false`). Per

@@ -1,4 +1,4 @@
-"""End-to-end benchmark (issue 6): CDC feed → landing zone → Delta table, through `run_plan`.
+"""End-to-end benchmark: CDC feed → landing zone → Delta table, through `run_plan`.
 
 The same feeds as bench/publish_bench.py (at --scale 1.0, 1M Qlik Replicate messages and 1M
 Arcion realtime CSV rows), published and mirrored by one `mirrorspec run` equivalent

@@ -1,4 +1,4 @@
-"""Kafka source benchmark (issue 13): Qlik messages on a 3-partition topic → Delta, beside the
+"""Kafka source benchmark: Qlik messages on a 3-partition topic → Delta, beside the
 same messages read from files, in the same process; then watch-pass latency.
 
 Starts a local KRaft broker (scripts/local_kafka.py), produces --scale × 1,000,000 Qlik
@@ -51,8 +51,7 @@ def produce(broker: LocalBroker, messages: list[tuple[int, str]]) -> None:
 def make_project(root: Path, broker: LocalBroker, feed: Path):
     from mirrorspec.compile import compile_project
 
-    sys.path.insert(0, str(REPO_ROOT / "tests"))
-    from project_files import write
+    from tests.support.project_files import write
 
     write(root, {
         "mirrorspec_project.yml": {"name": "kb"},

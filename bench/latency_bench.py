@@ -1,4 +1,4 @@
-"""Watch-latency benchmark (issues 6, 15): file landed → rows visible in the Delta table.
+"""Watch-latency benchmark: file landed → rows visible in the Delta table.
 
 Starts `mirrorspec mirror --watch 0.5` as a subprocess on an empty landing zone, lands a first
 file and waits for it (JVM start-up; reported apart), then lands --files small Parquet files one

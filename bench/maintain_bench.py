@@ -1,4 +1,4 @@
-"""What `mirrorspec maintain` costs on small tables (issue 27 item 1): whole commands, cold JVMs.
+"""What `mirrorspec maintain` costs on small tables: whole commands, cold JVMs.
 
 A project of N small tables (3 rows each after a delete, so each carries a deletion vector) is
 mirrored with deletion vectors on. Then, each as a whole `mirrorspec maintain` command beside a

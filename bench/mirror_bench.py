@@ -1,4 +1,4 @@
-"""Benchmark of the mirroring engine (issue 3).
+"""Benchmark of the mirroring engine.
 
 At --scale 1.0: a 10M-row table (initial load through the engine), then 1M changes — 60%
 updates, 20% inserts, 20% deletes — in 100 Parquet files, applied by one engine pass. Prints

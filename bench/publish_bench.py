@@ -1,11 +1,11 @@
-"""Publish benchmark (issues 6 and 15): CDC feed files → landing zone, through `publish_table`.
+"""Publish benchmark: CDC feed files → landing zone, through `publish_table`.
 
 At --scale 1.0: 1M Qlik Replicate data messages (JSON lines, 10 files; 50% INSERT, 35% UPDATE
 with beforeData, 15% DELETE, transactions of 10 events) and 1M Arcion realtime CSV rows (3x+3
 columns, 10 files, same mix). Per feed, in one run:
 
 - pyarrow's C++ reader (`pyarrow.json.read_json` / `pyarrow.csv.read_csv`) parsing the same
-  files and writing one Parquet file: issue 15's reference;
+  files and writing one Parquet file: the reference;
 - the first `publish_table` of a warm SparkSession (JVM up, the reader's code paths cold: what
   this bench used to report alone) and a second, warm one of the same files into a fresh
   landing folder (the steady state of a long `run` or `--watch`);
@@ -15,7 +15,7 @@ columns, 10 files, same mix). Per feed, in one run:
   session; and the CPU per change of one 16 MiB chunk parsed in this process (no Spark) by
   each path, best of 3;
 - with --whole-command, `python -m mirrorspec publish` as a process beside a bare Spark start,
-  and the difference: the way issue 15 measured;
+  and the difference: the way docs/performance.md measures it;
 - with --first-load-check N, each feed warm N times with and N times without the first load's
   insert-key check (`spark/publish/replays.first_load_keys_unique`, the aggregation that lets
   an insert-only first load keep marker 0 when no key repeats; without it the inserts land as 0 unchecked,
@@ -202,7 +202,7 @@ def compile_plan(root: Path):
 
 def pyarrow_reference(feed: str, folder: Path, out: Path) -> dict:
     """pyarrow's C++ reader parsing the same files (JSON lines / CSV) and writing them as one
-    Parquet file: the reference of issue 15 (no ordering, masks or checks: parse + write)."""
+    Parquet file: the reference (no ordering, masks or checks: parse + write)."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
     import pyarrow.json as pjson

@@ -1,4 +1,4 @@
-"""Read-path benchmark (issue 14): `show`, `history` and `status` as cold processes on a local
+"""Read-path benchmark: `show`, `history` and `status` as cold processes on a local
 Delta table, through delta-rs (today) and through Spark (MIRRORSPEC_READ_WITH=spark, the path
 before) in the same run.
 

@@ -1,4 +1,4 @@
-"""Run every benchmark and print ONE table of figures against issue 6's targets (`make bench`).
+"""Run every benchmark and print ONE table of figures against the targets of docs/performance.md (`make bench`).
 
     .venv/bin/python bench/run_all.py            # full sizes (1M changes, 10M rows: hours on 2 cores)
     .venv/bin/python bench/run_all.py --quick    # small sizes, a few minutes on an idle machine

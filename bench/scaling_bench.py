@@ -1,4 +1,4 @@
-"""Scaling benchmark (issue 6): the mirror benchmark at 1×, 2×, 4×, 8× a base size.
+"""Scaling benchmark: the mirror benchmark at 1×, 2×, 4×, 8× a base size.
 
 Uses bench/mirror_bench.py's data (a table of 10M·s rows, then 1M·s changes — 60% updates, 20%
 inserts, 20% deletes — in --files Parquet files) and its engine pass, at s = base × 1, 2, 4, 8,

@@ -111,7 +111,8 @@ def _table_plan(table: Table, project: Project, landing_zone: str, warehouse: st
 
 def check_landing_zone(plan: Plan, project: Project) -> list[MirrorspecError]:
     """Problems with what the configured landing zone already holds: keyColumns can't change
-    once a table's `_metadata.json` is there (seed 000), unless the table says `recreate: true`
+    once a table's `_metadata.json` is there (the landing-zone specification), unless the table
+    says `recreate: true`
     (the change is acknowledged: `run --full-refresh` or its publisher recreates the folder).
     URIs are not checked."""
     if is_uri(plan.landing_zone) or not os.path.isdir(plan.landing_zone):

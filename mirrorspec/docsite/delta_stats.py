@@ -1,4 +1,4 @@
-"""What the docs site shows about a Delta table, read through delta-rs (no JVM; seed 003).
+"""What the docs site shows about a Delta table, read through delta-rs (no JVM).
 
 Rows = Σ numRecords of the live files minus the rows their deletion vectors remove
 (`DeltaTable.count()` ignores deletion vectors, so it is not used). Anything delta-rs can't

@@ -1,4 +1,5 @@
-"""Fabric open mirroring's rules, in one place (seed 000).
+"""Fabric open mirroring's rules, in one place (Microsoft's "Open mirroring landing zone
+requirements and format").
 
 - `mirroring`: landing-zone names and sequence numbers, the row marker, `_metadata.json` keys,
   delimited-text properties and their checks;

@@ -1,8 +1,8 @@
 """Compressed delimited landing files: the codec a file's name names, and its bytes decompressed.
 
-Seed 000 lets delimited files be compressed with Snappy, GZIP or ZSTD; producers name them with
-the codec's suffix after the data extension (`.csv.gz`, `.tsv.zst`, `.csv.snappy`). Snappy has
-three containers in the wild, and all three are read:
+Microsoft's landing-zone specification lets delimited files be compressed with Snappy, GZIP or
+ZSTD; producers name them with the codec's suffix after the data extension (`.csv.gz`, `.tsv.zst`,
+`.csv.snappy`). Snappy has three containers in the wild, and all three are read:
 
 - **Hadoop's block stream**: what Spark, Hive and other Hadoop writers produce
   (`df.write.option("compression", "snappy").csv(...)`): per block a 4-byte big-endian length

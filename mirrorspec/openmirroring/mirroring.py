@@ -1,4 +1,5 @@
-"""The open-mirroring rules, in one place (seed 000: Fabric open mirroring landing zone).
+"""The open-mirroring rules, in one place (Microsoft's "Open mirroring landing zone
+requirements and format").
 
 Both the compiler (which writes `_metadata.json`) and the Spark engine (which reads any
 landing zone) use this module; nothing else may restate these rules. It is pure Python.
@@ -219,7 +220,7 @@ def engine_column_clash(name: str) -> str | None:
 
 def delete_not_nullable(column: str) -> str:
     """What lint says of a delete row that leaves `column`, declared `IsNullable: false`, empty:
-    the engine applies it (a delete needs only its key columns, seed 000), but the service has
+    the engine applies it (a delete needs only its key columns), but the service has
     been reported to fail such rows (docs/semantics.md, "Business Central (bc2adls) threads")."""
     return (f"a delete row leaves column {column} (IsNullable: false) empty: mirrorspec applies "
             "it (a delete needs only its key columns), but Fabric has been reported to fail "
@@ -561,10 +562,10 @@ KEY_CHANGED_CODE = "KeyColumnsChanged"
 
 
 def keys_differ(before: Sequence[str], after: Sequence[str]) -> bool:
-    """Whether two keyColumns lists name different keys (seed 000: "once added keyColumns can't
-    be changed"). A key is a set of columns: names compare case-insensitively, as columns do,
-    and their order doesn't count (rows match on the same values either way). The engine,
-    lint, compile, `diff` and the `_metadata.json` deploy all decide with this."""
+    """Whether two keyColumns lists name different keys (the landing-zone specification: "once added
+    keyColumns can't be changed"). A key is a set of columns: names compare case-insensitively, as
+    columns do, and their order doesn't count (rows match on the same values either way). The
+    engine, lint, compile, `diff` and the `_metadata.json` deploy all decide with this."""
     return sorted(k.lower() for k in before) != sorted(k.lower() for k in after)
 
 

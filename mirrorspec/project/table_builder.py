@@ -21,7 +21,7 @@ from mirrorspec.sources import LANDING_ZONE, resolve_options
 
 
 DELIMITED_FORMATS = ("csv", "delimited_text")
-# YAML key of `delimited:` → FileFormatTypeProperties name (seed 000)
+# YAML key of `delimited:` → FileFormatTypeProperties name (the landing-zone specification)
 DELIMITED_KEYS = {
     "first_row_as_header": "FirstRowAsHeader",
     "row_separator": "RowSeparator",

@@ -1,4 +1,4 @@
-"""Arcion Replicant S3 files (seed 002), CSV and JSON, snapshot and realtime → canonical changes.
+"""Arcion Replicant S3 files, CSV and JSON, snapshot and realtime → canonical changes.
 
 CSV (RFC 4180 quoting):
 - snapshot rows: x fields, one per column → insert;

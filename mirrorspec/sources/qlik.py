@@ -1,4 +1,4 @@
-"""Qlik Replicate JSON messages (seed 001) → canonical changes.
+"""Qlik Replicate JSON messages (Qlik's Kafka/MapR Streams message format) → canonical changes.
 
 Files hold one message per line, or JSON arrays / concatenated documents. A message is the
 envelope `{"magic": "atMSG", "type": "MD"|"DT", ..., "message": {...}}` or the bare message

@@ -1,4 +1,4 @@
-"""Qlik Replicate messages (seed 001), one at a time: type mapping, metadata structures, the
+"""Qlik Replicate messages, one at a time: type mapping, metadata structures, the
 envelope, `columnMask`, file scanning and the row parser (`parse_into`).
 
 This is the definition of the format: `qlik.parse_task` runs it in the Python workers, and the

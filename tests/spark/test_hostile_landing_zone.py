@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from mirror_cli import mirror_command
+from tests.support.mirror_cli import mirror_command
 
 pytestmark = pytest.mark.slow
 

@@ -25,7 +25,7 @@ from mirrorspec.base import faults  # noqa: E402
 from mirrorspec.compile import compile_project  # noqa: E402
 from mirrorspec.progress.publish import state_file  # noqa: E402
 from mirrorspec.spark.run import run_plan  # noqa: E402
-from project_files import write  # noqa: E402
+from tests.support.project_files import write  # noqa: E402
 
 pytestmark = pytest.mark.kafka
 

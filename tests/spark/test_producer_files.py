@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
-from landing_cases import assert_lint_agrees
+from tests.support.landing_cases import assert_lint_agrees
 from mirrorspec.landing.lint import lint_landing_zone
 from mirrorspec.openmirroring.mirroring import sequence_file_name
 from mirrorspec.spark.mirror import engine

@@ -1,4 +1,5 @@
-"""`mirrorspec lint`: check a landing zone written by any producer against seed 000.
+"""`mirrorspec lint`: check a landing zone written by any producer against Microsoft's
+landing-zone specification ("Open mirroring landing zone requirements and format").
 
 Pure Python with pyarrow (no JVM). Parquet files are read by their footers and their marker and
 key columns only. The rules that decide whether the engine stops at a file are the engine's own

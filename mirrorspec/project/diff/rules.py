@@ -15,8 +15,8 @@ SEVERITIES = (BREAKING, CAUTION, SAFE)
 
 ADDED, REMOVED, MODIFIED, UNCHANGED = "added", "removed", "modified", "unchanged"
 
-# Where the rule comes from: sections of the open-mirroring landing zone specification (seed 000).
-_SEED = "Fabric open mirroring landing zone requirements"
+# Where the rule comes from: sections of Microsoft's open-mirroring landing zone specification.
+_SPEC = "Fabric open mirroring landing zone requirements"
 # How a table folder is recreated; `{table}` becomes the table's unique_id.
 _HOW = " To recreate it: " + recreate_procedure("{table}") + "."
 
@@ -38,14 +38,14 @@ RULES: dict[str, Rule] = {
         "Open mirroring picks up a new table folder in the landing zone on its next scan and "
         "creates the Delta table from the folder's files.",
         "Nothing to do: the next run publishes the table's initial data.",
-        f"{_SEED} › Table operations › Add table"),
+        f"{_SPEC} › Table operations › Add table"),
     "table_removed": Rule(
         "table removed", CAUTION,
         "mirrorspec stops publishing and mirroring the table; its landing folder and Delta table "
         "stay as they are. Deleting the folder makes open mirroring drop the mirrored table.",
         "Delete the table's landing folder if the mirrored table should go too; otherwise the "
         "table simply stops receiving changes.",
-        f"{_SEED} › Table operations › Drop table"),
+        f"{_SPEC} › Table operations › Drop table"),
     "table_renamed": Rule(
         "table renamed?", CAUTION,
         "Open mirroring can't rename a table: the new folder is a new table, filled only by "
@@ -53,14 +53,14 @@ RULES: dict[str, Rule] = {
         "Make sure the new table gets a full initial load, then delete the old table's "
         "landing folder (open mirroring drops the old table). If it is not a rename, it is a "
         "removed and an added table.",
-        f"{_SEED} › Table operations › Rename table"),
+        f"{_SPEC} › Table operations › Rename table"),
     "key_columns_changed": Rule(
         "key columns changed", BREAKING,
         "keyColumns can't be changed once a table's _metadata.json declares them: the "
         "existing table folder keeps its old key (`mirrorspec run` stops the table with "
         "KeyColumnsChanged rather than mix rows matched on two keys).",
         "Keep the old keys, or recreate the table folder under the new keyColumns." + _HOW,
-        f"{_SEED} › Metadata file in the landing zone (\"once added keyColumns can't be changed\")"),
+        f"{_SPEC} › Metadata file in the landing zone (\"once added keyColumns can't be changed\")"),
     "key_columns_added": Rule(
         "key columns declared", BREAKING,
         "The table's _metadata.json (without keyColumns) is already in the landing zone, and "
@@ -69,19 +69,19 @@ RULES: dict[str, Rule] = {
         "data.",
         "Recreate the table folder with the keys from the start, or keep the table "
         "insert-only." + _HOW,
-        f"{_SEED} › Metadata file in the landing zone (\"once added keyColumns can't be "
+        f"{_SPEC} › Metadata file in the landing zone (\"once added keyColumns can't be "
         "changed\")"),
     "key_columns_reordered": Rule(
         "key columns reordered", SAFE,
         "The same columns form the key (names compare case-insensitively); rows match on the "
         "same values, and the landing zone's _metadata.json keeps the keys as first written.",
         "Nothing to do.",
-        f"{_SEED} › Metadata file in the landing zone"),
+        f"{_SPEC} › Metadata file in the landing zone"),
     "column_added": Rule(
         "column added", SAFE,
         "Open mirroring adds the column to the Delta table; rows written before have NULL in it.",
         "Nothing to do; backfill the column from the source if old rows need values.",
-        f"{_SEED} › Table columns and column operations › Add column"),
+        f"{_SPEC} › Table columns and column operations › Add column"),
     "extract_column_added": Rule(
         "column added to an extract", CAUTION,
         "Open mirroring adds the column to the Delta table. The table is fed by full-snapshot "
@@ -91,50 +91,50 @@ RULES: dict[str, Rule] = {
         "Make sure the next extract has the column before this change runs. The snapshots "
         "published before it need nothing: `mirrorspec run --full-refresh` rebuilds an "
         "extract table from its newest snapshot only.",
-        f"{_SEED} › Table columns and column operations › Add column"),
+        f"{_SPEC} › Table columns and column operations › Add column"),
     "column_removed": Rule(
         "column removed", BREAKING,
         "A column dropped from new files is not removed: open mirroring keeps the old rows' "
         "values and stores NULL in it for new rows (it unions all columns ever seen).",
         "Keep the column (new rows get NULL there), or recreate the table folder without it."
         + _HOW,
-        f"{_SEED} › Table columns and column operations › Delete column"),
+        f"{_SPEC} › Table columns and column operations › Delete column"),
     "column_renamed": Rule(
         "column renamed?", BREAKING,
         "Open mirroring can't rename a column: the new name becomes a new column (NULL in old "
         "rows) and the old one gets NULL in new rows.",
         "Keep the old name, or recreate the table folder with all the data under the new "
         "name." + _HOW + " If it is not a rename, it is a removed and an added column.",
-        f"{_SEED} › Table columns and column operations › Rename column"),
+        f"{_SPEC} › Table columns and column operations › Rename column"),
     "column_type_changed": Rule(
         "column type changed", BREAKING,
         "Providing a new column type without recreating the table is an error: replication of "
         "the table stops at the first file with the new type.",
         "Keep the old type, or recreate the table folder with all the data in the new type."
         + _HOW,
-        f"{_SEED} › Table columns and column operations › Change column type"),
+        f"{_SPEC} › Table columns and column operations › Change column type"),
     "column_type_declared": Rule(
         "column type declared", SAFE,
         "The type was not declared before; the column keeps the type its files already have.",
         "Make sure the declared type matches what was landed so far.",
-        f"{_SEED} › Table columns and column operations › Column types"),
+        f"{_SPEC} › Table columns and column operations › Column types"),
     "column_nullability_changed": Rule(
         "column nullability changed", CAUTION,
         "IsNullable is part of the SchemaDefinition, whose evolution open mirroring doesn't "
         "support: existing rows are not checked again.",
         "If the column must become NOT NULL, make sure no landed row holds NULL there, or "
         "recreate the table folder.",
-        f"{_SEED} › Delimited text requirements › SchemaDefinition"),
+        f"{_SPEC} › Delimited text requirements › SchemaDefinition"),
     "columns_undeclared": Rule(
         "columns no longer declared", CAUTION,
         "The plan no longer lists the table's columns; they come from the landed files only.",
         "Nothing to do unless the columns were dropped on purpose (then see column removed).",
-        f"{_SEED} › Table columns and column operations"),
+        f"{_SPEC} › Table columns and column operations"),
     "columns_declared": Rule(
         "columns now declared", SAFE,
         "The plan now lists the table's columns; the Delta table keeps the columns it has.",
         "Make sure the declared columns and types match what was landed so far.",
-        f"{_SEED} › Table columns and column operations"),
+        f"{_SPEC} › Table columns and column operations"),
     "dialect_changed": Rule(
         "file format changed", BREAKING,
         "Every file of a table folder is read with the one FileFormat, FileExtension and "
@@ -142,7 +142,7 @@ RULES: dict[str, Rule] = {
         "be misread or ignored, and the new ones can't follow the old sequence.",
         "Keep the old format, or recreate the table folder with all the data in the new "
         "format." + _HOW,
-        f"{_SEED} › Delimited text requirements"),
+        f"{_SPEC} › Delimited text requirements"),
     "file_detection_changed": Rule(
         "file detection strategy changed", BREAKING,
         "fileDetectionStrategy decides which files are new and in what order they apply "
@@ -150,19 +150,19 @@ RULES: dict[str, Rule] = {
         "strategy means nothing under the other, so files would be skipped or applied twice.",
         "Keep the old strategy, or recreate the table folder and land its data again under "
         "the new one." + _HOW,
-        f"{_SEED} › Metadata file in the landing zone (fileDetectionStrategy)"),
+        f"{_SPEC} › Metadata file in the landing zone (fileDetectionStrategy)"),
     "upsert_default_changed": Rule(
         "default row marker changed", CAUTION,
         "isUpsertDefaultRowMarker decides what a row without __rowMarker__ does: insert "
         "(0, duplicates allowed) or upsert (4, replaces the row with the same key). Rows "
         "already applied keep their effect; new files follow the new default.",
         "Make sure the publisher's files agree with the new default.",
-        f"{_SEED} › Format requirements (__rowMarker__)"),
+        f"{_SPEC} › Format requirements (__rowMarker__)"),
     "metadata_changed": Rule(
         "_metadata.json changed", SAFE,
         "A _metadata.json property without effect on existing rows changed.",
         "Nothing to do.",
-        f"{_SEED} › Metadata file in the landing zone"),
+        f"{_SPEC} › Metadata file in the landing zone"),
     "source_changed": Rule(
         "source changed", CAUTION,
         "The table is now published from another feed; open mirroring only sees the files it "

@@ -1,12 +1,12 @@
 """A whole-table replacement (a truncate then a reload) of a table without key columns.
 
-The landing zone can only add rows to a table without keyColumns (seed 000: markers 1/2/4 need
-keys), so a truncate of such a table can't be written as it stands. What can be written is the
-difference: once the rows the table will hold are known — the mirrored Delta rows plus the rows
-of landing files published but not yet mirrored — and each of them is also among the rows that
-follow the last truncate of the batch, landing only the rows those lack makes the table equal to
-the reload (a Maxwell bootstrap run again, a DTS initial load run again). If the table holds a
-row the reload lacks, or what it holds can't be known (its landing files were consumed by
+The landing zone can only add rows to a table without keyColumns (the landing-zone specification:
+markers 1/2/4 need keys), so a truncate of such a table can't be written as it stands. What can be
+written is the difference: once the rows the table will hold are known — the mirrored Delta rows
+plus the rows of landing files published but not yet mirrored — and each of them is also among the
+rows that follow the last truncate of the batch, landing only the rows those lack makes the table
+equal to the reload (a Maxwell bootstrap run again, a DTS initial load run again). If the table
+holds a row the reload lacks, or what it holds can't be known (its landing files were consumed by
 another mirror), nothing can say it: the table stops at the truncate with a located error.
 """
 

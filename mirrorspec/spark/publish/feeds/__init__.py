@@ -2,6 +2,12 @@
 
 A reader subclasses its pure format (`mirrorspec.sources.<format>`) and adds `read`, which turns
 feed files into a DataFrame of canonical changes (see `mirrorspec.sources.base`).
+
+- `base`: what the readers share: Python parsers run in Spark workers, the change schema.
+- `row_images`: the reading shared by the row-image JSON feeds (GoldenGate, Canal, Maxwell).
+- `qlik`, `arcion`, `aws_dms`, `debezium`, `goldengate`, `canal`, `maxwell`: one reader each,
+  over the parser of the same name in `mirrorspec.sources`.
+- `extract`: plain extracts (`csv`, `parquet`): the change set between two snapshots.
 """
 
 from __future__ import annotations
