@@ -15,7 +15,7 @@ from mirrorspec.progress.publish import load_state, save_state, staging_folder
 from mirrorspec.sources.kafka import offsets_sidecar, staged_name
 from mirrorspec.spark.publish.publisher import PublishResult
 from mirrorspec.spark.publish.refresh import _swap_in, shadow_root
-from project_files import write
+from tests.support.project_files import write
 
 
 def test_held_back_messages_and_offsets_move_in_with_the_landing_file(tmp_path):
