@@ -1,4 +1,5 @@
-"""Ctrl-C: the one SIGINT handler of the command line, and the flag every layer can ask.
+"""How the command line's process ends: on Ctrl-C (the one SIGINT handler, and the flag every
+layer can ask) and after a command (`exit_after_cleanup`).
 
 The CLI installs `on_sigint` (`install`); it records the interrupt and raises KeyboardInterrupt
 in the main thread. From then on output stops (`interrupted()` silences the console) and the
@@ -6,6 +7,11 @@ CLI ends the process at once with exit code 130 and one line (`exit_now`): table
 are safe as after any crash (a Delta commit is atomic; the publisher re-writes or records its
 batch). PySpark replaces the SIGINT handler when it starts a SparkContext; `kept_handler`
 puts it back.
+
+A command that finished ends through `exit_after_cleanup`: Python's exit handlers and logging's
+flush run, then `os._exit`, because delta-rs's runtime threads can abort a process at its normal
+exit ("terminate called without an active exception", delta-io/delta-rs#2184). Both ends of the
+process go through `os._exit` here, in one place.
 """
 
 from __future__ import annotations
