@@ -65,10 +65,10 @@ def marker_column_problems(last: bool, non_integer_type: str | None = None) -> l
     seed lists. Empty when neither. Delimited files pass None: every cell there is text."""
     problems = []
     if not last:
-        problems.append(f"{MARKER_NOT_LAST}; the seed asks for it as the final column")
+        problems.append(f"{MARKER_NOT_LAST}; the landing-zone specification asks for it as the final column")
     if non_integer_type is not None:
         problems.append(f"{ROW_MARKER_COLUMN} is a {non_integer_type} {MARKER_NOT_INTEGER}; "
-                        "the seed's markers are the integers 0, 1, 2 and 4: write it as int32")
+                        "the landing-zone markers are the integers 0, 1, 2 and 4: write it as int32")
     return problems
 
 
@@ -508,7 +508,7 @@ def _parse_delimited(props: Any, bad: Callable[[str], LandingZoneError], warning
     unknown = [str(name) for name in spelled if str(name).lower() not in known]
     if unknown:  # another producer's extension: reading goes on with the seed's properties
         warnings.append(f"FileFormatTypeProperties {', '.join(sorted(unknown))} ignored (not "
-                        "one of the seed's delimited-text properties)")
+                        "one of the landing-zone specification's delimited-text properties)")
     return DelimitedOptions(
         first_row_as_header=values["FirstRowAsHeader"],
         row_separator=values["RowSeparator"],

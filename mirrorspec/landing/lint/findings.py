@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
-# rule id → what it checks (the seed section it comes from)
+# rule id → what it checks (the specification section it comes from)
 RULES: dict[str, str] = {
     "layout/file-outside-table": "a file outside any table folder (Landing zone)",
     "layout/nested-without-schema": "a schema/table folder without the .schema suffix (Schema)",
@@ -16,8 +16,8 @@ RULES: dict[str, str] = {
     "layout/partner-events": "_partnerEvents.json: invalid, or not at the landing-zone root",
     "metadata/missing": "every table folder must contain a _metadata.json file",
     "metadata/invalid": "_metadata.json is not valid JSON or has an invalid value",
-    "metadata/unknown-key": "a _metadata.json key the seed doesn't define",
-    "metadata/ignored-property": "a FileFormatTypeProperties entry the seed doesn't define",
+    "metadata/unknown-key": "a _metadata.json key the landing-zone specification doesn't define",
+    "metadata/ignored-property": "a FileFormatTypeProperties entry the specification doesn't define",
     "metadata/key-changed": "keyColumns can't be changed once added",
     "warehouse/state-lost": "the Delta log's txn has neither its commit nor its state copy",
     "metadata/key-missing": "a key column missing from a data file",
@@ -36,7 +36,7 @@ RULES: dict[str, str] = {
     "files/older-than-processed": "LastUpdateTimeFileDetection: a file older than one processed",
     "content/zero-byte": "a zero-byte file",
     "content/unreadable": "a Parquet or delimited file that can't be read",
-    "content/codec": "a Parquet codec the seed doesn't list (Snappy, GZIP, ZSTD)",
+    "content/codec": "a Parquet codec the specification doesn't list (Snappy, GZIP, ZSTD)",
     "content/time-range": "a date or timestamp outside 0001-01-01 … 9999-12-31 (Delta's range)",
     "content/header": "a delimited file's header row (FirstRowAsHeader)",
     "content/encoding": "bytes that are invalid in the declared Encoding",

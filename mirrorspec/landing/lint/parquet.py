@@ -41,8 +41,9 @@ def lint_parquet(file, metadata, union, report, where, stop, strict) -> Finding 
         return found
     codecs = checks.unsupported_codecs(footer)
     if codecs:
-        return stop("content/codec", f"compressed with {', '.join(codecs)}: unreadable here; the "
-                    "seed lists Snappy, GZIP and ZSTD (re-write the file under the same name)")
+        return stop("content/codec", f"compressed with {', '.join(codecs)}: unreadable here; "
+                    "the landing-zone specification lists Snappy, GZIP and ZSTD (re-write the "
+                    "file under the same name)")
     out_of_range = checks.time_range_problem(path)
     if out_of_range is not None:
         return stop("content/time-range", out_of_range[2], row=out_of_range[0],

@@ -84,8 +84,8 @@ def _lint_metadata(fs, path, report: TableReport, rel) -> mirroring.TableMetadat
     entry = landing._metadata_entry(fs, path)
     if entry is None:
         add(Finding("metadata/missing", "error",
-                    "no _metadata.json: the seed requires one in every table folder (the "
-                    "engine mirrors the table as insert-only and keyless)", table=report.table))
+                    "no _metadata.json: the landing-zone specification requires one in every "
+                    "table folder (the engine mirrors the table as insert-only and keyless)", table=report.table))
         return mirroring.TableMetadata(present=False)
     where = rel(entry.path)
     try:
