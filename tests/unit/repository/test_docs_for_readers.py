@@ -100,6 +100,27 @@ def test_no_command_help_carries_an_internal_label():
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO)))
+def message_strings(path: Path) -> list[tuple[int, str]]:
+    """The string literals of a module that are not docstrings: what its messages can say."""
+    import ast
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                       ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr)}
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and id(node) not in docstrings]
+
+
+def test_no_message_carries_an_internal_label():
+    """Errors, warnings and lint findings are read by users too (a terminal, a log, SARIF)."""
+    found = [f"{path.relative_to(REPO)}:{line}: {label}"
+             for path in sorted((REPO / "mirrorspec").rglob("*.py"))
+             for line, text in message_strings(path) for label in labels_in(text)]
+    assert found == []
+
+
 def test_every_repository_path_the_docs_cite_exists(page):
     assert missing_paths(page.read_text(encoding="utf-8")) == []
 
