@@ -49,15 +49,22 @@ from mirrorspec.context.arguments import EventCallback
 from mirrorspec.context.project import ProjectContext
 from mirrorspec.context.reading import Status
 from mirrorspec.compile import CompileResult
+from mirrorspec.landing.lint import Finding, LintResult, TableReport
+from mirrorspec.project.diff import PlanDiff
+from mirrorspec.readers.export import Exported
+from mirrorspec.readers.history import HistoryEntry
 from mirrorspec.context.threads import DEFAULT_THREADS
 from mirrorspec.operate.health import Health
 
 if TYPE_CHECKING:
     import pyarrow
 
-__all__ = ["Project", "mirror_landing_zone", "artifact_schema", "ARTIFACT_SCHEMAS", "Status",
-           "Health", "EventCallback", "RunResults", "TableRunResult", "TestResults",
-           "DataTestResult", "CompileResult", "Plan", "TablePlan", "MirrorspecError", "UsageError", "ProjectError", "SelectionError",
+__all__ = ["Project", "mirror_landing_zone", "lint_landing_zone", "artifact_schema",
+           "ARTIFACT_SCHEMAS", "Status", "Health", "EventCallback", "RunResults",
+           "TableRunResult", "TestResults", "DataTestResult", "CompileResult", "Plan",
+           "TablePlan", "LintResult", "TableReport", "Finding", "PlanDiff",
+           "HistoryEntry", "Exported",
+           "MirrorspecError", "UsageError", "ProjectError", "SelectionError",
            "InspectError", "LandingZoneError", "SetupError", "FailedRun", "StaleMirror"]
 
 ARTIFACT_SCHEMAS = {
@@ -236,6 +243,79 @@ class Project:
         project = self._project()
         return read_changes(project.load().plan, table, from_version, start, to_version, end,
                             limit, project.console)
+
+    def history(self, table: str, limit: int | None = None) -> list[HistoryEntry]:
+        """`mirrorspec history`: the Delta commits of a mirrored table, newest first (only the
+        latest `limit`), each with the landing files it applied and the rows it inserted,
+        updated and deleted. No Spark unless delta-rs can't read the table."""
+        from mirrorspec.context import inspection
+
+        check.text(table, "table", "a table's unique id or name")
+        if limit is not None:
+            check.positive(limit, "limit")
+        project = self._project()
+        return inspection.read_history(inspection.resolve(table, project, None), limit,
+                                       project.console)
+
+    def export(self, table: str, to: str | os.PathLike[str], version: int | None = None,
+               force: bool = False) -> Exported:
+        """`mirrorspec export`: write a mirrored table (as of `version`, default the latest) to
+        one file, `to` (FILE.parquet or FILE.csv: the suffix says the format), deletion
+        vectors applied; never inside the warehouse or landing zone, and an existing file only
+        with `force`. No Spark."""
+        from mirrorspec.context.inspection import export_table
+
+        check.text(table, "table", "a table's unique id or name")
+        dest = str(check.path(to, "to"))
+        check.whole(version, "export", "version", "a Delta version (>= 0)")
+        force = check.flag(force, "force")
+        return export_table(self._project(), table, dest, version, force)
+
+    def lint(self, tables: str | Sequence[str] | None = None, strict: bool = False,
+             with_warehouse: bool = True) -> LintResult:
+        """`mirrorspec lint` of the project's landing zone (only `tables` when given:
+        schema.table, names or globs), with the checks against its warehouse unless
+        `with_warehouse=False`. No Spark. Findings do not raise: `result.failed(strict)` says
+        whether the command line would exit 1."""
+        from mirrorspec.context.lint import lint_project
+
+        selected = check.selectors(tables, "tables")
+        strict = check.flag(strict, "strict")
+        with_warehouse = check.flag(with_warehouse, "with_warehouse")
+        return lint_project(self._project().load(say_inferred=False).plan, selected,
+                            with_warehouse, strict)
+
+    def diff(self, state: str | os.PathLike[str] | None = None, base: str | None = None,
+             allow_breaking: bool = False) -> PlanDiff:
+        """`mirrorspec diff`: what the project's changes do to the mirrored tables, from
+        `state` (a previous target/ or its plan.json) or `base` (a git revision, compiled in a
+        temporary worktree), exactly one of them, to a fresh compile. No Spark. A breaking
+        change does not raise: check `.blocking` (the command line exits 1 on it)."""
+        from mirrorspec.context.diff import diff_project
+
+        state_path = check.path(state, "state", optional=True)
+        base_ref = check.text(base, "base", "a git revision", optional=True)
+        allow_breaking = check.flag(allow_breaking, "allow_breaking")
+        profiles = None if self.profiles_dir is None else Path(self.profiles_dir)
+        return diff_project(self.path, None if state_path is None else Path(state_path),
+                            base_ref, self.target, self.vars or None, profiles,
+                            allow_breaking=allow_breaking, names=("state=…", "base=…"))
+
+
+def lint_landing_zone(landing_zone: str | os.PathLike[str],
+                      tables: str | Sequence[str] | None = None,
+                      warehouse: str | os.PathLike[str] | None = None,
+                      strict: bool = False) -> LintResult:
+    """`mirrorspec lint`: check a local landing zone against Microsoft's open-mirroring
+    landing-zone rules (only `tables` when given), and against the mirrored tables in
+    `warehouse` when given. No Spark. A missing folder raises LandingZoneError; findings do
+    not raise: `result.failed(strict)` says whether the command line would exit 1."""
+    from mirrorspec.context.lint import lint
+
+    folder = check.path(landing_zone, "landing_zone")
+    selected = check.selectors(tables, "tables")
+    return lint(str(folder), selected, check.path(warehouse, "warehouse", optional=True),
+                check.flag(strict, "strict"))
 
 
 def mirror_landing_zone(landing_zone: str | os.PathLike[str], warehouse: str | os.PathLike[str],
