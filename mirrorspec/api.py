@@ -50,6 +50,9 @@ from mirrorspec.context.project import ProjectContext
 from mirrorspec.context.reading import Status
 from mirrorspec.compile import CompileResult
 from mirrorspec.landing.lint import Finding, LintResult, TableReport
+from mirrorspec.artifacts.reconciliation import Reconciliation, Replay
+from mirrorspec.context.operations import MaintainResult, TableMaintained
+from mirrorspec.context.site import DocsSite
 from mirrorspec.project.diff import PlanDiff
 from mirrorspec.readers.export import Exported
 from mirrorspec.readers.history import HistoryEntry
@@ -63,7 +66,8 @@ __all__ = ["Project", "mirror_landing_zone", "lint_landing_zone", "artifact_sche
            "ARTIFACT_SCHEMAS", "Status", "Health", "EventCallback", "RunResults",
            "TableRunResult", "TestResults", "DataTestResult", "CompileResult", "Plan",
            "TablePlan", "LintResult", "TableReport", "Finding", "PlanDiff",
-           "HistoryEntry", "Exported",
+           "HistoryEntry", "Exported", "MaintainResult", "TableMaintained", "Reconciliation",
+           "Replay", "DocsSite",
            "MirrorspecError", "UsageError", "ProjectError", "SelectionError",
            "InspectError", "LandingZoneError", "SetupError", "FailedRun", "StaleMirror"]
 
@@ -270,6 +274,91 @@ class Project:
         check.whole(version, "export", "version", "a Delta version (>= 0)")
         force = check.flag(force, "force")
         return export_table(self._project(), table, dest, version, force)
+
+    def maintain(self, tables: str | Sequence[str] | None = None,
+                 select: str | Sequence[str] | None = None,
+                 exclude: str | Sequence[str] | None = None,
+                 state: str | os.PathLike[str] | None = None, purge: bool = True,
+                 optimize: bool = True, vacuum: bool = True, retain_hours: float | None = None,
+                 allow_short_retention: bool = False,
+                 threads: int = DEFAULT_THREADS) -> MaintainResult:
+        """`mirrorspec maintain`: apply each table's `deletion_vectors` switch, then purge
+        deletion vectors, OPTIMIZE and VACUUM (each unless False) the tables named in `tables`
+        and chosen by `select`/`exclude` (all by default), `threads` at once. A `retain_hours`
+        below a table's retention raises UsageError unless `allow_short_retention`. Starts
+        Spark. A failed table does not raise: check `.failed` or call `.raise_if_failed()`."""
+        from mirrorspec.context.operations import maintain
+
+        named = check.selectors(tables, "tables")
+        select_, exclude_ = check.selectors(select, "select"), check.selectors(exclude, "exclude")
+        state_path = check.state_folder(state)
+        purge, optimize = check.flag(purge, "purge"), check.flag(optimize, "optimize")
+        vacuum = check.flag(vacuum, "vacuum")
+        allow_short = check.flag(allow_short_retention, "allow_short_retention")
+        hours = check.hours(retain_hours, "retain_hours")
+        threads = check.positive(threads, "threads")
+        return maintain(self._project(), named, select_, exclude_, state_path, purge, optimize,
+                        vacuum, hours, allow_short, threads)
+
+    def reconcile(self, table: str, against: str | os.PathLike[str],
+                  key: str | Sequence[str] | None = None, version: int | None = None,
+                  timestamp: str | None = None, dbtable: str | None = None,
+                  user_secret: str | None = None, password_secret: str | None = None,
+                  source_format: str | None = None) -> Reconciliation:
+        """`mirrorspec reconcile`: compare the mirrored `table` (a name in the project or a
+        Delta folder) by key with `against`, a trusted snapshot of its source (a
+        Delta/Parquet/CSV path, `source_format` when the path doesn't tell, or a jdbc: URL
+        with `dbtable` and the names of the MIRRORSPEC_SECRET_* variables holding the user and
+        password), as of `version` or `timestamp`. `key`: the key columns (default: those the
+        engine recorded). Starts Spark. A difference does not raise: check `.equal`."""
+        from mirrorspec.context.operations import reconcile
+
+        check.text(table, "table", "a table's unique id or name, or a Delta folder")
+        source = str(check.path(against, "against"))
+        keys = check.key_columns(key)
+        check.whole(version, "reconcile", "version", "a Delta version (>= 0)")
+        check.text(timestamp, "timestamp", "a time (ISO 8601)", optional=True)
+        for value, name in ((dbtable, "dbtable"), (user_secret, "user_secret"),
+                            (password_secret, "password_secret")):
+            check.text(value, name, "a name", optional=True)
+        check.choice(source_format, "source_format", ("delta", "parquet", "csv"))
+        project = self._project()
+        return reconcile(lambda: project.load(say_inferred=False).plan, table, source,
+                         key=keys, version=version, timestamp=timestamp, dbtable=dbtable,
+                         user_secret=user_secret, password_secret=password_secret,
+                         source_format=source_format, console=project.console,
+                         warm_server=self.warm_server, api=True)
+
+    def replay(self, table: str, landing_path: str | os.PathLike[str] | None = None,
+               key: str | Sequence[str] | None = None,
+               scratch: str | os.PathLike[str] | None = None) -> Replay:
+        """`mirrorspec replay`: rebuild the mirrored `table` (a name in the project or a Delta
+        folder) from the landing files it applied (in `landing_path` when they moved) and
+        compare it by key with the live table; the rebuild goes to `scratch` (kept; empty or
+        new) or a temporary folder (removed). Starts Spark. A difference does not raise: check
+        `.equal`."""
+        from mirrorspec.context.operations import replay
+
+        check.text(table, "table", "a table's unique id or name, or a Delta folder")
+        folder = check.path(landing_path, "landing_path", optional=True)
+        keys = check.key_columns(key)
+        work = check.path(scratch, "scratch", optional=True)
+        project = self._project()
+        return replay(project.load(say_inferred=False).plan, table, landing_path=folder,
+                      key=keys, scratch=work, console=project.console,
+                      warm_server=self.warm_server, api=True)
+
+    def docs(self, select: str | Sequence[str] | None = None,
+             exclude: str | Sequence[str] | None = None,
+             state: str | os.PathLike[str] | None = None) -> DocsSite:
+        """`mirrorspec docs generate`: compile the project and write the static site of its
+        mirrored tables to target/docs/ (only the pages of the tables `select`/`exclude`
+        choose, when given). No Spark. Returns the DocsSite (`.path`, `.index`, `.tables`)."""
+        from mirrorspec.context.site import generate
+
+        select_, exclude_ = check.selectors(select, "select"), check.selectors(exclude, "exclude")
+        state_path = check.state_folder(state)
+        return generate(self._project(), select_, exclude_, state_path)
 
     def lint(self, tables: str | Sequence[str] | None = None, strict: bool = False,
              with_warehouse: bool = True) -> LintResult:

@@ -15,4 +15,6 @@ inside a call.
 - `inspection`: the tables show/history/changes/export name; history; export to one file
 - `lint`: a landing zone linted (the given folders or the project's) and its verdict
 - `diff`: the project's changes against a previous target/ or a git revision; the verdict
+- `site`: the docs site generated from a fresh compile, and the folder `docs serve` serves
+- `operations`: maintain, reconcile and replay (Spark): checks first, results, verdicts
 """

@@ -131,3 +131,18 @@ def test_export_writes_the_same_file(shop, tmp_path):
     with pytest.raises(api.MirrorspecError) as raised:
         Project(shop).export("sales.orders", inside)
     assert refused.exit_code == 1 and raised.value.message in refused.output
+
+
+def test_docs_writes_the_same_site(shop):
+    by_cli = invoke(shop, "docs", "generate", "--select", "sales.orders", "--log-format",
+                    "json")
+    assert by_cli.exit_code == 0, by_cli.output
+    said = json.loads(by_cli.stdout.strip().splitlines()[-1])
+    index = (shop / "target" / "docs" / "index.html").read_bytes()
+    site = Project(shop).docs(select="sales.orders")
+    assert (str(site.path), site.tables, site.delta_tables) == \
+        (said["path"], said["tables"], said["delta_tables"]) == \
+        (str(shop / "target" / "docs"), 1, said["delta_tables"])
+    assert site.index.read_bytes() == index
+    unknown = invoke(shop, "docs", "generate", "--select", "tag:nothing")
+    assert unknown.exit_code == 0 and Project(shop).docs(select="tag:nothing").tables == 0

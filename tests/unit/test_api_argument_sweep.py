@@ -50,6 +50,11 @@ def _calls(project, tmp_path):
         calls.append((f"Project.{name}", getattr(p, name),
                       {"table": "orders"} if name in ("show", "changes", "history") else {}))
     calls.append(("Project.export", p.export, {"table": "orders", "to": str(tmp_path / "o.csv")}))
+    calls.append(("Project.maintain", p.maintain, {}))
+    calls.append(("Project.reconcile", p.reconcile, {"table": "orders",
+                                                      "against": str(tmp_path / "snap")}))
+    calls.append(("Project.replay", p.replay, {"table": "orders"}))
+    calls.append(("Project.docs", p.docs, {}))
     return calls
 
 
