@@ -8,8 +8,10 @@
     orders = project.show("sales.orders", limit=None)   # a pyarrow.Table
 
 Every type a call returns is importable from here (`CompileResult`, `Plan`, `TablePlan`,
-`RunResults`, `TableRunResult`, `TestResults`, `DataTestResult`, `Status`, `Health`), and the
-package ships `py.typed`, so type checkers read these annotations.
+`RunResults`, `TableRunResult`, `TestResults`, `DataTestResult`, `Status`, `Health`,
+`HistoryEntry`, `Exported`, `LintResult`, `TableReport`, `Finding`, `PlanDiff`,
+`MaintainResult`, `TableMaintained`, `Reconciliation`, `Replay`, `DocsSite`), and the package
+ships `py.typed`, so type checkers read these annotations.
 
 The calls are the command line's own: both stand on `mirrorspec/context/` (the project's plan,
 threads, selection and Spark session), so `Project.run()` does what `mirrorspec run` does.
@@ -23,9 +25,12 @@ unreadable table `InspectError`, a missing landing zone `LandingZoneError`, a br
 each a dict like a `--log-format json` line (`time`, `level`, `event`, `message`,
 `invocation_id`, fields), or without it to Python's logging (logger `mirrorspec`, each at its
 level). A selection matching no table is a warning and an empty result, as on the command line.
-Spark starts only in `run`, `test` and `mirror_landing_zone` (and in
-`show` or `changes` for a table delta-rs can't read); the session is reused by later calls
-in the process.
+Spark starts only in `run`, `test`, `maintain`, `reconcile`, `replay` and
+`mirror_landing_zone` (and in `show`, `changes` or `history` for a table delta-rs can't read);
+the session is reused by later calls in the process. A check that finds something (a lint
+finding, a breaking change, a difference, a failed table) is a result, not an exception:
+`LintResult.failed()`, `PlanDiff.blocking`, `Reconciliation.equal`, `Replay.equal`,
+`MaintainResult.failed`.
 """
 
 from __future__ import annotations
