@@ -16,5 +16,7 @@ inside a call.
 - `lint`: a landing zone linted (the given folders or the project's) and its verdict
 - `diff`: the project's changes against a previous target/ or a git revision; the verdict
 - `site`: the docs site generated from a fresh compile, and the folder `docs serve` serves
+- `debug`: the checks of `debug` (installation, project, services, Spark) and the verdict
+- `warm`: the warm Spark server of a profile output: started, listed, stopped
 - `operations`: maintain, reconcile and replay (Spark): checks first, results, verdicts
 """
