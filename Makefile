@@ -65,12 +65,15 @@ SERVICES_ENV = if ! bash scripts/ensure_chromium.sh; then \
 # test); a module's tests stay on one worker (--dist loadfile), so its module fixtures run
 # once. TEST_WORKERS=0 runs everything in one process.
 TEST_WORKERS ?= 2
+PYTEST_WORKERS = $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
+# What each test needs is a marker (pyproject.toml): spark (a JVM; everything under tests/spark),
+# cluster, clients, browser, kafka, postgres, s3, and extra (slow end-to-end, outside `make test`).
+# Every test but the cluster, official-client and extra ones.
 test: lint
 	$(TEST_SERVICES)
 	@$(SERVICES_ENV); \
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not cluster and not extra" \
-	  --durations=15
+	$(PYTEST_WORKERS) -m "not cluster and not extra and not clients" --durations=15
 
 # docs/orchestration.md's Airflow recipes run by the real Airflow (`airflow dags test`, a throwaway
 # AIRFLOW_HOME and SQLite DB per run). Airflow lives in its own venv, .venv-airflow/ (made once,
@@ -106,11 +109,19 @@ test-airflow: $(STAMP) $(AIRFLOW_STAMP)
 test-clients: $(STAMP)
 	MIRRORSPEC_TEST_CLIENTS=1 $(BIN)/python -m pytest -q -rs -m clients tests/clients -s
 
+# The tests that need no JVM and no service: tests/unit, tests/functional and the docs site's
+# build without a browser (a minute or two). No Spark, no extras, no Chromium, no broker.
+FAST = not spark and not cluster and not extra and not clients and not browser and not kafka \
+  and not postgres and not s3
 test-fast: lint
-	$(BIN)/python -m pytest -q -m "not spark and not cluster"
+	$(PYTEST_WORKERS) -m "$(FAST)"
 
+# The Spark tests of `make test` (tests/spark and the CLI tests that start a JVM), with their
+# services (Kafka broker, PostgreSQL, the s3 jars).
 test-spark: $(STAMP)
-	$(BIN)/python -m pytest -q -m spark
+	$(TEST_SERVICES)
+	@$(SERVICES_ENV); \
+	$(PYTEST_WORKERS) -m "spark and not cluster and not extra" --durations=15
 
 # The engine property test with many random examples (make test runs the same 10 every time).
 # Run it before resolving an engine change. DEEP_EXAMPLES=N sets how many.
@@ -119,15 +130,15 @@ test-deep: $(STAMP)
 	MIRRORSPEC_PROPERTY_RANDOM=1 MIRRORSPEC_PROPERTY_EXAMPLES=$(DEEP_EXAMPLES) \
 	  $(BIN)/python -m pytest -q -m spark tests/spark/test_properties.py
 
-# The readers' delivery property tests (tests/delivery_harness.py) with new random examples:
+# The readers' delivery property tests (tests/support/delivery_harness.py) with new random examples:
 # the pure pipeline with DEEP_EXAMPLES (×6 per connector and table kind), the Spark pipeline
 # DEEP_SPARK_EXAMPLES times (every connector a table of each run). Run it before resolving a
 # change to a reader's delivery, the publisher's replays or completion.
 DEEP_SPARK_EXAMPLES ?= 3
 test-deep-delivery: $(STAMP)
 	MIRRORSPEC_PROPERTY_RANDOM=1 MIRRORSPEC_PROPERTY_EXAMPLES=$(DEEP_EXAMPLES) \
-	  $(BIN)/python -m pytest -q tests/unit/test_debezium_delivery.py tests/unit/test_row_image_delivery.py \
-	    tests/unit/test_replicator_delivery.py
+	  $(BIN)/python -m pytest -q tests/unit/sources/test_debezium_delivery.py tests/unit/sources/test_row_image_delivery.py \
+	    tests/unit/sources/test_replicator_delivery.py
 	MIRRORSPEC_PROPERTY_RANDOM=1 MIRRORSPEC_PROPERTY_EXAMPLES=$(DEEP_SPARK_EXAMPLES) \
 	  $(BIN)/python -m pytest -q tests/spark/test_debezium_delivery_e2e.py -k every_connector
 	MIRRORSPEC_PROPERTY_RANDOM=1 MIRRORSPEC_PROPERTY_EXAMPLES=$(DEEP_SPARK_EXAMPLES) \

@@ -51,8 +51,7 @@ def produce(broker: LocalBroker, messages: list[tuple[int, str]]) -> None:
 def make_project(root: Path, broker: LocalBroker, feed: Path):
     from mirrorspec.compile import compile_project
 
-    sys.path.insert(0, str(REPO_ROOT / "tests"))
-    from project_files import write
+    from tests.support.project_files import write
 
     write(root, {
         "mirrorspec_project.yml": {"name": "kb"},

@@ -6,7 +6,7 @@
     python scripts/docs_reference.py          # rewrite both pages
     python scripts/docs_reference.py --check  # exit 1 naming the page that differs (CI, tests)
 
-`make docs-reference` runs the first form; tests/unit/test_reference_docs.py the second. The
+`make docs-reference` runs the first form; tests/unit/repository/test_reference_docs.py the second. The
 prose of project-reference.md is hand-written; only the blocks between
 `<!-- generated from schemas/NAME.schema.json -->` and `<!-- end generated -->` are replaced.
 """

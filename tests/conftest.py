@@ -48,9 +48,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.spark)
 
 
-# --- an S3-API server (moto's server mode) reached through s3a:// (tests/spark) ---------------
-# Here rather than in tests/spark/conftest.py: a second module named `conftest` would shadow
-# this one for the tests that import from it (`from conftest import REPO_ROOT`).
+# --- a Kafka broker and an S3-API server (moto's server mode) reached through s3a:// -----------
+# Here rather than in tests/spark/conftest.py: tests/functional's s3 tests use the server too.
 
 @pytest.fixture(scope="session")
 def broker(tmp_path_factory):
@@ -77,7 +76,7 @@ def s3(tmp_path_factory):
     if not jars.cached_extra_jars("s3"):
         pytest.fail("the s3 jars are not cached: run `python -m mirrorspec.spark.platform.jars s3` "
                     "(`make test` does) before the s3 tests")
-    from s3_server import S3Server
+    from tests.support.s3_server import S3Server
 
     server = S3Server(tmp_path_factory.mktemp("moto"))
     yield server

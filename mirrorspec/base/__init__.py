@@ -9,5 +9,6 @@
 - `faults`: named fault points for the crash and concurrency tests;
 - `interrupts`: Ctrl-C (the CLI's SIGINT handler, silenced output, the exit at once);
 - `suggest`: the one did-you-mean helper;
-- `origin`: where a setting came from, for messages.
+- `origin`: where a setting came from, for messages;
+- `delimited_text`: where a CSV record is (its line) and the words for a cell not of its type.
 """

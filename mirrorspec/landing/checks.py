@@ -15,6 +15,7 @@ import io
 import itertools
 from typing import Any, Callable, Iterator, Sequence
 
+from mirrorspec.base import delimited_text
 from mirrorspec.openmirroring import compression, mirroring
 from mirrorspec.base.errors import LandingZoneError
 
@@ -59,6 +60,29 @@ MALFORMED_TEXT = ("malformed delimited record (more or fewer cells than the head
 KEYLESS_TEXT = (f"{mirroring.ROW_MARKER_COLUMN} ",
                 " needs keyColumns, but the table has none (declare keyColumns in "
                 "_metadata.json; without them only inserts are possible)")
+
+
+# What to do about a cell that isn't of its column's type (`delimited_text.cell_type_parts`).
+VALUE_TODO = "; fix the value and re-write the file under the same name"
+
+
+def value_type_parts(column: str, field: int, data_type: str) -> tuple[str, str]:
+    """The problem of a delimited cell that isn't of its SchemaDefinition type, as the text
+    before and after its raw value: the Spark check (`batch._read_csv_group`) and lint put the
+    value between them alike."""
+    before, after = delimited_text.cell_type_parts(column, field, data_type)
+    return before, after + VALUE_TODO
+
+
+def data_row_line(filesystem, file, options: mirroring.DelimitedOptions, row: int) -> int | None:
+    """The line (1-based, as an editor numbers it) where data row `row` of a delimited landing
+    file starts: the header and quoted line breaks counted. Reads the file again: for the error
+    path only. None when the file can't be read or has fewer rows."""
+    try:
+        text = decode(read_start(filesystem, file, None), file, options, errors="replace")
+    except LandingZoneError:
+        return None
+    return delimited_text.line_of_data_row(text, csv_dialect(options), row)
 
 
 def is_marker(name: str) -> bool:

@@ -109,9 +109,8 @@ def drop_published(plan: Plan, table: TablePlan, lf: LandingFiles, console: Cons
 def full_refresh(plan: Plan, table: TablePlan, lf: LandingFiles, console: Console) -> None:
     """Drop the Delta table of a table whose folder another publisher owns, to rebuild it.
 
-    (A feed table is refreshed by the publisher, `spark.publish.refresh`: it publishes the feed
-    aside first and calls `drop_published` only when that worked; a Kafka table, whose topics
-    can't be read twice the same way, is dropped here first.)
+    (A feed table, Kafka's too, is refreshed by the publisher, `spark.publish.refresh`: it
+    publishes the feed aside first and calls `drop_published` only when that worked.)
 
     A landing_zone table keeps its folder: the files in `_ProcessedFiles/` move back in place
     and the engine applies every file still there from the start. Files purged after the

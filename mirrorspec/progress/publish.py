@@ -81,7 +81,7 @@ def _stored(state: Any, plan: Plan) -> Any:
 
     def store(text: str) -> str:
         return RELATIVE + text[len(prefix):] if text.startswith(prefix) else text
-    return _map_strings(state, store)
+    return map_strings(state, store)
 
 
 def _in_memory(state: Any, plan: Plan, table: TablePlan) -> Any:
@@ -97,7 +97,7 @@ def _in_memory(state: Any, plan: Plan, table: TablePlan) -> Any:
         if old is not None and text.startswith(old):
             return os.path.join(project, text[len(old):])
         return text
-    return _map_strings(state, load)
+    return map_strings(state, load)
 
 
 def _moved_from(state: Any, project: str, table: TablePlan) -> str | None:
@@ -115,19 +115,19 @@ def _moved_from(state: Any, project: str, table: TablePlan) -> str | None:
             if index > 0:
                 found.append(text[:index])
         return text
-    _map_strings(state, look)
+    map_strings(state, look)
     return found[0] if found else None
 
 
-def _map_strings(value: Any, change: Callable[[str], str]) -> Any:
+def map_strings(value: Any, change: Callable[[str], str]) -> Any:
     """`value` with every string in it (dict keys too) passed through `change`."""
     if isinstance(value, str):
         return change(value)
     if isinstance(value, dict):
-        return {change(k) if isinstance(k, str) else k: _map_strings(v, change)
+        return {change(k) if isinstance(k, str) else k: map_strings(v, change)
                 for k, v in value.items()}
     if isinstance(value, list):
-        return [_map_strings(v, change) for v in value]
+        return [map_strings(v, change) for v in value]
     return value
 
 

@@ -36,6 +36,7 @@ import os
 from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
+from mirrorspec.base.delimited_text import cell_type_problem
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE
 from mirrorspec.sources.debezium import TableShape, coerce
@@ -314,7 +315,8 @@ def _csv_row(fields, layout: _Layout, shape: TableShape, options: DmsOptions, fi
         try:
             values.append(coerce(raw, data_type, binary=options.binary_encoding))
         except (ValueError, TypeError, ArithmeticError) as exc:
-            raise SourceError(f"column {name!r} ({data_type}): cannot read {raw!r}: {exc}",
+            assert index is not None  # raw is a field of the record
+            raise SourceError(f"{cell_type_problem(name, index + 1, data_type, raw)} ({exc})",
                               file=file, line=line,
                               hint="fix the value or the column's type in the YAML") from None
     ts = fields[layout.ts_index] if layout.ts_index is not None else None

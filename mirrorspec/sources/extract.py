@@ -20,9 +20,10 @@ deletes (2) of keys the new snapshot no longer has. Unchanged rows produce nothi
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Any, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Iterator, Sequence
 
+from mirrorspec.base import delimited_text
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import InferredColumn, InferredSchema, list_feed_files
 
@@ -153,14 +154,13 @@ def expected_type(data_type: str, opts: ExtractOptions) -> str:
     return data_type
 
 
-def csv_value_line(data: bytes, name: str, opts: ExtractOptions, field: int,
-                   value: str) -> int | None:
-    """The line (1-based, the header counted) where the first record whose field `field`
-    (0-based) is `value` starts, in the CSV file `name` holding `data` (decompressed as its
-    name says); None when no record has it or the bytes can't be read as the options say."""
+def csv_records(data: bytes, name: str, opts: ExtractOptions
+                ) -> Iterator[tuple[int, list[str] | None]]:
+    """(line, cells) of each data record of the CSV file `name` holding `data` (decompressed as
+    its name says), as `delimited_text.data_record_lines` numbers them (the header and quoted
+    line breaks counted). Nothing when the bytes can't be read as the options say."""
     import codecs
     import csv
-    import io
 
     from mirrorspec.openmirroring import compression
 
@@ -169,21 +169,67 @@ def csv_value_line(data: bytes, name: str, opts: ExtractOptions, field: int,
         codec = codecs.lookup(opts.encoding).name
         text = data.decode("utf-8-sig" if codec == "utf-8" else codec, errors="replace")
     except Exception:  # noqa: BLE001 - only a better message is lost: the error says the rest
-        return None
+        return
     escape = opts.escape if opts.escape and opts.escape != opts.quote else None
-    start = 1
+    dialect = {"delimiter": opts.delimiter, "quotechar": opts.quote or None,
+               "escapechar": escape, "doublequote": bool(opts.quote) and escape is None,
+               "quoting": csv.QUOTE_MINIMAL if opts.quote else csv.QUOTE_NONE}
     try:
-        reader = csv.reader(io.StringIO(text, newline=""), delimiter=opts.delimiter,
-                            quotechar=opts.quote or None, escapechar=escape,
-                            doublequote=bool(opts.quote) and escape is None,
-                            quoting=csv.QUOTE_MINIMAL if opts.quote else csv.QUOTE_NONE)
-        for index, cells in enumerate(reader):
-            if not (index == 0 and opts.header) and field < len(cells) and cells[field] == value:
-                return start
-            start = reader.line_num + 1
-    except (csv.Error, TypeError):  # a dialect Python's csv can't express
-        return None
+        yield from delimited_text.data_record_lines(text, dialect, header=opts.header)
+    except TypeError:  # a dialect Python's csv can't express
+        return
+
+
+def csv_value_line(data: bytes, name: str, opts: ExtractOptions, field: int,
+                   value: str) -> int | None:
+    """The line (1-based, the header counted) where the first record whose field `field`
+    (0-based) is `value` starts, in the CSV file `name` holding `data`; None when no record
+    has it or the bytes can't be read as the options say."""
+    for line, cells in csv_records(data, name, opts):
+        if cells is not None and field < len(cells) and cells[field] == value:
+            return line
     return None
+
+
+def csv_malformed_line(data: bytes, name: str, opts: ExtractOptions, fields: int) -> int | None:
+    """The line where the first record that isn't `fields` fields (or can't be parsed at all)
+    starts in the CSV file `name` holding `data`; None when there is none."""
+    for line, cells in csv_records(data, name, opts):
+        if cells is None or len(cells) != fields:
+            return line
+    return None
+
+
+def csv_key_lines(data: bytes, name: str, opts: ExtractOptions, keys: Sequence[str],
+                  columns: Sequence[str]) -> tuple[int | None, tuple[int, int] | None]:
+    """Where the CSV file `name` holding `data` breaks the one-row-per-key rule, by its raw
+    text: the line of the first record whose `keys` hold a NULL, and (first line, repeating
+    line) of the first key text seen twice; None where there is none. The keys are found by
+    the header (case-insensitive), or among `columns` in order for a file without one."""
+    names = list(columns)
+    if opts.header:
+        header = next((cells for _line, cells in csv_records(data, name,
+                                                             replace(opts, header=False))), None)
+        names = list(header or ())
+    lower = [n.strip().lower() for n in names]
+    if any(k.lower() not in lower for k in keys):
+        return None, None
+    fields = [lower.index(k.lower()) for k in keys]
+    null_line: int | None = None
+    seen: dict[tuple[str, ...], int] = {}
+    repeat = None
+    for line, cells in csv_records(data, name, opts):
+        if cells is None or max(fields, default=0) >= len(cells):
+            continue
+        key = tuple(cells[i] for i in fields)
+        if null_line is None and any(k == opts.null_value or k == "" for k in key):
+            null_line = line
+        elif repeat is None and key in seen:
+            repeat = (seen[key], line)
+        seen.setdefault(key, line)
+        if null_line is not None and repeat is not None:
+            break
+    return null_line, repeat
 
 
 # --- formats (pure Python: options and inference) -----------------------------------------

@@ -147,6 +147,89 @@ def lag_rows(kafka_state: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+# --- what a full refresh replays -----------------------------------------------------------------
+
+def mirrored_from(state: dict[str, Any]) -> dict[tuple[str, int], int] | None:
+    """Per (topic, partition): the first offset a table's publisher state shows it consumed
+    (its staged files' first offsets, the recorded offsets), or None when the state shows no
+    Kafka fetch at all (a lost state: the table may hold everything from offset 0)."""
+    starts: dict[tuple[str, int], int] = {}
+
+    def seen(topic: str, partition: int, offset: int) -> None:
+        key = (topic, partition)
+        starts[key] = min(offset, starts.get(key, offset))
+
+    names = list(state.get("files") or {}) + list(state.get("held_back") or [])
+    for batch in state.get("batches") or []:
+        names += list(batch.get("files") or [])
+    for name in names:
+        parsed = parse_staged_name(str(name))
+        if parsed is not None:
+            seen(*parsed)
+    recorded = (state.get("kafka") or {}).get("offsets") or {}
+    for topic, partitions in recorded.items():
+        for partition, offset in partitions.items():
+            seen(topic, int(partition), int(offset))
+    if not starts and not state.get("kafka"):
+        return None
+    return starts
+
+
+def replay_gaps(config: KafkaSource, mirrored: dict[tuple[str, int], int] | None,
+                first: dict[tuple[str, int], int]) -> list[tuple[str, int, int, int]]:
+    """(topic, partition, lost from, lost to) of each partition whose replay by a full refresh
+    would start after offsets the mirrored table was built from, because the broker no longer
+    has them (retention). `mirrored`: `mirrored_from` of the old state (None: from offset 0);
+    `first`: the broker's first offset per partition. A partition `starting_offsets` starts at
+    `latest`, or at an offset the broker still has, is the user's choice and never a gap."""
+    gaps = []
+    for (topic, partition), earliest in sorted(first.items()):
+        initial: Any = EARLIEST if topic == config.metadata_topic else config.starting_offsets
+        if isinstance(initial, dict):
+            initial = int((initial.get(topic) or {}).get(str(partition), EARLIEST_MARK))
+            if initial == LATEST_MARK:
+                continue
+            if initial >= 0:  # an explicit offset: a gap only when the broker lost it
+                if initial < earliest:
+                    gaps.append((topic, partition, initial, earliest - 1))
+                continue
+        elif initial == LATEST:
+            continue
+        if mirrored is None:
+            start = 0
+        elif (topic, partition) in mirrored:
+            start = mirrored[(topic, partition)]
+        else:
+            continue  # a partition the table never read from: nothing of it to lose
+        if start < earliest:
+            gaps.append((topic, partition, start, earliest - 1))
+    return gaps
+
+
+def replay_gap_problem(unique_id: str, gaps: list[tuple[str, int, int, int]]) -> tuple[str, str]:
+    """(message, hint) of a full refresh refused for `replay_gaps`."""
+    where = "; ".join(f"topic {t}, partition {p}: offsets {a} to {b}" for t, p, a, b in gaps)
+    message = (f"{where} are no longer on the broker (retention), but {unique_id} was built "
+               "from them: a full refresh would rebuild it without them, so it was refused")
+    kept: Offsets = {}
+    for topic, partition, _lost_from, lost_to in gaps:
+        kept.setdefault(topic, {})[str(partition)] = lost_to + 1
+    starting = offsets_json(kept)
+    hint = (f"to keep the table, run without --full-refresh; to rebuild it from what the broker "
+            f"still holds, set source.kafka.starting_offsets to {starting} (after a new full "
+            "load of the source if the table must be complete), compile, and run "
+            f"`mirrorspec run --full-refresh --select {unique_id}` again")
+    return message, hint
+
+
+def rebuild_hint(unique_id: str) -> str:
+    """What to do when retention deleted offsets a table had not consumed yet."""
+    return (f"the mirror can't be complete: rebuild it from a new full load of the source or "
+            f"from the earliest offset still kept (set source.kafka.starting_offsets to it, "
+            f"compile, then `mirrorspec run --full-refresh --select {unique_id}`), and keep "
+            "retention longer than the time between runs")
+
+
 # --- staging files ------------------------------------------------------------------------------
 
 def staged_name(topic: str, partition: int, first_offset: int, metadata: bool = False) -> str:

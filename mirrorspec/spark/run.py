@@ -177,7 +177,7 @@ def _prepare(plan: Plan, job: _TableJob, files: LandingFiles, full_refresh: bool
     checks the feed before anything is dropped and writes the new `_metadata.json` itself."""
     table = job.table
     try:
-        if full_refresh and table.publishes and not table.source.kafka:
+        if full_refresh and table.publishes:
             job.refresh = True
             return
         if full_refresh:

@@ -25,7 +25,7 @@ from typing import Callable
 
 import pytest
 
-from tests.onelake_server import OneLakeServe
+from tests.support.onelake_server import OneLakeServe
 
 pytestmark = [pytest.mark.clients, pytest.mark.skipif(
     os.environ.get("MIRRORSPEC_TEST_CLIENTS") != "1",

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from tests.clients.test_clients import InstallFailed, java_runner
-from tests.onelake_server import OneLakeServe
+from tests.support.onelake_server import OneLakeServe
 
 pytestmark = [pytest.mark.clients, pytest.mark.skipif(
     os.environ.get("MIRRORSPEC_TEST_CLIENTS") != "1",

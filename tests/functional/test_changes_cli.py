@@ -12,8 +12,8 @@ from datetime import datetime, timezone
 import pyarrow as pa
 import pytest
 
-from no_jvm import run_without_jvm
-from project_files import write
+from tests.support.no_jvm import run_without_jvm
+from tests.support.project_files import write
 
 deltalake = pytest.importorskip("deltalake")
 FEED = {"delta.enableChangeDataFeed": "true"}

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from no_jvm import run_without_jvm
-from project_files import write
+from tests.support.no_jvm import run_without_jvm
+from tests.support.project_files import write
 
 
 def _project(tmp_path: Path, **project_keys) -> Path:

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
-from project_files import write
+from tests.support.project_files import write
 
 from mirrorspec.cli import cli, register
 

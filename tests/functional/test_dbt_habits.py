@@ -8,8 +8,8 @@ import json
 import pytest
 
 from mirrorspec.artifacts.run_results import RunResults, TableRunResult
-from no_jvm import run_without_jvm
-from project_files import write
+from tests.support.no_jvm import run_without_jvm
+from tests.support.project_files import write
 
 
 @pytest.fixture()

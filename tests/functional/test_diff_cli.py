@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
-from no_jvm import run_without_jvm
-from project_files import write
+from tests.support.no_jvm import run_without_jvm
+from tests.support.project_files import write
 
 from mirrorspec.cli import cli
 

@@ -17,7 +17,7 @@ from mirrorspec.api import Project
 from mirrorspec.artifacts.run_results import RunResults, TableRunResult
 from mirrorspec.cli import cli
 from mirrorspec.context.threads import default_table_threads
-from project_files import write
+from tests.support.project_files import write
 
 deltalake = pytest.importorskip("deltalake")
 

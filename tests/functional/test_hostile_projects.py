@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from mirrorspec.cli import cli
-from tests.project_files import write
+from tests.support.project_files import write
 
 REPO = Path(__file__).resolve().parents[2]
 MIRRORSPEC = REPO / ".venv" / "bin" / "mirrorspec"

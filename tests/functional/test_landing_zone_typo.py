@@ -14,8 +14,8 @@ from mirrorspec.api import LandingZoneError, Project
 from mirrorspec.base.console import Console
 from mirrorspec.compile import load_plan_context
 from mirrorspec.operate.preflight import missing_landing_zone, require_planned_landing_zone
-from no_jvm import run_without_jvm
-from project_files import write
+from tests.support.no_jvm import run_without_jvm
+from tests.support.project_files import write
 
 deltalake = pytest.importorskip("deltalake")
 

@@ -12,8 +12,8 @@ import pytest
 from mirrorspec.base.errors import ProjectError
 from mirrorspec.compile import compile_project
 from mirrorspec.artifacts.plan import resolve_secrets
-from no_jvm import run_without_jvm
-from project_files import write
+from tests.support.no_jvm import run_without_jvm
+from tests.support.project_files import write
 
 SECRET_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"  # AWS's documentation example
 ACCESS_ID = "AKIAIOSFODNN7EXAMPLE"

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from project_files import write as write_project
+from tests.support.project_files import write as write_project
 
 from mirrorspec import __version__
 from mirrorspec.cli import cli
-from no_jvm import run_without_jvm, skip_unless
+from tests.support.no_jvm import run_without_jvm, skip_unless
 
 REPO = Path(__file__).resolve().parents[2]
 MIRRORSPEC = REPO / ".venv" / "bin" / "mirrorspec"

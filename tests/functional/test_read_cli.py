@@ -10,8 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet
 import pytest
 
-from no_jvm import run_without_jvm
-from project_files import write
+from tests.support.no_jvm import run_without_jvm
+from tests.support.project_files import write
 
 deltalake = pytest.importorskip("deltalake")
 
@@ -228,7 +228,7 @@ def test_no_color_and_the_no_color_flag_drop_ansi(tmp_path):
     import subprocess
     import sys
 
-    from no_jvm import REPO
+    from tests.support.no_jvm import REPO
 
     script = ("import click, sys; click.utils.should_strip_ansi = lambda *a, **k: False; "
               "from mirrorspec.cli import main; sys.argv = ['mirrorspec'] + sys.argv[1:]; main()")

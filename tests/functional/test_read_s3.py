@@ -8,9 +8,9 @@ import json
 import pyarrow as pa
 import pytest
 
-from no_jvm import BLOCK_PYSPARK, REPO
-from project_files import write
-from s3_server import S3Server, environ_without_aws
+from tests.support.no_jvm import BLOCK_PYSPARK, REPO
+from tests.support.project_files import write
+from tests.support.s3_server import S3Server, environ_without_aws
 
 pytestmark = pytest.mark.s3
 deltalake = pytest.importorskip("deltalake")

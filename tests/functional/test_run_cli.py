@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from project_files import write, write_changes
+from tests.support.project_files import write, write_changes
 
 
 MIRRORSPEC = Path(sys.executable).with_name("mirrorspec")

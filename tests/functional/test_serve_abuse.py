@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import jwt
 import pytest
 
-from tests.onelake_server import OneLakeServe
+from tests.support.onelake_server import OneLakeServe
 
 LZ = "/onelake/ws/db.MountedRelationalDatabase/Files/LandingZone"
 FIRST_LZ = "/onelake/ws1/first.MountedRelationalDatabase/Files/LandingZone"  # under --root

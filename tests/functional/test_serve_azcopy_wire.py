@@ -19,7 +19,7 @@ from urllib.parse import quote, urlsplit
 
 import pytest
 
-from tests.onelake_server import OneLakeServe
+from tests.support.onelake_server import OneLakeServe
 
 ITEM = "db.MountedRelationalDatabase"
 PREFIX = f"{ITEM}/Files/LandingZone"

@@ -16,8 +16,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from tests.no_jvm import skip_unless
-from tests.onelake_server import OneLakeServe
+from tests.support.no_jvm import skip_unless
+from tests.support.onelake_server import OneLakeServe
 
 try:
     from azure.core.exceptions import (HttpResponseError, ResourceExistsError,

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from tests.onelake_server import OneLakeServe
+from tests.support.onelake_server import OneLakeServe
 
 URI = "abfs://ws@onelake.dfs.fabric.microsoft.com/db.MountedRelationalDatabase/Tables/sales/orders"
 

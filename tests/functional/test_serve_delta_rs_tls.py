@@ -11,7 +11,7 @@ import sys
 import pyarrow as pa
 from deltalake import write_deltalake
 
-from tests.onelake_server import OneLakeServe
+from tests.support.onelake_server import OneLakeServe
 
 URI = "abfs://ws@onelake.dfs.fabric.microsoft.com/db.MountedRelationalDatabase/Tables/sales/orders"
 READ = """

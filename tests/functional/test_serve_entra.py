@@ -17,8 +17,8 @@ from urllib.parse import urlencode, urlsplit
 
 import pytest
 
-from tests.no_jvm import skip_unless
-from tests.onelake_server import OneLakeServe
+from tests.support.no_jvm import skip_unless
+from tests.support.onelake_server import OneLakeServe
 
 try:
     import jwt

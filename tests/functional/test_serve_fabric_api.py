@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.onelake_server import OneLakeServe
+from tests.support.onelake_server import OneLakeServe
 
 MIRRORING = {"properties": {"source": {"type": "GenericMirror", "typeProperties": {}},
                             "target": {"type": "MountedRelationalDatabase",

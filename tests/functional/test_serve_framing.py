@@ -13,8 +13,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.no_jvm import run_without_jvm
-from tests.onelake_server import OneLakeServe
+from tests.support.no_jvm import run_without_jvm
+from tests.support.onelake_server import OneLakeServe
 
 WS = "/ws/db.MountedRelationalDatabase/Files/LandingZone"
 LZ = "/onelake" + WS

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from mirrorspec.serve.persist import state_path
-from tests.onelake_server import OneLakeServe
+from tests.support.onelake_server import OneLakeServe
 
 LZ = "/onelake/ws/db.MountedRelationalDatabase/Files/LandingZone"
 AUTH = {"Authorization": "Bearer anything"}
@@ -250,7 +250,7 @@ def test_project_profile_names_the_folders_and_sas_stays_out_of_the_log(tmp_path
 
 
 def test_bad_options_are_clear_errors_without_a_jvm(tmp_path):
-    from tests.no_jvm import run_without_jvm
+    from tests.support.no_jvm import run_without_jvm
 
     folders = ["--landing-zone", str(tmp_path / "lz"), "--warehouse", str(tmp_path / "wh")]
     result = run_without_jvm("serve", *folders, "--host", "0.0.0.0", cwd=tmp_path)

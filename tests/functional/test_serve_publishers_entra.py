@@ -29,8 +29,8 @@ import json
 
 import pytest
 
-from tests.no_jvm import skip_unless
-from tests.onelake_server import OneLakeServe
+from tests.support.no_jvm import skip_unless
+from tests.support.onelake_server import OneLakeServe
 
 try:
     import requests

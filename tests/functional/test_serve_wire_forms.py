@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.onelake_server import OneLakeServe
+from tests.support.onelake_server import OneLakeServe
 
 ITEM = "db.MountedRelationalDatabase"
 LZ = f"/onelake/ws/{ITEM}/Files/LandingZone"

@@ -10,7 +10,7 @@ from datetime import timedelta
 import jsonschema
 import pyarrow as pa
 import pytest
-from project_files import write, write_changes
+from tests.support.project_files import write, write_changes
 
 from mirrorspec.api import FailedRun, Project, artifact_schema, mirror_landing_zone
 from mirrorspec.base.errors import LandingZoneError

@@ -13,10 +13,10 @@ import os
 
 import pytest
 
-from landing_cases import (
+from tests.support.landing_cases import (
     CASES, assert_lint_agrees, FILE1, GOOD2, GOOD_TABLES, KEYED, T_KEYED, Case, csv_file, metadata_for,
     table_files, write_case, write_good, write_good_tables)
-from reference_model import (
+from tests.support.reference_model import (
     LandingFile, ModelTable, as_multiset, landing_data_files, read_delta_rs, write_parquet)
 
 from mirrorspec.landing.lint import lint_landing_zone

@@ -1,7 +1,7 @@
 """Delta's change data feed of mirrored tables, row by row against the landing files.
 
 Every table here is mirrored pass by pass from files written by the reference model
-(`tests/reference_model.py`), which also says what each pass's commit must record
+(`tests/support/reference_model.py`), which also says what each pass's commit must record
 (`feed_of_pass`: the documented rule). The feed is then read with Spark (`readChangeFeed`) and
 with delta-rs (`load_cdf`, through `mirrorspec.readers.changes`), and each version's change rows
 must equal the model's, as multisets; every other version (the property's own commit, ADD
@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import replace
 
 import pytest
-from reference_model import (
+from tests.support.reference_model import (
     DELETE, FEED_DELETE, FEED_INSERT, FEED_POST, FEED_PRE, INSERT, MARKER, UPDATE, UPSERT,
     LandingFile, ModelTable, feed_of_pass, multiset_diff, sequence_name, write_metadata,
     write_parquet)
@@ -163,7 +163,7 @@ class Downstream:
     COLUMNS = ["id", "v", "_change_type", "_commit_version"]
 
     def __init__(self, spark, root, source, connect):
-        from downstream_recipes import pipeline_project, recipe
+        from tests.support.downstream_recipes import pipeline_project, recipe
 
         self.spark, self.source, self.connect = spark, source, connect
         self.refresh = recipe("duckdb")["refresh"]
@@ -176,7 +176,7 @@ class Downstream:
         self.seen: list[dict] = []
 
     def after_pass(self, pipeline: bool) -> None:
-        from downstream_recipes import duck_rows, mirrored, rows, spark_pipelines
+        from tests.support.downstream_recipes import duck_rows, mirrored, rows, spark_pipelines
 
         spark = self.spark
         found = {"mirrored": mirrored(self.source),
@@ -204,7 +204,7 @@ class Downstream:
 
 @pytest.fixture(scope="module")
 def connect_server(spark):
-    from downstream_recipes import start_connect_server
+    from tests.support.downstream_recipes import start_connect_server
 
     url, stop = start_connect_server(spark)
     yield url

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from mirror_cli import mirror_command
+from tests.support.mirror_cli import mirror_command
 from mirrorspec.openmirroring.mirroring import mirror_id
-from reference_model import (
+from tests.support.reference_model import (
     MARKER, LandingFile, ModelTable, as_multiset, csv_schema_definition, landing_data_files,
     processed_files, read_delta, sequence_name, write_csv, write_metadata, write_parquet)
 

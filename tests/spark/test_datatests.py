@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from project_files import write_changes
+from tests.support.project_files import write_changes
 
 from mirrorspec.openmirroring import mirroring
 from mirrorspec.artifacts.plan import PLAN_VERSION, Plan, SourceSpec, SparkSpec, TablePlan, TableStep

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from avro_feed import KEY_ID, KEY_SCHEMA, VALUE_ID, VALUE_SCHEMA, Registry, envelope, wire_line
+from tests.support.avro_feed import KEY_ID, KEY_SCHEMA, VALUE_ID, VALUE_SCHEMA, Registry, envelope, wire_line
 from mirrorspec.artifacts.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
-from reference_model import read_delta_rs
+from tests.support.reference_model import read_delta_rs
 
 pytestmark = pytest.mark.spark
 

@@ -1,6 +1,6 @@
 """Debezium under at-least-once delivery, through the real publish → mirror pipeline.
 
-1. The property of tests/delivery_harness.py on Spark: a few derandomized streams, each
+1. The property of tests/support/delivery_harness.py on Spark: a few derandomized streams, each
    re-sent after a restart (one with its snapshot restarted), with partial images, cut into
    two batches of two files, every connector's position type a table of ONE run; the Delta
    table must equal the stream's final table (and the pure pipeline's answer).
@@ -23,8 +23,8 @@ from __future__ import annotations
 import json
 import os
 
-from debezium_stream import DebeziumAdapter
-from delivery_harness import (KEY, Case, FeedCase, clean_streams, restart_plan, run_feeds,
+from tests.support.debezium_stream import DebeziumAdapter
+from tests.support.delivery_harness import (KEY, Case, FeedCase, clean_streams, restart_plan, run_feeds,
                               run_pure, run_spark)
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st

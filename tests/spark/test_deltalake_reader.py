@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 
 from mirrorspec.openmirroring.mirroring import mirror_id
-from reference_model import (
+from tests.support.reference_model import (
     MARKER, LandingFile, ModelTable, as_multiset, sequence_name, write_metadata, write_parquet)
 
 engine = pytest.importorskip("mirrorspec.spark.mirror.engine")

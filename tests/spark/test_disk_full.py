@@ -2,7 +2,7 @@
 landing zone (the publisher) is a `StorageError` per table, exit 1, one line on the console
 (the trace in the log file), and the monitoring JSON is corrected by the next pass that can
 write it, which says so. A real full filesystem: a small tmpfs (skipped where mounting is not
-permitted; `tests/unit/test_storage_failures.py` covers the classification without one)."""
+permitted; `tests/unit/spark/test_storage_failures.py` covers the classification without one)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from mirrorspec.base.console import Console
 from mirrorspec.artifacts.run_results import read_run_results
 from mirrorspec.spark.run import run_plan
 
-from test_engine import M, delta_rows, parquet, table_dir
+from tests.spark.test_engine import M, delta_rows, parquet, table_dir
 
 FEED = Path(__file__).resolve().parents[1] / "fixtures" / "extract" / "csv"
 TEST_ARGS = ["--master", "local[2]", "--threads", "1"]

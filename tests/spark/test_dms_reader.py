@@ -6,7 +6,7 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
-from project_files import feed_plan
+from tests.support.project_files import feed_plan
 
 from mirrorspec.artifacts.plan import TablePlan
 from mirrorspec.base.errors import SourceError

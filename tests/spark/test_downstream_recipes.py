@@ -11,9 +11,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from downstream_recipes import (
+from tests.support.downstream_recipes import (
     duck_rows, mirrored, pipeline_project, recipe, rows, spark_pipelines)
-from reference_model import (
+from tests.support.reference_model import (
     DELETE, INSERT, MARKER, UPDATE, UPSERT, LandingFile, sequence_name, write_metadata,
     write_parquet)
 

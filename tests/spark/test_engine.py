@@ -14,7 +14,7 @@ from datetime import datetime
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from reference_model import ModelTable
+from tests.support.reference_model import ModelTable
 
 from mirrorspec.openmirroring.mirroring import sequence_file_name
 from mirrorspec.spark.mirror import engine

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from project_files import feed_plan
+from tests.support.project_files import feed_plan
 
 from mirrorspec.artifacts.plan import TablePlan
 from mirrorspec.base.errors import SourceError
@@ -109,24 +109,36 @@ def test_parquet_folder_snapshots(spark, tmp_path):
     assert result.info["skipped_snapshots"] == [str(feed / "snapshot=2024-03-01")]
 
 
-@pytest.mark.parametrize("content, words", [
-    ("id,name,city,balance,signup_date,updated_at\n1,A,X,1,2023-01-01,2024-01-01\n"
-     "1,B,Y,2,2023-01-01,2024-01-01\n", "key id=1 appears 2 times"),
-    ("id,name,city,balance,signup_date,updated_at\n1,A,X,lots,2023-01-01,2024-01-01\n",
-     "column 'balance' (field 4): cannot read 'lots' as Double"),
-    ("id,name,balance\n1,A,2\n", "lacks column(s) city, signup_date, updated_at"),
-    ("id,name,city,balance,signup_date,updated_at\n", "has no rows"),
-    ("id,name,city,balance,signup_date,updated_at\n,A,X,1,2023-01-01,2024-01-01\n", "NULL key"),
+_HEAD = "id,name,city,balance,signup_date,updated_at\r\n"
+_NOTE = '7,"two\r\nlines",X,1,2023-01-01,2024-01-01\r\n'  # lines 2-3: a quoted line break
+
+
+@pytest.mark.parametrize("content, words, line, options", [
+    (_HEAD + _NOTE + "1,A,X,1,2023-01-01,2024-01-01\r\n1,B,Y,2,2023-01-01,2024-01-01\r\n",
+     "key id=1 appears 2 times in the snapshot (first on line 4, again here)", 5, None),
+    (_HEAD + _NOTE + "1,A,X,lots,2023-01-01,2024-01-01\r\n",
+     "column balance (field 4): 'lots' is not a valid Double", 4, None),
+    ("id,name,balance\n1,A,2\n", "lacks column(s) city, signup_date, updated_at", None, None),
+    (_HEAD, "has no rows", None, None),
+    (_HEAD + _NOTE + ",A,X,1,2023-01-01,2024-01-01\r\n", "NULL key", 4, None),
+    (_HEAD + _NOTE + "1,A,X,1,2023-01-01,2024-01-01,extra\r\n", "malformed CSV record", 4,
+     None),
+    # no header: the YAML columns in order, the first row is line 1
+    (_NOTE + "1,A,X,1,2023-01-01,2024-01-01\r\n7,B,Y,2,2023-01-01,2024-01-01\r\n",
+     "key id=7 appears 2 times in the snapshot (first on line 1, again here)", 4,
+     {"header": False}),
 ])
-def test_bad_extracts_are_rejected_naming_the_file(spark, tmp_path, content, words):
+def test_bad_extracts_are_rejected_naming_the_file_and_line(spark, tmp_path, content, words,
+                                                            line, options):
     feed = tmp_path / "feed"
     feed.mkdir()
     bad = feed / "extract.csv"
-    bad.write_text(content)
-    table = plan_for(tmp_path, feed, CUSTOMERS, ["id"])
+    bad.write_bytes(content.encode())
+    table = plan_for(tmp_path, feed, CUSTOMERS, ["id"], options=options)
     with pytest.raises(SourceError) as err:
         get_reader("csv").read(spark, table, [str(bad)], {})
     assert err.value.file == str(bad) and words in err.value.message
+    assert err.value.line == line
 
 
 def test_a_bad_value_names_its_file_line_column_and_type(spark, tmp_path):
@@ -147,8 +159,8 @@ def test_a_bad_value_names_its_file_line_column_and_type(spark, tmp_path):
         get_reader("csv").read(spark, table, sorted(str(p) for p in (feed / "snap").iterdir()),
                                {})
     assert (err.value.file, err.value.line) == (str(bad), 4)
-    assert err.value.message == "column 'signup_date' (field 5): cannot read 'not a date' as IDate"
-    assert err.value.render().startswith(f"{bad}:4: column 'signup_date'")
+    assert err.value.message == "column signup_date (field 5): 'not a date' is not a valid IDate"
+    assert err.value.render().startswith(f"{bad}:4: column signup_date")
 
     parquet_feed = tmp_path / "pfeed"
     parquet_feed.mkdir()
@@ -159,4 +171,4 @@ def test_a_bad_value_names_its_file_line_column_and_type(spark, tmp_path):
     with pytest.raises(SourceError) as err:
         get_reader("parquet").read(spark, table, [str(parquet_feed / "s.parquet")], {})
     assert err.value.file == str(parquet_feed / "s.parquet")
-    assert err.value.message == "row 3, column 'qty': cannot read 'five' as Int32"
+    assert err.value.message == "row 3: column qty (field 2): 'five' is not a valid Int32"

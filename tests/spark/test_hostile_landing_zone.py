@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from mirror_cli import mirror_command
+from tests.support.mirror_cli import mirror_command
 
 pytestmark = pytest.mark.slow
 
@@ -102,12 +102,12 @@ def test_a_dot_folder_is_reported_as_ignored(mirrored):
                         "ignored") == 1, output
 
 
-def test_invalid_utf8_fails_its_table_naming_the_row(mirrored):
+def test_invalid_utf8_fails_its_table_naming_the_line(mirrored):
     _code, output, tables, _logs, landing = mirrored
     latin = tables["latin"]
     assert latin["status"] == "Failed"
     assert latin["error"]["errorCode"] == "BadFile"
-    assert re.search(r"00000000000000000001\.csv: row 3: bytes b'\\xff\\xfe\\xc3\(' are not "
+    assert re.search(r"00000000000000000001\.csv: line 3: bytes b'\\xff\\xfe\\xc3\(' are not "
                      r"valid UTF-8", latin["error"]["message"]), latin
     assert "not valid UTF-8" in output
     assert tables["orders"]["status"] == "Replicating"  # never another table

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from avro_feed import KEY_ID, KEY_SCHEMA, VALUE_ID, VALUE_SCHEMA, Registry, envelope, wire_line
-from reference_model import read_delta_rs
+from tests.support.avro_feed import KEY_ID, KEY_SCHEMA, VALUE_ID, VALUE_SCHEMA, Registry, envelope, wire_line
+from tests.support.reference_model import read_delta_rs
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "scripts"))
@@ -19,7 +19,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 
 from mirrorspec.compile import compile_project  # noqa: E402
 from mirrorspec.spark.run import run_plan  # noqa: E402
-from project_files import write  # noqa: E402
+from tests.support.project_files import write  # noqa: E402
 
 pytestmark = pytest.mark.kafka
 

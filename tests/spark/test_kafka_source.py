@@ -25,7 +25,7 @@ from mirrorspec.base import faults  # noqa: E402
 from mirrorspec.compile import compile_project  # noqa: E402
 from mirrorspec.progress.publish import state_file  # noqa: E402
 from mirrorspec.spark.run import run_plan  # noqa: E402
-from project_files import write  # noqa: E402
+from tests.support.project_files import write  # noqa: E402
 
 pytestmark = pytest.mark.kafka
 
@@ -433,3 +433,49 @@ def test_run_watch_fetches_new_messages_on_every_pass(broker, tmp_path):
             process.kill()
             process.wait()
         log.close()
+
+
+def test_full_refresh_replays_aside_and_refuses_to_lose_what_the_table_holds(spark, broker,
+                                                                              tmp_path):
+    """`run --full-refresh` of a Kafka table rebuilds it from the topic and keeps the offsets
+    and staged messages it fetched; a refresh that meets a bad message, or would start after
+    offsets the table was built from (deleted by retention), fails naming topic and partition
+    and leaves the Delta table, the landing folder and the publisher state as they were."""
+    topic = "refresh.orders"
+    broker.create_topic(topic)
+    broker.produce(topic, [(None, orders_metadata())]
+                   + [(None, m) for _, m in order_messages(2, 1, per_txn=1)])
+    plan = project(tmp_path, [{"name": "orders", "source": {
+        "type": "qlik_replicate", "kafka": {"topics": [topic]}}}], broker)
+
+    def refresh():
+        return run(spark, plan, select=["dbo.orders"], full_refresh=True)["dbo.orders"]
+
+    built = refresh()  # nothing to drop yet: published aside, then swapped in
+    assert built.status == "success", built.error
+    assert [r[0] for r in rows(spark, plan, "dbo.orders", "ORDER_ID")] == [1, 2]
+    assert kafka_state(plan, "dbo.orders")["offsets"] == {topic: {"0": 3}}
+    state = Path(state_file(plan, plan.table("dbo.orders")))
+    folders = [Path(plan.table("dbo.orders").landing_path),
+               Path(plan.table("dbo.orders").delta_path)]
+
+    def untouched():  # the state, the landing folder and the Delta table, byte for byte
+        return state.read_text(), {str(p): p.read_bytes() for folder in folders
+                                   for p in sorted(folder.rglob("*")) if p.is_file()}
+    before = untouched()
+
+    broker.produce(topic, [(None, '{"magic": "atMSG", "type": "DT", "message": {')])
+    bad = refresh()
+    assert bad.status == "error"
+    assert f"topic {topic}, partition 0, offset 3: malformed JSON" in bad.error
+    assert "nothing was dropped" in bad.error
+    assert untouched() == before
+
+    broker.delete_records(topic, 0, 2)  # retention: offsets 0 and 1 are gone
+    refused = refresh()
+    assert refused.status == "error"
+    assert f"topic {topic}, partition 0: offsets 0 to 1 are no longer on the broker" in \
+        refused.error
+    assert f'starting_offsets to {{"{topic}":{{"0":2}}}}' in refused.error
+    assert "nothing was dropped" in refused.error
+    assert untouched() == before

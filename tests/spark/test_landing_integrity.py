@@ -19,7 +19,7 @@ from mirrorspec.spark.mirror import batch as reader
 from mirrorspec.spark.mirror import engine
 from mirrorspec.artifacts.status import read_status
 
-from test_engine import M, by_name, delta_rows, parquet, table_dir, text
+from tests.spark.test_engine import M, by_name, delta_rows, parquet, table_dir, text
 
 KEYED = {"keyColumns": ["id"]}
 ZERO = "0" * 20 + ".parquet"

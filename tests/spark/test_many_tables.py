@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from reference_model import LandingFile, sequence_name, write_metadata, write_parquet
+from tests.support.reference_model import LandingFile, sequence_name, write_metadata, write_parquet
 
 engine = pytest.importorskip("mirrorspec.spark.mirror.engine")
 delta = pytest.importorskip("mirrorspec.spark.platform.delta")

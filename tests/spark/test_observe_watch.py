@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from observe_helpers import Collector, check_run_event, free_port, scrape
-from mirror_cli import mirror_command
-from reference_model import LandingFile, sequence_name, write_metadata, write_parquet
-from test_watch_and_concurrency import finish, kill, start, wait_for
+from tests.support.observe_helpers import Collector, check_run_event, free_port, scrape
+from tests.support.mirror_cli import mirror_command
+from tests.support.reference_model import LandingFile, sequence_name, write_metadata, write_parquet
+from tests.spark.test_watch_and_concurrency import finish, kill, start, wait_for
 
 parser = pytest.importorskip("prometheus_client.parser")
 pytest.importorskip("openlineage.client")
@@ -107,7 +107,7 @@ def test_a_taken_port_and_a_dead_collector_never_stop_the_watch(tmp_path):
 def test_run_watch_serves_metrics_and_sends_lineage_from_the_project(tmp_path):
     """`run --watch` on a project: the same /metrics (files pending read against the Delta log)
     and one OpenLineage run for the table, its landing folder in and its Delta table out."""
-    from project_files import write, write_changes
+    from tests.support.project_files import write, write_changes
 
     root = write(tmp_path / "proj", {
         "mirrorspec_project.yml": {"name": "obs", "version": "1"},

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from project_files import write, write_changes
+from tests.support.project_files import write, write_changes
 
 from mirrorspec.api import FailedRun
 

@@ -23,8 +23,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from landing_cases import assert_lint_agrees
-from reference_model import read_delta_rs
+from tests.support.landing_cases import assert_lint_agrees
+from tests.support.reference_model import read_delta_rs
 
 from mirrorspec.landing.lint import lint_landing_zone
 from mirrorspec.openmirroring.mirroring import sequence_file_name

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
-from landing_cases import assert_lint_agrees
+from tests.support.landing_cases import assert_lint_agrees
 from mirrorspec.landing.lint import lint_landing_zone
 from mirrorspec.openmirroring.mirroring import sequence_file_name
 from mirrorspec.spark.mirror import engine
@@ -145,6 +145,16 @@ def zone(spark, tmp_path_factory):
         "ColumnSeparator": ";", "CompressionCodec": "none"}}), sequence_file_name(1, "csv"),
         b"id;v\r\n1;a\r\n")
 
+    # a bad cell and a bad marker after quoted line breaks: named by the line an editor shows
+    lines = {"keyColumns": ["id"], "SchemaDefinition": {"Columns": [
+        {"Name": "id", "DataType": "Int32"}, {"Name": "note", "DataType": "String"},
+        {"Name": "quantity", "DataType": "Int32"}]}}
+    write(folder(landing, "csv_lines_crlf", lines), sequence_file_name(1, "csv"),
+          b'id,note,quantity,__rowMarker__\r\n1,"two\r\nlines",3,0\r\n\r\n2,plain,five,0\r\n')
+    write(folder(landing, "csv_lines_marker", {**lines, "FileFormatTypeProperties": {
+        "RowSeparator": "\n"}}), sequence_file_name(1, "csv"),
+        b'id,note,quantity,__rowMarker__\n1,"a\nb\nc",3,0\n2,d,4,7\n')
+
     linted = {t.table: t for t in lint_landing_zone(landing).tables}
     first = {o.name: o for o in engine.mirror_landing_zone(
         spark, landing, warehouse, engine.MirrorOptions(threads=2)).tables}
@@ -188,7 +198,7 @@ def test_a_corrupt_snappy_file_stops_its_table_at_that_file(spark, zone):
 
 def test_a_bad_row_in_a_snappy_file_is_named_and_leaves_no_table_folder(zone):
     outcome = zone["first"]["snappy_bad_row"]
-    assert outcome.status == "Failed" and outcome.error["row"] == 2
+    assert outcome.status == "Failed" and outcome.error["line"] == 3  # the header is line 1
     assert not os.path.exists(os.path.join(zone["warehouse"], "dbo", "snappy_bad_row"))
 
 
@@ -206,7 +216,7 @@ def test_null_placeholder_in_a_typed_column_of_a_delete_row(spark, zone):
 
 def test_the_same_placeholder_in_an_insert_is_a_bad_value(zone):
     outcome = zone["first"]["typed_insert"]
-    assert outcome.status == "Failed" and outcome.error["row"] == 1
+    assert outcome.status == "Failed" and outcome.error["line"] == 2
     assert "'NULL'" in outcome.error["message"] and "Int32" in outcome.error["message"]
 
 
@@ -268,10 +278,26 @@ def test_unknown_delimited_property_is_only_a_warning(spark, zone):
 
 def test_is_nullable_false_is_enforced_except_in_deletes(spark, zone):
     outcome = zone["first"]["not_nullable"]
-    assert outcome.status == "Failed" and outcome.error["row"] == 2
+    assert outcome.status == "Failed" and outcome.error["line"] == 3
     assert outcome.error["file"].endswith(sequence_file_name(2, "csv"))
     assert "IsNullable: false" in outcome.error["message"]
     assert rows(spark, zone["warehouse"], "not_nullable", ["id", "seq"]) == Counter({(1, 5): 1})
+
+
+def test_a_bad_delimited_row_is_named_by_its_file_line_as_lint_names_it(zone):
+    """CRLF line ends, a quoted field spanning lines and an empty line before the bad row: the
+    engine names the line an editor shows, with lint's words (column, type, what to do)."""
+    outcome = zone["first"]["csv_lines_crlf"]
+    assert outcome.status == "Failed"
+    assert (outcome.error["line"], outcome.error["row"]) == (5, None)
+    name = sequence_file_name(1, "csv")
+    assert outcome.error["message"].endswith(
+        f"{name}: line 5: column quantity (field 3): 'five' is not a valid Int32; fix the "
+        "value and re-write the file under the same name")
+    assert outcome.error["message"].endswith(zone["lint"]["csv_lines_crlf"].stops_at.message)
+    marker = zone["first"]["csv_lines_marker"]
+    assert marker.status == "Failed" and marker.error["line"] == 5
+    assert f"{name}: line 5: __rowMarker__ '7'" in marker.error["message"]
 
 
 def test_lint_predicted_where_the_engine_stopped(zone):

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from reference_model import (
+from tests.support.reference_model import (
     MARKER, LandingFile, ModelTable, csv_schema_definition, landing_data_files, multiset_diff,
     processed_files, read_delta, sequence_name, write_csv, write_metadata, write_parquet,
     as_multiset)

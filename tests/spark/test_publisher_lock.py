@@ -18,7 +18,7 @@ from mirrorspec.base.console import Console
 from mirrorspec.openmirroring.mirroring import sequence_file_name
 from mirrorspec.spark.publish import publisher
 
-from test_watch_and_concurrency import finish, kill, start, wait_for
+from tests.spark.test_watch_and_concurrency import finish, kill, start, wait_for
 
 pytestmark = pytest.mark.extra  # a slow end-to-end extra: `make test-extras`
 

@@ -28,7 +28,7 @@ from mirrorspec.progress import mirror as progress
 from mirrorspec.base import files as fsmod
 from mirrorspec.artifacts.status import read_status
 
-from test_engine import M, delta_rows, parquet, table_dir
+from tests.spark.test_engine import M, delta_rows, parquet, table_dir
 
 KEYED = {"keyColumns": ["id"]}
 TEST_ARGS = ["--master", "local[2]", "--threads", "1"]

@@ -1,6 +1,6 @@
 """GoldenGate, Maxwell and Canal under at-least-once delivery, through the real publish → mirror
-pipeline: the property of tests/delivery_harness.py on Spark for a few derandomized streams,
-every reader a table of ONE run (tests/unit/test_row_image_delivery.py runs many examples in
+pipeline: the property of tests/support/delivery_harness.py on Spark for a few derandomized streams,
+every reader a table of ONE run (tests/unit/sources/test_row_image_delivery.py runs many examples in
 pure Python).
 
 Each keyed stream is re-sent after a restart (GoldenGate from its first operation, an initial
@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import os
 
-from delivery_harness import Case, clean_streams, restart_plan, run_pure, run_spark
+from tests.support.delivery_harness import Case, clean_streams, restart_plan, run_pure, run_spark
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from row_image_streams import (CanalAdapter, GoldenGateAdapter, MaxwellAdapter,
+from tests.support.row_image_streams import (CanalAdapter, GoldenGateAdapter, MaxwellAdapter,
                                resent_snapshot_after_stream)
 
 DEEP = os.environ.get("MIRRORSPEC_PROPERTY_RANDOM") == "1"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mirrorspec.artifacts.plan import ColumnSpec, Plan, SourceSpec, SparkSpec, TablePlan
-from reference_model import read_delta_rs
+from tests.support.reference_model import read_delta_rs
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 COLUMNS = [("id", "Int32"), ("name", "String"), ("description", "String"), ("weight", "Double")]

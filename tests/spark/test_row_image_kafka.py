@@ -17,8 +17,8 @@ from local_kafka import LocalBroker  # noqa: E402
 
 from mirrorspec.compile import compile_project  # noqa: E402
 from mirrorspec.spark.run import run_plan  # noqa: E402
-from project_files import write  # noqa: E402
-from reference_model import read_delta_rs  # noqa: E402
+from tests.support.project_files import write  # noqa: E402
+from tests.support.reference_model import read_delta_rs  # noqa: E402
 
 pytestmark = pytest.mark.kafka
 FIXTURES = REPO / "tests" / "fixtures"

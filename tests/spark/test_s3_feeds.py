@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from s3_server import SECRET_KEY, S3Server, environ_without_aws
+from tests.support.s3_server import SECRET_KEY, S3Server, environ_without_aws
 
 pytestmark = pytest.mark.s3
 

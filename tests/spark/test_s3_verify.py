@@ -16,9 +16,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from mirrorspec.openmirroring import mirroring
-from no_jvm import REPO
-from project_files import write, write_changes
-from s3_server import ACCESS_KEY, SECRET_KEY, S3Server, environ_without_aws
+from tests.support.no_jvm import REPO
+from tests.support.project_files import write, write_changes
+from tests.support.s3_server import ACCESS_KEY, SECRET_KEY, S3Server, environ_without_aws
 
 pytestmark = [pytest.mark.s3, pytest.mark.extra]  # a slow extra (40 s): `make test-extras`
 

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from reference_model import (
+from tests.support.reference_model import (
     MARKER, LandingFile, ModelTable, as_multiset, landing_data_files, read_delta, sequence_name,
     write_csv, write_metadata, write_parquet)
 

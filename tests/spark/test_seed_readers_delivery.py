@@ -1,7 +1,7 @@
 """Qlik Replicate, Arcion and AWS DMS under at-least-once delivery, through the real
 publish → mirror pipeline, every case a table of ONE run (tiny data):
 
-1. the property of tests/delivery_harness.py: for each reader one derandomized stream re-sent
+1. the property of tests/support/delivery_harness.py: for each reader one derandomized stream re-sent
    after a restart, with partial images, cut into two batches of two files; the Delta table
    must equal the stream's final table (and the pure pipeline's answer);
 2. one fixture per documented behaviour, each failing on the publisher that checked no
@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import json
 
-from delivery_harness import KEY, Case, FeedCase, clean_streams, feed_case, restart_plan, \
+from tests.support.delivery_harness import KEY, Case, FeedCase, clean_streams, feed_case, restart_plan, \
     run_feeds, run_pure
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from replicator_streams import ArcionAdapter, DmsAdapter, QlikAdapter
+from tests.support.replicator_streams import ArcionAdapter, DmsAdapter, QlikAdapter
 
 TWO = ((KEY, "Int32"), ("name", "String"))
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.no_jvm import skip_unless
-from tests.onelake_server import OneLakeServe
+from tests.support.no_jvm import skip_unless
+from tests.support.onelake_server import OneLakeServe
 
 pytestmark = pytest.mark.extra  # a slow end-to-end extra: `make test-extras`
 

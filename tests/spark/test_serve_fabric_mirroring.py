@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from tests.no_jvm import skip_unless
-from tests.onelake_server import OneLakeServe
+from tests.support.no_jvm import skip_unless
+from tests.support.onelake_server import OneLakeServe
 
 pytestmark = pytest.mark.spark
 

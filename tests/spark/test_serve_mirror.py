@@ -16,8 +16,8 @@ import os
 import time
 
 
-from tests.no_jvm import skip_unless
-from tests.onelake_server import OneLakeServe
+from tests.support.no_jvm import skip_unless
+from tests.support.onelake_server import OneLakeServe
 
 pytestmark = pytest.mark.extra  # a slow end-to-end extra: `make test-extras`
 

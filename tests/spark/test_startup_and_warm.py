@@ -8,19 +8,22 @@ the warm test counts the Spark jobs a MERGE runs with and without a warmed snaps
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
+import threading
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT
 from mirrorspec.spark.platform import cds
 from mirrorspec.spark.mirror.engine import MirrorOptions, mirror_landing_zone
 from mirrorspec.spark.platform.session import PYTHON_DAEMON, driver_conf
 from mirrorspec.spark.publish import python_daemon
+from mirrorspec.spark.mirror import warm
 from mirrorspec.spark.mirror.warm import SnapshotWarmer, warm_snapshot
 
 COUNT = """
@@ -81,11 +84,34 @@ def test_a_warmed_snapshot_spares_the_next_merge_its_state_jobs(spark, tmp_path)
     assert len(rows) == 50 and rows[2] == "2-2" and rows[5] == "3-5" and rows[7] == "1-7"
 
 
-def test_warming_a_missing_table_is_harmless(spark, tmp_path):
+def test_warming_a_missing_table_is_harmless(spark, tmp_path, caplog, monkeypatch):
+    """A path without a Delta table (dropped, or not created yet): warming it raises nothing,
+    creates nothing and says why in the debug log, and the warmer's thread goes on to the next
+    table of the pass."""
+    missing, other = str(tmp_path / "nowhere"), str(tmp_path / "gone")
+    caplog.set_level(logging.DEBUG, logger=warm.__name__)
+    warm_snapshot(spark, missing)
+    assert any(missing in record.getMessage() for record in caplog.records), caplog.text
+    assert not (tmp_path / "nowhere").exists()
+
+    real, warmed, both = warm.warm_snapshot, [], threading.Event()
+
+    def recording(session, path):
+        real(session, path)
+        warmed.append(path)
+        if len(warmed) == 2:
+            both.set()
+
+    monkeypatch.setattr(warm, "warm_snapshot", recording)
     warmer = SnapshotWarmer()
-    warmer.after_pass(spark, [str(tmp_path / "nowhere")])
-    warmer.close()  # waits; the failure was only logged
-    warm_snapshot(spark, str(tmp_path / "nowhere"))
+    try:
+        warmer.after_pass(spark, [missing, other])
+        assert both.wait(timeout=300), warmed  # a guard against a dead thread, not a timing
+    finally:
+        warmer.close()
+    assert warmed == [missing, other]
+    assert any(other in record.getMessage() for record in caplog.records), caplog.text
+    assert not (tmp_path / "gone").exists()
 
 
 def test_python_workers_fork_from_a_daemon_that_imported_the_feed_parsers(spark):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from reference_model import LandingFile, sequence_name, write_metadata, write_parquet
+from tests.support.reference_model import LandingFile, sequence_name, write_metadata, write_parquet
 
 engine = pytest.importorskip("mirrorspec.spark.mirror.engine")
 delta = pytest.importorskip("mirrorspec.spark.platform.delta")
@@ -158,7 +158,7 @@ def test_maintain_command_reports_each_step_as_it_starts_and_ends(spark, tables,
     from click.testing import CliRunner
 
     from mirrorspec.cli import cli
-    from project_files import write
+    from tests.support.project_files import write
 
     warehouse = tmp_path / "warehouse"
     shutil.copytree(tables["off"], warehouse / "shop" / "off")

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT
 from mirrorspec.spark.platform import warm_server as ws
 from mirrorspec.spark.platform.session import driver_conf
 

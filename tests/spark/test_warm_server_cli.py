@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT
-from reference_model import read_delta_rs
+from tests.conftest import REPO_ROOT
+from tests.support.reference_model import read_delta_rs
 
 pytestmark = [pytest.mark.spark, pytest.mark.extra]  # whole CLI processes (60 s): `make test-extras`
 

@@ -24,8 +24,8 @@ import pyarrow as pa
 import pytest
 
 from mirrorspec.openmirroring.mirroring import mirror_id
-from mirror_cli import mirror_args, mirror_command
-from reference_model import (
+from tests.support.mirror_cli import mirror_args, mirror_command
+from tests.support.reference_model import (
     MARKER, LandingFile, ModelTable, as_multiset, landing_data_files, multiset_diff,
     processed_files, sequence_name, write_metadata, write_parquet)
 

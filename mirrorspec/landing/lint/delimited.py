@@ -8,6 +8,7 @@ import io
 import json
 import re
 
+from mirrorspec.base import delimited_text
 from mirrorspec.base.errors import LandingZoneError
 from mirrorspec.landing import checks
 from mirrorspec.landing.lint.columns import Column, marker_number, schema_stop
@@ -31,19 +32,19 @@ def lint_delimited(fs, file, metadata, union, report, where, stop, strict) -> Fi
     try:
         header = checks.parse_header(text, file, options)
     except LandingZoneError as exc:
-        return stop("content/header", exc.message, row=exc.row)
+        return stop("content/header", exc.message, line=exc.row)
     try:
         checks.check_encoding(fs, file, options)
     except LandingZoneError as exc:
         rule = "content/unreadable" if "compressed" in exc.message else "content/encoding"
-        return stop(rule, exc.message, row=exc.row)
+        return stop(rule, exc.message, line=exc.row)  # check_encoding's row is a line
     _check_dialect(text, header, options, add, where)
     raw_header = next(csv.reader(io.StringIO(text.lstrip("\ufeff"), newline=""),
                                  **checks.csv_dialect(options)))
     for cell in raw_header:
         if cell != cell.strip():
             add(Finding("content/header", "warning", f"header name {cell!r} has white space "
-                        "around it (read as {cell.strip()!r})", row=1, column=cell.strip(),
+                        f"around it (read as {cell.strip()!r})", line=1, column=cell.strip(),
                         **where))
     markers = [i for i, n in enumerate(header) if checks.is_marker(n)]
     marker_last = not markers or markers[0] == len(header) - 1
@@ -60,11 +61,11 @@ def lint_delimited(fs, file, metadata, union, report, where, stop, strict) -> Fi
         return found
     notes: list[tuple[int, str]] = []
     bad = _first_bad_record(text, header, metadata, notes)
-    for row, column in notes[:1]:
+    for line, column in notes[:1]:
         add(Finding("content/delete-not-nullable", "warning", mirroring.delete_not_nullable(
-            column), row=row, column=column, **where))
+            column), line=line, column=column, **where))
     if bad is not None:
-        return stop("content/row", bad[1], row=bad[0], column=bad[2])
+        return stop("content/row", bad[1], line=bad[0], column=bad[2])
     return None
 
 
@@ -84,27 +85,22 @@ def _check_dialect(text: str, header: list[str], options, add, where) -> None:
                 add(Finding("metadata/dialect", "error",
                             f"ColumnSeparator is {json.dumps(options.column_separator)}, but the "
                             f"header looks {json.dumps(separator)}-separated; set ColumnSeparator "
-                            "in FileFormatTypeProperties", row=1, **where))
+                            "in FileFormatTypeProperties", line=1, **where))
                 break
     ending = re.search(r"\r\n|\n|\r", text)
     if ending and ending.group(0) != options.row_separator:
         add(Finding("metadata/dialect", "warning",
                     f"RowSeparator is {json.dumps(options.row_separator)}, but the file's rows "
-                    f"end with {json.dumps(ending.group(0))}", row=1, **where))
+                    f"end with {json.dumps(ending.group(0))}", line=1, **where))
 
 
 def _first_bad_record(text: str, header: list[str], metadata, notes: list[tuple[int, str]]
                       ) -> tuple[int, str, str | None] | None:
-    """The first bad data row (1-based), its problem and column, as the engine's row check
-    decides (malformed record, marker, value type, NULL key, keyless update). Adds to `notes`
-    (row, column) of each delete row before it that leaves an `IsNullable: false` column empty
-    (applied here; see `mirroring.delete_not_nullable`)."""
+    """The line (1-based, as an editor numbers it) of the first bad data row, its problem and
+    column, as the engine's row check decides (malformed record, marker, value type, NULL key,
+    keyless update). Adds to `notes` (line, column) of each delete row before it that leaves an
+    `IsNullable: false` column empty (applied here; see `mirroring.delete_not_nullable`)."""
     options = metadata.delimited
-    reader = csv.reader(io.StringIO(text.lstrip("\ufeff"), newline=""), **checks.csv_dialect(options))
-    try:
-        next(reader)
-    except (StopIteration, csv.Error):
-        return None
     lower = [h.lower() for h in header]
     marker_at = next((i for i, n in enumerate(header) if checks.is_marker(n)), None)
     declared = {c.name.lower(): c for c in metadata.columns}
@@ -113,8 +109,8 @@ def _first_bad_record(text: str, header: list[str], metadata, notes: list[tuple[
     key_set = set(keys)
     default = metadata.default_marker
     keyed_markers = {int(m) for m in mirroring.KEYED_MARKERS}
-    for number, cells in enumerate(_records(reader), start=1):
-        if isinstance(cells, str) or len(cells) != len(header):
+    for number, cells in delimited_text.data_record_lines(text, checks.csv_dialect(options)):
+        if cells is delimited_text.MALFORMED or len(cells) != len(header):
             return number, checks.MALFORMED_TEXT, None
         values = [None if _is_null(c, options.null_value) else c for c in cells]
         marker = default if marker_at is None else marker_number(values[marker_at], default)
@@ -125,8 +121,8 @@ def _first_bad_record(text: str, header: list[str], metadata, notes: list[tuple[
                 continue
             value = values[index]
             if value is not None and not _castable(value, column.data_type):
-                problem = (f"value '{value}' of column {name} is not a valid {column.data_type}",
-                           name)
+                before, after = checks.value_type_parts(name, index + 1, column.data_type)
+                problem = (before + value + after, name)
                 (type_problems if index in key_set else value_problems).append(problem)
             if (value is None or (value == "" and column.data_type != "String")) \
                     and not column.nullable:
@@ -153,18 +149,6 @@ def _first_bad_record(text: str, header: list[str], metadata, notes: list[tuple[
             if null:
                 return number, checks.null_key_problem(null, marker), ", ".join(null)
     return None
-
-
-def _records(reader):
-    """The reader's records; a csv.Error ends them with a malformed marker."""
-    while True:
-        try:
-            yield next(reader)
-        except StopIteration:
-            return
-        except csv.Error:
-            yield "malformed"
-            return
 
 
 def _is_null(cell: str, null_value: str) -> bool:

@@ -64,7 +64,8 @@ class Finding:
     message: str
     table: str | None = None   # the table's folder, relative to the landing zone
     file: str | None = None    # relative to the landing zone
-    row: int | None = None     # 1-based data row (the header apart)
+    row: int | None = None     # a Parquet file's 1-based row
+    line: int | None = None    # a delimited or JSON file's 1-based line, as an editor numbers it
     column: str | None = None
     stops: bool = False        # `mirrorspec mirror` stops the table at this file
 

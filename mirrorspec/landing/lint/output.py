@@ -28,13 +28,10 @@ def to_sarif(result: LintResult, version: str) -> dict:
     for finding in result.all_findings():
         uri = finding.file or finding.table or "."
         location: dict = {"artifactLocation": {"uri": uri, "uriBaseId": "LANDINGZONE"}}
-        if finding.row is not None and finding.file and not finding.file.lower().endswith(
-                (".parquet", ".json")):
-            location["region"] = {"startLine": finding.row + 1}  # the header is line 1
-        elif finding.row is not None and finding.file and finding.file.endswith(".json"):
-            location["region"] = {"startLine": finding.row}
+        if finding.line is not None and finding.file:
+            location["region"] = {"startLine": finding.line}
         text = finding.message
-        if finding.row is not None and finding.file and finding.file.lower().endswith(".parquet"):
+        if finding.row is not None and finding.file:
             text = f"row {finding.row}: {text}"
         results.append({"ruleId": finding.rule, "ruleIndex": used.index(finding.rule),
                         "level": finding.level, "message": {"text": text},
@@ -62,8 +59,10 @@ def to_text(result: LintResult) -> str:
         where = finding.file or finding.table or "."
         if base and where.startswith(base + "/"):
             where = where[len(base) + 1:]
-        if finding.row is not None:
-            where += (": line " if where.endswith(".json") else ": row ") + str(finding.row)
+        if finding.line is not None:
+            where += f": line {finding.line}"
+        elif finding.row is not None:
+            where += f": row {finding.row}"
         if finding.column:
             where += f", column {finding.column}"
         lines.append(f"  {finding.level:<7} {where}  [{finding.rule}]")

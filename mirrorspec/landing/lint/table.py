@@ -92,7 +92,7 @@ def _lint_metadata(fs, path, report: TableReport, rel) -> mirroring.TableMetadat
         metadata = landing.read_metadata(fs, path)
     except LandingZoneError as exc:
         finding = Finding("metadata/invalid", "error", exc.message, table=report.table,
-                          file=where, row=exc.row, stops=True)
+                          file=where, line=exc.row, stops=True)  # a JSON error's row is its line
         add(finding)
         report.stops_at = finding
         return None
@@ -201,8 +201,9 @@ def lint_file(fs, file, metadata, union: list[Column], report: TableReport, rel,
     """Lint one data file; returns the finding the engine would stop the table at, if any."""
     where = dict(table=report.table, file=rel(file.path))
 
-    def stop(rule, message, row=None, column=None) -> Finding:
-        finding = Finding(rule, "error", message, row=row, column=column, stops=True, **where)
+    def stop(rule, message, row=None, column=None, line=None) -> Finding:
+        finding = Finding(rule, "error", message, row=row, line=line, column=column, stops=True,
+                          **where)
         report.findings.append(finding)
         return finding
 

@@ -337,9 +337,10 @@ def _read_csv_group(spark, group: list[tuple[int, FileSchema]],
         target = T._parse_datatype_string(mirroring.spark_type_for(data_type))
         text = _text_value(col(column), data_type)
         cast = text.try_cast(target)
+        before, after = checks.value_type_parts(column, first.header.index(column) + 1,
+                                                data_type)
         problem = F.when(text.isNotNull() & cast.isNull(), F.concat(
-            F.lit("value '"), col(column), F.lit(f"' of column {column} is not a valid "
-                                                    f"{data_type}")))
+            F.lit(before), col(column), F.lit(after)))
         (problems if column.lower() in keys else value_problems).append(problem)
         if column.lower() in required:
             value_problems.append(F.when(text.isNull(), F.lit(

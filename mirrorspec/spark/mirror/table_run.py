@@ -21,6 +21,7 @@ from mirrorspec.base.console import Console
 from mirrorspec.base.errors import LandingZoneError
 from mirrorspec.base.faults import crash_point
 from mirrorspec.base.logfile import log_exception
+from mirrorspec.landing import checks
 from mirrorspec.landing import layout as landing
 from mirrorspec.landing import processed
 from mirrorspec.openmirroring import mirroring
@@ -112,7 +113,7 @@ class TableRun(DeltaCommit):
                 self._run()
         except LandingZoneError as exc:
             self._fail(exc.code, exc.message + (f" ({exc.hint})" if exc.hint else ""),
-                       exc.file, exc.row)
+                       exc.file, *_row_or_line(exc.file, exc.row))
         except Exception as exc:  # noqa: BLE001 - one table's failure never stops another
             self._fail_not_the_file(exc)
         finally:
@@ -130,13 +131,17 @@ class TableRun(DeltaCommit):
                 self.outcome.warnings.append(warning)
                 warn_once(self.console, warning, table=self.target.unique_id)
 
-    def _fail(self, code: str, message: str, file: str | None, row: int | None) -> None:
+    def _fail(self, code: str, message: str, file: str | None, row: int | None,
+              line: int | None = None) -> None:
+        """Fail the table at `file`: at its data `row` (Parquet, 1-based) or at its `line`
+        (a delimited file, as an editor numbers it)."""
         self.outcome.status = "Failed"
-        where = (f"{file}" + (f": row {row}" if row else "") + ": ") if file else ""
+        at = f": line {line}" if line else f": row {row}" if row else ""
+        where = f"{file}{at}: " if file else ""
         self.outcome.error = {"errorCode": code, "message": where + message, "file": file,
-                              "row": row}
+                              "row": row, "line": line}
         self.console.error(f"{self.target.unique_id}: {where}{message}",
-                           table=self.target.unique_id, file=file, row=row, code=code)
+                           table=self.target.unique_id, file=file, row=row, line=line, code=code)
 
     def _fail_not_the_file(self, exc: BaseException) -> None:
         """A failure no landing file is proven to cause: its own code, the log file named, and
@@ -339,8 +344,9 @@ class TableRun(DeltaCommit):
     def _finish_status(self, bad, pending: landing.Pending, files=None) -> None:
         self._purge()
         if bad is not None:
-            order, row, message, code = bad
-            self._fail(code, message, files[order].path, row)
+            order, number, message, code = bad  # a delimited file's number is its line
+            self._fail(code, message, files[order].path,
+                       *_row_or_line(files[order].path, number))
         elif pending.awaiting:
             self.outcome.status = "Waiting"
             self.console.warning(f"{self.target.unique_id}: waiting for {pending.awaiting} "
@@ -447,8 +453,14 @@ class TableRun(DeltaCommit):
             row = stats.get(order)
             if row is not None and row["bad"] is not None:
                 number = int(row["bad"]["row"]) - int(row["first"]) + 1
-                code = "BadRowMarker" if "__rowMarker__ '" in row["bad"]["problem"] else "BadFile"
-                return stats, (order, number, row["bad"]["problem"], code)
+                problem = row["bad"]["problem"]
+                code = "BadRowMarker" if "__rowMarker__ '" in problem else "BadFile"
+                file = schemas[order].file
+                if file.format == "csv":  # named by the line it starts on, as lint names it
+                    line = checks.data_row_line(self.lfs, file, metadata.delimited, number)
+                    number, problem = (line, problem) if line else \
+                        (None, f"{problem} (data row {number})")
+                return stats, (order, number, problem, code)
         return stats, None
 
     # -- files after the commit (landing/processed.py: the _ProcessedFiles lifecycle)
@@ -469,6 +481,15 @@ class TableRun(DeltaCommit):
             self._own_session = table_sessions(self.spark).take()
         delta.activate(self._own_session)
         return self._own_session
+
+
+def _row_or_line(file: str | None, number: int | None) -> tuple[int | None, int | None]:
+    """(row, line) of a place in `file`: a Parquet file's row; in any other (a delimited file,
+    `_metadata.json`) the line an editor shows."""
+    if file is None or number is None:
+        return None, None
+    name = file.rstrip("/").rsplit("/", 1)[-1]
+    return (number, None) if mirroring.data_file_format(name) == "parquet" else (None, number)
 
 
 def error_code_of(exc: BaseException, warehouse_path: str = "") -> str:

@@ -66,7 +66,7 @@ def is_conflict(exc: BaseException) -> bool:
 
     By class only, on the exception or any exception it was raised from: sessions mirrorspec
     starts or connects register Delta's error conversion (`session.register_delta_errors`),
-    classic and Spark Connect alike (tests/unit/test_conflict_classes.py)."""
+    classic and Spark Connect alike (tests/unit/spark/test_conflict_classes.py)."""
     from delta.exceptions import base
 
     conflicts = (base.DeltaConcurrentModificationException, base.ConcurrentWriteException,

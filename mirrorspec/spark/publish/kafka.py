@@ -30,8 +30,9 @@ from mirrorspec.base.faults import crash_point
 from mirrorspec.progress.publish import staging_folder
 from mirrorspec.sources.avro_schemas import is_wire_format
 from mirrorspec.sources.kafka import (EARLIEST, EARLIEST_MARK, LATEST, KafkaSource,
-                                      message_line, offsets_json, offsets_sidecar,
-                                      parse_staged_name, staged_name)
+                                      message_line, mirrored_from, offsets_json, offsets_sidecar,
+                                      parse_staged_name, rebuild_hint, replay_gap_problem,
+                                      replay_gaps, staged_name)
 
 BYTE_ARRAY = "org.apache.kafka.common.serialization.ByteArrayDeserializer"
 # Lookups fail within this time when no broker answers (Kafka's default is a minute).
@@ -87,6 +88,26 @@ def stage_messages(spark, fs, plan: Plan, table: TablePlan, state: dict[str, Any
     save_state(state)
     crash_point("after_offsets_recorded", table.unique_id)
     return folder
+
+
+def check_replay(spark, table: TablePlan, state: dict[str, Any]) -> None:
+    """Before a full refresh drops anything: refuse (SourceError naming each topic and
+    partition) when the broker no longer has offsets the mirrored table was built from
+    (`sources.kafka.replay_gaps`; `state` is the table's publisher state before the refresh)."""
+    from mirrorspec.spark.platform.session import is_connect
+
+    if is_connect(spark):
+        return  # stage_messages refuses Spark Connect with its own message
+    config = kafka_config(table)
+    lookup = _OffsetLookup(spark, config)
+    try:
+        first, _end = lookup.first_and_end(lookup.partitions(config))
+    finally:
+        lookup.close()
+    gaps = replay_gaps(config, mirrored_from(state), first)
+    if gaps:
+        message, hint = replay_gap_problem(table.unique_id, gaps)
+        raise SourceError(message, hint=hint)
 
 
 def located_error(fs, exc: MirrorspecError) -> MirrorspecError:
@@ -221,10 +242,7 @@ def _check_retention(table: TablePlan, config: KafkaSource, recorded: dict, firs
             raise SourceError(
                 f"topic {topic}, partition {partition}: offsets {done} to {earliest - 1} were "
                 f"deleted from Kafka (retention) before {table.unique_id} consumed them",
-                hint=f"the mirror can't be complete: rebuild it with `mirrorspec run "
-                     f"--full-refresh --select {table.unique_id}` (from the earliest offset "
-                     "still kept, or a new full load), and keep retention longer than the "
-                     "time between runs")
+                hint=rebuild_hint(table.unique_id))
 
 
 def _bounded(start: dict, end: dict, limit: int | None) -> dict:
@@ -325,4 +343,4 @@ def _remove_published(fs, folder: str, state: dict[str, Any]) -> None:
             fs.delete(f"{folder}/{offsets_sidecar(name)}")
             fs.delete(path)
 
-__all__ = ["stage_messages", "located_error", "kafka_config", "reader_options"]
+__all__ = ["stage_messages", "check_replay", "located_error", "kafka_config", "reader_options"]

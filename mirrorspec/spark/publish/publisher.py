@@ -219,7 +219,7 @@ def publish_new_files(spark, table: TablePlan, plan: Plan, console: Console) -> 
             from mirrorspec.spark.publish.kafka import located_error
 
             exc = located_error(fs, exc)
-        return _failed(result, exc, console)
+        return failed(result, exc, console)
     except Exception as exc:
         # disk full, permissions: the feed is fine; the state's `pending` batch makes the next
         # run write the same file again or record the one already renamed into place
@@ -228,10 +228,11 @@ def publish_new_files(spark, table: TablePlan, plan: Plan, console: Console) -> 
                                  "twice)")
         if error is None:
             raise
-        return _failed(result, error, console)
+        return failed(result, error, console)
 
 
-def _failed(result: PublishResult, exc: MirrorspecError, console: Console) -> PublishResult:
+def failed(result: PublishResult, exc: MirrorspecError, console: Console) -> PublishResult:
+    """`result` as a failed publish with `exc` as its error (said on the console)."""
     error: dict[str, Any] = {"errorCode": type(exc).__name__, "message": exc.render()}
     if isinstance(exc, SourceError):
         error["file"], error["line"] = exc.file, exc.line

@@ -7,7 +7,7 @@ Options, snapshot grouping and schema inference are the pure format in
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType, _parse_datatype_string
@@ -15,9 +15,11 @@ from pyspark.sql.types import StringType, StructField, StructType, _parse_dataty
 from mirrorspec.base.errors import SourceError
 from mirrorspec.openmirroring.mirroring import spark_type_for
 from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE, ReadResult, read_feed_bytes
+from mirrorspec.base.delimited_text import cell_type_problem
 from mirrorspec.sources.extract import (STATE_SNAPSHOT, CsvExtractFormat, ExtractOptions,
-                                        ParquetExtractFormat, Snapshot, _exists, csv_value_line,
-                                        expected_type, feed_root, group_snapshots, parse_options,
+                                        ParquetExtractFormat, Snapshot, _exists, csv_key_lines,
+                                        csv_malformed_line, csv_value_line, expected_type,
+                                        feed_root, group_snapshots, parse_options,
                                         previous_snapshot)
 from mirrorspec.spark.publish.completion import read_mirrored
 
@@ -155,8 +157,11 @@ class CsvExtractReader(CsvExtractFormat):
                                    first=F.col("_corrupt_record").isNull())
             if bad is not None and bad["_corrupt_record"] is not None:
                 record = bad["_corrupt_record"]
+                file = _plain_name(bad["_file"], files)
                 raise SourceError(f"malformed CSV record (expected {len(names)} fields): "
-                                  f"{record[:200]!r}", file=_plain_name(bad["_file"], files),
+                                  f"{record[:200]!r}", file=file,
+                                  line=_line(file, lambda data: csv_malformed_line(
+                                      data, file, opts, len(names))),
                                   hint="check the delimiter, quote and header options")
             if bad is not None:
                 raise _csv_value_error(bad, dict(columns), names.index(mapping[bad["_bad"]]),
@@ -189,9 +194,9 @@ class ParquetExtractReader(ParquetExtractFormat):
             F.col("_metadata.row_index").alias("_row"))
         if bad is not None:
             name = bad["_bad"]
-            data_type = dict(columns)[name]
-            raise SourceError(f"row {bad['_row'] + 1}, column {name!r}: cannot read "
-                              f"{bad[name]!r} as {expected_type(data_type, opts)}",
+            problem = cell_type_problem(name, raw.columns.index(mapping[name]) + 1,
+                                        expected_type(dict(columns)[name], opts), str(bad[name]))
+            raise SourceError(f"row {bad['_row'] + 1}: {problem}",
                               file=_plain_name(bad["_file"], list(snapshot.files)),
                               hint=_VALUE_HINT)
         return raw.select(*[typed[name].alias(name) for name, _ in columns])
@@ -204,13 +209,17 @@ def _csv_value_error(bad: Any, types: dict[str, str], field: int, file: str,
     by name and position, the value and the type it must read as."""
     name = bad["_bad"]
     value = bad[name]
+    line = _line(file, lambda data: csv_value_line(data, file, opts, field, value))
+    return SourceError(cell_type_problem(name, field + 1, expected_type(types[name], opts),
+                                         value), file=file, line=line, hint=_VALUE_HINT)
+
+
+def _line(file: str, find: Callable[[bytes], int | None]) -> int | None:
+    """`find` on the file's bytes (read again: for an error path only); None when unreadable."""
     try:
-        line = csv_value_line(read_feed_bytes(file), file, opts, field, value)
+        return find(read_feed_bytes(file))
     except (OSError, SourceError):
-        line = None
-    return SourceError(f"column {name!r} (field {field + 1}): cannot read {value!r} as "
-                       f"{expected_type(types[name], opts)}", file=file, line=line,
-                       hint=_VALUE_HINT)
+        return None
 
 def _plain_name(uri: str, files: Sequence[str]) -> str:
     from urllib.parse import unquote
@@ -248,7 +257,7 @@ def read_snapshots(reader: Any, spark: Any, table: Any, files: Sequence[str],
     frames = []
     for index, snapshot in enumerate(snapshots):
         current = reader.read_snapshot(spark, snapshot, columns, opts)
-        _check_keys(current, keys, snapshot, opts)
+        _check_keys(current, keys, snapshot, opts, names if kind == "csv" else None)
         frames.append(diff_snapshots(previous, current, names, keys)
                       .withColumn("_order", F.struct(F.lit(index).alias("snapshot"),
                                                      F.lit(snapshot.name).alias("name")))
@@ -297,8 +306,10 @@ def _previous(spark: Any, reader: Any, table: Any, state: dict[str, Any], column
     return _empty_rows(spark, columns), FROM_NOTHING
 
 
-def _check_keys(current, keys: Sequence[str], snapshot: Snapshot, opts: ExtractOptions) -> None:
-    """Reject a snapshot with a NULL key, a duplicated key, or no rows (unless allowed)."""
+def _check_keys(current, keys: Sequence[str], snapshot: Snapshot, opts: ExtractOptions,
+                csv_columns: Sequence[str] | None = None) -> None:
+    """Reject a snapshot with a NULL key, a duplicated key, or no rows (unless allowed). A CSV
+    snapshot (`csv_columns`: the table's columns) names the file and line where it can."""
 
     null_key = F.lit(False)
     for key in keys:
@@ -309,8 +320,10 @@ def _check_keys(current, keys: Sequence[str], snapshot: Snapshot, opts: ExtractO
                          F.sum(F.when(null_key, F.col("count"))).alias("null_keys"),
                          F.max(F.when(~null_key, F.col("count"))).alias("most")).first()
     if counts["null_keys"]:
-        raise SourceError(f"{counts['null_keys']} row(s) have a NULL key ({', '.join(keys)})",
-                          file=snapshot.name, hint="every row of an extract needs a key value")
+        file, line = _key_place(snapshot, opts, keys, csv_columns, null=True)
+        raise SourceError(f"{counts['null_keys']} row(s) have a NULL key ({', '.join(keys)})"
+                          + (", the first here" if line else ""), file=file, line=line,
+                          hint="every row of an extract needs a key value")
     if not counts["rows"]:
         if opts.allow_empty:
             return
@@ -322,8 +335,29 @@ def _check_keys(current, keys: Sequence[str], snapshot: Snapshot, opts: ExtractO
     dup = per_key.where(F.col("count") > 1).limit(1).collect()
     if dup:
         shown = ", ".join(f"{k}={dup[0][k]!r}" for k in keys)
-        raise SourceError(f"key {shown} appears {dup[0]['count']} times in the snapshot",
-                          file=snapshot.name, hint="an extract must hold one row per key")
+        file, line, first = _key_place(snapshot, opts, keys, csv_columns, null=False)
+        raise SourceError(f"key {shown} appears {dup[0]['count']} times in the snapshot"
+                          + (f" (first on line {first}, again here)" if line else ""),
+                          file=file, line=line, hint="an extract must hold one row per key")
+
+
+def _key_place(snapshot: Snapshot, opts: ExtractOptions, keys: Sequence[str],
+               csv_columns: Sequence[str] | None, null: bool):
+    """(file, line) of the first NULL key (`null`), else (file, line, first line) of the first
+    repeated key, in a CSV snapshot's files by their text; the snapshot and no line where that
+    finds none (a Parquet snapshot, a repeat across files, equal values written apart)."""
+    if csv_columns is not None:
+        for file in snapshot.files:
+            try:
+                null_line, repeat = csv_key_lines(read_feed_bytes(file), file, opts, keys,
+                                                  csv_columns)
+            except (OSError, SourceError):
+                continue
+            if null and null_line:
+                return file, null_line
+            if not null and repeat:
+                return file, repeat[1], repeat[0]
+    return (snapshot.name, None) if null else (snapshot.name, None, None)
 
 
 def diff_snapshots(previous, current, names: Sequence[str], keys: Sequence[str]):

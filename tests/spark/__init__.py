@@ -1,0 +1,1 @@
+"""Tests that need a JVM and the shared SparkSession (all marked `spark` by tests/conftest.py)."""

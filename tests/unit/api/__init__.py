@@ -1,0 +1,1 @@
+"""Unit tests of mirrorspec/api.py, the Python front door."""

@@ -1,0 +1,1 @@
+"""Unit tests of mirrorspec/base/: console, errors, files, JSON text, interrupts."""

@@ -1,0 +1,1 @@
+"""Unit tests of mirrorspec/context/, the layer under the CLI and the API."""

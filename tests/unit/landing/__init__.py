@@ -1,0 +1,1 @@
+"""Unit tests of mirrorspec/landing/: layout, lint, processed files."""

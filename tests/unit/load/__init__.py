@@ -1,0 +1,1 @@
+"""Unit tests of mirrorspec/load/: YAML, Jinja rendering, schema validation."""

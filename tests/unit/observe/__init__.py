@@ -1,0 +1,1 @@
+"""Unit tests of mirrorspec/observe/: OpenLineage and the metrics samples."""

@@ -1,0 +1,1 @@
+"""Unit tests of mirrorspec/operate/: health, heartbeat, metrics, retention, retry, watch."""

@@ -1,0 +1,1 @@
+"""Unit tests of mirrorspec/progress/: the records the engine and the publisher keep."""

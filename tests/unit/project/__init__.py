@@ -1,0 +1,1 @@
+"""Unit tests of mirrorspec/project/: model, diff, scaffold, selection."""

@@ -1,0 +1,1 @@
+"""Unit tests of mirrorspec/readers/: the JVM-free readers of Delta tables."""

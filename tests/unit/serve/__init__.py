@@ -1,0 +1,1 @@
+"""Unit tests of mirrorspec/serve/, the local OneLake endpoint, in process."""

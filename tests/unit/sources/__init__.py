@@ -1,0 +1,1 @@
+"""Unit tests of mirrorspec/sources/: each feed format's reader and its delivery properties."""
