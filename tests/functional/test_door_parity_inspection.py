@@ -19,7 +19,7 @@ from mirrorspec.api import Project
 from mirrorspec.cli import cli
 from mirrorspec.landing.lint import to_json
 from mirrorspec.project.diff import report_json
-from project_files import write
+from tests.support.project_files import write
 
 deltalake = pytest.importorskip("deltalake")
 

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from mirrorspec import api
 from mirrorspec.cli import cli
 from mirrorspec.spark.mirror import engine
-from project_files import write
+from tests.support.project_files import write
 
 M = "__rowMarker__"
 
