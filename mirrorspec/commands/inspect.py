@@ -157,15 +157,16 @@ def _show_one(console, name: str, path: str, plan: Plan | None, keys: list[str],
     from mirrorspec.readers.errors import DeltaRsUnsupported
 
     try:
-        _refuse_if_spark_asked()
+        inspection.refuse_if_spark_asked()
         columns, rows, read_version = delta_rs.preview(path, name, limit, where, version, as_of,
                                                        order_by=keys,
-                                                       storage_options=_storage(plan))
+                                                       storage_options=inspection.storage(plan))
     except DeltaRsUnsupported as exc:
-        _say_fallback(console, name, exc)
+        inspection.say_fallback(console, name, exc)
         from mirrorspec.spark.ops.inspect import preview
 
-        columns, rows = preview(_session(plan), path, name, limit, where, version,
+        columns, rows = preview(inspection.spark_session(plan), path, name, limit, where,
+                                version,
                                 as_of.isoformat() if as_of else None, order_by=keys)
         read_version = version
     if version is not None:
@@ -177,12 +178,6 @@ def _show_one(console, name: str, path: str, plan: Plan | None, keys: list[str],
         as_of_text = ""
     console.data(f"{name}{as_of_text} ({len(rows)} row(s) shown)", columns, rows, output,
                  kind="rows", table=name, version=read_version)
-
-
-_storage = inspection.storage
-_refuse_if_spark_asked = inspection.refuse_if_spark_asked
-_say_fallback = inspection.say_fallback
-_session = inspection.spark_session
 
 
 @click.command("history")
@@ -284,18 +279,19 @@ def _changes_one(console, name: str, path: str, plan: Plan | None, keys: list[st
     if not keys and plan is None:
         keys = _recorded_keys(path)
     try:
-        _refuse_if_spark_asked()
+        inspection.refuse_if_spark_asked()
         read = read_changes(path, name, from_version, start, to_version, end, limit,
-                            order_by=keys, storage_options=_storage(plan))
+                            order_by=keys, storage_options=inspection.storage(plan))
         columns = list(read.data.column_names)
         rows = [list(r) for r in zip(*(_python_values(c) for c in read.data.columns))]
         first, last, total = read.from_version, read.to_version, read.total
     except DeltaRsUnsupported as exc:
-        _say_fallback(console, name, exc)
+        inspection.say_fallback(console, name, exc)
         from mirrorspec.spark.ops.inspect import changes as spark_changes
 
         columns, rows, first, last, total = spark_changes(
-            _session(plan), path, name, from_version, start, to_version, end, limit, keys)
+            inspection.spark_session(plan), path, name, from_version, start, to_version, end,
+            limit, keys)
     versions = (f"version {first}" if first == last else f"versions {first}-{last}"
                 if first < last else f"nothing committed after version {last}")
     console.data(f"changes of {name}, {versions} ({len(rows)} of {total} change row(s) shown)",
