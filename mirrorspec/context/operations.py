@@ -333,7 +333,8 @@ def replay(plan: "Plan | None", table: str, *, warehouse: str | None = None,
     try:
         reading = progress.begin(table, "history", "reading its history")
         (located, history, pending, keys, lfs), spark = local_then_session(
-            lambda files: _locate_replayed(table, warehouse, landing_path, key, plan, files),
+            lambda files: _locate_replayed(table, warehouse, landing_path, key, plan, files,
+                                           api),
             lambda: start_spark(plan, master, extra_conf, console, warm=warm_server))
         unique_id, folder, found = located.unique_id, str(history.landing_path), history.paths
         reading.done(f"read its history: {len(found)} applied file(s)", files=len(found))
@@ -402,7 +403,7 @@ def _rebuild_and_compare(located: Any, folder: str, found: list[str], mode: Any,
 
 
 def _locate_replayed(table: str, warehouse: str | None, landing_path: str | None,
-                     key: str | None, plan: "Plan | None", files: "Files"):
+                     key: str | None, plan: "Plan | None", files: "Files", api: bool = False):
     """The table, its applied-file history, its pending files, its key columns and the
     filesystem of its landing folder, each path checked through `files` (local before Spark
     starts, URIs through the session)."""
@@ -419,7 +420,8 @@ def _locate_replayed(table: str, warehouse: str | None, landing_path: str | None
     folder = history.landing_path
     if not folder or not files.fs(folder).is_dir(folder):
         raise MirrorspecError(f"{found.unique_id}: its landing folder {folder} is not there",
-                              hint="pass --landing-path with where the table's files are now")
+                              hint=f"pass {'landing_path=' if api else '--landing-path'} with "
+                                   "where the table's files are now")
     if history.missing:
         missing = history.missing
         shown_names = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more"
