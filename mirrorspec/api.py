@@ -8,8 +8,10 @@
     orders = project.show("sales.orders", limit=None)   # a pyarrow.Table
 
 Every type a call returns is importable from here (`CompileResult`, `Plan`, `TablePlan`,
-`RunResults`, `TableRunResult`, `TestResults`, `DataTestResult`, `Status`, `Health`), and the
-package ships `py.typed`, so type checkers read these annotations.
+`RunResults`, `TableRunResult`, `TestResults`, `DataTestResult`, `Status`, `Health`,
+`HistoryEntry`, `Exported`, `LintResult`, `TableReport`, `Finding`, `PlanDiff`,
+`MaintainResult`, `TableMaintained`, `Reconciliation`, `Replay`, `DocsSite`), and the package
+ships `py.typed`, so type checkers read these annotations.
 
 The calls are the command line's own: both stand on `mirrorspec/context/` (the project's plan,
 threads, selection and Spark session), so `Project.run()` does what `mirrorspec run` does.
@@ -23,9 +25,12 @@ unreadable table `InspectError`, a missing landing zone `LandingZoneError`, a br
 each a dict like a `--log-format json` line (`time`, `level`, `event`, `message`,
 `invocation_id`, fields), or without it to Python's logging (logger `mirrorspec`, each at its
 level). A selection matching no table is a warning and an empty result, as on the command line.
-Spark starts only in `run`, `test` and `mirror_landing_zone` (and in
-`show` or `changes` for a table delta-rs can't read); the session is reused by later calls
-in the process.
+Spark starts only in `run`, `test`, `maintain`, `reconcile`, `replay` and
+`mirror_landing_zone` (and in `show`, `changes` or `history` for a table delta-rs can't read);
+the session is reused by later calls in the process. A check that finds something (a lint
+finding, a breaking change, a difference, a failed table) is a result, not an exception:
+`LintResult.failed()`, `PlanDiff.blocking`, `Reconciliation.equal`, `Replay.equal`,
+`MaintainResult.failed`.
 """
 
 from __future__ import annotations
@@ -49,15 +54,26 @@ from mirrorspec.context.arguments import EventCallback
 from mirrorspec.context.project import ProjectContext
 from mirrorspec.context.reading import Status
 from mirrorspec.compile import CompileResult
+from mirrorspec.landing.lint import Finding, LintResult, TableReport
+from mirrorspec.artifacts.reconciliation import Reconciliation, Replay
+from mirrorspec.context.operations import MaintainResult, TableMaintained
+from mirrorspec.context.site import DocsSite
+from mirrorspec.project.diff import PlanDiff
+from mirrorspec.readers.export import Exported
+from mirrorspec.readers.history import HistoryEntry
 from mirrorspec.context.threads import DEFAULT_THREADS
 from mirrorspec.operate.health import Health
 
 if TYPE_CHECKING:
     import pyarrow
 
-__all__ = ["Project", "mirror_landing_zone", "artifact_schema", "ARTIFACT_SCHEMAS", "Status",
-           "Health", "EventCallback", "RunResults", "TableRunResult", "TestResults",
-           "DataTestResult", "CompileResult", "Plan", "TablePlan", "MirrorspecError", "UsageError", "ProjectError", "SelectionError",
+__all__ = ["Project", "mirror_landing_zone", "lint_landing_zone", "artifact_schema",
+           "ARTIFACT_SCHEMAS", "Status", "Health", "EventCallback", "RunResults",
+           "TableRunResult", "TestResults", "DataTestResult", "CompileResult", "Plan",
+           "TablePlan", "LintResult", "TableReport", "Finding", "PlanDiff",
+           "HistoryEntry", "Exported", "MaintainResult", "TableMaintained", "Reconciliation",
+           "Replay", "DocsSite",
+           "MirrorspecError", "UsageError", "ProjectError", "SelectionError",
            "InspectError", "LandingZoneError", "SetupError", "FailedRun", "StaleMirror"]
 
 ARTIFACT_SCHEMAS = {
@@ -236,6 +252,164 @@ class Project:
         project = self._project()
         return read_changes(project.load().plan, table, from_version, start, to_version, end,
                             limit, project.console)
+
+    def history(self, table: str, limit: int | None = None) -> list[HistoryEntry]:
+        """`mirrorspec history`: the Delta commits of a mirrored table, newest first (only the
+        latest `limit`), each with the landing files it applied and the rows it inserted,
+        updated and deleted. No Spark unless delta-rs can't read the table."""
+        from mirrorspec.context import inspection
+
+        check.text(table, "table", "a table's unique id or name")
+        if limit is not None:
+            check.positive(limit, "limit")
+        project = self._project()
+        return inspection.read_history(inspection.resolve(table, project, None), limit,
+                                       project.console)
+
+    def export(self, table: str, to: str | os.PathLike[str], version: int | None = None,
+               force: bool = False) -> Exported:
+        """`mirrorspec export`: write a mirrored table (as of `version`, default the latest) to
+        one file, `to` (FILE.parquet or FILE.csv: the suffix says the format), deletion
+        vectors applied; never inside the warehouse or landing zone, and an existing file only
+        with `force`. No Spark."""
+        from mirrorspec.context.inspection import export_table
+
+        check.text(table, "table", "a table's unique id or name")
+        dest = str(check.path(to, "to"))
+        check.whole(version, "export", "version", "a Delta version (>= 0)")
+        force = check.flag(force, "force")
+        return export_table(self._project(), table, dest, version, force)
+
+    def maintain(self, tables: str | Sequence[str] | None = None,
+                 select: str | Sequence[str] | None = None,
+                 exclude: str | Sequence[str] | None = None,
+                 state: str | os.PathLike[str] | None = None, purge: bool = True,
+                 optimize: bool = True, vacuum: bool = True, retain_hours: float | None = None,
+                 allow_short_retention: bool = False,
+                 threads: int = DEFAULT_THREADS) -> MaintainResult:
+        """`mirrorspec maintain`: apply each table's `deletion_vectors` switch, then purge
+        deletion vectors, OPTIMIZE and VACUUM (each unless False) the tables named in `tables`
+        and chosen by `select`/`exclude` (all by default), `threads` at once. A `retain_hours`
+        below a table's retention raises UsageError unless `allow_short_retention`. Starts
+        Spark. A failed table does not raise: check `.failed` or call `.raise_if_failed()`."""
+        from mirrorspec.context.operations import maintain
+
+        named = check.selectors(tables, "tables")
+        select_, exclude_ = check.selectors(select, "select"), check.selectors(exclude, "exclude")
+        state_path = check.state_folder(state)
+        purge, optimize = check.flag(purge, "purge"), check.flag(optimize, "optimize")
+        vacuum = check.flag(vacuum, "vacuum")
+        allow_short = check.flag(allow_short_retention, "allow_short_retention")
+        hours = check.hours(retain_hours, "retain_hours")
+        threads = check.positive(threads, "threads")
+        return maintain(self._project(), named, select_, exclude_, state_path, purge, optimize,
+                        vacuum, hours, allow_short, threads)
+
+    def reconcile(self, table: str, against: str | os.PathLike[str],
+                  key: str | Sequence[str] | None = None, version: int | None = None,
+                  timestamp: str | None = None, dbtable: str | None = None,
+                  user_secret: str | None = None, password_secret: str | None = None,
+                  source_format: str | None = None) -> Reconciliation:
+        """`mirrorspec reconcile`: compare the mirrored `table` (a name in the project or a
+        Delta folder) by key with `against`, a trusted snapshot of its source (a
+        Delta/Parquet/CSV path, `source_format` when the path doesn't tell, or a jdbc: URL
+        with `dbtable` and the names of the MIRRORSPEC_SECRET_* variables holding the user and
+        password), as of `version` or `timestamp`. `key`: the key columns (default: those the
+        engine recorded). Starts Spark. A difference does not raise: check `.equal`."""
+        from mirrorspec.context.operations import reconcile
+
+        check.text(table, "table", "a table's unique id or name, or a Delta folder")
+        source = str(check.path(against, "against"))
+        keys = check.key_columns(key)
+        check.whole(version, "reconcile", "version", "a Delta version (>= 0)")
+        check.text(timestamp, "timestamp", "a time (ISO 8601)", optional=True)
+        for value, name in ((dbtable, "dbtable"), (user_secret, "user_secret"),
+                            (password_secret, "password_secret")):
+            check.text(value, name, "a name", optional=True)
+        check.choice(source_format, "source_format", ("delta", "parquet", "csv"))
+        project = self._project()
+        return reconcile(lambda: project.load(say_inferred=False).plan, table, source,
+                         key=keys, version=version, timestamp=timestamp, dbtable=dbtable,
+                         user_secret=user_secret, password_secret=password_secret,
+                         source_format=source_format, console=project.console,
+                         warm_server=self.warm_server, api=True)
+
+    def replay(self, table: str, landing_path: str | os.PathLike[str] | None = None,
+               key: str | Sequence[str] | None = None,
+               scratch: str | os.PathLike[str] | None = None) -> Replay:
+        """`mirrorspec replay`: rebuild the mirrored `table` (a name in the project or a Delta
+        folder) from the landing files it applied (in `landing_path` when they moved) and
+        compare it by key with the live table; the rebuild goes to `scratch` (kept; empty or
+        new) or a temporary folder (removed). Starts Spark. A difference does not raise: check
+        `.equal`."""
+        from mirrorspec.context.operations import replay
+
+        check.text(table, "table", "a table's unique id or name, or a Delta folder")
+        folder = check.path(landing_path, "landing_path", optional=True)
+        keys = check.key_columns(key)
+        work = check.path(scratch, "scratch", optional=True)
+        project = self._project()
+        return replay(project.load(say_inferred=False).plan, table, landing_path=folder,
+                      key=keys, scratch=work, console=project.console,
+                      warm_server=self.warm_server, api=True)
+
+    def docs(self, select: str | Sequence[str] | None = None,
+             exclude: str | Sequence[str] | None = None,
+             state: str | os.PathLike[str] | None = None) -> DocsSite:
+        """`mirrorspec docs generate`: compile the project and write the static site of its
+        mirrored tables to target/docs/ (only the pages of the tables `select`/`exclude`
+        choose, when given). No Spark. Returns the DocsSite (`.path`, `.index`, `.tables`)."""
+        from mirrorspec.context.site import generate
+
+        select_, exclude_ = check.selectors(select, "select"), check.selectors(exclude, "exclude")
+        state_path = check.state_folder(state)
+        return generate(self._project(), select_, exclude_, state_path)
+
+    def lint(self, tables: str | Sequence[str] | None = None, strict: bool = False,
+             with_warehouse: bool = True) -> LintResult:
+        """`mirrorspec lint` of the project's landing zone (only `tables` when given:
+        schema.table, names or globs), with the checks against its warehouse unless
+        `with_warehouse=False`. No Spark. Findings do not raise: `result.failed(strict)` says
+        whether the command line would exit 1."""
+        from mirrorspec.context.lint import lint_project
+
+        selected = check.selectors(tables, "tables")
+        strict = check.flag(strict, "strict")
+        with_warehouse = check.flag(with_warehouse, "with_warehouse")
+        return lint_project(self._project().load(say_inferred=False).plan, selected,
+                            with_warehouse, strict)
+
+    def diff(self, state: str | os.PathLike[str] | None = None, base: str | None = None,
+             allow_breaking: bool = False) -> PlanDiff:
+        """`mirrorspec diff`: what the project's changes do to the mirrored tables, from
+        `state` (a previous target/ or its plan.json) or `base` (a git revision, compiled in a
+        temporary worktree), exactly one of them, to a fresh compile. No Spark. A breaking
+        change does not raise: check `.blocking` (the command line exits 1 on it)."""
+        from mirrorspec.context.diff import diff_project
+
+        state_path = check.path(state, "state", optional=True)
+        base_ref = check.text(base, "base", "a git revision", optional=True)
+        allow_breaking = check.flag(allow_breaking, "allow_breaking")
+        profiles = None if self.profiles_dir is None else Path(self.profiles_dir)
+        return diff_project(self.path, None if state_path is None else Path(state_path),
+                            base_ref, self.target, self.vars or None, profiles,
+                            allow_breaking=allow_breaking, names=("state=…", "base=…"))
+
+
+def lint_landing_zone(landing_zone: str | os.PathLike[str],
+                      tables: str | Sequence[str] | None = None,
+                      warehouse: str | os.PathLike[str] | None = None,
+                      strict: bool = False) -> LintResult:
+    """`mirrorspec lint`: check a local landing zone against Microsoft's open-mirroring
+    landing-zone rules (only `tables` when given), and against the mirrored tables in
+    `warehouse` when given. No Spark. A missing folder raises LandingZoneError; findings do
+    not raise: `result.failed(strict)` says whether the command line would exit 1."""
+    from mirrorspec.context.lint import lint
+
+    folder = check.path(landing_zone, "landing_zone")
+    selected = check.selectors(tables, "tables")
+    return lint(str(folder), selected, check.path(warehouse, "warehouse", optional=True),
+                check.flag(strict, "strict"))
 
 
 def mirror_landing_zone(landing_zone: str | os.PathLike[str], warehouse: str | os.PathLike[str],

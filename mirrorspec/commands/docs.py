@@ -1,4 +1,7 @@
-"""`mirrorspec docs generate|serve`: a static site describing every mirrored table."""
+"""`mirrorspec docs generate|serve`: a static site describing every mirrored table.
+
+Parses the options and calls `mirrorspec/context/site.py` (generate the site, find the one to
+serve); serving over HTTP until Ctrl-C is the command's own."""
 
 from __future__ import annotations
 
@@ -7,9 +10,11 @@ from pathlib import Path
 
 import click
 
-from mirrorspec.commands.params import get_console, project_options, selection_options
+from mirrorspec.commands.params import (get_console, project_context, project_options,
+                                        selection_options)
 from mirrorspec.commands.params import project_dir as project_dir_option
 from mirrorspec.base.errors import MirrorspecError
+from mirrorspec.context import site as docs_site
 
 
 @click.group("docs")
@@ -25,22 +30,14 @@ def generate(project_dir: str, target: str | None, vars_text: str | None,
              state_path: str | None) -> None:
     """Compile the project and write the site to target/docs/ (--select: only those tables'
     pages)."""
-    import dataclasses
-
-    from mirrorspec.compile import compile_project
-    from mirrorspec.docsite.build import write_site
-
     console = get_console()
-    result = compile_project(project_dir, target=target, vars=vars_text, profiles_dir=profiles_dir)
-    plan = result.plan
-    if select or exclude:
-        from mirrorspec.project.selection import select_with_warnings
-
-        plan = dataclasses.replace(plan, tables=select_with_warnings(
-            plan, select, exclude, state_path=state_path, console=console))
-    out, found = write_site(plan, Path(result.target_dir))
-    console.result(f"Docs for {len(plan.tables)} table(s) written to {out / 'index.html'}",
-                   path=str(out), tables=len(plan.tables), **found)
+    params = {"project_dir": project_dir, "target": target, "vars_text": vars_text,
+              "profiles_dir": profiles_dir}
+    site = docs_site.generate(project_context(params, console), select, exclude, state_path)
+    console.result(f"Docs for {site.tables} table(s) written to {site.index}",
+                   path=str(site.path), tables=site.tables, status=site.status,
+                   run_results=site.run_results, test_results=site.test_results,
+                   delta_tables=site.delta_tables)
 
 
 @docs.command("serve")
@@ -53,13 +50,9 @@ def generate(project_dir: str, target: str | None, vars_text: str | None,
 def serve(project_dir: str, port: int, host: str, site_dir: Path | None) -> None:
     """Serve target/docs/ over HTTP until Ctrl-C."""
     from mirrorspec.docsite import make_server
-    from mirrorspec.docsite.build import DOCS_DIR
 
     console = get_console()
-    site = site_dir or _target_dir(Path(project_dir)) / DOCS_DIR
-    if not (site / "index.html").exists():
-        raise MirrorspecError(f"{site}: no docs site there",
-                              hint="run `mirrorspec docs generate` first")
+    site = docs_site.site_to_serve(project_dir, site_dir)
     try:
         server = make_server(site, host, port)
     except OSError as exc:
@@ -83,20 +76,6 @@ def serve(project_dir: str, port: int, host: str, site_dir: Path | None) -> None
 
 def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
-
-
-def _target_dir(project_dir: Path) -> Path:
-    """The project's target folder: `target-path` of mirrorspec_project.yml, else target/.
-
-    Read without rendering (serve needs no profile); a templated target-path falls back."""
-    from mirrorspec.load.project import PROJECT_FILE
-    from mirrorspec.load.yaml_doc import load_document
-
-    doc = load_document(project_dir / PROJECT_FILE, []).data  # bounded: a YAML bomb is refused
-    value = doc.get("target-path") if isinstance(doc, dict) else None
-    if not isinstance(value, str) or not value.strip() or "{" in value:
-        value = "target"
-    return project_dir / Path(value).expanduser()
 
 
 def _url_host(host: str) -> str:

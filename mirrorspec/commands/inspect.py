@@ -9,15 +9,14 @@ says so.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import click
 
 from mirrorspec.openmirroring import mirroring
 from mirrorspec.commands.params import (get_console, output_format, plan_options,
-                                        selection_options, warehouse_option)
-from mirrorspec.compile import load_plan_context
+                                        project_context, selection_options, warehouse_option)
+from mirrorspec.context import inspection
 from mirrorspec.context.arguments import exclusive
 from mirrorspec.artifacts.plan import Plan
 from mirrorspec.base.errors import FailedRun, MirrorspecError, StaleMirror
@@ -27,11 +26,7 @@ STATUS_COLUMNS = ("schema", "table", "status", "processed rows", "processed byte
 
 
 def _plan_or_none(params: dict[str, Any]) -> Plan | None:
-    if params.get("warehouse"):
-        return None
-    ctx = load_plan_context(params["project_dir"], params["target"], params["vars_text"],
-                            params["profiles_dir"], params["plan_path"])
-    return ctx.plan
+    return inspection.plan_or_none(project_context(params), params.get("warehouse"))
 
 
 def _warehouse(params: dict[str, Any], plan: Plan | None) -> str:
@@ -122,45 +117,11 @@ KAFKA_COLUMNS = ("table", "topic", "partition", "consumed", "end", "lag", "fetch
 
 
 
-def _resolve(table_name: str, params: dict[str, Any]):
-    """(display name, delta path, plan or None, key columns) for TABLE."""
-    plan = _plan_or_none(params)
-    if plan is None:
-        schema, _, name = table_name.rpartition(".")
-        schema = mirroring.warehouse_schema(schema or None)
-        path = str(Path(params["warehouse"]) / schema / name)
-        return f"{schema}.{name}", path, None, []
-    from mirrorspec.project.selection import resolve_table
-
-    table = resolve_table(plan, table_name)
-    return table.unique_id, table.delta_path, plan, list(table.key_columns)
-
-
 def _targets(table_name: str | None, params: dict[str, Any], console) -> list[tuple]:
     """What TABLE and/or --select/--exclude name: [(display name, delta path, plan, keys)]."""
-    if not (params.get("select") or params.get("exclude")):
-        if not table_name:
-            raise MirrorspecError("name a TABLE or give --select", hint="e.g. `sales.orders`, "
-                                  "or --select 'sales.*'")
-        return [_resolve(table_name, params)]
-    plan = _plan_or_none(params)
-    if plan is None:
-        raise MirrorspecError("--select/--exclude choose among the project's tables, and "
-                              "--warehouse reads no project",
-                              hint="drop --warehouse (run it in the project), or name TABLE")
-    from mirrorspec.project.selection import select_with_warnings
-
-    named = [_resolve(table_name, params)] if table_name else []
-    chosen = select_with_warnings(plan, params["select"], params["exclude"],
-                                  state_path=params["state_path"], console=console)
-    found = named + [(t.unique_id, t.delta_path, plan, list(t.key_columns)) for t in chosen]
-    return list({entry[0]: entry for entry in found}.values())
-
-
-def _session(plan: Plan | None):
-    from mirrorspec.context.sessions import session_for
-
-    return session_for(plan)
+    return inspection.targets(table_name, project_context(params, console),
+                              params.get("warehouse"), params.get("select") or (),
+                              params.get("exclude") or (), params.get("state_path"), console)
 
 
 @click.command("show")
@@ -196,15 +157,16 @@ def _show_one(console, name: str, path: str, plan: Plan | None, keys: list[str],
     from mirrorspec.readers.errors import DeltaRsUnsupported
 
     try:
-        _refuse_if_spark_asked()
+        inspection.refuse_if_spark_asked()
         columns, rows, read_version = delta_rs.preview(path, name, limit, where, version, as_of,
                                                        order_by=keys,
-                                                       storage_options=_storage(plan))
+                                                       storage_options=inspection.storage(plan))
     except DeltaRsUnsupported as exc:
-        _say_fallback(console, name, exc)
+        inspection.say_fallback(console, name, exc)
         from mirrorspec.spark.ops.inspect import preview
 
-        columns, rows = preview(_session(plan), path, name, limit, where, version,
+        columns, rows = preview(inspection.spark_session(plan), path, name, limit, where,
+                                version,
                                 as_of.isoformat() if as_of else None, order_by=keys)
         read_version = version
     if version is not None:
@@ -216,29 +178,6 @@ def _show_one(console, name: str, path: str, plan: Plan | None, keys: list[str],
         as_of_text = ""
     console.data(f"{name}{as_of_text} ({len(rows)} row(s) shown)", columns, rows, output,
                  kind="rows", table=name, version=read_version)
-
-
-def _storage(plan: Plan | None) -> dict[str, str]:
-    """delta-rs storage options from the profile's Spark conf (object-store warehouses)."""
-    from mirrorspec.readers.storage import plan_storage_options
-
-    return plan_storage_options(plan)
-
-
-def _refuse_if_spark_asked() -> None:
-    """MIRRORSPEC_READ_WITH=spark: read with Spark as before delta-rs (a comparison or a
-    workaround, e.g. for bench/read_bench.py)."""
-    import os
-
-    from mirrorspec.readers.errors import DeltaRsUnsupported
-
-    if os.environ.get("MIRRORSPEC_READ_WITH", "").lower() == "spark":
-        raise DeltaRsUnsupported("MIRRORSPEC_READ_WITH=spark asks for it")
-
-
-def _say_fallback(console, name: str, exc: Exception) -> None:
-    console.warning(f"{name}: reading with Spark instead of delta-rs (slower: starts a JVM): "
-                    f"{exc}", table=name)
 
 
 @click.command("history")
@@ -253,23 +192,14 @@ def history(table: str | None, limit: int | None, output: str, **params: Any) ->
     """The Delta history of a table: per commit, the landing files applied and rows changed;
     TABLE or --select."""
     console = get_console()
-    for name, path, plan, _keys in _targets(table, params, console):
-        _history_one(console, name, path, plan, limit, output)
+    for target in _targets(table, params, console):
+        _history_one(console, target, limit, output)
 
 
-def _history_one(console, name: str, path: str, plan: Plan | None, limit: int | None,
+def _history_one(console, target: inspection.TableTarget, limit: int | None,
                  output: str) -> None:
-    from mirrorspec.readers import delta as delta_rs
-    from mirrorspec.readers.errors import DeltaRsUnsupported
-
-    try:
-        _refuse_if_spark_asked()
-        entries = delta_rs.history(path, name, limit, storage_options=_storage(plan))
-    except DeltaRsUnsupported as exc:
-        _say_fallback(console, name, exc)
-        from mirrorspec.spark.ops.inspect import history as read_history
-
-        entries = read_history(_session(plan), path, name, limit)
+    name = target.name
+    entries = inspection.read_history(target, limit, console)
     # programs get every applied file; people an abbreviated list
     for_people = output == "text" and console.log_format == "text"
     rows = [[e.version, e.timestamp, e.operation,
@@ -349,18 +279,19 @@ def _changes_one(console, name: str, path: str, plan: Plan | None, keys: list[st
     if not keys and plan is None:
         keys = _recorded_keys(path)
     try:
-        _refuse_if_spark_asked()
+        inspection.refuse_if_spark_asked()
         read = read_changes(path, name, from_version, start, to_version, end, limit,
-                            order_by=keys, storage_options=_storage(plan))
+                            order_by=keys, storage_options=inspection.storage(plan))
         columns = list(read.data.column_names)
         rows = [list(r) for r in zip(*(_python_values(c) for c in read.data.columns))]
         first, last, total = read.from_version, read.to_version, read.total
     except DeltaRsUnsupported as exc:
-        _say_fallback(console, name, exc)
+        inspection.say_fallback(console, name, exc)
         from mirrorspec.spark.ops.inspect import changes as spark_changes
 
         columns, rows, first, last, total = spark_changes(
-            _session(plan), path, name, from_version, start, to_version, end, limit, keys)
+            inspection.spark_session(plan), path, name, from_version, start, to_version, end,
+            limit, keys)
     versions = (f"version {first}" if first == last else f"versions {first}-{last}"
                 if first < last else f"nothing committed after version {last}")
     console.data(f"changes of {name}, {versions} ({len(rows)} of {total} change row(s) shown)",
@@ -395,48 +326,13 @@ def _recorded_keys(path: str) -> list[str]:
 def export(table: str, dest: str, version: int | None, force: bool, **params: Any) -> None:
     """Write a mirrored table to one Parquet or CSV file, deletion vectors applied (no JVM):
     for readers that refuse the table's features (docs/readers.md)."""
-    from mirrorspec.readers.errors import DeltaRsUnsupported
-    from mirrorspec.readers.export import check_destination, export_table
-
-    protected = _export_protected(params)
-    check_destination(dest, protected, force)  # refused before anything is read
     console = get_console()
-    name, path, plan, _keys = _resolve(table, params)
-    if plan is not None:
-        protected += [("warehouse", plan.warehouse), ("landing zone", plan.landing_zone)]
-    try:
-        done = export_table(path, name, dest, version, storage_options=_storage(plan),
-                            force=force, protected=protected)
-    except DeltaRsUnsupported as exc:
-        raise MirrorspecError(
-            f"{name}: export reads through delta-rs, which can't read this table: {exc}",
-            hint="read it with Spark instead (docs/readers.md#spark), e.g. "
-                 "spark.read.format('delta').load(path).write.parquet(...)") from None
+    done = inspection.export_table(project_context(params, console), table, dest, version,
+                                   force, params.get("warehouse"))
+    name = done.table
     console.result(f"{name} (version {done.version}): {done.rows} row(s) written to {done.path} "
                    f"({done.format})", table=name, version=done.version, rows=done.rows,
                    path=done.path, format=done.format)
-
-
-def _export_protected(params: dict[str, Any]) -> list[tuple[str, str]]:
-    """The folders `export --to` must stay out of that are known before the table is read:
-    --warehouse, and the warehouse and landing zone of the project in --project-dir (when
-    there is one: with --warehouse it is read only for this check)."""
-    protected = [("warehouse", params["warehouse"])] if params.get("warehouse") else []
-    from mirrorspec.load.project import PROJECT_FILE
-
-    if params.get("plan_path") or not (Path(params["project_dir"]) / PROJECT_FILE).is_file():
-        return protected
-    from mirrorspec.compile import validate_project
-
-    try:
-        plan = validate_project(params["project_dir"], target=params["target"],
-                                vars=params["vars_text"], profiles_dir=params["profiles_dir"],
-                                check_landing=False).plan
-    except MirrorspecError:
-        if params.get("warehouse"):
-            return protected  # --warehouse reads no project: a broken one is not its concern
-        raise
-    return protected + [("warehouse", plan.warehouse), ("landing zone", plan.landing_zone)]
 
 
 COMMANDS = [status, show, history, changes, export]

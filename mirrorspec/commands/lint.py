@@ -7,7 +7,7 @@ import json
 import click
 
 from mirrorspec import __version__
-from mirrorspec.base.errors import FailedRun
+from mirrorspec.context import lint as linting
 
 
 @click.command("lint")
@@ -35,9 +35,9 @@ def lint(landing_zone: str, tables: tuple[str, ...], output_format: str, warehou
 
     Exit 1 on errors (or warnings with --strict), 0 otherwise.
     """
-    from mirrorspec.landing.lint import lint_landing_zone, to_json, to_sarif, to_text
+    from mirrorspec.landing.lint import to_json, to_sarif, to_text
 
-    result = lint_landing_zone(landing_zone, tables, warehouse=warehouse, strict=strict)
+    result = linting.lint(landing_zone, tables, warehouse=warehouse, strict=strict)
     if output_format == "json":
         text = json.dumps(to_json(result), indent=2) + "\n"
     elif output_format == "sarif":
@@ -49,10 +49,9 @@ def lint(landing_zone: str, tables: tuple[str, ...], output_format: str, warehou
             handle.write(text)
     else:
         click.echo(text, nl=False)
-    errors, warnings = result.count("error"), result.count("warning")
-    if errors or (strict and warnings):
-        raise FailedRun(f"lint found {errors} error(s) and {warnings} warning(s)"
-                        + (" (--strict: warnings fail)" if strict and not errors else ""))
+    failed = linting.failure(result, strict)
+    if failed is not None:
+        raise failed
 
 
 COMMANDS = [lint]

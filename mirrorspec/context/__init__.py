@@ -12,4 +12,11 @@ inside a call.
 - `reading`: rows, the change data feed and the monitoring JSON as Python values
 - `lineage`: OpenLineage events of run and mirror passes
 - `arguments`: argument checks, once for both doors (UsageError naming the argument)
+- `inspection`: the tables show/history/changes/export name; history; export to one file
+- `lint`: a landing zone linted (the given folders or the project's) and its verdict
+- `diff`: the project's changes against a previous target/ or a git revision; the verdict
+- `site`: the docs site generated from a fresh compile, and the folder `docs serve` serves
+- `debug`: the checks of `debug` (installation, project, services, Spark) and the verdict
+- `warm`: the warm Spark server of a profile output: started, listed, stopped
+- `operations`: maintain, reconcile and replay (Spark): checks first, results, verdicts
 """

@@ -75,6 +75,35 @@ def text(value: Any, name: str, what: str, optional: bool = False) -> str | None
     return value
 
 
+def hours(value: Any, name: str) -> float | None:
+    """None or a number of hours >= 0 (a VACUUM retention)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise UsageError(f"{name}={value!r}: give a number of hours (0 or more), or None")
+    return float(value)
+
+
+def choice(value: Any, name: str, choices: Sequence[str]) -> str | None:
+    """None or one of `choices`."""
+    if value is not None and value not in choices:
+        raise UsageError(f"{name}={value!r}: give one of {', '.join(choices)}, or None")
+    return value
+
+
+def key_columns(value: Any, name: str = "key") -> str | None:
+    """Key columns: a comma-separated str or a list of column names, as `--key` takes them."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip():
+        return value
+    if isinstance(value, Sequence) and value and all(
+            isinstance(v, str) and v.strip() for v in value):
+        return ",".join(value)
+    raise UsageError(f"{name}={value!r}: give the key columns as a str ('id,region') or a list "
+                     "of names")
+
+
 def callback(value: Any) -> EventCallback | None:
     """`on_event`: a function taking one dict, or None."""
     if value is not None and not callable(value):

@@ -21,10 +21,14 @@ FORMATS = {".parquet": "parquet", ".csv": "csv"}
 
 @dataclass(frozen=True)
 class Exported:
+    """What `export` wrote: the file, its format ("parquet", "csv"), its rows, the table's
+    Delta version read, and the table's name."""
+
     path: str
     format: str
     rows: int
     version: int
+    table: str = ""
 
 
 def export_format(dest: str) -> str:
@@ -103,7 +107,7 @@ def export_table(path: str, name: str, dest: str, version: int | None = None,
     finally:
         if os.path.exists(temp):
             os.unlink(temp)
-    return Exported(dest, fmt, rows, table.version())
+    return Exported(dest, fmt, rows, table.version(), name)
 
 
 def _writer(fmt: str, path: str, schema):

@@ -94,3 +94,7 @@ class LintResult:
 
     def count(self, level: str) -> int:
         return sum(1 for f in self.all_findings() if f.level == level)
+
+    def failed(self, strict: bool = False) -> bool:
+        """True when `mirrorspec lint` exits 1: an error, or with `strict` a warning."""
+        return bool(self.count("error") or (strict and self.count("warning")))

@@ -8,9 +8,7 @@ columns that differ). Source columns are cast to the mirror's types before anyth
 
 from __future__ import annotations
 
-import json
 import os
-from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession, Window
@@ -18,54 +16,16 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from mirrorspec.artifacts.plan import SECRET_PREFIX
+from mirrorspec.artifacts.reconciliation import BUCKETS, Reconciliation
 from mirrorspec.base.errors import MirrorspecError
 from mirrorspec.security.jdbc_urls import redact
 from mirrorspec.base.logfile import log_exception
 from mirrorspec.spark.mirror.batch import EMPTY_CELL, col
 from mirrorspec.spark.platform.live import LiveProgress, begin
 
-BUCKETS = 64
 JDBC_DRIVERS = {"jdbc:postgresql:": "org.postgresql.Driver"}
 _DUP = "__duplicate"
 _NULL = "\u0000null"  # what a NULL hashes as (never equal to any text, "" included)
-
-
-@dataclass
-class Reconciliation:
-    """What a reconcile found; `equal` when nothing differs (one-sided columns apart)."""
-
-    table: str
-    source: str
-    key: list[str]
-    mirror_rows: int = 0
-    source_rows: int = 0
-    buckets: int = BUCKETS
-    differing_buckets: int = 0
-    only_in_mirror: list[str] = field(default_factory=list)
-    only_in_source: list[str] = field(default_factory=list)
-    missing: list[dict] = field(default_factory=list)   # keys in the source only
-    extra: list[dict] = field(default_factory=list)     # keys in the mirror only
-    changed: list[dict] = field(default_factory=list)   # {"key": {...}, "columns": [...]}
-    version: int | None = None
-
-    @property
-    def equal(self) -> bool:
-        return not (self.missing or self.extra or self.changed) and \
-            self.mirror_rows == self.source_rows
-
-    def to_json(self, limit: int | None = None) -> dict[str, Any]:
-        cut = (lambda items: items[:limit]) if limit is not None else (lambda items: items)
-        return {
-            "table": self.table, "source": self.source, "key": self.key,
-            "version": self.version, "equal": self.equal,
-            "rows": {"mirror": self.mirror_rows, "source": self.source_rows},
-            "key_ranges": {"total": self.buckets, "differing": self.differing_buckets},
-            "columns": {"only_in_mirror": self.only_in_mirror,
-                        "only_in_source": self.only_in_source},
-            "counts": {"missing": len(self.missing), "extra": len(self.extra),
-                       "changed": len(self.changed)},
-            "missing": cut(self.missing), "extra": cut(self.extra), "changed": cut(self.changed),
-        }
 
 
 # --- reading both sides ------------------------------------------------------------------------
@@ -286,31 +246,3 @@ def _plain(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     return str(value)
-
-
-def render(result: Reconciliation, shown: int) -> list[str]:
-    """The reconciliation summary and the first `shown` differing keys, as text lines."""
-    lines = []
-    doc = result.to_json(shown)
-    rows = doc["rows"]
-    lines.append(f"{result.table} vs {result.source}"
-                 + (f" (version {result.version})" if result.version is not None else ""))
-    lines.append(f"  rows: mirror {rows['mirror']}, source {rows['source']}; key ranges "
-                 f"differing: {doc['key_ranges']['differing']} of {doc['key_ranges']['total']}")
-    for side, names in doc["columns"].items():
-        if names:
-            lines.append(f"  columns {side.replace('_', ' ')}: {', '.join(names)}")
-    counts = doc["counts"]
-    lines.append(f"  missing {counts['missing']}, extra {counts['extra']}, "
-                 f"changed {counts['changed']}")
-    for kind in ("missing", "extra", "changed"):
-        for item in doc[kind]:
-            if kind == "changed":
-                lines.append(f"  changed {json.dumps(item['key'])}: {', '.join(item['columns'])}")
-            else:
-                lines.append(f"  {kind} {json.dumps(item)}")
-        hidden = counts[kind] - len(doc[kind])
-        if hidden > 0:
-            lines.append(f"  ... and {hidden} more {kind} (all in --output)")
-    lines.append("  equal" if result.equal else "  DIFFERENT")
-    return lines

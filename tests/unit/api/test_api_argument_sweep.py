@@ -42,10 +42,19 @@ def _calls(project, tmp_path):
     calls = [("Project", api.Project, {"path": project}),
              ("artifact_schema", api.artifact_schema, {"name": "plan"}),
              ("mirror_landing_zone", api.mirror_landing_zone,
-              {"landing_zone": str(tmp_path / "missing"), "warehouse": str(tmp_path / "wh")})]
-    for name in ("compile", "run", "retry", "test", "status", "show", "changes"):
+              {"landing_zone": str(tmp_path / "missing"), "warehouse": str(tmp_path / "wh")}),
+             ("lint_landing_zone", api.lint_landing_zone,
+              {"landing_zone": str(tmp_path / "missing")})]
+    for name in ("compile", "run", "retry", "test", "status", "show", "changes", "history",
+                 "lint", "diff"):
         calls.append((f"Project.{name}", getattr(p, name),
-                      {"table": "orders"} if name in ("show", "changes") else {}))
+                      {"table": "orders"} if name in ("show", "changes", "history") else {}))
+    calls.append(("Project.export", p.export, {"table": "orders", "to": str(tmp_path / "o.csv")}))
+    calls.append(("Project.maintain", p.maintain, {}))
+    calls.append(("Project.reconcile", p.reconcile, {"table": "orders",
+                                                      "against": str(tmp_path / "snap")}))
+    calls.append(("Project.replay", p.replay, {"table": "orders"}))
+    calls.append(("Project.docs", p.docs, {}))
     return calls
 
 
