@@ -99,7 +99,6 @@ def test_no_command_help_carries_an_internal_label():
     assert {name: hits for name, hits in found.items() if hits} == {}
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO)))
 def message_strings(path: Path) -> list[tuple[int, str]]:
     """The string literals of a module that are not docstrings: what its messages can say."""
     import ast
@@ -121,6 +120,7 @@ def test_no_message_carries_an_internal_label():
     assert found == []
 
 
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO)))
 def test_every_repository_path_the_docs_cite_exists(page):
     assert missing_paths(page.read_text(encoding="utf-8")) == []
 
