@@ -173,7 +173,7 @@ def test_sigterm_to_spark_start_stops_its_jvm_and_leaves_no_file(tmp_path):
         if launched is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(launched, signal.SIGKILL)
-    assert start.returncode == 130 and "Interrupted." in out, out
+    assert start.returncode == 130 and "Interrupted (" in out, out
     assert not running(launched)
     assert [p.name for p in servers.rglob("*") if p.is_file()] == \
         [next(servers.glob("*.lock")).name]
