@@ -26,8 +26,9 @@ each a dict like a `--log-format json` line (`time`, `level`, `event`, `message`
 `invocation_id`, fields), or without it to Python's logging (logger `mirrorspec`, each at its
 level). A selection matching no table is a warning and an empty result, as on the command line.
 Spark starts only in `run`, `test`, `maintain`, `reconcile`, `replay` and
-`mirror_landing_zone` (and in `show`, `changes` or `history` for a table delta-rs can't read);
-the session is reused by later calls in the process. A check that finds something (a lint
+`mirror_landing_zone` (and in `show`, `changes` or `history` for a table delta-rs can't read,
+or for every table when the environment sets `MIRRORSPEC_READ_WITH=spark`, as on the command
+line); the session is reused by later calls in the process. A check that finds something (a lint
 finding, a breaking change, a difference, a failed table) is a result, not an exception:
 `LintResult.failed()`, `PlanDiff.blocking`, `Reconciliation.equal`, `Replay.equal`,
 `MaintainResult.failed`.
@@ -208,14 +209,14 @@ class Project:
         from mirrorspec.context.reading import read_status
 
         bound = check.duration(stale_after)
-        return read_status(self._project().load().plan.warehouse, bound)
+        return read_status(self._project().load(say_inferred=False).plan.warehouse, bound)
 
     def show(self, table: str, limit: int | None = 20, where: str | None = None,
              version: int | None = None, timestamp: str | datetime | None = None
              ) -> "pyarrow.Table":
         """Rows of a mirrored table as a pyarrow.Table, sorted by its key columns: at most
         `limit` (None: all), filtered by `where` (Spark SQL), as of `version` or `timestamp`."""
-        from mirrorspec.context.reading import read_rows
+        from mirrorspec.context import inspection, reading
 
         check.whole(limit, "show", "limit", "a whole number >= 0, or None for all")
         check.whole(version, "show", "version", "a Delta version (>= 0)")
@@ -225,8 +226,9 @@ class Project:
         check.text(table, "table", "a table's unique id or name")
         as_of = check.as_of(timestamp)
         project = self._project()
-        return read_rows(project.load().plan, table, limit, where, version, as_of,
-                         project.console)
+        read = reading.read_rows(inspection.resolve(table, project, None), limit, where,
+                                 version, as_of, project.console)
+        return read.to_arrow()
 
     def changes(self, table: str, from_version: int | None = None,
                 from_timestamp: str | datetime | None = None, to_version: int | None = None,
@@ -238,7 +240,7 @@ class Project:
         `from_timestamp`; default: where the latest stretch of versions with a feed starts)
         to `to_version` (or the last at or before `to_timestamp`; default: the latest), at
         most `limit` rows (None: all). No Spark unless delta-rs can't read the table."""
-        from mirrorspec.context.reading import read_changes
+        from mirrorspec.context import inspection, reading
 
         for value, what in ((from_version, "from_version"), (to_version, "to_version")):
             check.whole(value, "changes", what, "a Delta version (>= 0)")
@@ -250,21 +252,22 @@ class Project:
         start = check.as_of(from_timestamp, "changes", "from_timestamp")
         end = check.as_of(to_timestamp, "changes", "to_timestamp")
         project = self._project()
-        return read_changes(project.load().plan, table, from_version, start, to_version, end,
-                            limit, project.console)
+        read = reading.read_changes(inspection.resolve(table, project, None), from_version,
+                                    start, to_version, end, limit, project.console)
+        return read.to_arrow()
 
     def history(self, table: str, limit: int | None = None) -> list[HistoryEntry]:
         """`mirrorspec history`: the Delta commits of a mirrored table, newest first (only the
         latest `limit`), each with the landing files it applied and the rows it inserted,
         updated and deleted. No Spark unless delta-rs can't read the table."""
-        from mirrorspec.context import inspection
+        from mirrorspec.context import inspection, reading
 
         check.text(table, "table", "a table's unique id or name")
         if limit is not None:
             check.positive(limit, "limit")
         project = self._project()
-        return inspection.read_history(inspection.resolve(table, project, None), limit,
-                                       project.console)
+        return reading.read_history(inspection.resolve(table, project, None), limit,
+                                    project.console)
 
     def export(self, table: str, to: str | os.PathLike[str], version: int | None = None,
                force: bool = False) -> Exported:

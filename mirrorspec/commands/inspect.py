@@ -1,9 +1,10 @@
 """`mirrorspec status`, `show`, `history`, `changes` and `export`: look at the mirrored tables.
 
-None of them starts a JVM: `status` reads the monitoring JSON, `show`, `history` and `changes`
-read the Delta table through delta-rs (`mirrorspec/readers/`). Only what delta-rs can't read falls back to
-Spark (the plan's session settings when a project is given, else a local session), and the output
-says so.
+Parse, call the context, render: the tables come from `context/inspection.py`, the rows, the
+change data feed and the monitoring JSON from `context/reading.py` (the same calls as
+`Project.show`, `.changes`, `.status`). None of them starts a JVM: delta-rs reads the tables;
+only what it can't read falls back to Spark (the plan's session settings when a project is
+given, else a local session), and the output says so.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import click
 from mirrorspec.openmirroring import mirroring
 from mirrorspec.commands.params import (get_console, output_format, plan_options,
                                         project_context, selection_options, warehouse_option)
-from mirrorspec.context import inspection
+from mirrorspec.context import inspection, reading
 from mirrorspec.context.arguments import exclusive
 from mirrorspec.artifacts.plan import Plan
 from mirrorspec.base.errors import FailedRun, MirrorspecError, StaleMirror
@@ -64,18 +65,15 @@ def status(as_json: bool, stale_after: str | None, **params: Any) -> None:
     """The monitoring JSON (replicator.json, tables.json) as a table.
 
     Exit codes: 0 healthy, 1 a table is Failed (or an error), 3 stale (--stale-after)."""
-    from mirrorspec.operate.health import assess, parse_duration
-    from mirrorspec.artifacts.status import STALE_MARKER, is_stale, read_status
+    from mirrorspec.operate.health import parse_duration
+    from mirrorspec.artifacts.status import STALE_MARKER, is_stale
 
     bound = parse_duration(stale_after) if stale_after is not None else None
     console = get_console()
     plan = _plan_or_none(params)
     warehouse = _warehouse(params, plan)
-    doc = read_status(warehouse) or {}
-    if not doc or (not doc.get("tables") and not doc.get("replicator")):
-        raise MirrorspecError(f"no monitoring JSON in {warehouse}",
-                              hint="run `mirrorspec run` (or `mirrorspec mirror`) first")
-    health = assess(doc, bound)
+    read = reading.require_status(reading.read_status(warehouse, bound), warehouse)
+    doc, health = read.to_dict(), read.health
     if as_json:
         console.raw(json.dumps(doc, indent=2, ensure_ascii=False, default=str))
         _raise_if_unhealthy(health)
@@ -117,7 +115,8 @@ KAFKA_COLUMNS = ("table", "topic", "partition", "consumed", "end", "lag", "fetch
 
 
 
-def _targets(table_name: str | None, params: dict[str, Any], console) -> list[tuple]:
+def _targets(table_name: str | None, params: dict[str, Any],
+             console) -> list[inspection.TableTarget]:
     """What TABLE and/or --select/--exclude name: [(display name, delta path, plan, keys)]."""
     return inspection.targets(table_name, project_context(params, console),
                               params.get("warehouse"), params.get("select") or (),
@@ -145,39 +144,18 @@ def show(table: str | None, limit: int, where: str | None, version: int | None,
     exclusive(version, timestamp, ("--version", "--timestamp"), error=MirrorspecError)
     as_of = parse_timestamp(timestamp) if timestamp is not None else None
     console = get_console()
-    for name, path, plan, keys in _targets(table, params, console):
-        _show_one(console, name, path, plan, keys, limit, where, version, timestamp, as_of,
-                  output)
-
-
-def _show_one(console, name: str, path: str, plan: Plan | None, keys: list[str], limit: int,
-              where: str | None, version: int | None, timestamp: str | None, as_of,
-              output: str) -> None:
-    from mirrorspec.readers import delta as delta_rs
-    from mirrorspec.readers.errors import DeltaRsUnsupported
-
-    try:
-        inspection.refuse_if_spark_asked()
-        columns, rows, read_version = delta_rs.preview(path, name, limit, where, version, as_of,
-                                                       order_by=keys,
-                                                       storage_options=inspection.storage(plan))
-    except DeltaRsUnsupported as exc:
-        inspection.say_fallback(console, name, exc)
-        from mirrorspec.spark.ops.inspect import preview
-
-        columns, rows = preview(inspection.spark_session(plan), path, name, limit, where,
-                                version,
-                                as_of.isoformat() if as_of else None, order_by=keys)
-        read_version = version
-    if version is not None:
-        as_of_text = f" as of version {version}"
-    elif timestamp:
-        as_of_text = f" as of {timestamp}" + (f" (version {read_version})"
-                                              if read_version is not None else "")
-    else:
-        as_of_text = ""
-    console.data(f"{name}{as_of_text} ({len(rows)} row(s) shown)", columns, rows, output,
-                 kind="rows", table=name, version=read_version)
+    for target in _targets(table, params, console):
+        read = reading.read_rows(target, limit, where, version, as_of, console)
+        if version is not None:
+            as_of_text = f" as of version {version}"
+        elif timestamp:
+            as_of_text = f" as of {timestamp}" + (f" (version {read.version})"
+                                                  if read.version is not None else "")
+        else:
+            as_of_text = ""
+        rows = read.rows()
+        console.data(f"{target.name}{as_of_text} ({len(rows)} row(s) shown)", read.columns,
+                     rows, output, kind="rows", table=target.name, version=read.version)
 
 
 @click.command("history")
@@ -199,7 +177,7 @@ def history(table: str | None, limit: int | None, output: str, **params: Any) ->
 def _history_one(console, target: inspection.TableTarget, limit: int | None,
                  output: str) -> None:
     name = target.name
-    entries = inspection.read_history(target, limit, console)
+    entries = reading.read_history(target, limit, console)
     # programs get every applied file; people an abbreviated list
     for_people = output == "text" and console.log_format == "text"
     rows = [[e.version, e.timestamp, e.operation,
@@ -265,52 +243,16 @@ def changes(table: str | None, from_version: int | None, from_timestamp: str | N
     start = parse_timestamp(from_timestamp) if from_timestamp is not None else None
     end = parse_timestamp(to_timestamp) if to_timestamp is not None else None
     console = get_console()
-    for name, path, plan, keys in _targets(table, params, console):
-        _changes_one(console, name, path, plan, keys, from_version, start, to_version, end,
-                     limit, output)
-
-
-def _changes_one(console, name: str, path: str, plan: Plan | None, keys: list[str],
-                 from_version, start, to_version, end, limit: int, output: str) -> None:
-    from mirrorspec.readers.changes import read_changes
-    from mirrorspec.readers.delta import _python_values
-    from mirrorspec.readers.errors import DeltaRsUnsupported
-
-    if not keys and plan is None:
-        keys = _recorded_keys(path)
-    try:
-        inspection.refuse_if_spark_asked()
-        read = read_changes(path, name, from_version, start, to_version, end, limit,
-                            order_by=keys, storage_options=inspection.storage(plan))
-        columns = list(read.data.column_names)
-        rows = [list(r) for r in zip(*(_python_values(c) for c in read.data.columns))]
+    for target in _targets(table, params, console):
+        read = reading.read_changes(target, from_version, start, to_version, end, limit,
+                                    console)
         first, last, total = read.from_version, read.to_version, read.total
-    except DeltaRsUnsupported as exc:
-        inspection.say_fallback(console, name, exc)
-        from mirrorspec.spark.ops.inspect import changes as spark_changes
-
-        columns, rows, first, last, total = spark_changes(
-            inspection.spark_session(plan), path, name, from_version, start, to_version, end,
-            limit, keys)
-    versions = (f"version {first}" if first == last else f"versions {first}-{last}"
-                if first < last else f"nothing committed after version {last}")
-    console.data(f"changes of {name}, {versions} ({len(rows)} of {total} change row(s) shown)",
-                 columns, rows, output, kind="changes", table=name, from_version=first,
-                 to_version=last, total=total)
-
-
-def _recorded_keys(path: str) -> list[str]:
-    """The key columns the engine recorded for a table of a --warehouse (rows are sorted by
-    them); none for a URI or a table without the engine's record."""
-    from mirrorspec.base.files import is_remote
-    from mirrorspec.progress.mirror import table_keys
-
-    if is_remote(path):
-        return []
-    try:
-        return table_keys(path, None)
-    except MirrorspecError:
-        return []
+        versions = (f"version {first}" if first == last else f"versions {first}-{last}"
+                    if first < last else f"nothing committed after version {last}")
+        rows = read.rows()
+        console.data(f"changes of {target.name}, {versions} ({len(rows)} of {total} change "
+                     "row(s) shown)", read.columns, rows, output, kind="changes",
+                     table=target.name, from_version=first, to_version=last, total=total)
 
 
 @click.command("export")

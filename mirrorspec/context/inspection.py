@@ -1,16 +1,15 @@
-"""Looking at mirrored tables without a JVM: the tables a command names, a table's Delta history
-and its export to one file — for `mirrorspec show`, `history`, `changes`, `export` (and
-`status --select`) and `Project.history`, `Project.export`.
+"""Looking at mirrored tables without a JVM: the tables a command names and a table's export
+to one file — for `mirrorspec show`, `history`, `changes`, `export` (and
+`status --select`) and `Project.history`, `Project.export`, `Project.show`, `Project.changes`.
 
 A table is named through the project's plan (a name or unique id) or as schema.table in a
 warehouse folder (`--warehouse`: no project is read). Reads go through delta-rs
 (`mirrorspec/readers/`); only what delta-rs can't read falls back to Spark (the plan's session
-settings, else a local session), said as a warning.
+settings, else a local session), said as a warning (`reading.py`: rows, change data feed, history).
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
@@ -20,7 +19,6 @@ if TYPE_CHECKING:
     from mirrorspec.artifacts.plan import Plan
     from mirrorspec.context.project import ProjectContext
     from mirrorspec.readers.export import Exported
-    from mirrorspec.readers.history import HistoryEntry
 
 
 class TableTarget(NamedTuple):
@@ -78,55 +76,7 @@ def targets(table_name: str | None, project: "ProjectContext", warehouse: str | 
     return list({entry.name: entry for entry in found}.values())
 
 
-# --- delta-rs first, Spark for what it can't read ---------------------------------------------
-
-def storage(plan: "Plan | None") -> dict[str, str]:
-    """delta-rs storage options from the profile's Spark conf (object-store warehouses)."""
-    from mirrorspec.readers.storage import plan_storage_options
-
-    return plan_storage_options(plan)
-
-
-def refuse_if_spark_asked() -> None:
-    """MIRRORSPEC_READ_WITH=spark: read with Spark as before delta-rs (a comparison or a
-    workaround, e.g. for bench/read_bench.py)."""
-    from mirrorspec.readers.errors import DeltaRsUnsupported
-
-    if os.environ.get("MIRRORSPEC_READ_WITH", "").lower() == "spark":
-        raise DeltaRsUnsupported("MIRRORSPEC_READ_WITH=spark asks for it")
-
-
-def say_fallback(console: Any, name: str, exc: Exception) -> None:
-    """The warning that a table is read with Spark instead of delta-rs."""
-    console.warning(f"{name}: reading with Spark instead of delta-rs (slower: starts a JVM): "
-                    f"{exc}", table=name)
-
-
-def spark_session(plan: "Plan | None"):
-    """The session a read falls back to: the plan's settings, else a local one."""
-    from mirrorspec.context.sessions import session_for
-
-    return session_for(plan)
-
-
-# --- history, export --------------------------------------------------------------------------
-
-def read_history(target: TableTarget, limit: int | None, console: Any) -> list["HistoryEntry"]:
-    """The table's commits, newest first (only the latest `limit`), with the landing files
-    each applied and its rows changed."""
-    from mirrorspec.readers import delta as delta_rs
-    from mirrorspec.readers.errors import DeltaRsUnsupported
-
-    try:
-        refuse_if_spark_asked()
-        return delta_rs.history(target.path, target.name, limit,
-                                storage_options=storage(target.plan))
-    except DeltaRsUnsupported as exc:
-        say_fallback(console, target.name, exc)
-    from mirrorspec.spark.ops.inspect import history as spark_history
-
-    return spark_history(spark_session(target.plan), target.path, target.name, limit)
-
+# --- export --------------------------------------------------------------------------------
 
 def export_table(project: "ProjectContext", table: str, dest: str, version: int | None = None,
                  force: bool = False, warehouse: str | None = None) -> "Exported":
@@ -135,6 +85,7 @@ def export_table(project: "ProjectContext", table: str, dest: str, version: int 
     warehouse or landing zone, or exists without `force`."""
     from mirrorspec.readers.errors import DeltaRsUnsupported
     from mirrorspec.readers.export import check_destination, export_table as write_file
+    from mirrorspec.readers.storage import plan_storage_options
 
     protected = _export_protected(project, warehouse)
     check_destination(dest, protected, force)  # refused before anything is read
@@ -144,7 +95,7 @@ def export_table(project: "ProjectContext", table: str, dest: str, version: int 
                       ("landing zone", target.plan.landing_zone)]
     try:
         return write_file(target.path, target.name, dest, version,
-                          storage_options=storage(target.plan), force=force,
+                          storage_options=plan_storage_options(target.plan), force=force,
                           protected=protected)
     except DeltaRsUnsupported as exc:
         raise MirrorspecError(
