@@ -1,6 +1,7 @@
 """The two front doors over one layer, for the commands that need no JVM: `lint`, `diff`,
-`history`, `export` and `docs generate` give the same result (and the same error) from the
-command line and from `mirrorspec.api` for the same arguments. The tables are written with
+`show`, `changes`, `history`, `status`, `export` and `docs generate` give the same result (and
+the same error) from the command line and from `mirrorspec.api` for the same arguments, and
+`MIRRORSPEC_READ_WITH=spark` sends both doors' reads to Spark. The tables are written with
 delta-rs; one project serves the whole module."""
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from mirrorspec.project.diff import report_json
 from tests.support.project_files import write
 
 deltalake = pytest.importorskip("deltalake")
+FEED = {"delta.enableChangeDataFeed": "true"}
 
 TABLES = {"tables": [
     {"name": "orders", "schema": "sales", "key_columns": ["id"], "tags": ["nightly"],
@@ -33,7 +35,8 @@ TABLES = {"tables": [
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory):
     """A compiled project (target/ kept as the diff's state), a landing zone with one bad
-    file, and sales.orders mirrored in two versions."""
+    file, sales.orders mirrored in two versions and sales.customers in two versions with a
+    change data feed."""
     root = write(tmp_path_factory.mktemp("parity") / "shop", {
         "mirrorspec_project.yml": {"name": "shop", "profile": "shop"},
         "profiles.yml": {"shop": {"target": "dev", "outputs": {"dev": {
@@ -51,6 +54,11 @@ def shop(tmp_path_factory):
         "id": pa.array([2, 1], pa.int64()), "note": pa.array(["b", None])}))
     deltalake.write_deltalake(str(table), pa.table({
         "id": pa.array([3], pa.int64()), "note": pa.array([""])}), mode="append")
+    customers = str(root / "warehouse" / "sales" / "customers")
+    deltalake.write_deltalake(customers, pa.table({"id": pa.array([3, 1], pa.int64())}),
+                              configuration=FEED)
+    deltalake.write_deltalake(customers, pa.table({"id": pa.array([2], pa.int64())}),
+                              mode="append")
     return root
 
 
@@ -146,3 +154,109 @@ def test_docs_writes_the_same_site(shop):
     assert site.index.read_bytes() == index
     unknown = invoke(shop, "docs", "generate", "--select", "tag:nothing")
     assert unknown.exit_code == 0 and Project(shop).docs(select="tag:nothing").tables == 0
+
+
+def _json(result) -> dict:
+    """The JSON document a command printed (after any warning line)."""
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_show_gives_the_same_rows(shop):
+    for args, kwargs in (((), {}), (("--where", "id >= 2", "-n", "1"), {"where": "id >= 2",
+                                                                         "limit": 1}),
+                         (("--version", "0"), {"version": 0})):
+        by_cli = _json(invoke(shop, "show", "sales.orders", "--format", "json", *args))
+        by_api = Project(shop).show("sales.orders", **kwargs)
+        assert by_cli["columns"] == by_api.column_names == ["id", "note"]
+        assert by_cli["rows"] == by_api.to_pylist(), args
+    assert [r["id"] for r in by_cli["rows"]] == [1, 2]    # version 0, sorted by the key
+    for args, kwargs, error in ((("sales.nothing",), {"table": "sales.nothing"},
+                                 api.SelectionError),
+                                (("sales.orders", "--version", "9"),
+                                 {"table": "sales.orders", "version": 9}, api.InspectError)):
+        refused = invoke(shop, "show", *args)
+        with pytest.raises(error) as raised:
+            Project(shop).show(**kwargs)
+        assert refused.exit_code == 1 and raised.value.message in refused.output
+
+
+def test_changes_gives_the_same_change_rows(shop):
+    def same(by_cli, by_api):
+        # the CLI prints _commit_timestamp as text; the rest is the same value
+        stamps = by_api.column("_commit_timestamp").to_pylist()
+        assert [r.pop("_commit_timestamp") for r in by_cli["rows"]] == \
+            [s.isoformat().replace("+00:00", "") for s in stamps]
+        assert by_cli["rows"] == by_api.drop_columns(["_commit_timestamp"]).to_pylist()
+
+    every = _json(invoke(shop, "changes", "sales.customers", "--format", "json"))
+    by_api = Project(shop).changes("sales.customers", limit=20)
+    assert (every["from_version"], every["to_version"], every["total"]) == (0, 1, 3)
+    assert [(r["_commit_version"], r["id"]) for r in every["rows"]] == [(0, 1), (0, 3), (1, 2)]
+    same(every, by_api)
+    later = _json(invoke(shop, "changes", "sales.customers", "--from-version", "1",
+                         "--format", "json"))
+    same(later, Project(shop).changes("sales.customers", from_version=1, limit=20))
+    beyond = invoke(shop, "changes", "sales.customers", "--to-version", "5")
+    with pytest.raises(api.InspectError) as raised:
+        Project(shop).changes("sales.customers", to_version=5)
+    assert beyond.exit_code == 1 and raised.value.message in beyond.output
+    without_feed = invoke(shop, "changes", "sales.orders")
+    with pytest.raises(api.InspectError) as raised:
+        Project(shop).changes("sales.orders")
+    assert without_feed.exit_code == 1 and raised.value.message in without_feed.output
+
+
+def test_status_gives_the_same_document_and_verdict(shop):
+    warehouse = shop / "warehouse"
+    missing = invoke(shop, "status")
+    assert missing.exit_code == 1 and f"no monitoring JSON in {warehouse}" in missing.output
+    empty = Project(shop).status()     # the API's answer: an empty Status, not an error
+    assert (empty.replicator, empty.tables, empty.failed) == ({}, [], False)
+    (warehouse / "tables.json").write_text(json.dumps({"tables": [{
+        "sourceSchemaName": "sales", "sourceTableName": "orders", "status": "Failed",
+        "metrics": {"lastSyncDateTime": "2026-01-01T00:00:00Z"},
+        "error": {"errorCode": "BadFile", "message": "x"}}]}))
+    try:
+        by_cli = invoke(shop, "status", "--json")
+        status = Project(shop).status()
+        assert json.loads(by_cli.stdout) == status.to_dict()
+        assert by_cli.exit_code == 1 and status.failed
+        with pytest.raises(api.FailedRun) as raised:
+            status.raise_if_unhealthy()
+        assert raised.value.message in by_cli.output
+    finally:
+        (warehouse / "tables.json").unlink()
+
+
+def test_read_with_spark_sends_both_doors_to_spark(shop, monkeypatch):
+    """MIRRORSPEC_READ_WITH=spark: the CLI and the API both read show and changes through
+    Spark and say so (Spark itself stood in for: its readers are tested in tests/spark/)."""
+    from mirrorspec.context import sessions
+    from mirrorspec.spark.ops import inspect as spark_inspect
+
+    asked = []
+    monkeypatch.setenv("MIRRORSPEC_READ_WITH", "spark")
+    monkeypatch.setattr(sessions, "session_for", lambda plan: "session")
+    monkeypatch.setattr(spark_inspect, "preview", lambda spark, path, name, limit, *args,
+                        **kwargs: asked.append(("preview", name, limit))
+                        or (["id", "note"], [[7, "from spark"]][:limit]))
+    monkeypatch.setattr(spark_inspect, "changes", lambda spark, path, name, *args:
+                        asked.append(("changes", name, args[-2]))
+                        or (["id", "_change_type"], [[7, "insert"]], 4, 4, 1))
+    events = []
+    project = Project(shop, on_event=events.append)
+    by_cli = invoke(shop, "show", "sales.orders", "--format", "json")
+    assert _json(by_cli)["rows"] == project.show("sales.orders").to_pylist() == \
+        [{"id": 7, "note": "from spark"}]
+    changed = _json(invoke(shop, "changes", "sales.customers", "--format", "json"))
+    assert (changed["from_version"], changed["to_version"], changed["total"]) == (4, 4, 1)
+    assert changed["rows"] == project.changes("sales.customers").to_pylist() == \
+        [{"id": 7, "_change_type": "insert"}]
+    assert asked == [("preview", "sales.orders", 20), ("preview", "sales.orders", 20),
+                     ("changes", "sales.customers", 20), ("changes", "sales.customers", None)]
+    said = "reading with Spark instead of delta-rs (slower: starts a JVM): " \
+           "MIRRORSPEC_READ_WITH=spark asks for it"
+    assert said in by_cli.output
+    assert [e["message"] for e in events if e["level"] == "warning"] == \
+        [f"sales.orders: {said}", f"sales.customers: {said}"]
