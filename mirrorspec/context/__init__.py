@@ -9,10 +9,11 @@ inside a call.
 - `threads`: how many tables at once: the argument, else the profile's, else the cores
 - `sessions`: which Spark session (profile, --master/--conf, the warm server, local)
 - `tables`: the mirrored table a command names (plan, warehouse, Delta folder)
-- `reading`: rows, the change data feed and the monitoring JSON as Python values
+- `reading`: a table's rows, change data feed and history (delta-rs, else Spark; which read
+  them) and the monitoring JSON: one reading path for show/changes/history/status
 - `lineage`: OpenLineage events of run and mirror passes
 - `arguments`: argument checks, once for both doors (UsageError naming the argument)
-- `inspection`: the tables show/history/changes/export name; history; export to one file
+- `inspection`: the tables show/history/changes/export name; export to one file
 - `lint`: a landing zone linted (the given folders or the project's) and its verdict
 - `diff`: the project's changes against a previous target/ or a git revision; the verdict
 - `site`: the docs site generated from a fresh compile, and the folder `docs serve` serves
