@@ -206,10 +206,10 @@ class Project:
     def status(self, stale_after: str | timedelta | None = None) -> Status:
         """The monitoring JSON of the project's warehouse, with its health: Failed tables, and
         with `stale_after` ("15m", a timedelta) what has not synced for longer. No Spark."""
-        from mirrorspec.context.reading import read_status
+        from mirrorspec.context.reading import status_report
 
         bound = check.duration(stale_after)
-        return read_status(self._project().load(say_inferred=False).plan.warehouse, bound)
+        return status_report(self._project(), None, bound, required=False).status
 
     def show(self, table: str, limit: int | None = 20, where: str | None = None,
              version: int | None = None, timestamp: str | datetime | None = None

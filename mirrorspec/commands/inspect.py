@@ -14,31 +14,18 @@ from typing import Any
 
 import click
 
-from mirrorspec.openmirroring import mirroring
 from mirrorspec.commands.params import (get_console, output_format, plan_options,
                                         project_context, selection_options, warehouse_option)
 from mirrorspec.context import inspection, reading
 from mirrorspec.context.arguments import exclusive
-from mirrorspec.artifacts.plan import Plan
 from mirrorspec.base.errors import FailedRun, MirrorspecError, StaleMirror
 
 STATUS_COLUMNS = ("schema", "table", "status", "processed rows", "processed bytes",
                   "last sync (UTC)", "latency (s)", "error")
 
 
-def _plan_or_none(params: dict[str, Any]) -> Plan | None:
-    return inspection.plan_or_none(project_context(params), params.get("warehouse"))
-
-
-def _warehouse(params: dict[str, Any], plan: Plan | None) -> str:
-    return params["warehouse"] if plan is None else plan.warehouse
-
-
-def status_rows(doc: dict[str, Any]) -> list[list[Any]]:
-    """Rows of the status table from the monitoring JSON (`read_status`)."""
-    tables = doc.get("tables") or []
-    if isinstance(tables, dict):
-        tables = tables.get("tables") or []
+def status_rows(tables: list[dict[str, Any]]) -> list[list[Any]]:
+    """Rows of the status table from the monitoring JSON's table entries."""
     rows = []
     for entry in tables:
         metrics = entry.get("metrics") or {}
@@ -66,39 +53,36 @@ def status(as_json: bool, stale_after: str | None, **params: Any) -> None:
 
     Exit codes: 0 healthy, 1 a table is Failed (or an error), 3 stale (--stale-after)."""
     from mirrorspec.operate.health import parse_duration
-    from mirrorspec.artifacts.status import STALE_MARKER, is_stale
+    from mirrorspec.artifacts.status import STALE_MARKER
 
     bound = parse_duration(stale_after) if stale_after is not None else None
     console = get_console()
-    plan = _plan_or_none(params)
-    warehouse = _warehouse(params, plan)
-    read = reading.require_status(reading.read_status(warehouse, bound), warehouse)
-    doc, health = read.to_dict(), read.health
+    # --json prints the whole document: no selection is resolved for it
+    chosen = {} if as_json else {"select": params.get("select") or (),
+                                 "exclude": params.get("exclude") or ()}
+    report = reading.status_report(project_context(params, console), params.get("warehouse"),
+                                   bound, state_path=params.get("state_path"), console=console,
+                                   **chosen)
+    health = report.status.health
     if as_json:
-        console.raw(json.dumps(doc, indent=2, ensure_ascii=False, default=str))
+        console.raw(json.dumps(report.status.to_dict(), indent=2, ensure_ascii=False,
+                               default=str))
         _raise_if_unhealthy(health)
         return
-    if is_stale(warehouse):
+    if report.write_failed:
         console.warning(f"{STALE_MARKER}: the last write of this monitoring JSON failed (disk "
                         "full?), so it may not hold the latest pass; the next pass that can "
                         "write it corrects it")
-    replicator = doc.get("replicator") or {}
+    replicator = report.status.replicator
     if replicator:
         overall = replicator.get("status", "?")
         console.result(f"replicator: {overall} (last updated "
                        f"{replicator.get('lastUpdated', '?')})", status=overall)
-    rows = status_rows(doc)
-    if params.get("select") or params.get("exclude"):
-        wanted = {entry[0] for entry in _targets(None, params, console)}
-        rows = [r for r in rows
-                if f"{mirroring.warehouse_schema(r[0] or None)}.{r[1]}" in wanted]
-    console.table(f"tables in {warehouse}", STATUS_COLUMNS, rows, kind="status")
-    from mirrorspec.progress.publish import kafka_offset_rows
-
-    offsets = kafka_offset_rows(plan) if plan is not None else []
-    if offsets:
+    console.table(f"tables in {report.warehouse}", STATUS_COLUMNS, status_rows(report.tables),
+                  kind="status")
+    if report.kafka_offsets:
         console.table("Kafka offsets (end offset and lag as of each table's last fetch)",
-                      KAFKA_COLUMNS, offsets, kind="kafka_offsets")
+                      KAFKA_COLUMNS, report.kafka_offsets, kind="kafka_offsets")
     _raise_if_unhealthy(health)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from mirrorspec.base.errors import FailedRun, MirrorspecError, StaleMirror
 from mirrorspec.operate.health import Health, assess
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import pyarrow
 
     from mirrorspec.context.inspection import TableTarget
+    from mirrorspec.context.project import ProjectContext
     from mirrorspec.readers.history import HistoryEntry
 
 READ_WITH = "MIRRORSPEC_READ_WITH"
@@ -225,3 +226,45 @@ def require_status(status: Status, warehouse: str) -> Status:
         raise MirrorspecError(f"no monitoring JSON in {warehouse}",
                               hint="run `mirrorspec run` (or `mirrorspec mirror`) first")
     return status
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    """What `mirrorspec status` shows of a warehouse: its Status, the table entries a
+    selection chose (all without one), whether the last write of the monitoring JSON failed
+    (its stale marker) and, per Kafka table and partition, the offsets and lag of the last
+    fetch (a project's only)."""
+
+    warehouse: str
+    status: Status
+    tables: list[dict[str, Any]]
+    write_failed: bool = False
+    kafka_offsets: list[list[Any]] = field(default_factory=list)
+
+
+def status_report(project: "ProjectContext", warehouse: str | None,
+                  stale_after: timedelta | None, select: Sequence[str] = (),
+                  exclude: Sequence[str] = (), state_path: str | None = None,
+                  console: Any = None, required: bool = True) -> StatusReport:
+    """The monitoring JSON of `warehouse` (given: no project is read) or of the project's,
+    with its health; `required`: a warehouse without one is an error (`mirrorspec status`),
+    else an empty Status (`Project.status`)."""
+    from mirrorspec.artifacts.status import is_stale
+    from mirrorspec.context import inspection
+    from mirrorspec.openmirroring.mirroring import warehouse_schema
+    from mirrorspec.progress.publish import kafka_offset_rows
+
+    plan = inspection.plan_or_none(project, warehouse)
+    where = str(warehouse) if plan is None else plan.warehouse
+    status = read_status(where, stale_after)
+    if required:
+        require_status(status, where)
+    tables = status.tables
+    if select or exclude:
+        wanted = {target.name for target in inspection.targets(
+            None, project, warehouse, select, exclude, state_path, console)}
+        tables = [entry for entry in tables
+                  if f"{warehouse_schema(entry.get('sourceSchemaName') or None)}."
+                     f"{entry.get('sourceTableName') or ''}" in wanted]
+    return StatusReport(where, status, tables, is_stale(where),
+                        kafka_offset_rows(plan) if plan is not None else [])

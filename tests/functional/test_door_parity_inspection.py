@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from mirrorspec import api
 from mirrorspec.api import Project
+from mirrorspec.artifacts.status import STALE_MARKER
 from mirrorspec.cli import cli
 from mirrorspec.landing.lint import to_json
 from mirrorspec.project.diff import report_json
@@ -225,8 +226,17 @@ def test_status_gives_the_same_document_and_verdict(shop):
         with pytest.raises(api.FailedRun) as raised:
             status.raise_if_unhealthy()
         assert raised.value.message in by_cli.output
+        # the table for people: the entries, and the warning when the last write failed
+        (warehouse / STALE_MARKER).write_text("")
+        table = invoke(shop, "status", "--log-format", "json")
+        events = [json.loads(line) for line in table.stdout.splitlines()]
+        assert [(r["table"], r["status"], r["error"]) for r in next(
+            e for e in events if e["event"] == "status")["rows"]] == \
+            [("orders", "Failed", "BadFile: x")]
+        assert any(e["level"] == "warning" and STALE_MARKER in e["message"] for e in events)
     finally:
         (warehouse / "tables.json").unlink()
+        (warehouse / STALE_MARKER).unlink(missing_ok=True)
 
 
 def test_read_with_spark_sends_both_doors_to_spark(shop, monkeypatch):
