@@ -196,15 +196,18 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
                                      "table stops at the change")}),
     ProducerDelivery(
         "aws_dms", "AWS DMS (S3 target)",
-        "CSV: the `timestamp_column` (TimestampColumnName: the source commit time, shared by "
-        "a transaction's rows); Parquet: none checked",
+        "the `change_sequence_column` (a column a transformation rule fills with "
+        "`$AR_H_CHANGE_SEQ`: one per change), else the `timestamp_column` (TimestampColumnName: "
+        "the source commit time, shared by a transaction's rows); CSV and Parquet alike",
         {"redeliver": Behaviour("a resumed task may write changes again in a new CDC file",
-                                "CSV with `timestamp_column`: rows below the highest applied "
-                                "commit time are dropped, rows at it apply again (a keyless "
-                                "table's equal rows there stop it); without it keyed rows land "
-                                "as upserts and a keyless table's rows as sent (one equal to a "
-                                "row its file sent before stops it); Parquet rows are not "
-                                "checked", False),
+                                "with `change_sequence_column`: rows at or below the highest "
+                                "applied sequence, or at a sequence the batch already sent, are "
+                                "dropped, a keyless table's too; with `timestamp_column` only: "
+                                "rows below the highest applied commit time are dropped, rows "
+                                "at it apply again (a keyless table's equal rows there stop "
+                                "it); without either, keyed rows land as upserts and a keyless "
+                                "table's rows as sent (one equal to a row its file sent before "
+                                "stops it)", False),
          "partial_images": Behaviour("LOB columns not supplied (`CsvNoSupValue`)",
                                      "completed from the batch and the mirrored row, else the "
                                      "table stops at the row"),
@@ -517,13 +520,17 @@ class FileCheck:
     first event)."""
 
     def __init__(self, marks: Marks | None = None, keyed: bool = True, redelivers: bool = True,
-                 file: str = ""):
+                 file: str = "", ordered: bool = True):
         self.marks = marks if marks else None
         self.keyed = keyed
         self.redelivers = redelivers
         self.file = file
+        # False: the file's events need not be in position order (the reader orders them, as
+        # AWS DMS's reader orders a file's rows by commit time), so a position going back
+        # within the file is no re-send; only an event equal to one sent at its position is
+        self.ordered = ordered
         self._streams: dict[str, _FileStream] = {}
-        self._unpositioned: set = set()  # keyless events without a position: content hashes
+        self._unordered: set = set()  # (partition, phase, position, content hash) sent
 
     def admit(self, delivery: Delivery, key: tuple, content: Any) -> tuple | None:
         """The `_delivery` value for an event's rows, or None for a re-send to drop.
@@ -535,19 +542,10 @@ class FileCheck:
         batch) holds it, and stops at it otherwise (`backwards_error`). Raises DeliveryError
         for an event that can't be landed safely."""
         position = delivery.position
-        if position is None:
-            # nothing to tell a re-send by: the event lands as sent, as Fabric lands an insert,
-            # except a keyless table's event equal to one the file already sent (a dump read
-            # twice, a re-send within the file): that stops instead of landing a duplicate
-            if not self.keyed and self.redelivers:
-                sent = (delivery.partition, delivery.phase, hash(content))
-                if sent in self._unpositioned:
-                    raise DeliveryError(
-                        "the event equals one the file sent before and carries no source "
-                        "position, and the table has no key columns: a re-send can't be told "
-                        "from a second identical row", KEYLESS_HINT)
-                self._unpositioned.add(sent)
-            return delivery.value()
+        if position is None or not self.ordered:
+            if position is not None and self.marks is not None and self.marks.resent(delivery):
+                return None
+            return self._admit_unordered(delivery, content)
         if delivery.per_key and not self.keyed:
             if self.redelivers:
                 raise DeliveryError(
@@ -603,6 +601,31 @@ class FileCheck:
         if every is None or position > every:
             stream.every[phase] = position
         return delivery.value()
+
+
+    def _admit_unordered(self, delivery: Delivery, content: Any) -> tuple | None:
+        """An event without a position, or one in a file whose positions need not increase:
+        nothing orders it against the file's other events, so it lands as sent (as Fabric
+        lands an insert), except an event equal to one the file already sent at the same
+        position (or, without positions, at all): dropped where the position names one
+        event (`exact`), else a keyless table stops there instead of landing a duplicate (a
+        dump read twice, a re-send within the file)."""
+        if not delivery.exact and (self.keyed or not self.redelivers):
+            return delivery.value()
+        sent = (delivery.partition, delivery.phase, delivery.position, hash(content))
+        if sent not in self._unordered:
+            self._unordered.add(sent)
+            return delivery.value()
+        if delivery.exact:
+            return None  # the same event at its own position again
+        if delivery.position is None:
+            where = "carries no source position"
+        else:
+            where = (f"sits at the same source position ({_text(delivery.position)}), which "
+                     "several events share")
+        raise DeliveryError(f"the event equals one the file sent before and {where}, and the "
+                            "table has no key columns: a re-send can't be told from a second "
+                            "identical row", KEYLESS_HINT)
 
 
 def _below(position: tuple[int, ...], high: tuple[int, ...] | None) -> bool:

@@ -114,4 +114,4 @@ def test_seed_readers_land_the_source_table_under_redelivery(spark, tmp_path_fac
     assert table("dms_resume") == [(1, "b")]
     assert table("dms_keyless") == [(1, "a"), (2, "b")]
     twice = got["dms_keyless_twice"].outcome.error
-    assert twice is not None and twice.line == 3 and "equals an earlier one" in twice.message
+    assert twice is not None and twice.line == 3 and "equals one the file sent before" in twice.message
