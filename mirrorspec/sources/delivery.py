@@ -242,8 +242,10 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
                                      "stops at the message"),
          "tombstones": _TOMBSTONES_SKIPPED}),
     ProducerDelivery(
-        "canal", "Alibaba Canal / DTS (FlatMessage)", "none (FlatMessage has no binlog "
-        "position; `es` and `id` don't order changes)",
+        "canal", "Alibaba Canal / DTS (FlatMessage)", "none: FlatMessage has no binlog "
+        "position (`es` is the statement's start time, shared and in seconds; `ts` the time "
+        "the message was built, new on a re-send; `id` the batch number, restarting with "
+        "Canal), so a keyless table relies on the within-file rule",
         {"redeliver": Behaviour("re-sends after a restart (at-least-once)", _NO_POSITION,
                                 False),
          "dump_repeat": Behaviour("a topic dump read from the beginning repeats messages",
@@ -253,8 +255,10 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
                               "a run of `INIT` messages replaces the table (a truncate before "
                               "its first row, then its rows as upserts; a keyless table gets "
                               "the rows it lacks, or stops); a load run again with no other "
-                              "change of the table between reads as one load: a keyless "
-                              "table's rows then land twice", False),
+                              "change of the table between reads as one load: a keyed table "
+                              "takes it as upserts, a keyless table stops at a load row equal "
+                              "to one the load sent in the same file; a repeat that begins in "
+                              "a later file lands its rows again", False),
          "tombstones": _TOMBSTONES_SKIPPED}),
     ProducerDelivery(
         "maxwell", "Maxwell's daemon", "per Kafka topic-partition and `server_id` (else the "

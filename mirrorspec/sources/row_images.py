@@ -32,8 +32,9 @@ from mirrorspec.sources import extended_json
 from mirrorspec.sources.base import (OP_DELETE, OP_INSERT, OP_TRUNCATE, InferredColumn,
                                      InferredSchema, iter_json_documents, value_converter)
 from mirrorspec.sources.debezium import Row, TableShape, coerce, local_feed_texts
-from mirrorspec.sources.delivery import (STREAM, Delivery, DeliveryError, FileCheck, Marks,
-                                         channel_of, partition_name, redelivers)
+from mirrorspec.sources.delivery import (SNAPSHOT, STREAM, Delivery, DeliveryError,
+                                         FileCheck, Marks, channel_of, partition_name,
+                                         redelivers)
 
 ORDER_FIELDS = (("position", "string"), ("file", "string"), ("line", "bigint"), ("part", "int"),
                 ("source", "string"))
@@ -106,6 +107,7 @@ class DeliveryGate:
         self.width = len(shape.columns)
         self.skipped = skipped
         self.keyed = bool(shape.key_columns)
+        self._run: FileCheck | None = None  # the current reload run's rows (`reload`)
 
     def admit(self, rows: list[Row], stream: str, position: tuple[int, ...] | None,
               exact: bool, line: int) -> list[Row]:
@@ -134,6 +136,29 @@ class DeliveryGate:
         sending it again is harmless."""
         value = Delivery(partition_name(self.channel, stream), STREAM, None).value()
         return [r + (value,) for r in rows]
+
+    def reload(self, rows: list[Row], stream: str, line: int, start: bool) -> list[Row]:
+        """Rows of a reload that no message opens (Canal/DTS INIT: a run of INIT messages is
+        one load; `start` for the run's first message), as `replace` gives them. A load run
+        again right after itself reads as one run, so a keyless table's row equal to one the
+        run already sent in this file stops the table (`delivery.FileCheck`): a load started
+        again and a source table holding the row twice look alike, and landing both would
+        double the table."""
+        if start or self._run is None:
+            self._run = FileCheck(None, keyed=self.keyed, redelivers=True, file=self.file)
+        if not self.keyed:
+            delivery = Delivery(partition_name(self.channel, stream), SNAPSHOT, None)
+            width = self.width
+            for row in rows:
+                try:
+                    self._run.admit(delivery, (), (row[width], row[:width]))
+                except DeliveryError as exc:
+                    raise SourceError(
+                        "this row of the load equals one the load already sent: the load "
+                        "started again (a task restarted from its full load) or the source "
+                        "table holds the row twice, and a table without key columns can't "
+                        "tell them apart", file=self.file, line=line, hint=exc.hint) from None
+        return self.replace(rows, stream)
 
 
 def digit_position(text: str, parts: int = 2) -> tuple[int, ...]:
