@@ -166,8 +166,11 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
                                 "dropped, in a later file, batch or offset"),
          "snapshot_restart": Behaviour("a full load interrupted by a resume loads the table "
                                        "again (REFRESH rows, no `changeSequence`)",
-                                       "landed as upserts (keyed); a keyless table's reloaded "
-                                       "rows land again", False),
+                                       "REFRESH rows right after REFRESH rows read as one load: "
+                                       "a keyed table takes the repeat as upserts; a keyless "
+                                       "table stops at the first row equal to an earlier row "
+                                       "of the load (in the batch, or held by the table when "
+                                       "the load began in an earlier batch)"),
          "dump_repeat": Behaviour("a topic dump read from the beginning repeats messages",
                                   "within a file, a change whose `changeSequence` the file "
                                   "already sent is dropped; `changeSequence` orders the batch, "
@@ -176,9 +179,15 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
          "partial_images": Behaviour("`columnMask` leaves unchanged columns out",
                                      "completed from the batch and the mirrored row, else the "
                                      "table stops at the message"),
-         "refresh": Behaviour("`REFRESH` reloads a table",
-                              "landed as upserts (keyed); rows the reload no longer has stay",
-                              False),
+         "refresh": Behaviour("a table reload sends its full load again (`REFRESH` rows) "
+                              "after its changes",
+                              "a run of REFRESH rows that follows changes is a new load and "
+                              "replaces the table (a truncate before its first row: rows the "
+                              "reload no longer has are deleted; a keyless table gets the rows "
+                              "it lacks, or stops); followed within one Kafka topic-partition "
+                              "(or plain files): where a table's messages span several "
+                              "partitions, REFRESH rows land as upserts and rows the reload no "
+                              "longer has stay", False),
          "tombstones": _TOMBSTONES_SKIPPED}),
     ProducerDelivery(
         "arcion", "Arcion Replicant (S3 target)",
@@ -189,8 +198,16 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
                                 "the file already sent, are dropped; a keyless table whose "
                                 "cursors lack these fields stops"),
          "snapshot_restart": Behaviour("a restarted snapshot writes its files again",
-                                       "snapshot rows carry no cursor: landed as upserts "
-                                       "(keyed); a keyless table's rows land again", False),
+                                       "snapshot rows right after snapshot rows read as one "
+                                       "snapshot: a keyed table takes the repeat as upserts; a "
+                                       "keyless table stops at the first row equal to an "
+                                       "earlier row of the snapshot (in the batch, or held by "
+                                       "the table when it began in an earlier batch)"),
+         "refresh": Behaviour("a new snapshot after realtime changes (Replicant run again in "
+                              "snapshot or full mode)",
+                              "snapshot rows after the table's changes are a new snapshot and "
+                              "replace the table (a truncate before its first row; a keyless "
+                              "table gets the rows it lacks, or stops)"),
          "partial_images": Behaviour("`Exists_Val` 0/2: a column not sent",
                                      "completed from the batch and the mirrored row, else the "
                                      "table stops at the change")}),
@@ -212,8 +229,11 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
                                      "completed from the batch and the mirrored row, else the "
                                      "table stops at the row"),
          "refresh": Behaviour("a table reload writes new full-load files",
-                              "landed as upserts (keyed); rows the reload no longer has stay",
-                              False)}),
+                              "full-load rows after the table's CDC rows are a new load and "
+                              "replace the table (a truncate before its first row; a keyless "
+                              "table gets the rows it lacks, or stops); full-load rows right "
+                              "after full-load rows are one load: a keyless table stops at a "
+                              "row equal to an earlier row of the load")}),
     ProducerDelivery(
         "csv", "any exporter of full snapshots (CSV)", "the snapshot (file or folder) order",
         {"refresh": Behaviour("every file is a whole snapshot",

@@ -32,6 +32,7 @@ from mirrorspec.sources import extended_json
 from mirrorspec.sources.base import (OP_DELETE, OP_INSERT, OP_TRUNCATE, InferredColumn,
                                      InferredSchema, iter_json_documents, value_converter)
 from mirrorspec.sources.debezium import Row, TableShape, coerce, local_feed_texts
+from mirrorspec.sources.reload_runs import RELOAD_REPEATED
 from mirrorspec.sources.delivery import (SNAPSHOT, STREAM, Delivery, DeliveryError,
                                          FileCheck, Marks, channel_of, partition_name,
                                          redelivers)
@@ -153,11 +154,8 @@ class DeliveryGate:
                 try:
                     self._run.admit(delivery, (), (row[width], row[:width]))
                 except DeliveryError as exc:
-                    raise SourceError(
-                        "this row of the load equals one the load already sent: the load "
-                        "started again (a task restarted from its full load) or the source "
-                        "table holds the row twice, and a table without key columns can't "
-                        "tell them apart", file=self.file, line=line, hint=exc.hint) from None
+                    raise SourceError(RELOAD_REPEATED, file=self.file, line=line,
+                                      hint=exc.hint) from None
         return self.replace(rows, stream)
 
 

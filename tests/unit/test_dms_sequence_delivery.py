@@ -12,30 +12,21 @@ harness (tests/delivery_harness.py)."""
 
 from __future__ import annotations
 
-import csv
-import io
 from typing import Any, Sequence
 
 import pytest
-from delivery_harness import COLUMNS, KEY, Change, Delivered, Stream, clean_plan, \
-    clean_streams, deliveries, run_pure
+from delivery_harness import clean_plan, clean_streams, deliveries, run_pure
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from replicator_streams import NO_SUP, DmsAdapter, _text, _unchanged, commit_time
+from replicator_streams import NO_SUP, DmsAdapter, change_seq
 
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.aws_dms import check_parquet_rows, parse_csv, parse_options
 from mirrorspec.sources.debezium import TableShape
 from mirrorspec.sources.delivery import STREAM, Delivery, DeliveryError, FileCheck, Marks
 
-NAMES = [n for n, _ in COLUMNS]
 SEQ = "change_seq"
 TWO = (("id", "Int32"), ("name", "String"), (SEQ, "String"))
-
-
-def change_seq(index: int) -> str:
-    """An AR_H_CHANGE_SEQ: `YYYYMMDDHHmmSShh` and a 19-digit change number."""
-    return f"2023102911340100{index + 1:019d}"
 
 
 def rows(text: str, keys: Sequence[str] = (), marks: Marks | None = None,
@@ -133,25 +124,7 @@ class DmsSequenceAdapter(DmsAdapter):
 
     options: dict[str, Any] = {"timestamp_column": "commit_ts", "no_sup_value": NO_SUP,
                                "change_sequence_column": SEQ}
-
-    def render(self, stream: Stream, events: Sequence[Delivered], file: str) -> str:
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        for item in events:
-            event = stream.events[item.index]
-            left_out = _unchanged(event, item)
-            values = [NO_SUP if n in left_out else _text(n, event.row[n]) for n in NAMES]
-            op = {"r": "I", "c": "I", "u": "U", "d": "D"}[event.op]
-            writer.writerow([op, commit_time(stream, item.index), *values,
-                             change_seq(item.index)])
-        return out.getvalue()
-
-    def parse(self, text: str, file: str, keyed: bool, marks: Marks) -> list[Change]:
-        shape = TableShape((*COLUMNS, (SEQ, "String")), (KEY,) if keyed else ())
-        width = len(COLUMNS) + 1
-        return [Change(dict(zip(NAMES, r[:width])), r[width], r[width + 1], r[width + 2],
-                       r[width + 3], r[width + 4], r[width + 5])
-                for r in parse_csv(text, file, shape, parse_options(self.options), marks)]
+    sequence_column = SEQ
 
 
 PROPERTY = settings(max_examples=40, deadline=None, database=None, derandomize=True,

@@ -19,6 +19,7 @@ from mirrorspec.sources.delivery import DELIVERY_COLUMN, DELIVERY_TYPE, Marks
 from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE, ReadResult
 from mirrorspec.sources.debezium import TableShape, table_shape
 from mirrorspec.spark.publish.feeds.base import read_text_changes
+from mirrorspec.spark.publish.reloads import RELOADS_STATE, follow_reloads
 
 
 class AwsDmsReader(AwsDmsFormat):
@@ -52,6 +53,14 @@ class AwsDmsReader(AwsDmsFormat):
         changes = frames[0]
         for frame in frames[1:]:
             changes = changes.unionByName(frame)
+        # full-load files after the table's changes are a reload: it replaces the table
+        loads = [f for f in mine if is_full_load_file(f)]
+        ordered = sorted(mine, key=lambda f: (not is_full_load_file(f), f))
+        changes, followed = follow_reloads(spark, table, changes, shape.names,
+                                           bool(shape.key_columns), sorted(files), state,
+                                           len(loads), {f: i for i, f in enumerate(ordered)})
+        if followed:
+            info["state"] = {RELOADS_STATE: followed}
         if shape.key_columns and not table.key_columns:
             info["key_columns"] = list(shape.key_columns)
         return ReadResult(changes=changes, files=tuple(files), info=info)

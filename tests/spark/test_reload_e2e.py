@@ -1,0 +1,104 @@
+"""Qlik Replicate's, Arcion's and AWS DMS's full load sent again replaces the table, through
+the real publish → mirror pipeline (tiny data, every case a table of one run).
+
+Qlik's data messages (seed 001): `operation: REFRESH` is "insertion of a record to the target
+during Full Load", with no `changeSequence` (it is "applicable to CDC operations only"); a table
+reload (Replicate's "Reload target" / reload table, "Starts the Full Load … from the
+beginning") sends the table's REFRESH rows again after its changes, and a task restarted during
+its full load sends them again right after themselves. Nothing in a message marks where a load
+starts, so a run of REFRESH rows that follows changes starts a new load.
+
+Arcion (seed 002): snapshot rows carry x fields and no cursor; a Replicant restarted during its
+snapshot writes the snapshot's files again, and a new snapshot after realtime changes replaces
+the table. AWS DMS writes a reloaded table's full load as new full-load (`LOAD…`) files.
+"""
+
+from __future__ import annotations
+
+import json
+
+from delivery_harness import FeedCase, run_feeds
+from replicator_streams import arcion_row
+
+from mirrorspec.sources.delivery import KEYLESS_HINT
+
+TWO = (("id", "Int32"), ("name", "String"))
+
+
+def refresh(key: int, name: str) -> str:
+    return json.dumps({"magic": "atMSG", "type": "DT", "headers": None, "message": {
+        "data": {"id": key, "name": name}, "beforeData": None,
+        "headers": {"operation": "REFRESH", "changeSequence": ""}}})
+
+
+def change(op: str, key: int, name: str | None, sequence: int) -> str:
+    return json.dumps({"magic": "atMSG", "type": "DT", "headers": None, "message": {
+        "data": {"id": key, "name": name}, "beforeData": None,
+        "headers": {"operation": op, "changeSequence": f"2024050210010000{sequence:019d}"}}})
+
+
+ARCION = {"header": False, "column_order": ["name", "id"]}
+
+
+def lines(*rows: str) -> str:
+    return "\n".join(rows) + "\n"
+
+
+def test_a_reload_replaces_the_table_keyed_and_keyless(spark, tmp_path):
+    load = [refresh(1, "a"), refresh(2, "b"), refresh(3, "c")]
+    cases = [
+        # key 2 deleted at the source, then the table reloaded: the reload no longer has it
+        FeedCase("keyed_reload", [{"a.json": lines(*load, change("UPDATE", 1, "a2", 1))},
+                                  {"b.json": lines(refresh(1, "a2"), refresh(3, "c"))}],
+                 "qlik_replicate", columns=TWO),
+        # a keyless table reloaded after an insert: the reload replaces, not adds
+        FeedCase("keyless_reload", [{"a.json": lines(refresh(1, "a"), refresh(2, "b"),
+                                                     change("INSERT", 3, "c", 1))},
+                                    {"b.json": lines(refresh(1, "a"), refresh(2, "b"),
+                                                     refresh(3, "c"))}],
+                 "qlik_replicate", columns=TWO, keys=()),
+        # a task restarted during its full load sends the load again right after itself: a
+        # keyless table can't tell that from rows its source holds twice, so it stops
+        FeedCase("keyless_restart", [{"a.json": lines(refresh(1, "a"), refresh(2, "b")),
+                                      "b.json": lines(refresh(1, "a"), refresh(2, "b"))}],
+                 "qlik_replicate", columns=TWO, keys=()),
+        # ... and a keyed one takes the repeated rows as upserts
+        FeedCase("keyed_restart", [{"a.json": lines(refresh(1, "a"), refresh(2, "b")),
+                                    "b.json": lines(refresh(1, "a"), refresh(2, "b"))},
+                                   {"c.json": lines(change("INSERT", 3, "c", 1))}],
+                 "qlik_replicate", columns=TWO),
+        # Arcion: a new snapshot after realtime changes replaces the table (key 11 is gone)
+        FeedCase("arcion_resnapshot", [{"snap_1.csv": lines("10,India", "11,Chile"),
+                                        "rt_1.csv": lines(arcion_row("U", 10, "USA", 1))},
+                                       {"snap_2.csv": lines("10,USA")}],
+                 "arcion", ARCION, columns=TWO),
+        # ... a snapshot restarted in the same batch or the next stops a keyless table
+        FeedCase("arcion_keyless_restart", [{"snap_1.csv": lines("10,India", "11,Chile")},
+                                            {"snap_2.csv": lines("10,India", "11,Chile")}],
+                 "arcion", ARCION, columns=TWO, keys=()),
+        # AWS DMS: a table reload writes full-load files after the table's CDC files
+        FeedCase("dms_reload", [{"LOAD00000001.csv": "1,a\n2,b\n",
+                                 "20231029-113401000.csv": "U,1,a2\n"},
+                                {"LOAD00000002.csv": "1,a2\n"}],
+                 "aws_dms", columns=TWO),
+    ]
+    run_feeds(spark, cases, str(tmp_path))
+    got = {c.name: c for c in cases}
+
+    def table(name: str) -> list[tuple]:
+        outcome = got[name].outcome
+        assert outcome.error is None, outcome.error.render()
+        return sorted((r["id"], r["name"]) for r in got[name].rows)
+
+    assert table("keyed_reload") == [(1, "a2"), (3, "c")]
+    assert table("keyless_reload") == [(1, "a"), (2, "b"), (3, "c")]
+    assert table("keyed_restart") == [(1, "a"), (2, "b"), (3, "c")]
+    stopped = got["keyless_restart"].outcome.error
+    assert stopped is not None and "equals one the load already sent" in stopped.message
+    assert stopped.file.endswith("b.json") and stopped.line == 1
+    assert stopped.hint == KEYLESS_HINT
+    assert table("arcion_resnapshot") == [(10, "USA")]
+    again = got["arcion_keyless_restart"].outcome.error
+    assert again is not None and "equals one the load already sent" in again.message
+    assert again.file.endswith("snap_2.csv") and again.line == 1
+    assert table("dms_reload") == [(1, "a2")]
