@@ -27,9 +27,10 @@ class AwsDmsReader(AwsDmsFormat):
 
     def read(self, spark: Any, table: Any, files: Sequence[str], state: dict[str, Any]
              ) -> ReadResult:
-        """Canonical changes of `files`, with the `_delivery` column (`sources.delivery`): CSV
-        rows the delivery marks of earlier batches cover are dropped as re-sends (Parquet rows
-        are not position-checked). Raises SourceError naming file and row on bad input."""
+        """Canonical changes of `files`, with the `_delivery` column (`sources.delivery`): CDC
+        rows (CSV and Parquet) the delivery marks of earlier batches cover are dropped as
+        re-sends, and full-load files after the table's CDC rows replace the table
+        (`spark.publish.reloads`). Raises SourceError naming file and row on bad input."""
         opts = parse_options(table.source.options)
         shape = table_shape(table, opts.key_columns)
         mine = [f for f in files if belongs_to_table(f, opts)]  # all are consumed
