@@ -19,8 +19,9 @@ Every value is a string (or null); the table's DataTypes type them.
   upserts and a re-sent suffix replays in order); a keyless table's rows land as sent, so a
   re-send adds them again (declare key_columns). INIT and TRUNCATE rows replace the table: no
   position check; but a load run again right after itself reads as one run of INIT messages,
-  so a keyless table stops at a load row equal to one the run sent in the same file
-  (`DeliveryGate.reload`). FlatMessage's `es`, `ts` and `id` are no position (see
+  so a keyless table stops at a load row equal to an earlier row of the run: in its file here
+  (`DeliveryGate.reload`), across files and batches in the Spark reader
+  (`spark.publish.reloads.stop_at_repeated_reads`). FlatMessage's `es`, `ts` and `id` are no position (see
   docs/sources/canal.md, Order).
 - `data` and `old` of different lengths, an unknown `type` or a damaged message stop the table.
 - Binary columns (BLOB, BINARY, VARBINARY) are sent as ISO-8859-1 text of their bytes.

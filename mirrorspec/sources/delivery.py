@@ -276,9 +276,9 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
                               "its first row, then its rows as upserts; a keyless table gets "
                               "the rows it lacks, or stops); a load run again with no other "
                               "change of the table between reads as one load: a keyed table "
-                              "takes it as upserts, a keyless table stops at a load row equal "
-                              "to one the load sent in the same file; a repeat that begins in "
-                              "a later file lands its rows again", False),
+                              "takes it as upserts, a keyless table stops at the first load row "
+                              "equal to an earlier row of the load (in the batch, or held by "
+                              "the table when the load began in an earlier batch)"),
          "tombstones": _TOMBSTONES_SKIPPED}),
     ProducerDelivery(
         "maxwell", "Maxwell's daemon", "per Kafka topic-partition and `server_id` (else the "

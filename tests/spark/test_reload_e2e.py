@@ -11,6 +11,8 @@ starts, so a run of REFRESH rows that follows changes starts a new load.
 Arcion (seed 002): snapshot rows carry x fields and no cursor; a Replicant restarted during its
 snapshot writes the snapshot's files again, and a new snapshot after realtime changes replaces
 the table. AWS DMS writes a reloaded table's full load as new full-load (`LOAD…`) files.
+Canal as Alibaba Cloud DTS writes it: a full load is a run of `type: INIT` messages
+(FLINK-32862); a task restarted from its full load writes them again.
 """
 
 from __future__ import annotations
@@ -38,6 +40,15 @@ def change(op: str, key: int, name: str | None, sequence: int) -> str:
 
 
 ARCION = {"header": False, "column_order": ["name", "id"]}
+
+
+def dts_init(*rows: tuple[int, str]) -> str:
+    """A Canal FlatMessage as Alibaba Cloud DTS writes a full load's rows (`type: INIT`)."""
+    return json.dumps({"data": [{"id": str(i), "name": n} for i, n in rows],
+                       "database": "shop", "es": 1589373515000, "id": 3, "isDdl": False,
+                       "mysqlType": {"id": "int", "name": "varchar(20)"}, "old": None,
+                       "pkNames": None, "sql": "", "sqlType": {"id": 4, "name": 12},
+                       "table": "items", "ts": 1589373515477, "type": "INIT"})
 
 
 def lines(*rows: str) -> str:
@@ -81,6 +92,13 @@ def test_a_reload_replaces_the_table_keyed_and_keyless(spark, tmp_path):
                                  "20231029-113401000.csv": "U,1,a2\n"},
                                 {"LOAD00000002.csv": "1,a2\n"}],
                  "aws_dms", columns=TWO),
+        # Canal/DTS: a keyless table's load run again from a later file, or a later batch
+        FeedCase("dts_restart_files", [{"a.json": lines(dts_init((1, "a"), (2, "b"))),
+                                        "b.json": lines(dts_init((1, "a"), (2, "b")))}],
+                 "canal", columns=TWO, keys=()),
+        FeedCase("dts_restart_batches", [{"a.json": lines(dts_init((1, "a"), (2, "b")))},
+                                         {"b.json": lines(dts_init((1, "a"), (2, "b")))}],
+                 "canal", columns=TWO, keys=()),
     ]
     run_feeds(spark, cases, str(tmp_path))
     got = {c.name: c for c in cases}
@@ -102,3 +120,7 @@ def test_a_reload_replaces_the_table_keyed_and_keyless(spark, tmp_path):
     assert again is not None and "equals one the load already sent" in again.message
     assert again.file.endswith("snap_2.csv") and again.line == 1
     assert table("dms_reload") == [(1, "a2")]
+    for name in ("dts_restart_files", "dts_restart_batches"):
+        error = got[name].outcome.error
+        assert error is not None and "equals one the load already sent" in error.message, name
+        assert error.file.endswith("b.json") and error.line == 1, name

@@ -10,6 +10,8 @@ lacks, or stops (`replace.replace_keyless`). A load sent again right after itsel
 run: a keyed table takes the repeated rows as the upserts they are; a keyless table can't tell
 them from rows its source holds twice, so it stops at the first row of a run equal to an earlier
 row of the run (in the batch, or held by the table when the run continues from the batch before).
+Canal/DTS INIT runs get their truncates from the Canal parser; only the keyless check is here
+(`stop_at_repeated_reads`).
 """
 
 from __future__ import annotations
@@ -74,18 +76,30 @@ def follow_reloads(spark, table: Any, changes: DataFrame, columns: Sequence[str]
     return changes, {"channel": channel, "last": last}
 
 
+def stop_at_repeated_reads(spark, changes: DataFrame, table: Any, columns: Sequence[str],
+                           last_read: bool | None, published: bool) -> None:
+    """For a keyless table whose reader writes its own truncates (Canal/DTS INIT runs): raise
+    SourceError at the first read equal to an earlier read of its run, across the batch's
+    files and against the rows the table holds when the batch's first run continues the
+    batch before's (`last_read`: whether the batch before ended in a read)."""
+    runs, _ = reload_runs(_transitions(changes, {}), last_read, published)
+    if runs:
+        _stop_at_repeated_reads(spark, changes, table, columns, runs, {})
+
+
 def _transitions(changes: DataFrame, ranks: dict[str, int]) -> list[tuple[str, int, bool]]:
     """(file, line, is_read) of each file's first row and of each row whose kind differs
-    from the row before it in its file, in the batch's file order."""
-    data = changes.where(F.col(OP_COLUMN) != OP_TRUNCATE).select(
-        SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN, is_read().alias(_READ))
+    from the row before it in its file, in the batch's file order. A truncate the reader
+    wrote (Canal's before an INIT run) is not a read: it ends a run."""
+    data = changes.select(SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN, ORDER_COLUMN,
+                          is_read().alias(_READ))
     before = F.lag(_READ).over(Window.partitionBy(SOURCE_FILE_COLUMN)
-                               .orderBy(SOURCE_LINE_COLUMN))
+                               .orderBy(SOURCE_LINE_COLUMN, ORDER_COLUMN))
     flips = (data.withColumn("__before", before)
              .where(F.col("__before").isNull() | (F.col("__before") != F.col(_READ)))
              .select(SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN, _READ).distinct().collect())
     return sorted(((r[0], int(r[1]), bool(r[2])) for r in flips),
-                  key=lambda t: (ranks.get(t[0], len(ranks)), t[0], t[1]))
+                  key=lambda t: (ranks.get(t[0], len(ranks)), t[0], t[1], t[2]))
 
 
 def _truncates(spark, changes: DataFrame, starts: Sequence[Run]) -> DataFrame:
