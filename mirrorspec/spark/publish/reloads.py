@@ -70,6 +70,11 @@ def follow_reloads(spark, table: Any, changes: DataFrame, columns: Sequence[str]
         _stop_at_repeated_reads(spark, changes, table, columns, runs, ranks or {})
     starts = [run for run in runs if run.replaces]
     if starts:
+        if not keyed:
+            # the batch's changes from before the last load are in it (reads sort before the
+            # batch's changes, so they would land again after it)
+            changes = changes.where(is_read() | (F.col(OP_COLUMN) == OP_TRUNCATE)
+                                    | (_place(ranks or {}) >= _start(starts[-1], ranks or {})))
         changes = changes.unionByName(_truncates(spark, changes, starts))
         if not keyed:
             changes = replace_keyless(spark, changes, table, columns)
@@ -120,22 +125,33 @@ def _truncates(spark, changes: DataFrame, starts: Sequence[Run]) -> DataFrame:
     return spark.createDataFrame(rows, changes.schema)
 
 
+def _place(ranks: dict[str, int]):
+    """A row's place in the feed: its file's rank (when the files' names don't order them),
+    file and line."""
+    file_rank = F.lit(0)
+    if ranks:
+        pairs = [item for file, r in ranks.items() for item in (F.lit(file), F.lit(r))]
+        file_rank = F.coalesce(F.create_map(*pairs)[F.col(SOURCE_FILE_COLUMN)],
+                               F.lit(len(ranks)))
+    return F.struct(file_rank.alias("r"), F.col(SOURCE_FILE_COLUMN).alias("f"),
+                    F.col(SOURCE_LINE_COLUMN).alias("l"))
+
+
+def _start(run: Run, ranks: dict[str, int]):
+    """The place of a run's first row (`_place`)."""
+    return F.struct(F.lit(ranks.get(run.file, len(ranks)) if ranks else 0).alias("r"),
+                    F.lit(run.file).alias("f"), F.lit(run.line).cast("bigint").alias("l"))
+
+
 def _stop_at_repeated_reads(spark, changes: DataFrame, table: Any, columns: Sequence[str],
                             runs: Sequence[Run], ranks: dict[str, int]) -> None:
     """Raise SourceError at the first read equal to an earlier read of its run: in the batch,
     or among the rows the table holds when the batch's first run continues the batch before's
     (they are that run's rows)."""
-    file_rank = F.lit(0)
-    if ranks:
-        pairs = [item for file, r in ranks.items() for item in (F.lit(file), F.lit(r))]
-        file_rank = F.coalesce(F.create_map(*pairs)[F.col(SOURCE_FILE_COLUMN)], F.lit(len(ranks)))
-    place = F.struct(file_rank.alias("r"), F.col(SOURCE_FILE_COLUMN).alias("f"),
-                     F.col(SOURCE_LINE_COLUMN).alias("l"))
+    place = _place(ranks)
     run_of = F.lit(-1)
     for index, run in enumerate(runs):
-        start = F.struct(F.lit(ranks.get(run.file, len(ranks)) if ranks else 0).alias("r"),
-                         F.lit(run.file).alias("f"), F.lit(run.line).cast("bigint").alias("l"))
-        run_of = F.when(place >= start, F.lit(index)).otherwise(run_of)
+        run_of = F.when(place >= _start(run, ranks), F.lit(index)).otherwise(run_of)
     reads = (changes.where(is_read()).withColumn("__place", place)
              .withColumn(_RUN, run_of).where(F.col(_RUN) >= 0))
     copies = Window.partitionBy(_RUN, *columns).orderBy("__place")
