@@ -8,6 +8,7 @@ Spark readers; imports only `plan`, `files`, `mirroring` and the ground floor.
 
 - `base`: the canonical change model every reader produces, the reader interface, feed listing;
 - `delivery`: delivery semantics: what each producer may re-send, the delivery marks;
+- `reload_runs`: where a full load without a start marker starts again (its runs of reads);
 - `qlik`: Qlik Replicate messages (the format); `qlik_messages`: one message at a time;
   `qlik_columns`: the column-wise Arrow path;
 - `arcion`: Arcion Replicant files; `arcion_columns`: its column-wise Arrow path;
@@ -16,8 +17,8 @@ Spark readers; imports only `plan`, `files`, `mirroring` and the ground floor.
 - `avro`: Avro's JSON encoding and the Confluent wire format; `avro_schemas`: `.avsc` files and
   the schema registry; `extended_json`: MongoDB Extended JSON;
 - `aws_dms`: AWS DMS S3 target files;
-- `replicator_positions`: Qlik's changeSequence, Arcion's cursor and DMS's commit time as
-  source positions;
+- `replicator_positions`: Qlik's changeSequence, Arcion's cursor and DMS's change sequence or
+  commit time as source positions;
 - `goldengate`, `canal`, `maxwell`: the row-image JSON feeds; `row_images`: what they share;
 - `extract`: plain CSV and Parquet extracts;
 - `kafka`: `source.kafka`: configuration, offset ranges, staged message files.

@@ -34,19 +34,22 @@ import csv
 import io
 import os
 from dataclasses import dataclass, replace
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from mirrorspec.base.delimited_text import cell_type_problem
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE
 from mirrorspec.sources.debezium import TableShape, coerce
-from mirrorspec.sources.delivery import KEYLESS_HINT, STREAM, Delivery, Marks
-from mirrorspec.sources.replicator_positions import dms_delivery
+from mirrorspec.sources.delivery import DeliveryError, FileCheck, Marks, redelivers
+from mirrorspec.sources.replicator_positions import admit, dms_delivery
 
 TYPE_NAME = "aws_dms"
 OP_CODES = {"I": OP_INSERT, "U": OP_UPDATE, "D": OP_DELETE}
 OP_COLUMN_NAME = "Op"
 DMS_ORDER_FIELDS = (("phase", "int"), ("ts", "string"), ("file", "string"), ("line", "bigint"))
+SEQUENCE_HINT = ("list the column the task's transformation rule adds with the expression "
+                 "$AR_H_CHANGE_SEQ among the table's columns, where DMS writes it (after the "
+                 "source columns), and name it in change_sequence_column")
 TIMESTAMP_HINT = ("AWS DMS: set the S3 endpoint's TimestampColumnName and the source option "
                   "timestamp_column, so every CDC row carries its commit time")
 
@@ -56,6 +59,7 @@ class DmsOptions:
 
     format: str | None = None  # csv | parquet; None: by file extension
     timestamp_column: str | None = None  # TimestampColumnName
+    change_sequence_column: str | None = None  # a column a rule fills with $AR_H_CHANGE_SEQ
     header: bool = False  # AddColumnName
     delimiter: str = ","  # CsvDelimiter
     quote: str = '"'  # "" when Rfc4180 is false
@@ -77,6 +81,8 @@ def parse_options(options: dict[str, Any] | None) -> DmsOptions:
         format=options.get("format"),
         timestamp_column=str(options["timestamp_column"]) if options.get("timestamp_column")
         else None,
+        change_sequence_column=str(options["change_sequence_column"])
+        if options.get("change_sequence_column") else None,
         header=bool(options.get("header", False)),
         delimiter="\t" if delimiter == "\\t" else delimiter,
         quote=str(options.get("quote", '"')),
@@ -147,12 +153,18 @@ def file_format(path: str, options: DmsOptions) -> str:
 
 @dataclass(frozen=True)
 class _Layout:
-    """Where the Op, timestamp and data columns sit in a row."""
+    """Where the Op, timestamp, change sequence and data columns sit in a row."""
 
     op_index: int | None
     ts_index: int | None
     columns: tuple[tuple[int | None, str, str], ...]  # (field index or None, name, DataType)
     width: int
+    seq_index: int | None = None  # the change_sequence_column's field
+
+    def with_sequence(self, name: str | None) -> "_Layout":
+        """The layout with the field of the change sequence column `name` (a table column)."""
+        index = next((i for i, column, _ in self.columns if column == name), None)
+        return replace(self, seq_index=index) if name else self
 
 
 def _headerless_layouts(shape: TableShape, options: DmsOptions) -> dict[int, _Layout]:
@@ -171,7 +183,8 @@ def _headerless_layouts(shape: TableShape, options: DmsOptions) -> dict[int, _La
             else:
                 columns.append((first + data.index((name, data_type)), name, data_type))
         width = first + len(data)
-        layouts[width] = _Layout(0 if has_op else None, ts_index, tuple(columns), width)
+        layouts[width] = _Layout(0 if has_op else None, ts_index, tuple(columns),
+                                 width).with_sequence(options.change_sequence_column)
     return layouts
 
 
@@ -190,14 +203,20 @@ def _header_layout(header: list[str], shape: TableShape, options: DmsOptions, fi
         raise SourceError(f"the header names none of the table's columns "
                           f"({', '.join(shape.names)})", file=file, line=line,
                           hint="set header: false if the file has no header row")
-    return _Layout(op_index, ts_index, columns, len(header))
+    return _Layout(op_index, ts_index, columns, len(header)).with_sequence(
+        options.change_sequence_column)
 
 
 def parse_csv(text: str, file: str, shape: TableShape, options: DmsOptions,
               marks: Marks | None = None) -> Iterator[tuple]:
     """Canonical rows of one DMS CSV file (pure Python), each ending with its `_delivery`
-    value; rows the delivery `marks` of earlier batches cover are dropped as re-sends
-    (`_resent`)."""
+    value. A CDC row the delivery `marks` of earlier batches cover is dropped as a re-send; a
+    keyless table stops at a row equal to one the file sent at the same commit time (or, with
+    no commit times, at all): `delivery.FileCheck`, unordered."""
+    if options.change_sequence_column and options.change_sequence_column not in shape.names:
+        raise SourceError(f"change_sequence_column {options.change_sequence_column!r} is not "
+                          "one of the table's columns", file=file,
+                          hint=SEQUENCE_HINT)
     if text.startswith("\ufeff"):
         text = text[1:]  # a UTF-8 byte-order mark is not part of the first field
     quoting = csv.QUOTE_MINIMAL if options.quote else csv.QUOTE_NONE
@@ -210,7 +229,9 @@ def parse_csv(text: str, file: str, shape: TableShape, options: DmsOptions,
     layout: _Layout | None = None
     null, no_sup = options.null_value, options.no_sup_value
     previous_end = 0
-    seen: set[tuple] = set()  # a keyless table's (commit time, row) pairs of this file
+    # a file's rows need not be in commit-time order (the reader orders them)
+    check = FileCheck(marks, bool(shape.key_columns), redelivers(TYPE_NAME), file,
+                      ordered=False)
     while True:
         try:
             fields = next(reader)
@@ -256,38 +277,42 @@ def parse_csv(text: str, file: str, shape: TableShape, options: DmsOptions,
         elif len(fields) != layout.width:
             raise SourceError(f"row has {len(fields)} fields; the header has {layout.width}",
                               file=file, line=line)
-        row = _csv_row(fields, layout, shape, options, file, line, phase, null, no_sup)
         ts = fields[layout.ts_index] if layout.ts_index is not None else None
-        delivery = dms_delivery(phase == 0, ts, file)
-        if delivery.phase == STREAM and _resent(delivery, marks, shape, seen, fields, file,
-                                                line):
-            continue
-        yield (*row, delivery.value())
+        sequence = fields[layout.seq_index] if layout.seq_index is not None else None
+        row = _csv_row(fields, layout, shape, options, file, line, phase, null, no_sup,
+                       sequence if options.change_sequence_column else ts)
+        value = _admit_row(check, options, phase == 0, ts, sequence, file, line, tuple(fields))
+        if value is not None:
+            yield (*row, value)
 
 
-def _resent(delivery: Delivery, marks: Marks | None, shape: TableShape, seen: set,
-            fields: list[str], file: str, line: int) -> bool:
-    """Whether a CDC row is a re-send to drop: its commit time lies below the highest one an
-    earlier batch applied. Rows within a file need not be in commit-time order (the reader
-    orders them), so a time going back within a file is no re-send. A row without a commit time
-    (DMS's default) lands as sent, as Fabric lands an insert; a keyless table stops at a row
-    equal to one the file sent at the same commit time (or, without one, at all)."""
-    if delivery.position is not None and marks and marks.resent(delivery):
-        return True
-    if not shape.key_columns:
-        place = (delivery.position, tuple(fields))
-        if place in seen:
-            when = ("at the same commit time, which several rows share" if delivery.position
-                    is not None else "and no row has a commit time")
-            raise SourceError(f"this row equals an earlier one of the file {when}: a re-send "
-                              "and a second identical row can't be told apart", file=file,
-                              line=line, hint=f"{KEYLESS_HINT} ({TIMESTAMP_HINT})")
-        seen.add(place)
-    return False
+def check_parquet_rows(file: str, rows: Iterable[tuple[int, Any, Any, Any]], keyed: bool,
+                       options: DmsOptions, marks: Marks | None = None
+                       ) -> Iterator[tuple[int, tuple | None]]:
+    """The delivery checks of a DMS Parquet file's rows, as `parse_csv` makes them: for each
+    (line, timestamp text, change sequence text, fingerprint of the row's values), in line
+    order, (line, its `_delivery` value or None for a re-send to drop). Raises SourceError at
+    the row that can't be landed safely."""
+    check = FileCheck(marks, keyed, redelivers(TYPE_NAME), file, ordered=False)
+    full_load = is_full_load_file(file)
+    for line, ts, sequence, content in rows:
+        yield line, _admit_row(check, options, full_load, ts, sequence, file, line, content)
+
+
+def _admit_row(check: FileCheck, options: DmsOptions, full_load: bool, ts: Any, sequence: Any,
+               file: str, line: int, content: Any) -> tuple | None:
+    """A row's `_delivery` value, None for a re-send (see `parse_csv`)."""
+    try:
+        delivery = dms_delivery(full_load, ts, file, sequence,
+                                bool(options.change_sequence_column))
+        return admit(check, delivery, (), content)
+    except DeliveryError as exc:
+        hint = exc.hint if options.change_sequence_column else f"{exc.hint} ({TIMESTAMP_HINT})"
+        raise SourceError(exc.message, file=file, line=line, hint=hint) from None
 
 
 def _csv_row(fields, layout: _Layout, shape: TableShape, options: DmsOptions, file: str,
-             line: int, phase: int, null: str, no_sup: str | None) -> tuple:
+             line: int, phase: int, null: str, no_sup: str | None, ts: str | None) -> tuple:
     op = OP_INSERT
     if layout.op_index is not None:
         code = fields[layout.op_index].strip()
@@ -319,8 +344,7 @@ def _csv_row(fields, layout: _Layout, shape: TableShape, options: DmsOptions, fi
             raise SourceError(f"{cell_type_problem(name, index + 1, data_type, raw)} ({exc})",
                               file=file, line=line,
                               hint="fix the value or the column's type in the YAML") from None
-    ts = fields[layout.ts_index] if layout.ts_index is not None else None
-    order = (phase, ts if phase else None, file, line)
+    order = (phase, (ts or None) if phase else None, file, line)
     return (*values, op, order, present if absent else None, file, line)
 
 

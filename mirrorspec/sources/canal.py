@@ -18,7 +18,11 @@ Every value is a string (or null); the table's DataTypes type them.
   message can't be told from a new one. On a keyed table that is harmless (inserts land as
   upserts and a re-sent suffix replays in order); a keyless table's rows land as sent, so a
   re-send adds them again (declare key_columns). INIT and TRUNCATE rows replace the table: no
-  check.
+  position check; but a load run again right after itself reads as one run of INIT messages,
+  so a keyless table stops at a load row equal to an earlier row of the run: in its file here
+  (`DeliveryGate.reload`), across files and batches in the Spark reader
+  (`spark.publish.reloads.stop_at_repeated_reads`). FlatMessage's `es`, `ts` and `id` are no position (see
+  docs/sources/canal.md, Order).
 - `data` and `old` of different lengths, an unknown `type` or a damaged message stop the table.
 - Binary columns (BLOB, BINARY, VARBINARY) are sent as ISO-8859-1 text of their bytes.
 
@@ -122,7 +126,8 @@ def parse_text(text: str, file: str, shape: TableShape, options: RowImageOptions
             continue
         if not router.keeps(qualified_name(message), line):
             continue
-        if kind == INIT and previous != INIT:  # a new initial load replaces the table's rows
+        starts = kind == INIT and previous != INIT
+        if starts:  # a new initial load replaces the table's rows
             if previous is None and notes is not None:
                 notes.append((INIT_START, [], (None, file, line, -1, None), line))
             yield from gate.replace([truncate_row(len(shape.columns), None, file, line, -1,
@@ -130,7 +135,7 @@ def parse_text(text: str, file: str, shape: TableShape, options: RowImageOptions
         previous = kind
         rows = _rows(reader, message, kind, file, line)
         # an initial load replaces the table; other row messages have no position to check
-        yield from (gate.replace(rows, "") if kind == INIT else
+        yield from (gate.reload(rows, "", line, starts) if kind == INIT else
                     gate.admit(rows, "", None, False, line))
     if previous is not None and notes is not None:
         notes.append((LAST_KIND, [previous], (None, file, 0, 0, None), 0))

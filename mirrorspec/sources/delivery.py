@@ -166,8 +166,11 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
                                 "dropped, in a later file, batch or offset"),
          "snapshot_restart": Behaviour("a full load interrupted by a resume loads the table "
                                        "again (REFRESH rows, no `changeSequence`)",
-                                       "landed as upserts (keyed); a keyless table's reloaded "
-                                       "rows land again", False),
+                                       "REFRESH rows right after REFRESH rows read as one load: "
+                                       "a keyed table takes the repeat as upserts; a keyless "
+                                       "table stops at the first row equal to an earlier row "
+                                       "of the load (in the batch, or held by the table when "
+                                       "the load began in an earlier batch)"),
          "dump_repeat": Behaviour("a topic dump read from the beginning repeats messages",
                                   "within a file, a change whose `changeSequence` the file "
                                   "already sent is dropped; `changeSequence` orders the batch, "
@@ -176,9 +179,15 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
          "partial_images": Behaviour("`columnMask` leaves unchanged columns out",
                                      "completed from the batch and the mirrored row, else the "
                                      "table stops at the message"),
-         "refresh": Behaviour("`REFRESH` reloads a table",
-                              "landed as upserts (keyed); rows the reload no longer has stay",
-                              False),
+         "refresh": Behaviour("a table reload sends its full load again (`REFRESH` rows) "
+                              "after its changes",
+                              "a run of REFRESH rows that follows changes is a new load and "
+                              "replaces the table (a truncate before its first row: rows the "
+                              "reload no longer has are deleted; a keyless table gets the rows "
+                              "it lacks, or stops); followed within one Kafka topic-partition "
+                              "(or plain files): where a table's messages span several "
+                              "partitions, REFRESH rows land as upserts and rows the reload no "
+                              "longer has stay", False),
          "tombstones": _TOMBSTONES_SKIPPED}),
     ProducerDelivery(
         "arcion", "Arcion Replicant (S3 target)",
@@ -189,28 +198,42 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
                                 "the file already sent, are dropped; a keyless table whose "
                                 "cursors lack these fields stops"),
          "snapshot_restart": Behaviour("a restarted snapshot writes its files again",
-                                       "snapshot rows carry no cursor: landed as upserts "
-                                       "(keyed); a keyless table's rows land again", False),
+                                       "snapshot rows right after snapshot rows read as one "
+                                       "snapshot: a keyed table takes the repeat as upserts; a "
+                                       "keyless table stops at the first row equal to an "
+                                       "earlier row of the snapshot (in the batch, or held by "
+                                       "the table when it began in an earlier batch)"),
+         "refresh": Behaviour("a new snapshot after realtime changes (Replicant run again in "
+                              "snapshot or full mode)",
+                              "snapshot rows after the table's changes are a new snapshot and "
+                              "replace the table (a truncate before its first row; a keyless "
+                              "table gets the rows it lacks, or stops)"),
          "partial_images": Behaviour("`Exists_Val` 0/2: a column not sent",
                                      "completed from the batch and the mirrored row, else the "
                                      "table stops at the change")}),
     ProducerDelivery(
         "aws_dms", "AWS DMS (S3 target)",
-        "CSV: the `timestamp_column` (TimestampColumnName: the source commit time, shared by "
-        "a transaction's rows); Parquet: none checked",
+        "the `change_sequence_column` (a column a transformation rule fills with "
+        "`$AR_H_CHANGE_SEQ`: one per change), else the `timestamp_column` (TimestampColumnName: "
+        "the source commit time, shared by a transaction's rows); CSV and Parquet alike",
         {"redeliver": Behaviour("a resumed task may write changes again in a new CDC file",
-                                "CSV with `timestamp_column`: rows below the highest applied "
-                                "commit time are dropped, rows at it apply again (a keyless "
-                                "table's equal rows there stop it); without it keyed rows land "
-                                "as upserts and a keyless table's rows as sent (one equal to a "
-                                "row its file sent before stops it); Parquet rows are not "
-                                "checked", False),
+                                "with `change_sequence_column`: rows at or below the highest "
+                                "applied sequence, or at a sequence the batch already sent, are "
+                                "dropped, a keyless table's too; with `timestamp_column` only: "
+                                "rows below the highest applied commit time are dropped, rows "
+                                "at it apply again (a keyless table's equal rows there stop "
+                                "it); without either, keyed rows land as upserts and a keyless "
+                                "table's rows as sent (one equal to a row its file sent before "
+                                "stops it)", False),
          "partial_images": Behaviour("LOB columns not supplied (`CsvNoSupValue`)",
                                      "completed from the batch and the mirrored row, else the "
                                      "table stops at the row"),
          "refresh": Behaviour("a table reload writes new full-load files",
-                              "landed as upserts (keyed); rows the reload no longer has stay",
-                              False)}),
+                              "full-load rows after the table's CDC rows are a new load and "
+                              "replace the table (a truncate before its first row; a keyless "
+                              "table gets the rows it lacks, or stops); full-load rows right "
+                              "after full-load rows are one load: a keyless table stops at a "
+                              "row equal to an earlier row of the load")}),
     ProducerDelivery(
         "csv", "any exporter of full snapshots (CSV)", "the snapshot (file or folder) order",
         {"refresh": Behaviour("every file is a whole snapshot",
@@ -239,8 +262,10 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
                                      "stops at the message"),
          "tombstones": _TOMBSTONES_SKIPPED}),
     ProducerDelivery(
-        "canal", "Alibaba Canal / DTS (FlatMessage)", "none (FlatMessage has no binlog "
-        "position; `es` and `id` don't order changes)",
+        "canal", "Alibaba Canal / DTS (FlatMessage)", "none: FlatMessage has no binlog "
+        "position (`es` is the statement's start time, shared and in seconds; `ts` the time "
+        "the message was built, new on a re-send; `id` the batch number, restarting with "
+        "Canal), so a keyless table relies on the within-file rule",
         {"redeliver": Behaviour("re-sends after a restart (at-least-once)", _NO_POSITION,
                                 False),
          "dump_repeat": Behaviour("a topic dump read from the beginning repeats messages",
@@ -250,8 +275,10 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
                               "a run of `INIT` messages replaces the table (a truncate before "
                               "its first row, then its rows as upserts; a keyless table gets "
                               "the rows it lacks, or stops); a load run again with no other "
-                              "change of the table between reads as one load: a keyless "
-                              "table's rows then land twice", False),
+                              "change of the table between reads as one load: a keyed table "
+                              "takes it as upserts, a keyless table stops at the first load row "
+                              "equal to an earlier row of the load (in the batch, or held by "
+                              "the table when the load began in an earlier batch)"),
          "tombstones": _TOMBSTONES_SKIPPED}),
     ProducerDelivery(
         "maxwell", "Maxwell's daemon", "per Kafka topic-partition and `server_id` (else the "
@@ -517,13 +544,17 @@ class FileCheck:
     first event)."""
 
     def __init__(self, marks: Marks | None = None, keyed: bool = True, redelivers: bool = True,
-                 file: str = ""):
+                 file: str = "", ordered: bool = True):
         self.marks = marks if marks else None
         self.keyed = keyed
         self.redelivers = redelivers
         self.file = file
+        # False: the file's events need not be in position order (the reader orders them, as
+        # AWS DMS's reader orders a file's rows by commit time), so a position going back
+        # within the file is no re-send; only an event equal to one sent at its position is
+        self.ordered = ordered
         self._streams: dict[str, _FileStream] = {}
-        self._unpositioned: set = set()  # keyless events without a position: content hashes
+        self._unordered: set = set()  # (partition, phase, position, content hash) sent
 
     def admit(self, delivery: Delivery, key: tuple, content: Any) -> tuple | None:
         """The `_delivery` value for an event's rows, or None for a re-send to drop.
@@ -535,19 +566,10 @@ class FileCheck:
         batch) holds it, and stops at it otherwise (`backwards_error`). Raises DeliveryError
         for an event that can't be landed safely."""
         position = delivery.position
-        if position is None:
-            # nothing to tell a re-send by: the event lands as sent, as Fabric lands an insert,
-            # except a keyless table's event equal to one the file already sent (a dump read
-            # twice, a re-send within the file): that stops instead of landing a duplicate
-            if not self.keyed and self.redelivers:
-                sent = (delivery.partition, delivery.phase, hash(content))
-                if sent in self._unpositioned:
-                    raise DeliveryError(
-                        "the event equals one the file sent before and carries no source "
-                        "position, and the table has no key columns: a re-send can't be told "
-                        "from a second identical row", KEYLESS_HINT)
-                self._unpositioned.add(sent)
-            return delivery.value()
+        if position is None or not self.ordered:
+            if position is not None and self.marks is not None and self.marks.resent(delivery):
+                return None
+            return self._admit_unordered(delivery, content)
         if delivery.per_key and not self.keyed:
             if self.redelivers:
                 raise DeliveryError(
@@ -603,6 +625,31 @@ class FileCheck:
         if every is None or position > every:
             stream.every[phase] = position
         return delivery.value()
+
+
+    def _admit_unordered(self, delivery: Delivery, content: Any) -> tuple | None:
+        """An event without a position, or one in a file whose positions need not increase:
+        nothing orders it against the file's other events, so it lands as sent (as Fabric
+        lands an insert), except an event equal to one the file already sent at the same
+        position (or, without positions, at all): dropped where the position names one
+        event (`exact`), else a keyless table stops there instead of landing a duplicate (a
+        dump read twice, a re-send within the file)."""
+        if not delivery.exact and (self.keyed or not self.redelivers):
+            return delivery.value()
+        sent = (delivery.partition, delivery.phase, delivery.position, hash(content))
+        if sent not in self._unordered:
+            self._unordered.add(sent)
+            return delivery.value()
+        if delivery.exact:
+            return None  # the same event at its own position again
+        if delivery.position is None:
+            where = "carries no source position"
+        else:
+            where = (f"sits at the same source position ({_text(delivery.position)}), which "
+                     "several events share")
+        raise DeliveryError(f"the event equals one the file sent before and {where}, and the "
+                            "table has no key columns: a re-send can't be told from a second "
+                            "identical row", KEYLESS_HINT)
 
 
 def _below(position: tuple[int, ...], high: tuple[int, ...] | None) -> bool:

@@ -6,8 +6,9 @@ of those readers' source positions, and of the delivery check of a column-wise p
   REFRESH rows). AWS DMS can write the same header into a column (`$AR_H_CHANGE_SEQ`).
 - Arcion: the realtime change's `cursor` (`timestamp`, `dscId`, `mutId`): a restarted
   Replicant writes a change again with the same cursor.
-- AWS DMS: the `TimestampColumnName` column (the source commit time of a CDC row: one
-  transaction's rows share it), else nothing.
+- AWS DMS: a column a transformation rule fills with `$AR_H_CHANGE_SEQ` (option
+  `change_sequence_column`: one per change), else the `TimestampColumnName` column (the source
+  commit time of a CDC row: one transaction's rows share it), else nothing.
 
 Positions are tuples of integers (`delivery.Delivery`). A sequence of digits (Qlik's
 `changeSequence`, DMS's `AR_H_CHANGE_SEQ`) becomes `sequence_position`: three 18-digit parts of
@@ -112,11 +113,17 @@ def timestamp_position(text: Any) -> tuple[int, ...] | None:
     return (int(moment.timestamp()), int((match[3] or "0").ljust(9, "0")))
 
 
-def dms_delivery(full_load: bool, timestamp: Any, file: str) -> Delivery:
-    """A DMS row's Delivery: a full-load row is a read without a position; a CDC row sits at
-    its timestamp column's value (the source commit time, shared by one transaction's rows)."""
+def dms_delivery(full_load: bool, timestamp: Any, file: str, sequence: Any = None,
+                 sequenced: bool = False) -> Delivery:
+    """A DMS row's Delivery: a full-load row is a read without a position. A CDC row sits at
+    its `AR_H_CHANGE_SEQ` when the task adds it as a column (`sequenced`: one per change,
+    exact; a row without one has no position), else at its timestamp column's value (the
+    source commit time, shared by one transaction's rows)."""
     if full_load:
         return Delivery(channel_of(file), SNAPSHOT, None)
+    if sequenced:
+        position = sequence_position(sequence)
+        return Delivery(channel_of(file), STREAM, position, position is not None)
     return Delivery(channel_of(file), STREAM, timestamp_position(timestamp))
 
 

@@ -32,8 +32,10 @@ from mirrorspec.sources import extended_json
 from mirrorspec.sources.base import (OP_DELETE, OP_INSERT, OP_TRUNCATE, InferredColumn,
                                      InferredSchema, iter_json_documents, value_converter)
 from mirrorspec.sources.debezium import Row, TableShape, coerce, local_feed_texts
-from mirrorspec.sources.delivery import (STREAM, Delivery, DeliveryError, FileCheck, Marks,
-                                         channel_of, partition_name, redelivers)
+from mirrorspec.sources.reload_runs import RELOAD_REPEATED
+from mirrorspec.sources.delivery import (SNAPSHOT, STREAM, Delivery, DeliveryError,
+                                         FileCheck, Marks, channel_of, partition_name,
+                                         redelivers)
 
 ORDER_FIELDS = (("position", "string"), ("file", "string"), ("line", "bigint"), ("part", "int"),
                 ("source", "string"))
@@ -106,6 +108,7 @@ class DeliveryGate:
         self.width = len(shape.columns)
         self.skipped = skipped
         self.keyed = bool(shape.key_columns)
+        self._run: FileCheck | None = None  # the current reload run's rows (`reload`)
 
     def admit(self, rows: list[Row], stream: str, position: tuple[int, ...] | None,
               exact: bool, line: int) -> list[Row]:
@@ -128,12 +131,33 @@ class DeliveryGate:
             return []
         return [r + (value,) for r in rows]
 
-    def replace(self, rows: list[Row], stream: str) -> list[Row]:
+    def replace(self, rows: list[Row], stream: str, phase: int = STREAM) -> list[Row]:
         """Rows of a whole-table reload (a bootstrap, an initial load, a truncate without a
         position) with a `_delivery` value and no check: the reload replaces the table, so
         sending it again is harmless."""
-        value = Delivery(partition_name(self.channel, stream), STREAM, None).value()
+        value = Delivery(partition_name(self.channel, stream), phase, None).value()
         return [r + (value,) for r in rows]
+
+    def reload(self, rows: list[Row], stream: str, line: int, start: bool) -> list[Row]:
+        """Rows of a reload that no message opens (Canal/DTS INIT: a run of INIT messages is
+        one load; `start` for the run's first message), as `replace` gives them but read in
+        the SNAPSHOT phase (full-load reads: `spark.publish.reloads` checks a keyless table's
+        runs across files and batches). A load run again right after itself reads as one run,
+        so a keyless table's row equal to one the run already sent in this file stops the
+        table (`delivery.FileCheck`): a load started again and a source table holding the row
+        twice look alike, and landing both would double the table."""
+        if start or self._run is None:
+            self._run = FileCheck(None, keyed=self.keyed, redelivers=True, file=self.file)
+        if not self.keyed:
+            delivery = Delivery(partition_name(self.channel, stream), SNAPSHOT, None)
+            width = self.width
+            for row in rows:
+                try:
+                    self._run.admit(delivery, (), (row[width], row[:width]))
+                except DeliveryError as exc:
+                    raise SourceError(RELOAD_REPEATED, file=self.file, line=line,
+                                      hint=exc.hint) from None
+        return self.replace(rows, stream, SNAPSHOT)
 
 
 def digit_position(text: str, parts: int = 2) -> tuple[int, ...]:

@@ -108,29 +108,35 @@ def test_qlik_fixture_lands_by_the_seed_rules_and_mirrors(spark, tmp_path):
     assert delta_rows(spark, tbl, "ID", "NAME", "CITY", "BALANCE") == [
         (1, "Ann B", "Oslo", 99.0), (4, "Dan", None, 5.25), (22, "Bob", "Rome", 20.0)]
 
-    # next batch: a partial update completed from the mirrored Delta row, and a REFRESH reload
+    # next batch: the table reloaded (REFRESH rows of the whole table: key 1 deleted at the
+    # source meanwhile), then a partial update completed from the reload's row
+    def refresh(key, name, city, balance):
+        return {"magic": "atMSG", "type": "DT", "message": {
+            "data": {"ID": key, "NAME": name, "CITY": city, "BALANCE": balance,
+                     "UPDATED": None, "PHOTO": None},
+            "headers": {"operation": "REFRESH", "changeSequence": ""}}}
+
     (feed / "CDC00000004.json").write_text("\n".join(json.dumps(m) for m in [
         {"magic": "atMSG", "type": "DT", "message": {
             "data": {"ID": 22, "CITY": "Pisa"}, "beforeData": None,
             "headers": {"operation": "UPDATE", "changeSequence": "20240502100100000000000000000000009",
                         "transactionId": "T9", "transactionLastEvent": True, "columnMask": "05"}}},
-        {"magic": "atMSG", "type": "DT", "message": {
-            "data": {"ID": 4, "NAME": "Dan", "CITY": "Kyiv", "BALANCE": "5.25",
-                     "UPDATED": None, "PHOTO": None},
-            "headers": {"operation": "REFRESH", "changeSequence": ""}}},
+        refresh(4, "Dan", "Kyiv", "5.25"), refresh(22, "Bob", "Rome", "21.0"),
     ]) + "\n")
     second = publish(spark, tbl, plan)
     assert second.status == "Published", second.error
     rows = check_landing_file(Path(second.files_written[0]),
                               ["ID", "NAME", "CITY", "BALANCE", "UPDATED", "PHOTO"], ["ID"])
-    # REFRESH sorts first and, after earlier batches, upserts instead of duplicating the key
-    assert [(r["ID"], r[ROW_MARKER_COLUMN]) for r in rows] == [(4, 4), (22, 1)]
-    assert rows[1]["NAME"] == "Bob" and rows[1]["CITY"] == "Pisa" and rows[1]["BALANCE"] == 20.0
+    # REFRESH rows after the table's changes are a new load: it replaces the table (every
+    # held key deleted first), its rows land as upserts, then the batch's changes
+    markers = [(r["ID"], r[ROW_MARKER_COLUMN]) for r in rows]
+    assert sorted(markers[:3]) == [(1, 2), (4, 2), (22, 2)]
+    assert markers[3:] == [(4, 4), (22, 4), (22, 1)]
+    assert rows[-1]["NAME"] == "Bob" and rows[-1]["CITY"] == "Pisa" and rows[-1]["BALANCE"] == 21.0
     # the publisher's landing zone (after a batch was mirrored) passes lint
     assert lint_landing_zone(str(Path(tbl.landing_path).parent)).all_findings() == []
     mirror(spark, tbl, plan)
-    assert delta_rows(spark, tbl, "ID", "NAME", "CITY") == [
-        (1, "Ann B", "Oslo"), (4, "Dan", "Kyiv"), (22, "Bob", "Pisa")]
+    assert delta_rows(spark, tbl, "ID", "NAME", "CITY") == [(4, "Dan", "Kyiv"), (22, "Bob", "Pisa")]
 
 
 def _dt(op, data, seq, txn, last, mask="07"):
@@ -416,14 +422,17 @@ def test_arcion_partial_key_change_and_a_later_snapshot(spark, tmp_path):
     assert [(r["r_regionkey"], r["r_name"], r["r_comment"], r[ROW_MARKER_COLUMN])
             for r in rows][1:] == [(11, "AMERICA", "c11", 4)]
     mirror(spark, tbl, plan)
-    # a re-snapshot of key 0 replaces it (upsert), it doesn't add a second row
+    # a new snapshot (key 11 gone at the source) replaces the table: every held key is
+    # deleted first, then its rows land as upserts
     (feed / "3.csv").write_text("0,AFRICA2,c0b\n")
     result = publish(spark, tbl, plan)
-    assert [r[ROW_MARKER_COLUMN] for r in pq.read_table(result.files_written[0]).to_pylist()] \
-        == [4]
+    landed = pq.read_table(result.files_written[0]).to_pylist()
+    assert sorted((r["r_regionkey"], r[ROW_MARKER_COLUMN]) for r in landed[:-1]) == [(0, 2),
+                                                                                       (11, 2)]
+    assert (landed[-1]["r_regionkey"], landed[-1][ROW_MARKER_COLUMN]) == (0, 4)
     mirror(spark, tbl, plan)
     assert delta_rows(spark, tbl, "r_regionkey", "r_name", "r_comment") == [
-        (0, "AFRICA2", "c0b"), (11, "AMERICA", "c11")]
+        (0, "AFRICA2", "c0b")]
 
 
 def test_metadata_only_batch_lands_nothing_and_is_remembered(spark, tmp_path):

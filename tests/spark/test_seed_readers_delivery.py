@@ -20,7 +20,7 @@ from tests.support.delivery_harness import KEY, Case, FeedCase, clean_streams, f
     run_feeds, run_pure
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from tests.support.replicator_streams import ArcionAdapter, DmsAdapter, QlikAdapter
+from tests.support.replicator_streams import ArcionAdapter, DmsAdapter, QlikAdapter, arcion_row
 
 TWO = ((KEY, "Int32"), ("name", "String"))
 
@@ -29,18 +29,6 @@ def qlik(op: str, key: int, name: str | None, sequence: int) -> str:
     return json.dumps({"magic": "atMSG", "type": "DT", "headers": None, "message": {
         "data": {KEY: key, "name": name}, "beforeData": None,
         "headers": {"operation": op, "changeSequence": f"2024050210010000{sequence:019d}"}}})
-
-
-def arcion(op: str, key: int, name: str, mut: int) -> str:
-    """A realtime CSV row as seed 002 writes it (triplets in Arcion's order, then the meta)."""
-    new, exists = ("NULL", "0") if op == "D" else (name, "1")
-    cursor = json.dumps({"extractorId": 0, "nodeID": "node1", "timestamp": 1620787841959 + mut,
-                         "extractionTimestamp": 1620787841959 + mut, "dscId": 1620787053904,
-                         "mutId": 1048408 + mut, "partNum": 1, "v": 2})
-    key_triplet = [str(key), "NULL", "1"] if op == "I" else ["NULL", str(key), "2"]
-    fields = [new, "NULL", exists, *key_triplet, op, cursor, '{"insertCount":1}']
-    return ",".join('"' + f.replace('"', '""') + '"' if "," in f or '"' in f else f
-                    for f in fields)
 
 
 def lines(*rows: str) -> str:
@@ -68,7 +56,8 @@ def test_seed_readers_land_the_source_table_under_redelivery(spark, tmp_path_fac
         feeds.append(feed_case(adapter, case))
     first = [qlik("INSERT", 1, "a", 1), qlik("UPDATE", 1, "b", 2), qlik("INSERT", 2, "x", 3),
              qlik("DELETE", 2, None, 4)]
-    india = [arcion("I", 10, "India", 1), arcion("U", 10, "USA", 2), arcion("I", 11, "Chile", 3)]
+    india = [arcion_row("I", 10, "India", 1), arcion_row("U", 10, "USA", 2),
+             arcion_row("I", 11, "Chile", 3)]
     fixtures = [
         # a resumed Qlik task re-sends from an earlier changeSequence (and stops again): the
         # INSERT of a key a later UPDATE changed, the INSERT of a deleted key, then new work
@@ -114,4 +103,4 @@ def test_seed_readers_land_the_source_table_under_redelivery(spark, tmp_path_fac
     assert table("dms_resume") == [(1, "b")]
     assert table("dms_keyless") == [(1, "a"), (2, "b")]
     twice = got["dms_keyless_twice"].outcome.error
-    assert twice is not None and twice.line == 3 and "equals an earlier one" in twice.message
+    assert twice is not None and twice.line == 3 and "equals one the file sent before" in twice.message

@@ -205,6 +205,21 @@ class ArcionAdapter(_FileParser):
         return [c for task in tasks for c in _rows(as_lists(arcion.parse_task(task)), file)]
 
 
+def arcion_row(op: str, key: int, name: str, mut: int) -> str:
+    """One realtime CSV row of a (name, id) table as seed 002 writes it: a triplet per column
+    in that order, then opType, the cursor and operationcount."""
+    new, exists = ("NULL", "0") if op == "D" else (name, "1")
+    cursor_text = json.dumps({"extractorId": 0, "nodeID": "node1",
+                              "timestamp": 1620787841959 + mut,
+                              "extractionTimestamp": 1620787841959 + mut,
+                              "dscId": 1620787053904, "mutId": 1048408 + mut, "partNum": 1,
+                              "v": 2})
+    key_triplet = [str(key), "NULL", "1"] if op == "I" else ["NULL", str(key), "2"]
+    fields = [new, "NULL", exists, *key_triplet, op, cursor_text, '{"insertCount":1}']
+    return ",".join('"' + f.replace('"', '""') + '"' if "," in f or '"' in f else f
+                    for f in fields)
+
+
 # --- AWS DMS ----------------------------------------------------------------------------------------
 
 NO_SUP = "NOSUP"
@@ -216,9 +231,19 @@ def commit_time(stream: Stream, index: int) -> str:
     return f"2023-10-29 11:{group // 60:02d}:{group % 60:02d}.{123456 + group:06d}"
 
 
+def change_seq(index: int) -> str:
+    """An AR_H_CHANGE_SEQ a DMS transformation rule writes into a column: `YYYYMMDDHHmmSShh`
+    and a 19-digit change number."""
+    return f"2023102911340100{index + 1:019d}"
+
+
 class DmsAdapter:
+    """DMS CSV: `Op`, the commit time, the columns; with `sequence_column`, the
+    `$AR_H_CHANGE_SEQ` column a transformation rule adds after them."""
+
     source_type = "aws_dms"
     options: dict[str, Any] = {"timestamp_column": "commit_ts", "no_sup_value": NO_SUP}
+    sequence_column: str | None = None
 
     def render(self, stream: Stream, events: Sequence[Delivered], file: str) -> str:
         out = io.StringIO()
@@ -228,15 +253,17 @@ class DmsAdapter:
             left_out = _unchanged(event, item)
             values = [NO_SUP if n in left_out else _text(n, event.row[n]) for n in NAMES]
             op = {"r": "I", "c": "I", "u": "U", "d": "D"}[event.op]
-            writer.writerow([op, commit_time(stream, item.index), *values])
+            sequence = [change_seq(item.index)] if self.sequence_column else []
+            writer.writerow([op, commit_time(stream, item.index), *values, *sequence])
         return out.getvalue()
 
     def parse(self, text: str, file: str, keyed: bool, marks: Marks) -> list[Change]:
         from mirrorspec.sources.aws_dms import parse_csv, parse_options
         from mirrorspec.sources.debezium import TableShape
 
-        shape = TableShape(COLUMNS, (KEY,) if keyed else ())
-        width = len(COLUMNS)
+        extra = [(self.sequence_column, "String")] if self.sequence_column else []
+        shape = TableShape((*COLUMNS, *extra), (KEY,) if keyed else ())
+        width = len(COLUMNS) + len(extra)
         return [Change(dict(zip(NAMES, r[:width])), r[width], r[width + 1], r[width + 2],
                        r[width + 3], r[width + 4], r[width + 5])
                 for r in parse_csv(text, file, shape, parse_options(self.options), marks)]

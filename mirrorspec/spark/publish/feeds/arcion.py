@@ -12,6 +12,7 @@ from mirrorspec.sources.replicator_positions import ARCION_ORDER_FIELDS as ORDER
 from mirrorspec.sources.delivery import DELIVERY_COLUMN, DELIVERY_TYPE
 from mirrorspec.sources.base import ERROR_COLUMN, PAIR_COLUMN, ReadResult
 from mirrorspec.spark.publish.feeds.base import change_schema, map_tasks
+from mirrorspec.spark.publish.reloads import RELOADS_STATE, follow_reloads, is_read
 
 
 class ArcionReader(ArcionFormat):
@@ -37,5 +38,12 @@ class ArcionReader(ArcionFormat):
             message, _, hint = row[ERROR_COLUMN].partition("\n  hint: ")
             raise SourceError(message, file=row["_source_file"], line=row["_source_line"],
                               hint=hint or None)
-        return ReadResult(changes=parsed.drop(ERROR_COLUMN), files=tuple(sorted(files)),
-                          info={"cached": [parsed], "persisted": True, "key_columns": keys})
+        # a run of snapshot rows that starts a new snapshot replaces the table
+        reads = parsed.where(is_read()).limit(1).count()
+        changes, followed = follow_reloads(spark, table, parsed.drop(ERROR_COLUMN),
+                                           [c for c, _ in columns], bool(keys),
+                                           sorted(files), state, reads,
+                                           {t["file"]: t["rank"] for t in tasks})
+        return ReadResult(changes=changes, files=tuple(sorted(files)),
+                          info={"cached": [parsed], "persisted": True, "key_columns": keys,
+                                "state": {RELOADS_STATE: followed} if followed else {}})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any, Sequence
 
@@ -9,13 +10,16 @@ from pyspark.sql import functions as F
 
 from mirrorspec.base.errors import SourceError
 from mirrorspec.openmirroring.mirroring import spark_type_for
-from mirrorspec.sources.aws_dms import (DMS_ORDER_FIELDS, OP_CODES, OP_COLUMN_NAME, AwsDmsFormat,
-                                        DmsOptions, belongs_to_table, file_format, parse_csv,
-                                        parse_options, with_default_source_table)
+from mirrorspec.sources.aws_dms import (DMS_ORDER_FIELDS, OP_CODES, OP_COLUMN_NAME,
+                                        SEQUENCE_HINT, AwsDmsFormat, DmsOptions,
+                                        belongs_to_table, check_parquet_rows, file_format,
+                                        is_full_load_file, parse_csv, parse_options,
+                                        with_default_source_table)
 from mirrorspec.sources.delivery import DELIVERY_COLUMN, DELIVERY_TYPE, Marks
 from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE, ReadResult
 from mirrorspec.sources.debezium import TableShape, table_shape
 from mirrorspec.spark.publish.feeds.base import read_text_changes
+from mirrorspec.spark.publish.reloads import RELOADS_STATE, follow_reloads
 
 
 class AwsDmsReader(AwsDmsFormat):
@@ -23,9 +27,10 @@ class AwsDmsReader(AwsDmsFormat):
 
     def read(self, spark: Any, table: Any, files: Sequence[str], state: dict[str, Any]
              ) -> ReadResult:
-        """Canonical changes of `files`, with the `_delivery` column (`sources.delivery`): CSV
-        rows the delivery marks of earlier batches cover are dropped as re-sends (Parquet rows
-        are not position-checked). Raises SourceError naming file and row on bad input."""
+        """Canonical changes of `files`, with the `_delivery` column (`sources.delivery`): CDC
+        rows (CSV and Parquet) the delivery marks of earlier batches cover are dropped as
+        re-sends, and full-load files after the table's CDC rows replace the table
+        (`spark.publish.reloads`). Raises SourceError naming file and row on bad input."""
         opts = parse_options(table.source.options)
         shape = table_shape(table, opts.key_columns)
         mine = [f for f in files if belongs_to_table(f, opts)]  # all are consumed
@@ -44,19 +49,28 @@ class AwsDmsReader(AwsDmsFormat):
                                             extra=[(DELIVERY_COLUMN, DELIVERY_TYPE)])
             frames.append(frame)
         if parquet_files:
-            frames.append(read_parquet_changes(spark, parquet_files, shape, opts))
+            frames.append(read_parquet_changes(spark, parquet_files, shape, opts, marks))
             info = {"cached": info.get("cached", [])}  # the union itself is not persisted
         changes = frames[0]
         for frame in frames[1:]:
             changes = changes.unionByName(frame)
+        # full-load files after the table's changes are a reload: it replaces the table
+        loads = [f for f in mine if is_full_load_file(f)]
+        ordered = sorted(mine, key=lambda f: (not is_full_load_file(f), f))
+        changes, followed = follow_reloads(spark, table, changes, shape.names,
+                                           bool(shape.key_columns), sorted(files), state,
+                                           len(loads), {f: i for i, f in enumerate(ordered)})
+        if followed:
+            info["state"] = {RELOADS_STATE: followed}
         if shape.key_columns and not table.key_columns:
             info["key_columns"] = list(shape.key_columns)
         return ReadResult(changes=changes, files=tuple(files), info=info)
 
 
-def read_parquet_changes(spark: Any, files: Sequence[str], shape: TableShape, options: DmsOptions):
-    """Canonical changes of DMS Parquet files (columns matched by name, case-insensitively)."""
-
+def read_parquet_changes(spark: Any, files: Sequence[str], shape: TableShape, options: DmsOptions,
+                         marks: Marks | None = None):
+    """Canonical changes of DMS Parquet files (columns matched by name, case-insensitively),
+    with the delivery checks of CSV rows (`check_parquet_rows`) on the CDC files' rows."""
 
     raw = spark.read.option("mergeSchema", "true").parquet(*files)
     by_lower = {name.lower(): name for name in raw.columns}
@@ -67,30 +81,78 @@ def read_parquet_changes(spark: Any, files: Sequence[str], shape: TableShape, op
         raise SourceError(f"no Parquet file has the timestamp column "
                           f"{options.timestamp_column!r}", file=files[0],
                           hint="set timestamp_column to DMS's TimestampColumnName, or remove it")
+    seq_name = options.change_sequence_column
+    if seq_name and seq_name not in shape.names:
+        raise SourceError(f"change_sequence_column {seq_name!r} is not one of the table's "
+                          "columns", file=files[0], hint=SEQUENCE_HINT)
     # A column a file lacks (added to the source table later) reads as NULL.
     selected = raw.select(
         *[(F.col(by_lower[name.lower()]) if name.lower() in by_lower else F.lit(None))
           .cast(spark_type_for(data_type)).alias(name) for name, data_type in shape.columns],
         op_text.alias("_op_text"),
         (F.col(ts_name).cast("string") if ts_name else F.lit(None).cast("string")).alias("_ts"),
+        (F.col(seq_name).cast("string") if seq_name else F.lit(None).cast("string"))
+        .alias("_seq"),
         _file_name_column(files).alias("_source_file"),
         (F.col("_metadata.row_index") + 1).cast("bigint").alias("_source_line"))
     _check_parquet_ops(selected, shape)
     op = (F.when(F.col("_op_text") == "U", OP_UPDATE).when(F.col("_op_text") == "D", OP_DELETE)
           .otherwise(OP_INSERT))
     phase = F.when(_is_load(F.col("_source_file")), 0).otherwise(1)
+    cdc = [f for f in files if not is_full_load_file(f)]
+    if cdc:
+        checked = _checked_deliveries(spark, selected.where(phase == 1), shape, options, marks)
+        selected = selected.join(checked, ["_source_file", "_source_line"], "left").where(
+            (phase == 0) | F.col(DELIVERY_COLUMN).isNotNull())
+        delivery = F.coalesce(F.col(DELIVERY_COLUMN), _unchecked_delivery(phase))
+    else:
+        delivery = _unchecked_delivery(phase)
+    order = F.col("_seq") if seq_name else F.col("_ts")
     return selected.select(
         *shape.names,
         op.cast("int").alias("_op"),
-        F.struct(phase.alias("phase"), F.when(phase == 1, F.col("_ts")).alias("ts"),
+        F.struct(phase.alias("phase"), F.when(phase == 1, order).alias("ts"),
                  F.col("_source_file").alias("file"), F.col("_source_line").alias("line")
                  ).alias("_order"),
         F.lit(None).cast("array<string>").alias("_present"),
-        "_source_file", "_source_line", _unchecked_delivery(phase).alias(DELIVERY_COLUMN))
+        "_source_file", "_source_line", delivery.alias(DELIVERY_COLUMN))
+
+
+def _checked_deliveries(spark: Any, rows, shape: TableShape, options: DmsOptions,
+                        marks: Marks | None):
+    """(`_source_file`, `_source_line`, `_delivery`) of the CDC rows to land: the rows of each
+    file through `check_parquet_rows` (one task per file), re-sends left out. Raises the
+    first located SourceError (by file and line)."""
+    keyed = bool(shape.key_columns)
+    content = F.xxhash64(*[F.col(n) for n in shape.names], F.col("_op_text"), F.col("_ts"),
+                         F.col("_seq"))
+    small = rows.select("_source_file", "_source_line", "_ts", "_seq", content.alias("_print"))
+
+    def check(item):
+        file, found = item
+        try:
+            for line, value in check_parquet_rows(file, sorted(found), keyed, options, marks):
+                if value is not None:
+                    yield file, line, value, None
+        except SourceError as exc:
+            yield file, exc.line or 0, None, json.dumps({"message": exc.message,
+                                                         "hint": exc.hint})
+
+    pairs = small.rdd.map(lambda r: (r[0], (r[1], r[2], r[3], r[4]))).groupByKey().flatMap(check)
+    checked = spark.createDataFrame(pairs, f"_source_file string, _source_line bigint, "
+                                           f"{DELIVERY_COLUMN} {DELIVERY_TYPE}, _error string")
+    error = checked.where(F.col("_error").isNotNull()).orderBy(
+        "_source_file", "_source_line").limit(1).collect()
+    if error:
+        detail = json.loads(error[0]["_error"])
+        raise SourceError(detail["message"], file=error[0]["_source_file"],
+                          line=error[0]["_source_line"], hint=detail["hint"])
+    return checked.drop("_error")
 
 
 def _unchecked_delivery(phase):
-    """The `_delivery` of a Parquet row: its phase, no position (not checked for re-sends)."""
+    """The `_delivery` of a full-load Parquet row: its phase, no position (DMS sends a full
+    load again only as a reload of the table)."""
     return F.struct(F.lit("").alias("partition"), phase.cast("int").alias("phase"),
                     F.lit(None).cast("array<bigint>").alias("position"),
                     F.lit(False).alias("exact"), F.lit(False).alias("per_key"),

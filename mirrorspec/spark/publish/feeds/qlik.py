@@ -12,6 +12,7 @@ from mirrorspec.sources.base import ERROR_COLUMN, PAIR_COLUMN, InferredColumn, R
 from mirrorspec.sources.qlik import QlikReplicateFormat, parse_task
 from mirrorspec.sources.qlik_messages import OUTPUT_EXTRA
 from mirrorspec.spark.publish.feeds.base import change_schema, map_tasks
+from mirrorspec.spark.publish.reloads import RELOADS_STATE, follow_reloads, is_read
 
 
 class QlikReplicateReader(QlikReplicateFormat):
@@ -29,7 +30,8 @@ class QlikReplicateReader(QlikReplicateFormat):
         # one pass: errors, and the last event that ends a transaction (in change order)
         summary = parsed.agg(
             F.count(F.col(ERROR_COLUMN)).alias("errors"),
-            F.max(F.when(F.col("_txn_last"), F.col("_order"))).alias("last_end")).first()
+            F.max(F.when(F.col("_txn_last"), F.col("_order"))).alias("last_end"),
+            F.count(F.when(is_read(), 1)).alias("reads")).first()
         if summary["errors"]:
             row = (parsed.where(F.col(ERROR_COLUMN).isNotNull())
                    .orderBy("_source_file", "_source_line").limit(1).collect()[0])
@@ -57,6 +59,11 @@ class QlikReplicateReader(QlikReplicateFormat):
             new_state["cutoff"] = list(cutoff)
         changes = changes.drop(*OUTPUT_EXTRA)
         consumed = tuple(f for f in sorted(files) if f not in held)
+        # a run of REFRESH rows that starts a new load replaces the table
+        changes, followed = follow_reloads(spark, table, changes, [c for c, _ in columns],
+                                           bool(keys), consumed, state, summary["reads"])
+        if followed is not None:
+            new_state[RELOADS_STATE] = followed
         return ReadResult(changes=changes, files=consumed, held_back=tuple(held),
                           info={"state": new_state, "key_columns": keys, "cached": cached,
                                 "persisted": True,
@@ -78,3 +85,4 @@ def _schema(columns: list[tuple[str, str]]):
                                    ("sub", "int")],
                          [(PAIR_COLUMN, "string"), ("_txn", "string"), ("_txn_last", "boolean"),
                           (DELIVERY_COLUMN, DELIVERY_TYPE), (ERROR_COLUMN, "string")])
+

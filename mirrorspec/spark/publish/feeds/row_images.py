@@ -28,6 +28,7 @@ from mirrorspec.sources.delivery import DELIVERY_COLUMN, DELIVERY_TYPE, Marks
 from mirrorspec.sources.row_images import (ORDER_FIELDS, POSITIONS_NOTE, TRUNCATE_NOTE,
                                            BatchPlan, Planner, parse_options)
 from mirrorspec.spark.publish.feeds.base import note_rows, read_text_changes, skipped_rows
+from mirrorspec.spark.publish.reloads import is_read, stop_at_repeated_reads
 from mirrorspec.spark.publish.replace import replace_keyless
 
 Parser = Callable[..., Iterator[Row]]
@@ -62,6 +63,12 @@ def read_row_images(spark: Any, table: Any, files: Sequence[str], parse_text: Pa
         changes = changes.where(~((F.col(OP_COLUMN) == OP_TRUNCATE)
                                   & (F.col(SOURCE_FILE_COLUMN) == file)
                                   & (F.col(SOURCE_LINE_COLUMN) == line)))
+    if not shape.key_columns and changes.where(is_read()).limit(1).count():
+        # a keyless table's full load (Canal/DTS INIT) repeated across files or batches
+        last = reader_state.get("last_kind")
+        published = any(b.get("sequence") for b in (state or {}).get("batches", []))
+        stop_at_repeated_reads(spark, changes, table, shape.names,
+                               None if last is None else last == "INIT", published)
     truncated = any(n["kind"] == TRUNCATE_NOTE and n["file"] not in plan.held
                     and (n["file"], n["line"]) not in plan.dropped for n in notes)
     if truncated and not shape.key_columns:

@@ -1,0 +1,171 @@
+"""A feed's full loads replace its table: the Spark side of `sources.reload_runs`.
+
+Full-load reads (`_delivery` phase SNAPSHOT without a position: Qlik Replicate's REFRESH rows,
+Arcion's snapshot rows) carry nothing that says where a load starts, so a reload of the table
+(or a task restarted from its full load) would add its rows to the table's. Here the batch's
+runs of reads are found from the kinds of its rows in file order (`reload_runs`), and a run
+that starts a new load gets a truncate before its first row: the publisher then deletes what
+the table held (`completion.expand_truncates`), and a keyless table gets only the rows it
+lacks, or stops (`replace.replace_keyless`). A load sent again right after itself reads as one
+run: a keyed table takes the repeated rows as the upserts they are; a keyless table can't tell
+them from rows its source holds twice, so it stops at the first row of a run equal to an earlier
+row of the run (in the batch, or held by the table when the run continues from the batch before).
+Canal/DTS INIT runs get their truncates from the Canal parser; only the keyless check is here
+(`stop_at_repeated_reads`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from mirrorspec.base.errors import SourceError
+from mirrorspec.sources.base import (OP_COLUMN, OP_TRUNCATE, ORDER_COLUMN, SOURCE_FILE_COLUMN,
+                                     SOURCE_LINE_COLUMN)
+from mirrorspec.sources.delivery import DELIVERY_COLUMN, KEYLESS_HINT, SNAPSHOT, channel_of
+from mirrorspec.sources.reload_runs import RELOAD_REPEATED, Run, reload_runs
+from mirrorspec.spark.publish.replace import held_rows, replace_keyless
+
+_READ, _RUN, _COPY = "__read", "__run", "__copy"
+
+
+def is_read():
+    """True for a full-load read: phase SNAPSHOT, no position, not a truncate."""
+    delivery = F.col(DELIVERY_COLUMN)
+    return ((delivery["phase"] == SNAPSHOT) & delivery["position"].isNull()
+            & (F.col(OP_COLUMN) != OP_TRUNCATE))
+
+
+RELOADS_STATE = "reloads"  # reader state: `follow_reloads`
+
+
+def follow_reloads(spark, table: Any, changes: DataFrame, columns: Sequence[str], keyed: bool,
+                   consumed: Sequence[str], state: dict[str, Any], reads: int,
+                   ranks: dict[str, int] | None = None
+                   ) -> tuple[DataFrame, dict[str, Any] | None]:
+    """`changes` with a truncate before each run of full-load reads that starts a new load
+    (keyless: as the rows the landing zone can take; `reads`: how many the batch holds, 0
+    skips the work), and what the reader state keeps under RELOADS_STATE: the channel the
+    runs are followed in and whether its last row was a read. Runs are followed in one
+    channel (a Kafka topic-partition, or plain files): several topic-partitions' files
+    interleave by name, so a load's runs can't be told there and its reads land as they did
+    before (keyed: upserts). `ranks`: the files' order in the batch when it is not their
+    names' (Arcion ranks its files by their first change). Raises SourceError at a keyless
+    table's repeated read."""
+    saved = dict((state.get("reader") or {}).get(RELOADS_STATE) or {})
+    if not consumed or ("channel" in saved and saved["channel"] is None):
+        return changes, saved or None  # nothing consumed, or several channels: not followed
+    if not reads:  # changes only (their channel is learnt from a batch with reads)
+        return changes, {**saved, "last": False}
+    transitions = _transitions(changes, ranks or {})
+    channels = {channel_of(file) for file, _, _ in transitions}
+    channel = next(iter(channels), "")
+    if len(channels) > 1 or saved.get("channel", channel) != channel:
+        return changes, {"channel": None, "last": None}
+    published = any(b.get("sequence") for b in state.get("batches", []))
+    runs, last = reload_runs(transitions, saved.get("last"), published)
+    if runs and not keyed:
+        _stop_at_repeated_reads(spark, changes, table, columns, runs, ranks or {})
+    starts = [run for run in runs if run.replaces]
+    if starts:
+        if not keyed:
+            # the batch's changes from before the last load are in it (reads sort before the
+            # batch's changes, so they would land again after it)
+            changes = changes.where(is_read() | (F.col(OP_COLUMN) == OP_TRUNCATE)
+                                    | (_place(ranks or {}) >= _start(starts[-1], ranks or {})))
+        changes = changes.unionByName(_truncates(spark, changes, starts))
+        if not keyed:
+            changes = replace_keyless(spark, changes, table, columns)
+    return changes, {"channel": channel, "last": last}
+
+
+def stop_at_repeated_reads(spark, changes: DataFrame, table: Any, columns: Sequence[str],
+                           last_read: bool | None, published: bool) -> None:
+    """For a keyless table whose reader writes its own truncates (Canal/DTS INIT runs): raise
+    SourceError at the first read equal to an earlier read of its run, across the batch's
+    files and against the rows the table holds when the batch's first run continues the
+    batch before's (`last_read`: whether the batch before ended in a read)."""
+    runs, _ = reload_runs(_transitions(changes, {}), last_read, published)
+    if runs:
+        _stop_at_repeated_reads(spark, changes, table, columns, runs, {})
+
+
+def _transitions(changes: DataFrame, ranks: dict[str, int]) -> list[tuple[str, int, bool]]:
+    """(file, line, is_read) of each file's first row and of each row whose kind differs
+    from the row before it in its file, in the batch's file order. A truncate the reader
+    wrote (Canal's before an INIT run) is not a read: it ends a run."""
+    data = changes.select(SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN, ORDER_COLUMN,
+                          is_read().alias(_READ))
+    before = F.lag(_READ).over(Window.partitionBy(SOURCE_FILE_COLUMN)
+                               .orderBy(SOURCE_LINE_COLUMN, ORDER_COLUMN))
+    flips = (data.withColumn("__before", before)
+             .where(F.col("__before").isNull() | (F.col("__before") != F.col(_READ)))
+             .select(SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN, _READ).distinct().collect())
+    return sorted(((r[0], int(r[1]), bool(r[2])) for r in flips),
+                  key=lambda t: (ranks.get(t[0], len(ranks)), t[0], t[1], t[2]))
+
+
+def _truncates(spark, changes: DataFrame, starts: Sequence[Run]) -> DataFrame:
+    """A truncate row just before the first row of each run (its `_order` with the last field
+    one less)."""
+    rows = []
+    for run in starts:
+        first = (changes.where((F.col(SOURCE_FILE_COLUMN) == run.file)
+                               & (F.col(SOURCE_LINE_COLUMN) == run.line) & is_read())
+                 .orderBy(ORDER_COLUMN).limit(1).collect()[0])
+        order = list(first[ORDER_COLUMN])
+        order[-1] = (order[-1] or 0) - 1
+        values: dict[str, Any] = {name: None for name in changes.columns}
+        values.update({OP_COLUMN: OP_TRUNCATE, ORDER_COLUMN: tuple(order),
+                       SOURCE_FILE_COLUMN: run.file, SOURCE_LINE_COLUMN: run.line,
+                       DELIVERY_COLUMN: first[DELIVERY_COLUMN]})
+        rows.append(tuple(values[name] for name in changes.columns))
+    return spark.createDataFrame(rows, changes.schema)
+
+
+def _place(ranks: dict[str, int]):
+    """A row's place in the feed: its file's rank (when the files' names don't order them),
+    file and line."""
+    file_rank = F.lit(0)
+    if ranks:
+        pairs = [item for file, r in ranks.items() for item in (F.lit(file), F.lit(r))]
+        file_rank = F.coalesce(F.create_map(*pairs)[F.col(SOURCE_FILE_COLUMN)],
+                               F.lit(len(ranks)))
+    return F.struct(file_rank.alias("r"), F.col(SOURCE_FILE_COLUMN).alias("f"),
+                    F.col(SOURCE_LINE_COLUMN).alias("l"))
+
+
+def _start(run: Run, ranks: dict[str, int]):
+    """The place of a run's first row (`_place`)."""
+    return F.struct(F.lit(ranks.get(run.file, len(ranks)) if ranks else 0).alias("r"),
+                    F.lit(run.file).alias("f"), F.lit(run.line).cast("bigint").alias("l"))
+
+
+def _stop_at_repeated_reads(spark, changes: DataFrame, table: Any, columns: Sequence[str],
+                            runs: Sequence[Run], ranks: dict[str, int]) -> None:
+    """Raise SourceError at the first read equal to an earlier read of its run: in the batch,
+    or among the rows the table holds when the batch's first run continues the batch before's
+    (they are that run's rows)."""
+    place = _place(ranks)
+    run_of = F.lit(-1)
+    for index, run in enumerate(runs):
+        run_of = F.when(place >= _start(run, ranks), F.lit(index)).otherwise(run_of)
+    reads = (changes.where(is_read()).withColumn("__place", place)
+             .withColumn(_RUN, run_of).where(F.col(_RUN) >= 0))
+    copies = Window.partitionBy(_RUN, *columns).orderBy("__place")
+    repeated = (reads.withColumn(_COPY, F.row_number().over(copies)).where(F.col(_COPY) == 2)
+                .orderBy("__place").limit(1).collect())
+    if not repeated and runs[0].continues:
+        held = held_rows(spark, table, columns)
+        if held is not None:
+            held = held.select(*[F.col(c).cast(changes.schema[c].dataType).alias(c)
+                                 for c in columns]).distinct()
+            first = reads.where(F.col(_RUN) == 0)
+            match = [first[c].eqNullSafe(held[c]) for c in columns]
+            repeated = (first.join(held, match, "left_semi")
+                        .orderBy("__place").limit(1).collect())
+    if repeated:
+        raise SourceError(RELOAD_REPEATED, file=repeated[0][SOURCE_FILE_COLUMN],
+                          line=repeated[0][SOURCE_LINE_COLUMN], hint=KEYLESS_HINT)
