@@ -127,12 +127,12 @@ def check(spark, root: str, names: list[str]) -> None:
 
 
 def test_a_reload_replaces_the_table_keyed_and_keyless(spark, tmp_path):
-    check(spark, str(tmp_path), ["keyed_reload", "keyless_reload_one_batch", "keyless_restart",
-                                 "arcion_keyless_restart", "dms_reload",
+    check(spark, str(tmp_path), ["keyed_reload", "keyless_restart", "dms_reload",
                                  "dts_restart_batches"])
 
 
 @pytest.mark.extra
 def test_more_reloads(spark, tmp_path):
-    check(spark, str(tmp_path), ["keyless_reload", "keyed_restart", "arcion_resnapshot",
+    check(spark, str(tmp_path), ["keyless_reload", "keyless_reload_one_batch", "keyed_restart",
+                                 "arcion_resnapshot", "arcion_keyless_restart",
                                  "dts_restart_files"])
