@@ -25,7 +25,7 @@ from tests.support.mirror_cli import mirror_command
 from mirrorspec.openmirroring.mirroring import mirror_id
 from tests.support.reference_model import (
     MARKER, LandingFile, ModelTable, as_multiset, csv_schema_definition, landing_data_files,
-    processed_files, read_delta, sequence_name, write_csv, write_metadata, write_parquet)
+    processed_files, read_delta_rs, sequence_name, write_csv, write_metadata, write_parquet)
 
 engine = pytest.importorskip("mirrorspec.spark.mirror.engine")
 
@@ -75,8 +75,9 @@ def models(upto: int) -> dict[str, ModelTable]:
     return result
 
 
-def assert_table(spark, warehouse: Path, name: str, model: ModelTable, when: str) -> None:
-    columns, rows = read_delta(spark, str(warehouse / TABLES[name][1]))
+def assert_table(warehouse: Path, name: str, model: ModelTable, when: str) -> None:
+    """The table equals the model (read by delta-rs: no Spark job for a check)."""
+    columns, rows = read_delta_rs(str(warehouse / TABLES[name][1]))
     assert columns == model.columns
     assert as_multiset(columns, rows) == model.multiset(), f"table {name} {when}"
 
@@ -131,7 +132,7 @@ def rerun_and_check(spark, landing: Path, warehouse: Path) -> None:
     assert not result.failed, result.tables
     expected = models(6)
     for name, (folder, wh, _keys) in TABLES.items():
-        assert_table(spark, warehouse, name, expected[name], "after the rerun")
+        assert_table(warehouse, name, expected[name], "after the rerun")
         last = files_for(name, [6])[0].name
         assert landing_data_files(str(landing / folder)) == [last]
         moved = set(processed_files(str(landing / folder)))
@@ -145,7 +146,7 @@ def test_crash_before_commit(spark, zone, tmp_path):
     code = finish(start(landing, warehouse, "before_commit", tmp_path / "run.log"))
     assert code == -signal.SIGKILL, (tmp_path / "run.log").read_text(errors="replace")
     # nothing of files 3–6 reached table A; all of them are still waiting in the landing zone
-    assert_table(spark, warehouse, "A", models(2)["A"], "after a crash before its commit")
+    assert_table(warehouse, "A", models(2)["A"], "after a crash before its commit")
     assert txn_version(warehouse / "dbo/A", mirror_id(None, "A")) == 2
     assert landing_data_files(str(landing / "A")) == [sequence_name(n) for n in (2, 3, 4, 5, 6)]
     rerun_and_check(spark, landing, warehouse)
@@ -156,7 +157,7 @@ def test_crash_after_commit(spark, zone, tmp_path):
     code = finish(start(landing, warehouse, "after_commit", tmp_path / "run.log"))
     assert code == -signal.SIGKILL, (tmp_path / "run.log").read_text(errors="replace")
     # committed with its progress, files not yet moved: the rerun must not apply them again
-    assert_table(spark, warehouse, "A", models(6)["A"], "after a crash after its commit")
+    assert_table(warehouse, "A", models(6)["A"], "after a crash after its commit")
     assert txn_version(warehouse / "dbo/A", mirror_id(None, "A")) == 6
     assert {sequence_name(n) for n in (3, 4, 5, 6)} <= set(landing_data_files(str(landing / "A")))
     rerun_and_check(spark, landing, warehouse)
@@ -166,7 +167,7 @@ def test_crash_during_moves(spark, zone, tmp_path):
     landing, warehouse = zone
     code = finish(start(landing, warehouse, "during_moves", tmp_path / "run.log"))
     assert code == -signal.SIGKILL, (tmp_path / "run.log").read_text(errors="replace")
-    assert_table(spark, warehouse, "A", models(6)["A"], "after a crash during the moves")
+    assert_table(warehouse, "A", models(6)["A"], "after a crash during the moves")
     left = landing_data_files(str(landing / "A"))
     assert sequence_name(6) in left and len(left) >= 2, left  # some moved, not all
     rerun_and_check(spark, landing, warehouse)

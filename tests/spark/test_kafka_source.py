@@ -26,6 +26,7 @@ from mirrorspec.compile import compile_project  # noqa: E402
 from mirrorspec.progress.publish import state_file  # noqa: E402
 from mirrorspec.spark.run import run_plan  # noqa: E402
 from tests.support.project_files import write  # noqa: E402
+from tests.support.reference_model import read_delta_rs  # noqa: E402
 
 pytestmark = pytest.mark.kafka
 
@@ -49,10 +50,11 @@ def run(spark, plan, **kwargs):
     return {r.unique_id: r for r in results.results}
 
 
-def rows(spark, plan, unique_id: str, order_by: str) -> list[tuple]:
-    table = plan.table(unique_id)
-    frame = spark.read.format("delta").load(table.delta_path)
-    return [tuple(r) for r in frame.orderBy(order_by).collect()]
+def rows(plan, unique_id: str, order_by: str) -> list[tuple]:
+    """The table's rows in column order, sorted by `order_by`, read by delta-rs (no Spark job
+    for a check)."""
+    columns, data = read_delta_rs(plan.table(unique_id).delta_path)
+    return [tuple(r[c] for c in columns) for r in sorted(data, key=lambda r: r[order_by])]
 
 
 def landing_bytes(plan, unique_id: str) -> dict[str, bytes]:
@@ -98,14 +100,14 @@ def test_seed_messages_through_topics_equal_the_same_messages_from_files(spark, 
     ], broker)
     first = run(spark, plan)
     assert first["dbo.from_kafka"].status == "success", first["dbo.from_kafka"].error
-    assert len(rows(spark, plan, "dbo.from_kafka", "ID")) == 3
+    assert len(rows(plan, "dbo.from_kafka", "ID")) == 3
     assert kafka_state(plan, "dbo.from_kafka")["offsets"] == {"seed.customers": {"0": 3},
                                                               "seed.meta": {"0": 1}}
     broker.produce("seed.customers", [(None, m) for m in data[3:]])
     second = run(spark, plan)
     assert second["dbo.from_kafka"].status == "success", second["dbo.from_kafka"].error
     assert second["dbo.from_kafka"].rows_published > 0
-    assert rows(spark, plan, "dbo.from_kafka", "ID") == rows(spark, plan, "dbo.from_files", "ID")
+    assert rows(plan, "dbo.from_kafka", "ID") == rows(plan, "dbo.from_files", "ID")
     assert kafka_state(plan, "dbo.from_kafka")["offsets"]["seed.customers"] == {"0": len(data)}
     third = run(spark, plan)  # nothing new: nothing published
     assert third["dbo.from_kafka"].files_published == []
@@ -123,13 +125,13 @@ def test_three_partitions_interleaved_transactions_wait_until_whole(spark, broke
     first = run(spark, plan)
     assert first["dbo.orders"].status == "success", first["dbo.orders"].error
     complete = [m for _, m in messages[:-3]]  # whole transactions only
-    assert rows(spark, plan, "dbo.orders", "ORDER_ID") == orders_model(complete)
+    assert rows(plan, "dbo.orders", "ORDER_ID") == orders_model(complete)
     assert first["dbo.orders"].held_back  # the open transaction's files wait
     for partition, message in tail:
         broker.produce("tx.orders", [(None, message)], partition=partition)
     second = run(spark, plan)
     assert second["dbo.orders"].status == "success", second["dbo.orders"].error
-    assert rows(spark, plan, "dbo.orders", "ORDER_ID") == orders_model([m for _, m in messages])
+    assert rows(plan, "dbo.orders", "ORDER_ID") == orders_model([m for _, m in messages])
     state = kafka_state(plan, "dbo.orders")
     assert sum(state["offsets"]["tx.orders"].values()) == len(messages) + 1
 
@@ -232,7 +234,7 @@ def test_broker_down_fails_only_its_tables_and_a_restart_mid_run_loses_nothing(
         broker.produce("restart.orders", [(None, message)], partition=partition)
     after = run(spark, plan)
     assert after["dbo.orders"].status == "success", after["dbo.orders"].error
-    assert rows(spark, plan, "dbo.orders", "ORDER_ID") == orders_model([m for _, m in messages])
+    assert rows(plan, "dbo.orders", "ORDER_ID") == orders_model([m for _, m in messages])
 
 
 def test_latest_starts_at_the_end_and_earliest_at_the_beginning(spark, broker, tmp_path):
@@ -255,9 +257,9 @@ def test_latest_starts_at_the_end_and_earliest_at_the_beginning(spark, broker, t
     broker.produce("start.orders", [(None, m) for _, m in new])
     second = run(spark, plan)
     assert second["dbo.late"].status == "success", second["dbo.late"].error
-    assert [r[0] for r in rows(spark, plan, "dbo.late", "ORDER_ID")] == [50, 51]
+    assert [r[0] for r in rows(plan, "dbo.late", "ORDER_ID")] == [50, 51]
     # the third old message updates order 1: two old orders, then the two new ones
-    assert [r[0] for r in rows(spark, plan, "dbo.early", "ORDER_ID")] == [1, 2, 50, 51]
+    assert [r[0] for r in rows(plan, "dbo.early", "ORDER_ID")] == [1, 2, 50, 51]
 
 
 def test_retention_deleting_unconsumed_offsets_stops_the_table_with_a_hint(spark, broker, tmp_path):
@@ -358,12 +360,12 @@ def test_debezium_key_value_and_unwrapped_from_topics_and_files(spark, broker, t
     result = run(spark, plan)
     for unique_id, outcome in result.items():
         assert outcome.status == "success", (unique_id, outcome.error)
-    customers = rows(spark, plan, "dbo.customers_kafka", "id")
+    customers = rows(plan, "dbo.customers_kafka", "id")
     assert customers == [(1001, "Sally", "sally.t@example.com")]
-    assert customers == rows(spark, plan, "dbo.customers_files", "id")
-    products = rows(spark, plan, "dbo.products_kafka", "id")
+    assert customers == rows(plan, "dbo.customers_files", "id")
+    products = rows(plan, "dbo.products_kafka", "id")
     assert products == [(1, "pen", 7), (3, "pad", 1)]
-    assert products == rows(spark, plan, "dbo.products_files", "id")
+    assert products == rows(plan, "dbo.products_files", "id")
 
 
 def test_run_watch_fetches_new_messages_on_every_pass(broker, tmp_path):
@@ -453,7 +455,7 @@ def test_full_refresh_replays_aside_and_refuses_to_lose_what_the_table_holds(spa
 
     built = refresh()  # nothing to drop yet: published aside, then swapped in
     assert built.status == "success", built.error
-    assert [r[0] for r in rows(spark, plan, "dbo.orders", "ORDER_ID")] == [1, 2]
+    assert [r[0] for r in rows(plan, "dbo.orders", "ORDER_ID")] == [1, 2]
     assert kafka_state(plan, "dbo.orders")["offsets"] == {topic: {"0": 3}}
     state = Path(state_file(plan, plan.table("dbo.orders")))
     folders = [Path(plan.table("dbo.orders").landing_path),

@@ -12,7 +12,7 @@ import os
 import pytest
 
 from tests.support.reference_model import (
-    MARKER, LandingFile, ModelTable, as_multiset, landing_data_files, read_delta, sequence_name,
+    MARKER, LandingFile, ModelTable, as_multiset, landing_data_files, read_delta_rs, sequence_name,
     write_csv, write_metadata, write_parquet)
 
 engine = pytest.importorskip("mirrorspec.spark.mirror.engine")
@@ -38,8 +38,8 @@ def write(f: LandingFile, table_dir, fmt: str) -> None:
         write_parquet(f, str(table_dir))
 
 
-def assert_equals_model(spark, path, model: ModelTable) -> None:
-    columns, rows = read_delta(spark, str(path))
+def assert_equals_model(path, model: ModelTable) -> None:
+    columns, rows = read_delta_rs(str(path))
     assert columns == model.columns
     assert as_multiset(columns, rows) == model.multiset()
 
@@ -58,11 +58,11 @@ def test_employee_location_update_and_key_change(spark, tmp_path, fmt):
     outcomes = mirror(spark, landing, warehouse)
     assert {outcomes[n].status for n in ("Update", "KeyChange", "Both")} == {"Replicating"}
 
-    columns, rows = read_delta(spark, str(warehouse / "dbo" / "Update"))
+    columns, rows = read_delta_rs(str(warehouse / "dbo" / "Update"))
     assert columns == ["EmployeeID", "EmployeeLocation"]
     assert sorted(tuple(r.values()) for r in rows) == [
         ("E0001", "Bellevue"), ("E0002", "Redmond"), ("E0003", "Redmond")]
-    columns, rows = read_delta(spark, str(warehouse / "dbo" / "KeyChange"))
+    columns, rows = read_delta_rs(str(warehouse / "dbo" / "KeyChange"))
     assert sorted(tuple(r.values()) for r in rows) == [("E0002", "Bellevue")]
 
     # the key change arriving in a later run, on top of the update example
@@ -70,7 +70,7 @@ def test_employee_location_update_and_key_change(spark, tmp_path, fmt):
     assert mirror(spark, landing, warehouse)["Both"].status == "Replicating"
     model = ModelTable(["EmployeeID"])
     model.apply([first, LandingFile(sequence_name(2), EMP, KEY_CHANGE_EXAMPLE, EMP_TYPES)])
-    assert_equals_model(spark, warehouse / "dbo" / "Both", model)
+    assert_equals_model(warehouse / "dbo" / "Both", model)
     assert sorted(model.multiset()) == [("E0002", "Bellevue"), ("E0002", "Redmond"),
                                         ("E0003", "Redmond")]
 
@@ -127,7 +127,7 @@ def test_seed_tsv_metadata_example_with_its_dialect(spark, tmp_path):
         b"4,'it\\'s, ok',N/A,6,4\r\n")
     outcomes = mirror(spark, landing, warehouse)
     assert outcomes["people"].status == "Replicating", outcomes["people"].error
-    columns, rows = read_delta(spark, str(warehouse / "dbo" / "people"))
+    columns, rows = read_delta_rs(str(warehouse / "dbo" / "people"))
     assert columns == ["id", "name", "age", "seqNum"]
     assert sorted(tuple(r.values()) for r in rows) == [
         (1, "Smith, John", 42, 1), (2, "O'Brien", 43, 4), (4, "it's, ok", None, 6)]
@@ -148,7 +148,7 @@ def test_tab_separated_file_with_bare_newlines_and_no_final_newline(spark, tmp_p
         b"1\tc\t3\t3\t1")
     outcomes = mirror(spark, landing, warehouse)
     assert outcomes["tabbed"].status == "Replicating", outcomes["tabbed"].error
-    columns, rows = read_delta(spark, str(warehouse / "sales" / "tabbed"))
+    columns, rows = read_delta_rs(str(warehouse / "sales" / "tabbed"))
     assert sorted(tuple(r.values()) for r in rows) == [(1, "c", 3, 3), (2, None, None, 2)]
 
 
@@ -166,7 +166,7 @@ def test_twenty_digit_sequence_order_not_modification_time(spark, tmp_path):
     assert mirror(spark, landing, warehouse)["seq"].status == "Replicating"
     model = ModelTable(["id"])
     model.apply(files)
-    assert_equals_model(spark, warehouse / "dbo" / "seq", model)
+    assert_equals_model(warehouse / "dbo" / "seq", model)
     assert landing_data_files(str(table_dir)) == [files[-1].name]
 
 
@@ -184,12 +184,12 @@ def test_gap_in_the_sequence_waits_for_the_missing_file(spark, tmp_path):
     assert outcome.awaiting and sequence_name(3).split(".")[0] in outcome.awaiting
     model = ModelTable(["id"])
     model.apply([files[1], files[2]])
-    assert_equals_model(spark, warehouse / "dbo" / "gappy", model)
+    assert_equals_model(warehouse / "dbo" / "gappy", model)
 
     write_parquet(files[3], str(table_dir))
     assert mirror(spark, landing, warehouse)["gappy"].status == "Replicating"
     model.apply([files[3], files[4]])
-    assert_equals_model(spark, warehouse / "dbo" / "gappy", model)
+    assert_equals_model(warehouse / "dbo" / "gappy", model)
     assert landing_data_files(str(table_dir)) == [files[4].name]
 
 
@@ -215,17 +215,17 @@ def test_last_update_time_file_detection_orders_by_mtime_then_name(spark, tmp_pa
     assert mirror(spark, landing, warehouse)["events"].status == "Replicating"
     model = ModelTable(["id"], upsert_default=True)
     model.apply([b, a, d, e, c])
-    assert_equals_model(spark, warehouse / "dbo" / "events", model)
+    assert_equals_model(warehouse / "dbo" / "events", model)
 
     # a second pass with nothing new changes nothing (no processed path applied twice)
     assert mirror(spark, landing, warehouse)["events"].status == "Replicating"
-    assert_equals_model(spark, warehouse / "dbo" / "events", model)
+    assert_equals_model(warehouse / "dbo" / "events", model)
 
     # a new file whose name sorts first but whose mtime is the latest
     z = landed("0.parquet", 50, (1, "fifth", None), (104, "log-0", 0))
     assert mirror(spark, landing, warehouse)["events"].status == "Replicating"
     model.apply([z])
-    assert_equals_model(spark, warehouse / "dbo" / "events", model)
+    assert_equals_model(warehouse / "dbo" / "events", model)
 
 
 def test_delete_rows_with_empty_non_key_cells_in_the_seed_dialect(spark, tmp_path):
@@ -241,5 +241,5 @@ def test_delete_rows_with_empty_non_key_cells_in_the_seed_dialect(spark, tmp_pat
         b"2,,,,2\r\n")
     outcome = mirror(spark, landing, warehouse)["people"]
     assert outcome.status == "Replicating", outcome.error
-    columns, rows = read_delta(spark, str(warehouse / "dbo" / "people"))
+    columns, rows = read_delta_rs(str(warehouse / "dbo" / "people"))
     assert sorted(tuple(r.values()) for r in rows) == [(1, "a", 10, 1)]
