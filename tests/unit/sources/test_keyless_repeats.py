@@ -5,8 +5,6 @@ whose positions do tell them apart are still dropped as re-sends."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from mirrorspec.base.errors import SourceError
@@ -16,6 +14,7 @@ from mirrorspec.sources.debezium import TableShape
 from mirrorspec.sources.delivery import (KEYLESS_HINT, KEYLESS_REPEATS, STREAM, Delivery,
                                          DeliveryError, FileCheck, Marks, repeats_land)
 from mirrorspec.sources.row_images import parse_options
+from tests.unit.sources.test_canal_reload_delivery import init  # a DTS FlatMessage
 
 COLUMNS = (("id", "Int32"), ("name", "String"))
 KEYLESS = TableShape(COLUMNS, ())
@@ -65,15 +64,6 @@ def test_land_still_drops_resends_that_positions_tell_apart():
     assert unordered.admit(at(3, exact=True), (), "c") is None
     marks = Marks().advanced([("", STREAM, False, (9,), [])])
     assert FileCheck(marks, keyed=False, repeats_land=True).admit(at(8), (), "d") is None
-
-
-def init(*rows: tuple[int, str], kind: str = "INIT") -> str:
-    """A Canal FlatMessage as Alibaba Cloud DTS writes a full load's rows (FLINK-32862)."""
-    return json.dumps({"data": [{"id": str(i), "name": n} for i, n in rows],
-                       "database": "shop", "es": 1589373515000, "id": 3, "isDdl": False,
-                       "mysqlType": {"id": "int", "name": "varchar(20)"}, "old": None,
-                       "pkNames": None, "sql": "", "sqlType": {"id": 4, "name": 12},
-                       "table": "items", "ts": 1589373515477, "type": kind})
 
 
 def parse(options: dict, *lines: str) -> list[tuple]:
