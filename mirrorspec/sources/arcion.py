@@ -31,7 +31,7 @@ from typing import Any, Sequence
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import (OP_INSERT, ChangeColumns, InferredSchema, iter_json_documents,
                                      read_task_bytes, reload_op, value_converter)
-from mirrorspec.sources.delivery import DELIVERY_COLUMN, DeliveryError, FileCheck
+from mirrorspec.sources.delivery import DELIVERY_COLUMN, DeliveryError, FileCheck, repeats_land
 from mirrorspec.sources.delivery import STATE_KEY as DELIVERY_STATE
 from mirrorspec.sources.qlik_messages import decode, loads_line, read_bytes
 from mirrorspec.sources.replicator_positions import UNPOSITIONED, admit, arcion_delivery, \
@@ -279,7 +279,8 @@ class _Parser:
         self.task, self.out = task, out
         self.path = task["file"]
         self.rank = task["rank"]
-        self.check = FileCheck(marks_of(ctx.get("marks")), bool(ctx["keys"]), True, self.path)
+        self.check = FileCheck(marks_of(ctx.get("marks")), bool(ctx["keys"]), True, self.path,
+                               repeats_land=bool(ctx.get("repeats_land")))
         self.position: tuple[int, ...] = UNPOSITIONED  # the last realtime change's, for order
         self.names = [n for n, _ in ctx["columns"]]
         self.all = frozenset(self.names)
@@ -514,7 +515,8 @@ class ArcionFormat:
         ctx = {"columns": [[n, t] for n, t in columns], "keys": keys,
                "null_values": opts["null_values"], "binary": opts.get("binary_encoding", "hex"),
                "snapshot_op": reload_op(state or {}, keys), "columnwise": COLUMNWISE,
-               "marks": (state or {}).get(DELIVERY_STATE)}  # what earlier batches applied
+               "marks": (state or {}).get(DELIVERY_STATE),  # what earlier batches applied
+               "repeats_land": repeats_land(table.source.options)}
         tasks = []
         for scan in scans:
             layout = None

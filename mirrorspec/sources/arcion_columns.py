@@ -133,7 +133,8 @@ class _Chunk:
         self.converters = {n: value_converter(t, binary) for n, t in ctx["columns"]}
         self.lines = lines
         self.n = len(lines)
-        self.check = FileCheck(marks_of(ctx.get("marks")), bool(self.keys), True, self.path)
+        self.check = FileCheck(marks_of(ctx.get("marks")), bool(self.keys), True, self.path,
+                               repeats_land=bool(ctx.get("repeats_land")))
         self.phase, self.positions, self.deliveries = 0, None, None  # set by `realtime`
 
     # one column ------------------------------------------------------------------------------

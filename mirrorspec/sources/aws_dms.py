@@ -40,7 +40,7 @@ from mirrorspec.base.delimited_text import cell_type_problem
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE
 from mirrorspec.sources.debezium import TableShape, coerce
-from mirrorspec.sources.delivery import DeliveryError, FileCheck, Marks, redelivers
+from mirrorspec.sources.delivery import DeliveryError, FileCheck, Marks, redelivers, repeats_land
 from mirrorspec.sources.replicator_positions import admit, dms_delivery
 
 TYPE_NAME = "aws_dms"
@@ -68,6 +68,7 @@ class DmsOptions:
     binary_encoding: str = "hex"
     key_columns: tuple[str, ...] = ()
     source_table: str | None = None  # `table` or `schema.table` (transaction files)
+    repeats_land: bool = False  # keyless_repeats: land (delivery.repeats_land)
 
 
 def parse_options(options: dict[str, Any] | None) -> DmsOptions:
@@ -91,6 +92,7 @@ def parse_options(options: dict[str, Any] | None) -> DmsOptions:
         binary_encoding=str(options.get("binary_encoding", "hex")),
         key_columns=(keys,) if isinstance(keys, str) else tuple(str(k) for k in keys),
         source_table=str(options["table"]) if options.get("table") else None,
+        repeats_land=repeats_land(options),
     )
 
 
@@ -231,7 +233,7 @@ def parse_csv(text: str, file: str, shape: TableShape, options: DmsOptions,
     previous_end = 0
     # a file's rows need not be in commit-time order (the reader orders them)
     check = FileCheck(marks, bool(shape.key_columns), redelivers(TYPE_NAME), file,
-                      ordered=False)
+                      ordered=False, repeats_land=options.repeats_land)
     while True:
         try:
             fields = next(reader)
@@ -293,7 +295,8 @@ def check_parquet_rows(file: str, rows: Iterable[tuple[int, Any, Any, Any]], key
     (line, timestamp text, change sequence text, fingerprint of the row's values), in line
     order, (line, its `_delivery` value or None for a re-send to drop). Raises SourceError at
     the row that can't be landed safely."""
-    check = FileCheck(marks, keyed, redelivers(TYPE_NAME), file, ordered=False)
+    check = FileCheck(marks, keyed, redelivers(TYPE_NAME), file, ordered=False,
+                      repeats_land=options.repeats_land)
     full_load = is_full_load_file(file)
     for line, ts, sequence, content in rows:
         yield line, _admit_row(check, options, full_load, ts, sequence, file, line, content)

@@ -105,7 +105,7 @@ def parse_text(text: str, file: str, shape: TableShape, options: RowImageOptions
     The file's last row message kind is noted too (LAST_KIND)."""
     reader = ImageReader(shape, file, _prepare)
     router = TableRouter(options.table, file, "Canal")
-    gate = DeliveryGate(TYPE_NAME, shape, file, marks, skipped)
+    gate = DeliveryGate(TYPE_NAME, shape, file, marks, skipped, options.repeats_land)
     previous: str | None = None  # the kind of the table's last row message in this file
     for line, message in iter_json_documents(text, file):
         if not isinstance(message, dict) or "type" not in message:

@@ -385,10 +385,19 @@ class DeliveryError(ValueError):
         self.hint = hint
 
 
+KEYLESS_REPEATS = "keyless_repeats"  # the table's source option: `stop` (default) or `land`
 KEYLESS_HINT = ("a keyless table can't tell a re-sent row from a second identical row: declare "
                 "key_columns in the table's YAML (the producer's key setting, e.g. Debezium's "
-                "message.key.columns, gives a keyless source table one), or keep the "
-                "producer's position fields in the events")
+                "message.key.columns, gives a keyless source table one), keep the "
+                "producer's position fields in the events, or set the table's "
+                f"source.options.{KEYLESS_REPEATS}: land (an equal event lands as another "
+                "row, so a re-sent row may then be held twice)")
+
+
+def repeats_land(options: Mapping[str, Any] | None) -> bool:
+    """Whether a keyless table's `source.options` say an event equal to one already sent lands
+    as another row (`keyless_repeats: land`) instead of stopping the table (`stop`)."""
+    return str((options or {}).get(KEYLESS_REPEATS, "stop")).lower() == "land"
 
 
 def backwards_error(position: tuple[int, ...] | None) -> DeliveryError:
@@ -541,13 +550,16 @@ class FileCheck:
     a keyless insert applied twice is a second row). `redelivers`: the producer may send an
     event again, so a keyless table needs a position to tell a re-send from a new row. Memory:
     an entry per position the file sends (a dump read from the beginning may go back to its
-    first event)."""
+    first event). `repeats_land` (`keyless_repeats: land`): a keyless table's event equal to
+    one sent before lands as another row instead of stopping the table."""
 
     def __init__(self, marks: Marks | None = None, keyed: bool = True, redelivers: bool = True,
-                 file: str = "", ordered: bool = True):
+                 file: str = "", ordered: bool = True, repeats_land: bool = False):
         self.marks = marks if marks else None
         self.keyed = keyed
-        self.redelivers = redelivers
+        self.repeats_land = repeats_land
+        # a table whose equal events land needs no position to tell them apart
+        self.redelivers = redelivers and not repeats_land
         self.file = file
         # False: the file's events need not be in position order (the reader orders them, as
         # AWS DMS's reader orders a file's rows by commit time), so a position going back
@@ -608,7 +620,7 @@ class FileCheck:
         if known:
             if delivery.exact:
                 return None  # the same event at its own position again
-            if not self.keyed:
+            if not self.keyed and not self.repeats_land:
                 raise DeliveryError(
                     f"this event equals an earlier one at the same source position "
                     f"({_text(position)}), which several events share: a re-send and a second "
@@ -666,6 +678,7 @@ def _remember(seen: dict, place: tuple, current: Any, digest: int) -> None:
 
 
 __all__ = ["BEHAVIOURS", "DELIVERY_COLUMN", "DELIVERY_TYPE", "Behaviour", "Delivery",
-           "DeliveryError", "FileCheck", "Marks", "PRODUCERS", "ProducerDelivery", "SNAPSHOT",
+           "DeliveryError", "FileCheck", "KEYLESS_HINT", "KEYLESS_REPEATS", "Marks", "PRODUCERS",
+           "ProducerDelivery", "SNAPSHOT",
            "STATE_KEY", "STREAM", "TABLE", "channel_of", "partition_name", "producer",
-           "redelivers", "semantics_markdown"]
+           "redelivers", "repeats_land", "semantics_markdown"]

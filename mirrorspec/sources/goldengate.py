@@ -94,7 +94,7 @@ def _parse(text: str, file: str, shape: TableShape, options: RowImageOptions,
            marks: Marks | None) -> Iterator[Row]:
     reader = ImageReader(shape, file, _prepare)
     router = TableRouter(options.table, file, "GoldenGate")
-    gate = DeliveryGate(TYPE_NAME, shape, file, marks, skipped)
+    gate = DeliveryGate(TYPE_NAME, shape, file, marks, skipped, options.repeats_land)
     for line, message in iter_json_documents(text, file):
         if not isinstance(message, dict) or "op_type" not in message:
             found = ", ".join(list(message)[:8]) if isinstance(message, dict) else \

@@ -107,7 +107,7 @@ def _parse(text: str, file: str, shape: TableShape, options: RowImageOptions,
            marks: Marks | None) -> Iterator[Row]:
     reader = ImageReader(shape, file, zero_date_to_null)
     router = TableRouter(options.table, file, "Maxwell")
-    gate = DeliveryGate(TYPE_NAME, shape, file, marks, skipped)
+    gate = DeliveryGate(TYPE_NAME, shape, file, marks, skipped, options.repeats_land)
     for line, message in iter_json_documents(text, file):
         if not isinstance(message, dict) or "type" not in message:
             raise SourceError("not a Maxwell message (no 'type')", file=file, line=line,

@@ -28,7 +28,7 @@ from mirrorspec.sources.base import (ORDER_COLUMN, SOURCE_LINE_COLUMN, ChangeCol
                                      InferredColumn, InferredSchema, list_feed_files, reload_op)
 from mirrorspec.sources.replicator_positions import (clean_chunk_deliveries, marks_of,
                                                      qlik_delivery)
-from mirrorspec.sources.delivery import DELIVERY_COLUMN, FileCheck
+from mirrorspec.sources.delivery import DELIVERY_COLUMN, FileCheck, repeats_land
 from mirrorspec.sources.delivery import STATE_KEY as DELIVERY_STATE
 from mirrorspec.sources.qlik_messages import (ROW_EXTRA, FileScan, QlikColumn, QlikStructure, accepts,
                                               parse_rows, read_chunk, scan_file)
@@ -69,7 +69,8 @@ def _with_deliveries(changes: dict[str, Any], task: dict, ctx: dict) -> dict[str
     lines = lines.to_pylist() if hasattr(lines, "to_pylist") else list(lines)
     sequences = changes[ORDER_COLUMN].field("seq").to_pylist()
     by_line = dict(sorted(zip(lines, sequences)))
-    check = FileCheck(marks_of(ctx.get("marks")), bool(ctx["keys"]), True, task["file"])
+    check = FileCheck(marks_of(ctx.get("marks")), bool(ctx["keys"]), True, task["file"],
+                      repeats_land=bool(ctx.get("repeats_land")))
     values = clean_chunk_deliveries([qlik_delivery(s, task["file"]) for s in by_line.values()],
                                     check, bool(ctx["keys"]))
     if values is None:
@@ -174,6 +175,7 @@ class QlikReplicateFormat:
             "skip_before": skip or [], "skip_files": list(state.get("held_back", [])) if skip else [],
             "table": opts.get("table"), "columnwise": COLUMNWISE,
             "marks": state.get(DELIVERY_STATE),  # what earlier batches applied
+            "repeats_land": repeats_land(table.source.options),
         }
         tasks = [{"file": scan.path, "mode": scan.mode, "start": a, "end": b, "first_line": line,
                   "compressed": scan.compressed, "ctx": ctx}

@@ -389,7 +389,8 @@ def parse_into(task: dict, ctx: dict, out: ChangeColumns) -> None:
     refresh_op = ctx["refresh_op"]
     skip_before = tuple(ctx["skip_before"]) if path in ctx.get("skip_files", ()) else None
     table_filter = ctx.get("table")
-    check = FileCheck(marks_of(ctx.get("marks")), bool(keys), True, path)
+    check = FileCheck(marks_of(ctx.get("marks")), bool(keys), True, path,
+                      repeats_land=bool(ctx.get("repeats_land")))
     idx, current = -1, (structures[0][2] if structures else default_map)
     positions = [(s[0], s[1]) for s in structures]
     masks: dict[Any, frozenset | None] = {}

@@ -35,7 +35,7 @@ from mirrorspec.sources.debezium import Row, TableShape, coerce, local_feed_text
 from mirrorspec.sources.reload_runs import RELOAD_REPEATED
 from mirrorspec.sources.delivery import (SNAPSHOT, STREAM, Delivery, DeliveryError,
                                          FileCheck, Marks, channel_of, partition_name,
-                                         redelivers)
+                                         redelivers, repeats_land)
 
 ORDER_FIELDS = (("position", "string"), ("file", "string"), ("line", "bigint"), ("part", "int"),
                 ("source", "string"))
@@ -52,6 +52,7 @@ class RowImageOptions:
 
     key_columns: tuple[str, ...] = ()
     table: str | None = None
+    repeats_land: bool = False  # keyless_repeats: land (delivery.repeats_land)
 
 
 def parse_options(options: dict[str, Any] | None) -> RowImageOptions:
@@ -61,7 +62,8 @@ def parse_options(options: dict[str, Any] | None) -> RowImageOptions:
     if isinstance(keys, str):
         keys = (keys,)
     table = options.get("table")
-    return RowImageOptions(tuple(str(k) for k in keys), str(table) if table else None)
+    return RowImageOptions(tuple(str(k) for k in keys), str(table) if table else None,
+                           repeats_land(options))
 
 
 class TableRouter:
@@ -100,10 +102,12 @@ class DeliveryGate:
     before (docs/sources.md, Delivery)."""
 
     def __init__(self, source_type: str, shape: TableShape, file: str, marks: Marks | None,
-                 skipped: dict[str, int] | None = None):
+                 skipped: dict[str, int] | None = None, repeats_land: bool = False):
         self.file = file
         self.check = FileCheck(marks, keyed=bool(shape.key_columns),
-                               redelivers=redelivers(source_type), file=file)
+                               redelivers=redelivers(source_type), file=file,
+                               repeats_land=repeats_land)
+        self.repeats_land = repeats_land
         self.channel = channel_of(file)
         self.width = len(shape.columns)
         self.skipped = skipped
@@ -148,7 +152,7 @@ class DeliveryGate:
         twice look alike, and landing both would double the table."""
         if start or self._run is None:
             self._run = FileCheck(None, keyed=self.keyed, redelivers=True, file=self.file)
-        if not self.keyed:
+        if not self.keyed and not self.repeats_land:
             delivery = Delivery(partition_name(self.channel, stream), SNAPSHOT, None)
             width = self.width
             for row in rows:

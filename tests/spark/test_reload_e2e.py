@@ -82,6 +82,12 @@ def cases() -> dict[str, tuple[FeedCase, tuple]]:
         (FeedCase("keyless_restart", [{"a.json": lines(refresh(1, "a"), refresh(2, "b")),
                                        "b.json": lines(refresh(1, "a"), refresh(2, "b"))}],
                   "qlik_replicate", columns=TWO, keys=()), repeated),
+        # ... unless the table lands equal rows (keyless_repeats: land): then each is a row
+        (FeedCase("keyless_restart_lands",
+                  [{"a.json": lines(refresh(1, "a"), refresh(2, "b")),
+                    "b.json": lines(refresh(1, "a"), refresh(2, "b"))}],
+                  "qlik_replicate", {"keyless_repeats": "land"}, columns=TWO, keys=()),
+         [(1, "a"), (1, "a"), (2, "b"), (2, "b")]),
         # ... and a keyed one takes the repeated rows as upserts
         (FeedCase("keyed_restart", [{"a.json": lines(refresh(1, "a"), refresh(2, "b")),
                                      "b.json": lines(refresh(1, "a"), refresh(2, "b"))},
@@ -127,8 +133,8 @@ def check(spark, root: str, names: list[str]) -> None:
 
 
 def test_a_reload_replaces_the_table_keyed_and_keyless(spark, tmp_path):
-    check(spark, str(tmp_path), ["keyed_reload", "keyless_restart", "dms_reload",
-                                 "dts_restart_batches"])
+    check(spark, str(tmp_path), ["keyed_reload", "keyless_restart", "keyless_restart_lands",
+                                 "dms_reload", "dts_restart_batches"])
 
 
 @pytest.mark.extra

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mirrorspec.sources.debezium.placeholders import DEFAULT as PLACEHOLDER
+from mirrorspec.sources.delivery import repeats_land
 
 
 @dataclass(frozen=True)
@@ -18,6 +19,7 @@ class DebeziumOptions:
     placeholder: str = PLACEHOLDER
     table: str | None = None
     unwrapped: bool = False  # rows are ExtractNewRecordState output, even without __ fields
+    repeats_land: bool = False  # keyless_repeats: land (delivery.repeats_land)
 
 
 def parse_options(options: dict[str, Any] | None) -> DebeziumOptions:
@@ -34,4 +36,5 @@ def parse_options(options: dict[str, Any] | None) -> DebeziumOptions:
         placeholder=str(options.get("unavailable_value_placeholder", PLACEHOLDER)),
         table=str(options["table"]) if options.get("table") else None,
         unwrapped=bool(options.get("unwrapped", False)),
+        repeats_land=repeats_land(options),
     )

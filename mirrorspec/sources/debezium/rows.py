@@ -70,7 +70,8 @@ class EventParser:
             raise SourceError(str(exc), file=file,
                               hint="fix source.options.unavailable_value_placeholder") from None
         self._channel = channel_of(file)
-        self._check = FileCheck(marks, keyed=bool(shape.key_columns), file=file)
+        self._check = FileCheck(marks, keyed=bool(shape.key_columns), file=file,
+                                repeats_land=options.repeats_land)
         self._width = len(shape.columns)
         self._key_indexes = [shape.names.index(k) for k in shape.key_columns]
         self.resent = False  # whether the last event was a re-send (rows() returned none)

@@ -32,7 +32,7 @@ from mirrorspec.sources.base import (CHANGE_COLUMNS, OP_COLUMN, OP_DELETE, OP_IN
                                      OP_UPDATE, OP_UPSERT, PAIR_COLUMN, PRESENT_COLUMN,
                                      SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN, use_remote_reader)
 from mirrorspec.sources import FEED_TYPES
-from mirrorspec.sources.delivery import DELIVERY_COLUMN, STATE_KEY as DELIVERY_STATE, Marks
+from mirrorspec.sources.delivery import DELIVERY_COLUMN, STATE_KEY as DELIVERY_STATE, Marks, repeats_land
 from mirrorspec.base import files as fsmod
 from mirrorspec.landing.deploy import recreate_procedure
 from mirrorspec.progress.publish import load_state, save_state, state_file
@@ -415,9 +415,11 @@ def _write_landing(spark, fs: Files, table: TablePlan, changes, keys: list[str],
         if counts["backwards"]:
             changes = resolve_backwards(changes, columns, marks)
         if not keys:
-            keyless_against_marks(spark, changes, columns, marks)
+            lands = repeats_land(table.source.options)  # keyless_repeats: land
+            if not lands:
+                keyless_against_marks(spark, changes, columns, marks)
             if changes.select(SOURCE_FILE_COLUMN).distinct().limit(2).count() > 1:
-                changes = keyless_across_files(changes, columns)
+                changes = keyless_across_files(changes, columns, lands)
         advanced = marks.advanced(observed_marks(changes, columns, bool(keys)))
     # 0 pays only where it keeps the engine's plain append: an insert-only first load
     inserts_stay = (first_load and bool(keys) and counts["insert"] == counts["rows"]

@@ -24,7 +24,8 @@ from pyspark.sql import functions as F
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import (OP_COLUMN, OP_TRUNCATE, ORDER_COLUMN, SOURCE_FILE_COLUMN,
                                      SOURCE_LINE_COLUMN)
-from mirrorspec.sources.delivery import DELIVERY_COLUMN, KEYLESS_HINT, SNAPSHOT, channel_of
+from mirrorspec.sources.delivery import (DELIVERY_COLUMN, KEYLESS_HINT, SNAPSHOT, channel_of,
+                                         repeats_land)
 from mirrorspec.sources.reload_runs import RELOAD_REPEATED, Run, reload_runs
 from mirrorspec.spark.publish.replace import held_rows, replace_keyless
 
@@ -147,7 +148,10 @@ def _stop_at_repeated_reads(spark, changes: DataFrame, table: Any, columns: Sequ
                             runs: Sequence[Run], ranks: dict[str, int]) -> None:
     """Raise SourceError at the first read equal to an earlier read of its run: in the batch,
     or among the rows the table holds when the batch's first run continues the batch before's
-    (they are that run's rows)."""
+    (they are that run's rows). Nothing to check when the table's equal rows land
+    (`keyless_repeats: land`)."""
+    if repeats_land(table.source.options):
+        return
     place = _place(ranks)
     run_of = F.lit(-1)
     for index, run in enumerate(runs):

@@ -98,16 +98,20 @@ def resolve_backwards(changes: DataFrame, columns: Sequence[str], marks: Marks) 
     return changes.where(~back)
 
 
-def keyless_across_files(changes: DataFrame, columns: Sequence[str]) -> DataFrame:
+def keyless_across_files(changes: DataFrame, columns: Sequence[str],
+                         repeats_land: bool = False) -> DataFrame:
     """`changes` without the later copies of a keyless table's event that several files of the
     batch hold at one exact position; a SourceError at the second copy when the position is
-    shared by several events (a re-send can't be told from a second identical row)."""
+    shared by several events (a re-send can't be told from a second identical row), unless
+    the table's equal events land (`repeats_land`: such copies stay, as other rows)."""
     delivery = F.col(DELIVERY_COLUMN)
     positioned = delivery["position"].isNotNull()
     same = Window.partitionBy(*[delivery[f] for f in _IDENTITY], row_print(columns)).orderBy(
         F.col(ORDER_COLUMN), F.col(SOURCE_FILE_COLUMN), F.col(SOURCE_LINE_COLUMN))
     ranked = changes.withColumn(_COPY, F.row_number().over(same))
     copy = positioned & (F.col(_COPY) > 1)
+    if repeats_land:
+        return ranked.where(~(copy & delivery["exact"])).drop(_COPY)
     bad = (ranked.where(copy & ~delivery["exact"])
            .orderBy(SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN).limit(1).collect())
     if bad:
