@@ -58,10 +58,7 @@ def broker(tmp_path_factory):
     starts it again before it ends."""
     if os.environ.get("MIRRORSPEC_SKIP_KAFKA"):
         pytest.skip("the Kafka broker's jars are not available (scripts/ensure_kafka.sh)")
-    import sys
-
-    sys.path.insert(0, str(REPO_ROOT / "scripts"))
-    from local_kafka import LocalBroker
+    from local_kafka import LocalBroker  # scripts/ (pytest's pythonpath)
 
     server = LocalBroker(tmp_path_factory.mktemp("kafka")).start()
     yield server

@@ -5,7 +5,6 @@ that doesn't know a schema id stops the table at that message's offset."""
 from __future__ import annotations
 
 import base64
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,13 +12,11 @@ import pytest
 from tests.support.avro_feed import KEY_ID, KEY_SCHEMA, VALUE_ID, VALUE_SCHEMA, Registry, envelope, wire_line
 from tests.support.reference_model import read_delta_rs
 
+from mirrorspec.compile import compile_project
+from mirrorspec.spark.run import run_plan
+from tests.support.project_files import write
+
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "scripts"))
-
-
-from mirrorspec.compile import compile_project  # noqa: E402
-from mirrorspec.spark.run import run_plan  # noqa: E402
-from tests.support.project_files import write  # noqa: E402
 
 pytestmark = pytest.mark.kafka
 

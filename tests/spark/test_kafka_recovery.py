@@ -11,16 +11,14 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "scripts"))
-
-from qlik_messages import (CUSTOMER_FEED, order_messages,  # noqa: E402
+from qlik_messages import (CUSTOMER_FEED, order_messages,
                            orders_metadata)
-
-from mirrorspec.base import faults  # noqa: E402
-from mirrorspec.spark.run import run_plan  # noqa: E402
-from tests.spark.test_kafka_source import (  # noqa: E402
+from mirrorspec.base import faults
+from mirrorspec.spark.run import run_plan
+from tests.spark.test_kafka_source import (
     kafka_state, landing_bytes, orders_model, project, rows, run)
+
+REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.kafka
 

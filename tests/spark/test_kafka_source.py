@@ -13,18 +13,16 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "scripts"))
-
-from local_kafka import LocalBroker  # noqa: E402
-from qlik_messages import (CUSTOMER_FEED, customer_messages, order_messages,  # noqa: E402
+from local_kafka import LocalBroker
+from qlik_messages import (CUSTOMER_FEED, customer_messages, order_messages,
                            orders_metadata)
+from mirrorspec.compile import compile_project
+from mirrorspec.progress.publish import state_file
+from mirrorspec.spark.run import run_plan
+from tests.support.project_files import write
+from tests.support.reference_model import read_delta_rs
 
-from mirrorspec.compile import compile_project  # noqa: E402
-from mirrorspec.progress.publish import state_file  # noqa: E402
-from mirrorspec.spark.run import run_plan  # noqa: E402
-from tests.support.project_files import write  # noqa: E402
-from tests.support.reference_model import read_delta_rs  # noqa: E402
+REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.kafka
 

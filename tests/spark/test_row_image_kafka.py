@@ -5,20 +5,17 @@ Maxwell topic routed by `options.table`."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
+from local_kafka import LocalBroker
+from mirrorspec.compile import compile_project
+from mirrorspec.spark.run import run_plan
+from tests.support.project_files import write
+from tests.support.reference_model import read_delta_rs
+
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "scripts"))
-
-from local_kafka import LocalBroker  # noqa: E402
-
-from mirrorspec.compile import compile_project  # noqa: E402
-from mirrorspec.spark.run import run_plan  # noqa: E402
-from tests.support.project_files import write  # noqa: E402
-from tests.support.reference_model import read_delta_rs  # noqa: E402
 
 pytestmark = pytest.mark.kafka
 FIXTURES = REPO / "tests" / "fixtures"

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import sys
 import uuid
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts"))
 import local_kafka
 
 
