@@ -30,10 +30,10 @@ from typing import Any, Sequence
 
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import (OP_INSERT, ChangeColumns, InferredSchema, iter_json_documents,
-                                     read_task_bytes, reload_op, value_converter)
+                                     loads_line, read_task_bytes, reload_op, value_converter)
 from mirrorspec.sources.delivery import DELIVERY_COLUMN, DeliveryError, FileCheck, repeats_land
 from mirrorspec.sources.delivery import STATE_KEY as DELIVERY_STATE
-from mirrorspec.sources.qlik_messages import decode, loads_line, read_bytes
+from mirrorspec.sources.qlik_messages import decode, read_bytes
 from mirrorspec.sources.replicator_positions import UNPOSITIONED, admit, arcion_delivery, \
     arcion_position, marks_of
 

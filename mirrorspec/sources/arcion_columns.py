@@ -242,7 +242,7 @@ class _Chunk:
                           pa.array([present] * self.n, pa.list_(pa.string())), 0, None, None)
 
     def _check_json(self, position: int) -> None:
-        from mirrorspec.sources.qlik_messages import loads_line
+        from mirrorspec.sources.base import loads_line
 
         try:
             for text in self.pc.unique(self.fields[position]).to_pylist():

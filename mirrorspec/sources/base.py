@@ -19,11 +19,17 @@ Spark workers run); it never imports pyspark. The Spark readers live in `mirrors
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
 from mirrorspec.openmirroring import mirroring
+
+try:  # orjson parses a message several times faster; the stdlib is the fallback
+    from orjson import loads as _orjson_loads
+except ImportError:  # pragma: no cover - orjson is an optional speed-up
+    _orjson_loads = None
 
 OP_INSERT = 0
 OP_UPDATE = 1
@@ -462,3 +468,14 @@ def value_converter(data_type: str | None, binary_encoding: str = "hex"):
     if name == "itime":
         return _time_converter
     return _string_converter
+
+
+def loads_line(chunk: bytes | str) -> Any:
+    """Parse one JSON document (orjson when installed; the stdlib for its error messages and
+    for integers beyond 64 bits)."""
+    if _orjson_loads is not None:
+        try:
+            return _orjson_loads(chunk)
+        except ValueError:
+            pass
+    return json.loads(chunk)

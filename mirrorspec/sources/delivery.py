@@ -44,6 +44,7 @@ across the batch's files and against the events the marks say an earlier batch a
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -356,6 +357,7 @@ _SINK_FILE = re.compile(r"^(?P<topic>.+)\+(?P<partition>\d+)\+(?P<offset>\d+)(?:
 _STAGED_FILE = re.compile(r"^k[01]-(?P<topic>.+)-p(?P<partition>\d+)-o\d{20}\.jsonl$")
 
 
+@functools.lru_cache(maxsize=1024)  # asked for every row of a file
 def channel_of(file: str) -> str:
     """The Kafka topic-partition a feed file holds, when its name says so: a file staged from
     `source.kafka`, or a Kafka Connect sink's `<topic>+<partition>+<start offset>.<ext>` (S3,

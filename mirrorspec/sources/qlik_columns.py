@@ -45,7 +45,7 @@ from mirrorspec.sources import qlik_messages as qlik
 from mirrorspec.sources.arrow_columns import DECIMAL, INTEGER, all_match, all_of, any_of
 from mirrorspec.sources.base import (ERROR_COLUMN, OP_COLUMN, OP_DELETE, OP_INSERT, OP_UPDATE,
                                      ORDER_COLUMN, PAIR_COLUMN, PRESENT_COLUMN, SOURCE_FILE_COLUMN,
-                                     SOURCE_LINE_COLUMN, value_converter)
+                                     SOURCE_LINE_COLUMN, loads_line, value_converter)
 
 _BOM = b"\xef\xbb\xbf"
 _KIND_CHANGE = re.compile(r"Column\((/[^)]*)\) changed from (\w+) to (\w+)")
@@ -169,7 +169,7 @@ class _Chunk:
         messages = unsettled = 0
         for text in _first_lines(self.raw, len(self.raw) - self.buffer.size, _SAMPLE_LINES):
             try:
-                doc = qlik.loads_line(text)
+                doc = loads_line(text)
             except ValueError:
                 continue
             if not isinstance(doc, dict):

@@ -17,7 +17,8 @@ from typing import Any
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.delivery import DELIVERY_COLUMN, DeliveryError, FileCheck
 from mirrorspec.sources.replicator_positions import admit, marks_of, qlik_delivery
-from mirrorspec.sources.base import (ERROR_COLUMN, ChangeColumns, iter_json_documents, read_feed_bytes,
+from mirrorspec.sources.base import (ERROR_COLUMN, ChangeColumns, iter_json_documents, loads_line,
+                                     read_feed_bytes,
                                      read_task_bytes, value_converter)
 
 CHUNK_BYTES = 16 * 1024 * 1024  # the most bytes one parse task reads
@@ -320,23 +321,6 @@ def _content(value: Any) -> str:
 def read_chunk(task: dict) -> bytes:
     raw = read_task_bytes(task)
     return read_bytes(task["file"], raw) if task["compressed"] else raw
-
-
-try:  # orjson parses a message several times faster; the stdlib is the fallback
-    from orjson import loads as _orjson_loads
-except ImportError:  # pragma: no cover - orjson is an optional speed-up
-    _orjson_loads = None
-
-
-def loads_line(chunk: bytes) -> Any:
-    """Parse one JSON document (orjson when installed; the stdlib for its error messages and
-    for integers beyond 64 bits)."""
-    if _orjson_loads is not None:
-        try:
-            return _orjson_loads(chunk)
-        except ValueError:
-            pass
-    return json.loads(chunk)
 
 
 def _documents(task: dict):

@@ -18,11 +18,11 @@ readers order changes by the text).
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime, timezone
 from typing import Any, Sequence
 
+from mirrorspec.sources.base import loads_line
 from mirrorspec.sources.delivery import SNAPSHOT, STREAM, Delivery, FileCheck, channel_of
 
 _DIGITS = re.compile(r"^[0-9]{1,54}$")
@@ -70,7 +70,7 @@ def arcion_position(cursor: Any) -> tuple[int, ...] | None:
         if not cursor.strip():
             return None
         try:
-            cursor = json.loads(cursor)
+            cursor = loads_line(cursor)
         except ValueError:
             return None
     if not isinstance(cursor, dict):
