@@ -112,12 +112,18 @@ _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 def _cpu_ticks(pid: int) -> int:
     """utime + stime of `pid` plus the reaped children's (cutime + cstime), in clock ticks."""
+    own, reaped = _own_and_reaped_ticks(pid)
+    return own + reaped
+
+
+def _own_and_reaped_ticks(pid: int) -> tuple[int, int]:
+    """(utime + stime, cutime + cstime) of `pid` in clock ticks; (0, 0) when it is gone."""
     try:
         with open(f"/proc/{pid}/stat") as handle:
             fields = handle.read().rsplit(")", 1)[1].split()
-        return sum(int(v) for v in fields[11:15])
+        return int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
     except (OSError, IndexError, ValueError):
-        return 0
+        return 0, 0
 
 
 def tree_cpu_seconds(pid: int | None = None) -> float:
@@ -149,23 +155,37 @@ class CpuTime:
 
 class TreeCpu(threading.Thread):
     """CPU seconds of a process tree, sampled every 0.1 s: the last figure seen of each process
-    (the JVM a PySpark driver starts is not reaped by it, so getrusage misses it)."""
+    (the JVM a PySpark driver starts is not reaped by it, so getrusage misses it).
+
+    `seen[pid]`: the process's own CPU ticks, plus what its reaped children used beyond the
+    children that were sampled themselves (a child too short-lived to be sampled still counts,
+    once, through its parent; a sampled one is never counted twice)."""
 
     def __init__(self, pid: int, interval: float = 0.1) -> None:
         super().__init__(daemon=True)
         self.pid, self.seen, self.done = pid, {}, threading.Event()
         self.interval = interval
         self.commands: dict[int, str] = {}  # the command line of each process seen
+        self._own: dict[int, int] = {}
+        self._reaped: dict[int, int] = {}
+        self._kids: dict[int, set[int]] = {}
 
     def run(self) -> None:
         while not self.done.wait(self.interval):
             stack = [self.pid]
             while stack:
                 current = stack.pop()
-                self.seen[current] = max(self.seen.get(current, 0), _cpu_ticks(current))
+                own, reaped = _own_and_reaped_ticks(current)
+                self._own[current] = max(self._own.get(current, 0), own)
+                self._reaped[current] = max(self._reaped.get(current, 0), reaped)
                 if current not in self.commands:
                     self.commands[current] = _command_line(current)
-                stack.extend(_children(current))
+                children = _children(current)
+                self._kids.setdefault(current, set()).update(children)
+                stack.extend(children)
+            self.seen = {pid: own + max(0, self._reaped.get(pid, 0) - sum(
+                self._own.get(kid, 0) for kid in self._kids.get(pid, ())))
+                for pid, own in self._own.items()}
 
     @property
     def seconds(self) -> float:
