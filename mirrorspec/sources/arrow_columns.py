@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from mirrorspec.sources.base import ORDER_COLUMN
+from mirrorspec.sources.delivery import DELIVERY_COLUMN
 
 # Text Arrow's cast parses exactly as Python's int()/float() do (both round decimals correctly;
 # a property test in test_arcion_columns checks it).
@@ -52,6 +53,9 @@ def as_lists(columns: dict[str, Any]) -> dict[str, list[Any]]:
             values = values.to_pylist()
         if name == ORDER_COLUMN:
             values = [tuple(v.values()) if isinstance(v, dict) else v for v in values]
+        elif name == DELIVERY_COLUMN:  # as `Delivery.value()` gives it
+            values = [tuple(tuple(x) if isinstance(x, list) else x for x in v.values())
+                      if isinstance(v, dict) else v for v in values]
         lists[name] = values
     return lists
 

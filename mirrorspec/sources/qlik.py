@@ -27,7 +27,7 @@ from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import (ORDER_COLUMN, SOURCE_LINE_COLUMN, ChangeColumns,
                                      InferredColumn, InferredSchema, list_feed_files, reload_op)
 from mirrorspec.sources.replicator_positions import (clean_chunk_deliveries, marks_of,
-                                                     qlik_delivery)
+                                                     qlik_delivery, sequence_deliveries)
 from mirrorspec.sources.delivery import DELIVERY_COLUMN, FileCheck, repeats_land
 from mirrorspec.sources.delivery import STATE_KEY as DELIVERY_STATE
 from mirrorspec.sources.qlik_messages import (ROW_EXTRA, FileScan, QlikColumn, QlikStructure, accepts,
@@ -65,11 +65,17 @@ def _with_deliveries(changes: dict[str, Any], task: dict, ctx: dict) -> dict[str
     """The column-wise chunk's changes with their `_delivery` column, or None when the chunk
     may hold a re-send (the row parser then checks it message by message). One message per
     line on this path."""
+    marks = marks_of(ctx.get("marks"))
     lines = changes[SOURCE_LINE_COLUMN]
+    order = changes[ORDER_COLUMN]
+    if hasattr(lines, "to_pylist") and hasattr(order, "field"):
+        plain = sequence_deliveries(order.field("seq"), lines, task["file"], marks)
+        if plain is not None:
+            return {**changes, DELIVERY_COLUMN: plain}
     lines = lines.to_pylist() if hasattr(lines, "to_pylist") else list(lines)
-    sequences = changes[ORDER_COLUMN].field("seq").to_pylist()
+    sequences = order.field("seq").to_pylist()
     by_line = dict(sorted(zip(lines, sequences)))
-    check = FileCheck(marks_of(ctx.get("marks")), bool(ctx["keys"]), True, task["file"],
+    check = FileCheck(marks, bool(ctx["keys"]), True, task["file"],
                       repeats_land=bool(ctx.get("repeats_land")))
     values = clean_chunk_deliveries([qlik_delivery(s, task["file"]) for s in by_line.values()],
                                     check, bool(ctx["keys"]))

@@ -52,6 +52,53 @@ def qlik_delivery(sequence: str, file: str) -> Delivery:
     return Delivery(channel_of(file), phase, position, position is not None)
 
 
+def sequence_deliveries(sequences: Any, lines: Any, file: str, marks: Any) -> Any:
+    """The `_delivery` column of a column-wise chunk whose every event has a digit sequence
+    (`changeSequence`) of one width that strictly increases from line to line, the first one
+    above what earlier batches applied (`marks`): Arrow arrays in, an Arrow struct array out,
+    equal to `qlik_delivery(...).value()` of each row. None when the chunk is not that plain
+    (REFRESH rows, sequences of several widths, a line out of order, a re-send): the caller
+    then checks it event by event (`clean_chunk_deliveries`)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    count = len(sequences)
+    if count == 0 or sequences.null_count or not pa.types.is_string(sequences.type):
+        return None
+    width = pc.utf8_length(sequences)
+    if pc.min_max(width).as_py() != {"min": width[0].as_py(), "max": width[0].as_py()}:
+        return None
+    if width[0].as_py() > 3 * _PART or not pc.all(
+            pc.match_substring_regex(sequences, r"^[0-9]+$")).as_py():
+        return None
+    order = pc.sort_indices(lines)
+    by_line = sequences.take(order)
+    line_of = lines.take(order)
+    if count > 1:
+        same_line = pc.equal(line_of[1:], line_of[:-1])
+        later = pc.greater(by_line[1:], by_line[:-1])
+        equal = pc.equal(by_line[1:], by_line[:-1])
+        # one sequence per line, and a higher one on every later line
+        if not pc.all(pc.if_else(same_line, equal, later)).as_py():
+            return None
+    channel = channel_of(file)
+    first = sequence_position(by_line[0].as_py())
+    if marks is not None and marks.resent(Delivery(channel, STREAM, first, True)):
+        return None
+    padded = pc.utf8_rpad(sequences, 3 * _PART, "0")
+    parts = [np.asarray(pc.cast(pc.utf8_slice_codeunits(padded, i * _PART, (i + 1) * _PART),
+                                pa.int64())) for i in range(3)]
+    parts.append(np.asarray(pc.cast(width, pa.int64())))
+    positions = pa.ListArray.from_arrays(pa.array(np.arange(0, 4 * count + 1, 4, dtype=np.int32)),
+                                         pa.array(np.column_stack(parts).ravel()))
+    return pa.StructArray.from_arrays(
+        [pa.array([channel] * count, pa.string()), pa.array(np.full(count, STREAM, np.int32)),
+         positions, pa.array(np.ones(count, bool)), pa.array(np.zeros(count, bool)),
+         pa.array(np.zeros(count, bool))],
+        names=["partition", "phase", "position", "exact", "per_key", "backwards"])
+
+
 # --- Arcion -----------------------------------------------------------------------------------------
 
 _CURSOR_FIELDS = ("timestamp", "dscId", "mutId")
@@ -173,4 +220,5 @@ def clean_chunk_deliveries(deliveries: Sequence[Delivery], check: FileCheck,
 
 
 __all__ = ["ARCION_ORDER_FIELDS", "UNPOSITIONED", "admit", "arcion_delivery", "marks_of", "arcion_position", "clean_chunk_deliveries", "dms_delivery",
-           "qlik_delivery", "sequence_position", "timestamp_position"]
+           "qlik_delivery", "sequence_deliveries", "sequence_position",
+           "timestamp_position"]
