@@ -164,8 +164,9 @@ def generate_arcion(folder: Path, changes: int, files: int = FILES) -> int:
     for f, changes_of_file in enumerate(_keyed_changes(changes, files, live)):
         lines = []
         for i, op, key in changes_of_file:
+            # as Arcion writes it (its S3 docs' sample): dscId and mutId make it a position
             cursor = (f'"{{""extractorId"":0,""timestamp"":{1620787841959 + i},'
-                      f'""mutId"":{i},""partNum"":1,""v"":2}}"')
+                      f'""dscId"":1620787053905,""mutId"":{i},""partNum"":1,""v"":2}}"')
             if op == "I":
                 triplets = f"{key},NULL,1,item {key},NULL,1,{i % 10000 / 100:.2f},NULL,1,{i % 50},NULL,1"
             elif op == "U":
