@@ -40,7 +40,8 @@ from mirrorspec.base.delimited_text import cell_type_problem
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE
 from mirrorspec.sources.debezium import TableShape, coerce
-from mirrorspec.sources.delivery import DeliveryError, FileCheck, Marks, redelivers, repeats_land
+from mirrorspec.sources.delivery import DeliveryError, FileCheck, Marks, repeats_land
+from mirrorspec.sources.producers import redelivers
 from mirrorspec.sources.replicator_positions import admit, dms_delivery
 
 TYPE_NAME = "aws_dms"
