@@ -54,6 +54,11 @@ def batch_starts_at(plan: Plan, index: int) -> Plan:
     return before + after
 
 
+def failure(outcome, stream: Stream, plan) -> str:
+    events = [(e.op, e.row and e.row[KEY]) for e in stream.events]
+    return f"{outcome.explain(stream)}\nplan: {plan}\nstream (op, key): {events}"
+
+
 def stream_with_reload(data, keyed: bool, drops: bool = True) -> Stream:
     stream = data.draw(clean_streams(keyed=keyed, reloads=1, max_events=10, reload_drops=drops))
     assume(reload_at(stream) is not None)
@@ -70,7 +75,7 @@ def test_a_reload_split_over_files_and_batches_lands_the_final_table(reader, dat
         plan = batch_starts_at(plan, reload_at(stream))
     outcome = run_pure(ADAPTERS[reader](), stream, plan, reloads=True)
     assert outcome.error is None and outcome.rows == stream.expected(), \
-        f"{outcome.explain(stream)}\nplan: {plan}\nstream: {[(e.op, e.row and e.row['id']) for e in stream.events]}"
+        failure(outcome, stream, plan)
 
 
 def every_part_follows_a_change(stream: Stream, partitions: int) -> bool:
@@ -120,7 +125,7 @@ def test_a_qlik_reload_over_partitions_lands_the_final_table(data):
     assume(told_before_the_rest(stream, plan))
     outcome = run_pure(QlikAdapter(), stream, plan, reloads=True)
     assert outcome.error is None and outcome.rows == stream.expected(), \
-        f"{outcome.explain(stream)}\nplan: {plan}\nstream: {[(e.op, e.row and e.row['id']) for e in stream.events]}"
+        failure(outcome, stream, plan)
 
 
 @pytest.mark.parametrize("reader", sorted(ADAPTERS))
@@ -133,7 +138,7 @@ def test_a_keyless_reload_lands_the_final_table_or_stops_where_it_cannot(reader,
         plan = batch_starts_at(plan, reload_at(stream))
     outcome = run_pure(ADAPTERS[reader](), stream, plan, reloads=True)
     if outcome.error is None:
-        assert outcome.rows == stream.expected(), f"{outcome.explain(stream)}\nplan: {plan}"
+        assert outcome.rows == stream.expected(), failure(outcome, stream, plan)
     else:
         hint = outcome.error.hint or ""
         assert hint.startswith((KEYLESS_HINT, REPLACE_HINT)), outcome.explain(stream)
