@@ -142,8 +142,8 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
                               "after its changes",
                               "a run of REFRESH rows that follows changes is a new load and "
                               "replaces the table (a truncate before its first row: rows the "
-                              "reload no longer has are deleted; the batch's changes from "
-                              "before it are left out; " + _KEYLESS_REPLACED + "). Where a "
+                              "reload no longer has are deleted; " + _KEYLESS_REPLACED
+                              + "). Where a "
                               "table's messages span several Kafka topic-partitions, each "
                               "partition sends its own run of a load: runs are counted per "
                               "partition (load generations), the first run of a new load gets "

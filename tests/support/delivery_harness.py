@@ -384,9 +384,10 @@ def _is_read(change: Change) -> bool:
 def follow_loads_model(changes: list[Change], loads: LoadFollower, published: bool,
                        keyed: bool, table: ModelTable, names: Sequence[str]) -> list[Change]:
     """What `spark/publish/reloads.follow_reloads` does to a batch, in pure Python with the
-    same `LoadFollower`: a truncate before each run that starts a new load, a channel's changes
-    from before its last run left out, a keyless table's repeated read stopped at, and (on a
-    keyless table) the truncate written as the rows the table lacks (`replace_keyless`)."""
+    same `LoadFollower`: a truncate before the batch's first kept run when a new load starts,
+    a channel's reads (keyless: and changes) from before its last run left out, a keyless
+    table's repeated read stopped at, and (on a keyless table) the truncate written as the rows
+    the table lacks (`replace_keyless`)."""
     if not changes:
         return changes
     in_order = sorted(changes, key=lambda c: (c.file, c.line))
@@ -403,6 +404,7 @@ def follow_loads_model(changes: list[Change], loads: LoadFollower, published: bo
         _stop_at_repeated_reads_model(changes, runs, table, names)
     kept = kept_runs(runs)
     changes = [c for c in changes if c.op == OP_TRUNCATE or channel_of(c.file) not in kept
+               or (keyed and not _is_read(c))
                or (c.file, c.line) >= (kept[channel_of(c.file)].file,
                                        kept[channel_of(c.file)].line)]
     run = truncate_before(runs)

@@ -69,7 +69,11 @@ def stream_with_reload(data, keyed: bool, drops: bool = True) -> Stream:
 @examples(3)
 @given(data=st.data())
 def test_a_reload_split_over_files_and_batches_lands_the_final_table(reader, data):
-    stream = stream_with_reload(data, keyed=True)
+    """Rows the reload lacks went with a captured delete: a keyed table applies the batch's
+    changes from before the reload again after it (a feed's file names need not follow its
+    order), so a change to a row the source then lost without one brings it back until the
+    next reload (a limit the docs state)."""
+    stream = stream_with_reload(data, keyed=True, drops=False)
     plan = data.draw(deliveries(stream, resend=False))
     if reader == "arcion":
         plan = batch_starts_at(plan, reload_at(stream))
