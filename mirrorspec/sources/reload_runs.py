@@ -179,8 +179,8 @@ class LoadFollower:
 
 def kept_runs(runs: Iterable[Run]) -> dict[str, Run]:
     """Per channel, the run its rows in the batch are kept from: its last run that does not
-    continue the batch before's (the rows before it, reads of an older load and changes it
-    already holds, are left out), else the run that continues."""
+    continue the batch before's (a keyless table leaves out the rows before it: reads of an
+    older load, changes the load holds), else the run that continues."""
     kept: dict[str, Run] = {}
     for run in runs:
         if not run.continues or run.channel not in kept:

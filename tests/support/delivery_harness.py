@@ -385,8 +385,8 @@ def follow_loads_model(changes: list[Change], loads: LoadFollower, published: bo
                        keyed: bool, table: ModelTable, names: Sequence[str]) -> list[Change]:
     """What `spark/publish/reloads.follow_reloads` does to a batch, in pure Python with the
     same `LoadFollower`: a truncate before the batch's first kept run when a new load starts,
-    a channel's reads (keyless: and changes) from before its last run left out, a keyless
-    table's repeated read stopped at, and (on a keyless table) the truncate written as the rows
+    a keyless table's rows from before a channel's last run left out and its repeated read
+    stopped at, and (on a keyless table) the truncate written as the rows
     the table lacks (`replace_keyless`)."""
     if not changes:
         return changes
@@ -403,8 +403,8 @@ def follow_loads_model(changes: list[Change], loads: LoadFollower, published: bo
     if not keyed:
         _stop_at_repeated_reads_model(changes, runs, table, names)
     kept = kept_runs(runs)
-    changes = [c for c in changes if c.op == OP_TRUNCATE or channel_of(c.file) not in kept
-               or (keyed and not _is_read(c))
+    changes = [c for c in changes if keyed or c.op == OP_TRUNCATE
+               or channel_of(c.file) not in kept
                or (c.file, c.line) >= (kept[channel_of(c.file)].file,
                                        kept[channel_of(c.file)].line)]
     run = truncate_before(runs)

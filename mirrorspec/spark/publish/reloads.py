@@ -71,13 +71,13 @@ def follow_reloads(spark, table: Any, changes: DataFrame, columns: Sequence[str]
     runs = follower.follow(transitions, published)
     if runs and not keyed:
         _stop_at_repeated_reads(spark, changes, table, columns, runs, ranks)
-    if any(not run.continues for run in runs):
-        # a channel's reads from before its last run are an older load's; on a keyless table
-        # its changes from before it too (the load holds them; reads sort before the batch's
-        # changes, so they would land again after it). A keyed table applies them again after
-        # the load, as the upserts they are: a feed's file names need not follow its order
-        # (Qlik's orders by changeSequence), so a change named before a load may follow it
-        changes = changes.where(~_before_kept_runs(transitions, runs, ranks, keyed))
+    if not keyed and any(not run.continues for run in runs):
+        # a channel's rows from before its last run are in that load (reads sort before the
+        # batch's changes, so they would land again after it). A keyed table keeps them: its
+        # changes apply again after the load as the upserts they are (a feed's file names
+        # need not follow its order: Qlik's orders by changeSequence), and its older reads
+        # complete partial rows of the batch
+        changes = changes.where(~_before_kept_runs(transitions, runs, ranks))
     start = truncate_before(runs)
     if start is not None:
         changes = changes.unionByName(_truncates(spark, changes, [start]))
@@ -87,9 +87,9 @@ def follow_reloads(spark, table: Any, changes: DataFrame, columns: Sequence[str]
 
 
 def _before_kept_runs(transitions: Sequence[tuple[str, int, bool]], runs: Sequence[Run],
-                      ranks: dict[str, int], keyed: bool):
-    """True for a read (and, on a keyless table, a change) in a channel's files before the run
-    its rows are kept from (`reload_runs.kept_runs`; False for truncates)."""
+                      ranks: dict[str, int]):
+    """True for a row in a channel's files before the run its rows are kept from
+    (`reload_runs.kept_runs`; False for truncates)."""
     files: dict[str, list[str]] = {}
     for file, _, _ in transitions:
         files.setdefault(channel_of(file), []).append(file)
@@ -97,7 +97,7 @@ def _before_kept_runs(transitions: Sequence[tuple[str, int, bool]], runs: Sequen
     for channel, run in kept_runs(runs).items():
         before = before | (F.col(SOURCE_FILE_COLUMN).isin(sorted(set(files[channel])))
                            & (_place(ranks) < _start(run, ranks)))
-    return before & (is_read() if keyed else F.col(OP_COLUMN) != OP_TRUNCATE)
+    return before & (F.col(OP_COLUMN) != OP_TRUNCATE)
 
 
 def stop_at_repeated_reads(spark, changes: DataFrame, table: Any, columns: Sequence[str],
