@@ -9,12 +9,11 @@ load — or the same load sent again right after itself, which only a keyed tabl
 (the Spark side, `spark/publish/reloads.py`, stops a keyless table at a repeated row).
 
 A table's messages may span several channels (Kafka topic-partitions: Qlik's Kafka target
-partitions a table by message key or at random), and each channel gets its own run of every
-load. `follow_loads` follows them with *load generations*: each channel counts the runs it
-started (a run that follows changes, or starts the channel after the table published), the
-table keeps the highest count any channel reached; a run whose count exceeds the table's is a
-new load and gets the truncate, a run that only reaches it is another channel's part of a load
-already started, and adds its rows (see `LoadFollower`).
+writes each message to a partition of its topic), and each channel gets its own run of every
+load. `LoadFollower` follows them with *load generations*: each channel counts the runs it
+starts, the table keeps the highest count any channel reached; the first run past the table's
+count is a new load and brings the batch's one truncate (`truncate_before`), a run that only
+reaches it is another channel's part of a load already started, and adds its rows.
 """
 
 from __future__ import annotations
@@ -87,11 +86,11 @@ class LoadFollower:
     reads in c continue c's run. Generation 1 is the feed's first load, which no change
     precedes (the producer sends a table's changes after its full load): a run that follows
     changes is at least generation 2, whatever c's count (c got no row of the first load, or
-    the feed started with changes). So a keyed table equals the source once every channel's run of
-    the last load has arrived; in between, the rows of channels whose run has not arrived are
-    missing (the truncate deleted them). What counts can't tell: a channel that got no row of
-    a reload after the first, and whose run of the next reload arrives before every other
-    channel's, is taken for the late part of the reload before."""
+    the feed started with changes). So a keyed table equals the source once every channel's
+    run of the last load has arrived; in between, the rows of channels whose run has not
+    arrived are missing (the truncate deleted them). What counts can't tell (a channel counted
+    a load behind, a run arriving a whole batch before the others): the producer's table in
+    `sources.producers` and docs/sources/qlik_replicate.md say."""
 
     channels: dict[str, ChannelLoad] = field(default_factory=dict)
     generation: int = 0
