@@ -61,6 +61,35 @@ def save_state(fs: Files, plan: Plan, table: TablePlan, state: dict[str, Any]) -
     fs.write_text(state_file(plan, table), json.dumps(stored, indent=1, sort_keys=True) + "\n")
 
 
+# --- feed files a producer writes again under the same name ----------------------------------------
+
+STAMPS = "stamps"  # state key: {feed file: its stamp when published} (rewritable files only)
+REWRITTEN = "rewritten"  # state key: the batch's files taken again because their stamp changed
+
+
+def file_stamps(fs: Files, files: list[str]) -> dict[str, list[Any]]:
+    """Each file's stamp: [size, modification time, the object store's version tag or None],
+    one listing per folder; a file gone is left out."""
+    folders: dict[str, dict[str, str]] = {}
+    for file in files:
+        folder, _, name = file.rstrip("/").rpartition("/")
+        folders.setdefault(folder or "/", {})[name] = file
+    stamps: dict[str, list[Any]] = {}
+    for folder, names in folders.items():
+        for entry in fs.fs(folder).list(folder):
+            if entry.name in names and not entry.is_dir:
+                stamps[names[entry.name]] = [entry.size, entry.mtime, entry.etag]
+    return stamps
+
+
+def rewritten_files(state: dict[str, Any], current: dict[str, list[Any]]) -> list[str]:
+    """Published files whose stamp now differs from the one recorded when they were
+    published (the producer wrote them again under their name), sorted."""
+    recorded = state.get(STAMPS) or {}
+    return sorted(file for file, stamp in current.items()
+                  if file in recorded and list(recorded[file]) != list(stamp))
+
+
 # --- feed paths relative to the project ---------------------------------------------------------
 
 RELATIVE = "./"  # how a stored path relative to the project starts

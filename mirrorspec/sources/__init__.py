@@ -7,8 +7,10 @@ On the compile path (compile infers schemas with it): imported by `model` and ab
 Spark readers; imports only `plan`, `files`, `mirroring` and the ground floor.
 
 - `base`: the canonical change model every reader produces, the reader interface, feed listing;
-- `delivery`: delivery semantics: what each producer may re-send, the delivery marks;
-- `reload_runs`: where a full load without a start marker starts again (its runs of reads);
+- `delivery`: delivery semantics: an event's place in its delivery, the delivery marks;
+- `producers`: what each producer may do to its stream and what mirrorspec does with it;
+- `reload_runs`: where a full load without a start marker starts again (its runs of reads,
+  per Kafka topic-partition);
 - `qlik`: Qlik Replicate messages (the format); `qlik_messages`: one message at a time;
   `qlik_columns`: the column-wise Arrow path;
 - `arcion`: Arcion Replicant files; `arcion_columns`: its column-wise Arrow path;

@@ -40,7 +40,8 @@ from mirrorspec.base.delimited_text import cell_type_problem
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE
 from mirrorspec.sources.debezium import TableShape, coerce
-from mirrorspec.sources.delivery import DeliveryError, FileCheck, Marks, redelivers, repeats_land
+from mirrorspec.sources.delivery import DeliveryError, FileCheck, Marks, repeats_land
+from mirrorspec.sources.producers import redelivers
 from mirrorspec.sources.replicator_positions import admit, dms_delivery
 
 TYPE_NAME = "aws_dms"
@@ -361,3 +362,10 @@ class AwsDmsFormat:
     def infer_schema(self, path: str, options: dict[str, Any]):
         """DMS files carry no schema a compile could trust (CSV has none): the YAML declares it."""
         return None
+
+    def rewritable(self, path: str) -> bool:
+        """Whether DMS may write the file again under its name: a full-load file. A table
+        reload applies TargetTablePrepMode first (DROP_AND_CREATE empties the table's folder)
+        and numbers the new load's files from LOAD00000001 again, so a name the publisher
+        already read holds the new load (the publisher then reads it again)."""
+        return is_full_load_file(path)

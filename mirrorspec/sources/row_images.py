@@ -35,7 +35,8 @@ from mirrorspec.sources.debezium import Row, TableShape, coerce, local_feed_text
 from mirrorspec.sources.reload_runs import RELOAD_REPEATED
 from mirrorspec.sources.delivery import (SNAPSHOT, STREAM, Delivery, DeliveryError,
                                          FileCheck, Marks, channel_of, partition_name,
-                                         redelivers, repeats_land)
+                                         repeats_land)
+from mirrorspec.sources.producers import redelivers
 
 ORDER_FIELDS = (("position", "string"), ("file", "string"), ("line", "bigint"), ("part", "int"),
                 ("source", "string"))

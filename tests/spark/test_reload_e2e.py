@@ -6,11 +6,16 @@ during Full Load", with no `changeSequence` (it is "applicable to CDC operations
 reload (Replicate's "Reload target" / reload table, "Starts the Full Load … from the
 beginning") sends the table's REFRESH rows again after its changes, and a task restarted during
 its full load sends them again right after themselves. Nothing in a message marks where a load
-starts, so a run of REFRESH rows that follows changes starts a new load.
+starts, so a run of REFRESH rows that follows changes starts a new load. Qlik's Kafka target
+writes "each source record ... (with an optional message key) to a partition in the specified
+topic" (Qlik Replicate Help, "Using Kafka as a target"), so a table's messages may span
+partitions, and each topic-partition gets its own run of a load.
 
 Arcion (seed 002): snapshot rows carry x fields and no cursor; a Replicant restarted during its
 snapshot writes the snapshot's files again, and a new snapshot after realtime changes replaces
-the table. AWS DMS writes a reloaded table's full load as new full-load (`LOAD…`) files.
+the table. AWS DMS writes a reloaded table's full load as new full-load (`LOAD…`) files, after
+applying TargetTablePrepMode ("Reloading tables during a task", AWS DMS User Guide), so under
+the names of the load before when DROP_AND_CREATE emptied the table's folder.
 Canal as Alibaba Cloud DTS writes it: a full load is a run of `type: INIT` messages
 (FLINK-32862); a task restarted from its full load writes them again.
 """
@@ -93,6 +98,17 @@ def cases() -> dict[str, tuple[FeedCase, tuple]]:
                                      "b.json": lines(refresh(1, "a"), refresh(2, "b"))},
                                     {"c.json": lines(change("INSERT", 3, "c", 1))}],
                   "qlik_replicate", columns=TWO), [(1, "a"), (2, "b"), (3, "c")]),
+        # a table spread over two Kafka partitions (sink files `<topic>+<partition>+<offset>`):
+        # partition 0's reload (after its change) drops key 3 and truncates once; partition
+        # 1's run of the same reload arrives a batch later and adds its rows, no truncate
+        (FeedCase("keyed_reload_partitions",
+                  [{"orders+0+0000000000.json": lines(refresh(1, "a"), refresh(3, "c"),
+                                                      change("UPDATE", 1, "a2", 1),
+                                                      refresh(1, "a2")),
+                    "orders+1+0000000000.json": lines(refresh(2, "b"))},
+                   {"orders+1+0000000001.json": lines(change("UPDATE", 2, "b2", 2),
+                                                      refresh(2, "b2"), refresh(4, "d"))}],
+                  "qlik_replicate", columns=TWO), [(1, "a2"), (2, "b2"), (4, "d")]),
         # Arcion: a new snapshot after realtime changes replaces the table (key 11 is gone)
         (FeedCase("arcion_resnapshot", [{"snap_1.csv": lines("10,India", "11,Chile"),
                                          "rt_1.csv": lines(arcion_row("U", 10, "USA", 1))},
@@ -107,6 +123,13 @@ def cases() -> dict[str, tuple[FeedCase, tuple]]:
                                   "20231029-113401000.csv": "U,1,a2\n"},
                                  {"LOAD00000002.csv": "1,a2\n"}],
                   "aws_dms", columns=TWO), [(1, "a2")]),
+        # ... and writes it under the names it used before (TargetTablePrepMode
+        # DROP_AND_CREATE empties the folder; the counter starts at LOAD00000001 again): the
+        # file written again is read again, as a new load (key 2 is gone), also when nothing
+        # but the full load came before
+        (FeedCase("dms_reload_same_name", [{"LOAD00000001.csv": "1,a\n2,b\n"},
+                                           {"LOAD00000001.csv": "1,a2\n3,c\n"}],
+                  "aws_dms", columns=TWO), [(1, "a2"), (3, "c")]),
         # Canal/DTS: a keyless table's load run again from a later file, or a later batch
         (FeedCase("dts_restart_files", [{"a.json": lines(dts_init((1, "a"), (2, "b"))),
                                          "b.json": lines(dts_init((1, "a"), (2, "b")))}],
@@ -134,7 +157,8 @@ def check(spark, root: str, names: list[str]) -> None:
 
 def test_a_reload_replaces_the_table_keyed_and_keyless(spark, tmp_path):
     check(spark, str(tmp_path), ["keyed_reload", "keyless_restart", "keyless_restart_lands",
-                                 "dms_reload", "dts_restart_batches"])
+                                 "dms_reload", "dts_restart_batches",
+                                 "keyed_reload_partitions", "dms_reload_same_name"])
 
 
 @pytest.mark.extra

@@ -45,7 +45,9 @@ from tests.support.reference_model import DELETE, INSERT, UPDATE, UPSERT, ModelT
 
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_TRUNCATE, OP_UPDATE, OP_UPSERT
-from mirrorspec.sources.delivery import KEYLESS_HINT, Marks, backwards_error
+from mirrorspec.sources.delivery import SNAPSHOT, KEYLESS_HINT, Marks, backwards_error, channel_of
+from mirrorspec.sources.reload_runs import (RELOAD_REPEATED, LoadFollower, Run, kept_runs,
+                                           truncate_before)
 
 KEY = "id"
 # the columns of every generated table: a key, a plain column and three "TOAST-able" ones in
@@ -63,7 +65,8 @@ class Event:
     """One change of the clean stream. `row` is the row after it (before it, for a delete);
     `before` the row before an update. Events of one `group` share a transaction (and, with
     producers whose positions are per transaction, their position); `snapshot` reads form
-    group 0."""
+    group 0, and a reload's reads (the full load sent again after changes) a group of
+    their own."""
 
     op: str                     # r, c, u, d, t
     row: dict[str, Any] | None
@@ -88,7 +91,12 @@ class Stream:
         """The source table after the whole stream, as a multiset of value tuples."""
         table: dict[Any, dict] = {}
         rows: list[dict] = []
+        before = None
         for event in self.events:
+            if event.op == "r" and before not in (None, "r"):  # a reload replaces the table
+                table.clear()
+                rows.clear()
+            before = event.op
             if event.op == "t":
                 table.clear()
                 rows.clear()
@@ -116,10 +124,13 @@ _WORDS = st.sampled_from(["pen", "ink", "cap", "nib"])
 
 @st.composite
 def clean_streams(draw, keyed: bool = True, snapshot: bool = True, max_events: int = 12,
-                  truncates: bool = False, max_group: int = 2) -> Stream:
+                  truncates: bool = False, max_group: int = 2, reloads: int = 0,
+                  reload_drops: bool = True) -> Stream:
     """A clean change stream: snapshot reads of some keys, then transactions of creates,
     updates (which mostly leave the large columns unchanged) and deletes. A keyless table
-    gets creates only, every row distinct."""
+    gets creates only, every row distinct. `reloads`: up to that many reloads after changes
+    (the table's full load sent again, as reads of its rows; with `reload_drops` a reload may
+    drop rows the source lost without a change the producer captured, never all of them)."""
     serial = iter(range(10_000))
 
     def new_row(key: int) -> dict[str, Any]:
@@ -138,7 +149,20 @@ def clean_streams(draw, keyed: bool = True, snapshot: bool = True, max_events: i
             next_key += 1
     snapshot_size = len(events)
     group = 1
+    reloads_left = reloads
     while len(events) < snapshot_size + draw(st.integers(1, max_events)):
+        if reloads_left and live and events[-1:] and events[-1].op != "r" \
+                and draw(st.integers(0, 2)) == 0:
+            reloads_left -= 1
+            kept = sorted(live)
+            if reload_drops and len(kept) > 1:
+                dropped = draw(st.sets(st.sampled_from(kept), max_size=len(kept) - 1))
+                kept = [k for k in kept if k not in dropped]
+                live = {k: live[k] for k in kept}
+            for index, key in enumerate(kept):
+                events.append(Event("r", live[key], None, group, index))
+            group += 1
+            continue
         size = draw(st.integers(1, max_group))
         for index in range(size):
             choices = ["c"]
@@ -245,6 +269,30 @@ def file_name(batch: int, index: int) -> str:
     return f"b{batch:03d}-f{index:03d}.json"
 
 
+NamedPlan = list[list[tuple[str, list[Delivered]]]]  # batches → (file name, events)
+
+
+@st.composite
+def partitioned(draw, stream: Stream, partitions: int = 2, topic: str = "items",
+                batches: int = 3) -> NamedPlan:
+    """The stream as a Kafka target partitions it by message key (the key modulo
+    `partitions`), each partition's messages cut into Kafka Connect sink files
+    (`<topic>+<partition>+<start offset>.json`), and each partition's files spread over up to
+    `batches` publishes in its own order (partitions arrive independently)."""
+    plan: list[list[tuple[str, list[Delivered]]]] = [[] for _ in range(batches)]
+    for partition in range(partitions):
+        events = [Delivered(i) for i, e in enumerate(stream.events)
+                  if e.row is not None and e.row[KEY] % partitions == partition]
+        cuts = draw(st.sets(st.integers(1, max(1, len(events) - 1)), max_size=3))
+        batch = 0
+        offset = 0
+        for piece in _cut(events, cuts):
+            batch = draw(st.integers(batch, batches - 1))
+            plan[batch].append((f"{topic}+{partition}+{offset:010d}.json", piece))
+            offset += len(piece)
+    return [files for files in plan if files]
+
+
 # --- the reader under test ------------------------------------------------------------------------
 
 @dataclass
@@ -292,21 +340,30 @@ class Outcome:
         return f"expected {sorted(stream.expected().items())}\n got {sorted(self.rows.items())}"
 
 
-def run_pure(adapter: ReaderAdapter, stream: Stream, plan: Plan) -> Outcome:
+def run_pure(adapter: ReaderAdapter, stream: Stream, plan: Plan | NamedPlan,
+             reloads: bool = False) -> Outcome:
     """Parse every file of every batch with the reader's pure parser, publish each batch with
-    the model of the publisher below, and apply it to the reference model of the engine."""
+    the model of the publisher below, and apply it to the reference model of the engine.
+    A plan's files are named by `file_name` unless they come as (name, events). `reloads`:
+    the reader follows its full loads (Qlik, Arcion: `follow_reloads`), a reload replaces
+    the table."""
     keys = (KEY,) if stream.keyed else ()
     table = ModelTable(keys)
     table.columns = list(stream.names)
     marks = Marks()
+    loads = LoadFollower() if reloads else None
     published = False
     try:
         for number, files in enumerate(plan):
             changes: list[Change] = []
-            for index, events in enumerate(files):
-                name = file_name(number, index)
+            for index, item in enumerate(files):
+                name, events = item if isinstance(item, tuple) else (file_name(number, index),
+                                                                      item)
                 changes.extend(adapter.parse(adapter.render(stream, events, name), name,
                                              stream.keyed, marks))
+            if loads is not None:
+                changes = follow_loads_model(changes, loads, published, stream.keyed,
+                                             table, stream.names)
             landed, marks = publish_model(changes, keys, stream.names, table, not published,
                                           marks)
             if landed:
@@ -315,6 +372,95 @@ def run_pure(adapter: ReaderAdapter, stream: Stream, plan: Plan) -> Outcome:
     except SourceError as exc:
         return Outcome(error=exc)
     return Outcome(rows=Counter(tuple(normal(r[n]) for n in stream.names) for r in table.rows))
+
+
+def _is_read(change: Change) -> bool:
+    """A full-load read: phase SNAPSHOT without a position (`spark/publish/reloads.is_read`)."""
+    d = change.delivery
+    return (d is not None and d[1] == SNAPSHOT and d[2] is None
+            and change.op != OP_TRUNCATE)
+
+
+def follow_loads_model(changes: list[Change], loads: LoadFollower, published: bool,
+                       keyed: bool, table: ModelTable, names: Sequence[str]) -> list[Change]:
+    """What `spark/publish/reloads.follow_reloads` does to a batch, in pure Python with the
+    same `LoadFollower`: a truncate before the batch's first kept run when a new load starts,
+    a keyless table's rows from before a channel's last run left out and its repeated read
+    stopped at, and (on a keyless table) the truncate written as the rows
+    the table lacks (`replace_keyless`)."""
+    if not changes:
+        return changes
+    in_order = sorted(changes, key=lambda c: (c.file, c.line))
+    transitions, before = [], None
+    for change in in_order:
+        kind = (change.file, _is_read(change))
+        if before is None or kind != before:
+            transitions.append((change.file, change.line, kind[1]))
+        before = kind
+    runs = loads.follow(transitions, published)
+    if not runs:
+        return changes
+    if not keyed:
+        _stop_at_repeated_reads_model(changes, runs, table, names)
+    kept = kept_runs(runs)
+    changes = [c for c in changes if keyed or c.op == OP_TRUNCATE
+               or channel_of(c.file) not in kept
+               or (c.file, c.line) >= (kept[channel_of(c.file)].file,
+                                       kept[channel_of(c.file)].line)]
+    run = truncate_before(runs)
+    if run is None:
+        return changes
+    first = min((c for c in changes if c.file == run.file and c.line == run.line
+                 and _is_read(c)), key=lambda c: c.order)
+    order = tuple(first.order[:-1]) + ((first.order[-1] or 0) - 1,)
+    truncate = Change({n: None for n in names}, OP_TRUNCATE, order, None, run.file, run.line,
+                      first.delivery)
+    if not keyed:
+        return _replace_keyless_model(changes, truncate, table, names)
+    return changes + [truncate]
+
+
+REPLACE_HINT = "the landing zone can only add rows to a table without key columns"
+
+
+def _replace_keyless_model(changes: list[Change], truncate: Change, table: ModelTable,
+                           names: Sequence[str]) -> list[Change]:
+    """`spark/publish/replace.replace_keyless`: the rows after the batch's last truncate, less
+    those the table holds; a stop when the table holds a row they lack."""
+    bound = _sort_key(truncate)
+    reload = sorted((c for c in changes if c.op != OP_TRUNCATE and _sort_key(c) > bound),
+                    key=_sort_key)
+    held = Counter(tuple(normal(r[n]) for n in names) for r in table.rows)
+    rows = Counter(tuple(normal(c.values[n]) for n in names) for c in reload)
+    if held - rows:
+        raise SourceError("the table is replaced here, but it holds a row the reload doesn't",
+                          file=truncate.file, line=truncate.line, hint=REPLACE_HINT)
+    kept = []
+    for change in reload:
+        row = tuple(normal(change.values[n]) for n in names)
+        if held[row]:
+            held[row] -= 1
+        else:
+            kept.append(change)
+    return kept
+
+
+def _stop_at_repeated_reads_model(changes: list[Change], runs: Sequence[Run],
+                                  table: ModelTable, names: Sequence[str]) -> None:
+    """A keyless table's read equal to an earlier read of its run (or, for a run that continues
+    one of the batch before, to a row the table holds) stops it (`RELOAD_REPEATED`)."""
+    reads = sorted((c for c in changes if _is_read(c)), key=lambda c: (c.file, c.line))
+    held = {tuple(normal(r[n]) for n in names) for r in table.rows}
+    seen: dict[int, set] = {}
+    for change in reads:
+        index = max(i for i, r in enumerate(runs)
+                    if (change.file, change.line) >= (r.file, r.line)
+                    and channel_of(change.file) == r.channel)
+        row = tuple(normal(change.values[n]) for n in names)
+        if row in seen.setdefault(index, set()) or (runs[index].continues and row in held):
+            raise SourceError(RELOAD_REPEATED, file=change.file, line=change.line,
+                              hint=KEYLESS_HINT)
+        seen[index].add(row)
 
 
 def _sort_key(change: Change) -> tuple:

@@ -77,11 +77,15 @@ def _state(marks: Marks) -> dict[str, Any]:
 
 
 class _FileParser:
-    """Writes a rendered file to a temporary folder so the reader's planner can scan it."""
+    """Writes a rendered file to a temporary folder so the reader's planner can scan it (one
+    folder per adapter: the paths of a feed's files sort as their names, as in one feed)."""
+
+    _folder: str | None = None
 
     def _path(self, text: str, file: str) -> str:
-        folder = tempfile.mkdtemp(prefix="delivery-")
-        path = os.path.join(folder, file)
+        if self._folder is None:
+            self._folder = tempfile.mkdtemp(prefix="delivery-")
+        path = os.path.join(self._folder, file)
         with open(path, "w", encoding="utf-8") as out:
             out.write(text)
         return path

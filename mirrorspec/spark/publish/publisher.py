@@ -35,7 +35,8 @@ from mirrorspec.sources import FEED_TYPES
 from mirrorspec.sources.delivery import DELIVERY_COLUMN, STATE_KEY as DELIVERY_STATE, Marks, repeats_land
 from mirrorspec.base import files as fsmod
 from mirrorspec.landing.deploy import recreate_procedure
-from mirrorspec.progress.publish import load_state, save_state, state_file
+from mirrorspec.progress.publish import (REWRITTEN, STAMPS, file_stamps, load_state,
+                                         rewritten_files, save_state, state_file)
 from mirrorspec.spark.platform import hadoop_fs
 from mirrorspec.spark.platform.failures import as_storage_error
 from mirrorspec.spark.publish.feeds import get_reader
@@ -203,12 +204,21 @@ def publish_new_files(spark, table: TablePlan, plan: Plan, console: Console) -> 
         published = state.get("files", {})
         held = [f for f in state.get("held_back", [])]
         listed = hadoop_fs.list_feed_files(feed_path, spark)
-        new = [f for f in listed if f not in published and f not in held]
+        # a published file its producer wrote again under its name (an AWS DMS full-load file
+        # on a table reload) is read again, as what it is (the reader is told: REWRITTEN)
+        stamped = [f for f in listed if f in (state.get(STAMPS) or {})]
+        rewritten = rewritten_files(state, file_stamps(fs, stamped)) if stamped else []
+        new = [f for f in listed if (f not in published or f in rewritten) and f not in held]
         files = sorted(set(held) | set(new))
         if not new:
             result.held_back = held
             return result
-        if len(new) == len(listed) and not table.source.kafka \
+        state[REWRITTEN] = rewritten
+        if rewritten:
+            console.info(f"{table.unique_id}: {len(rewritten)} published feed file(s) were "
+                         "written again under their name: reading them again",
+                         table=table.unique_id, rewritten=rewritten)
+        if len(new) == len(listed) and not rewritten and not table.source.kafka \
                 and _has_data_files(fs, table.landing_path):
             console.warning(unknown_files_warning(plan, table, len(new), len(published)),
                             table=table.unique_id, files=len(new))
@@ -259,6 +269,8 @@ def _publish_batch(spark, fs: Files, table: TablePlan, plan: Plan, state: dict[s
         raise SourceError(f"no feed reader for source type {table.source.type!r} ({exc})",
                           hint=f"use one of {', '.join(FEED_TYPES)}") from None
     prior = {k: v for k, v in state.items() if k != "pending"}
+    rewritable = getattr(reader, "rewritable", None)
+    stamps = file_stamps(fs, [f for f in files if rewritable(f)]) if rewritable else {}
     if holds_secret(table.source.options):  # secrets are resolved only here, in memory
         table = replace(table, source=replace(table.source,
                                               options=resolve_secrets(table.source.options)))
@@ -282,6 +294,8 @@ def _publish_batch(spark, fs: Files, table: TablePlan, plan: Plan, state: dict[s
     consumed = sorted(set(read.files or files) - set(held_back))
     outcome = {"sequence": sequence if written else None, "files": files, "consumed": consumed,
                "held_back": held_back, "rows": rows, "reader": read.info.get("state", {})}
+    if stamps:  # files the producer may write again: their stamps when read
+        outcome[STAMPS] = {f: stamps[f] for f in consumed if f in stamps}
     if marks is not None:
         outcome[DELIVERY_STATE] = marks.to_state()
     result.batch = outcome
@@ -327,6 +341,9 @@ def commit_batch(fs: Files, plan: Plan, table: TablePlan, state: dict[str, Any],
         state["files"][name] = outcome["sequence"]
     state["held_back"] = list(outcome["held_back"])
     state["reader"] = outcome.get("reader") or {}
+    if outcome.get(STAMPS):
+        state[STAMPS] = {**(state.get(STAMPS) or {}), **outcome[STAMPS]}
+    state.pop(REWRITTEN, None)
     if outcome.get(DELIVERY_STATE) is not None:  # the delivery marks, with the batch they cover
         state[DELIVERY_STATE] = outcome[DELIVERY_STATE]
     state["batches"].append({"sequence": outcome["sequence"], "files": outcome["files"],

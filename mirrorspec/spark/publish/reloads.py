@@ -3,10 +3,11 @@
 Full-load reads (`_delivery` phase SNAPSHOT without a position: Qlik Replicate's REFRESH rows,
 Arcion's snapshot rows) carry nothing that says where a load starts, so a reload of the table
 (or a task restarted from its full load) would add its rows to the table's. Here the batch's
-runs of reads are found from the kinds of its rows in file order (`reload_runs`), and a run
-that starts a new load gets a truncate before its first row: the publisher then deletes what
-the table held (`completion.expand_truncates`), and a keyless table gets only the rows it
-lacks, or stops (`replace.replace_keyless`). A load sent again right after itself reads as one
+runs of reads are found from the kinds of its rows in file order, per channel (a Kafka
+topic-partition: `reload_runs.LoadFollower`), and a run that starts a new load gets a truncate
+before its first row — once per load, however many channels its runs span: the publisher
+then deletes what the table held (`completion.expand_truncates`), and a keyless table gets
+only the rows it lacks, or stops (`replace.replace_keyless`). A load sent again right after itself reads as one
 run: a keyed table takes the repeated rows as the upserts they are; a keyless table can't tell
 them from rows its source holds twice, so it stops at the first row of a run equal to an earlier
 row of the run (in the batch, or held by the table when the run continues from the batch before).
@@ -26,7 +27,8 @@ from mirrorspec.sources.base import (OP_COLUMN, OP_TRUNCATE, ORDER_COLUMN, SOURC
                                      SOURCE_LINE_COLUMN)
 from mirrorspec.sources.delivery import (DELIVERY_COLUMN, KEYLESS_HINT, SNAPSHOT, channel_of,
                                          repeats_land)
-from mirrorspec.sources.reload_runs import RELOAD_REPEATED, Run, reload_runs
+from mirrorspec.sources.reload_runs import (RELOAD_REPEATED, LoadFollower, Run, kept_runs,
+                                           reload_runs, truncate_before)
 from mirrorspec.spark.publish.replace import held_rows, replace_keyless
 
 _READ, _RUN, _COPY = "__read", "__run", "__copy"
@@ -44,42 +46,58 @@ RELOADS_STATE = "reloads"  # reader state: `follow_reloads`
 
 def follow_reloads(spark, table: Any, changes: DataFrame, columns: Sequence[str], keyed: bool,
                    consumed: Sequence[str], state: dict[str, Any], reads: int,
-                   ranks: dict[str, int] | None = None
+                   ranks: dict[str, int] | None = None, restarted: bool = False
                    ) -> tuple[DataFrame, dict[str, Any] | None]:
     """`changes` with a truncate before each run of full-load reads that starts a new load
     (keyless: as the rows the landing zone can take; `reads`: how many the batch holds, 0
-    skips the work), and what the reader state keeps under RELOADS_STATE: the channel the
-    runs are followed in and whether its last row was a read. Runs are followed in one
-    channel (a Kafka topic-partition, or plain files): several topic-partitions' files
-    interleave by name, so a load's runs can't be told there and its reads land as they did
-    before (keyed: upserts). `ranks`: the files' order in the batch when it is not their
-    names' (Arcion ranks its files by their first change). Raises SourceError at a keyless
-    table's repeated read."""
-    saved = dict((state.get("reader") or {}).get(RELOADS_STATE) or {})
-    if not consumed or ("channel" in saved and saved["channel"] is None):
-        return changes, saved or None  # nothing consumed, or several channels: not followed
-    if not reads:  # changes only (their channel is learnt from a batch with reads)
-        return changes, {**saved, "last": False}
-    transitions = _transitions(changes, ranks or {})
-    channels = {channel_of(file) for file, _, _ in transitions}
-    channel = next(iter(channels), "")
-    if len(channels) > 1 or saved.get("channel", channel) != channel:
-        return changes, {"channel": None, "last": None}
+    skips the work), and what the reader state keeps under RELOADS_STATE (the loads followed
+    per channel: `reload_runs.LoadFollower`). A table's runs are followed per channel (a Kafka
+    topic-partition, or plain files), so a load spread over several topic-partitions gets
+    one truncate, before the first of its runs. `ranks`: the files' order in the batch when it
+    is not their names' (Arcion ranks its files by their first change). `restarted`: the
+    batch's first reads start a new load whatever came before (a full-load file written again
+    under a name already published). Raises SourceError at a keyless table's repeated read."""
+    saved = (state.get("reader") or {}).get(RELOADS_STATE)
+    if not consumed:
+        return changes, saved or None
+    follower = LoadFollower.from_state(saved)
+    if not reads or restarted:  # changes only, or a load written again
+        follower.end_runs({channel_of(file) for file in consumed})
+    if not reads:
+        return changes, follower.to_state()
+    ranks = ranks or {}
+    transitions = _transitions(changes, ranks)
     published = any(b.get("sequence") for b in state.get("batches", []))
-    runs, last = reload_runs(transitions, saved.get("last"), published)
+    runs = follower.follow(transitions, published)
     if runs and not keyed:
-        _stop_at_repeated_reads(spark, changes, table, columns, runs, ranks or {})
-    starts = [run for run in runs if run.replaces]
-    if starts:
-        if not keyed:
-            # the batch's changes from before the last load are in it (reads sort before the
-            # batch's changes, so they would land again after it)
-            changes = changes.where(is_read() | (F.col(OP_COLUMN) == OP_TRUNCATE)
-                                    | (_place(ranks or {}) >= _start(starts[-1], ranks or {})))
-        changes = changes.unionByName(_truncates(spark, changes, starts))
+        _stop_at_repeated_reads(spark, changes, table, columns, runs, ranks)
+    if not keyed and any(not run.continues for run in runs):
+        # a channel's rows from before its last run are in that load (reads sort before the
+        # batch's changes, so they would land again after it). A keyed table keeps them: its
+        # changes apply again after the load as the upserts they are (a feed's file names
+        # need not follow its order: Qlik's orders by changeSequence), and its older reads
+        # complete partial rows of the batch
+        changes = changes.where(~_before_kept_runs(transitions, runs, ranks))
+    start = truncate_before(runs)
+    if start is not None:
+        changes = changes.unionByName(_truncates(spark, changes, [start]))
         if not keyed:
             changes = replace_keyless(spark, changes, table, columns)
-    return changes, {"channel": channel, "last": last}
+    return changes, follower.to_state()
+
+
+def _before_kept_runs(transitions: Sequence[tuple[str, int, bool]], runs: Sequence[Run],
+                      ranks: dict[str, int]):
+    """True for a row in a channel's files before the run its rows are kept from
+    (`reload_runs.kept_runs`; False for truncates)."""
+    files: dict[str, list[str]] = {}
+    for file, _, _ in transitions:
+        files.setdefault(channel_of(file), []).append(file)
+    before = F.lit(False)
+    for channel, run in kept_runs(runs).items():
+        before = before | (F.col(SOURCE_FILE_COLUMN).isin(sorted(set(files[channel])))
+                           & (_place(ranks) < _start(run, ranks)))
+    return before & (F.col(OP_COLUMN) != OP_TRUNCATE)
 
 
 def stop_at_repeated_reads(spark, changes: DataFrame, table: Any, columns: Sequence[str],
@@ -147,8 +165,8 @@ def _start(run: Run, ranks: dict[str, int]):
 def _stop_at_repeated_reads(spark, changes: DataFrame, table: Any, columns: Sequence[str],
                             runs: Sequence[Run], ranks: dict[str, int]) -> None:
     """Raise SourceError at the first read equal to an earlier read of its run: in the batch,
-    or among the rows the table holds when the batch's first run continues the batch before's
-    (they are that run's rows). Nothing to check when the table's equal rows land
+    or among the rows the table holds when the run continues one of the batch before (they
+    are that run's rows, and other channels' rows of its load). Nothing to check when the table's equal rows land
     (`keyless_repeats: land`)."""
     if repeats_land(table.source.options):
         return
@@ -161,12 +179,13 @@ def _stop_at_repeated_reads(spark, changes: DataFrame, table: Any, columns: Sequ
     copies = Window.partitionBy(_RUN, *columns).orderBy("__place")
     repeated = (reads.withColumn(_COPY, F.row_number().over(copies)).where(F.col(_COPY) == 2)
                 .orderBy("__place").limit(1).collect())
-    if not repeated and runs[0].continues:
+    continuing = [index for index, run in enumerate(runs) if run.continues]
+    if not repeated and continuing:
         held = held_rows(spark, table, columns)
         if held is not None:
             held = held.select(*[F.col(c).cast(changes.schema[c].dataType).alias(c)
                                  for c in columns]).distinct()
-            first = reads.where(F.col(_RUN) == 0)
+            first = reads.where(F.col(_RUN).isin(continuing))
             match = [first[c].eqNullSafe(held[c]) for c in columns]
             repeated = (first.join(held, match, "left_semi")
                         .orderBy("__place").limit(1).collect())

@@ -1,42 +1,19 @@
-"""Delivery semantics (mirrorspec/sources/delivery.py): the producers' table, the per-file re-send
-check and the marks of earlier batches, in pure Python."""
+"""Delivery semantics (mirrorspec/sources/delivery.py): the per-file re-send check and the marks
+of earlier batches, in pure Python (the producers' table: test_producers.py)."""
 
 from __future__ import annotations
-
-import re
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mirrorspec.sources import FEED_TYPES
-from mirrorspec.sources.delivery import (KEYLESS_HINT, PRODUCERS, SNAPSHOT, STREAM, TABLE,
-                                         Delivery, DeliveryError, FileCheck, Marks, channel_of,
-                                         redelivers, semantics_markdown)
-
-ROOT = Path(__file__).resolve().parents[3]
+from mirrorspec.sources.delivery import (KEYLESS_HINT, SNAPSHOT, STREAM, TABLE, Delivery,
+                                         DeliveryError, FileCheck, Marks, channel_of)
 
 
 def at(*position: int, phase: int = STREAM, exact: bool = False, per_key: bool = False,
        partition: str = "") -> Delivery:
     return Delivery(partition, phase, tuple(position), exact, per_key)
-
-
-def test_every_feed_type_has_its_row_and_the_page_shows_the_table():
-    assert set(PRODUCERS) == set(FEED_TYPES)
-    page = (ROOT / "docs" / "sources.md").read_text()
-    assert semantics_markdown() in page, "regenerate the table: delivery.semantics_markdown()"
-    # nothing is called handled that the module doesn't say is handled
-    for line in semantics_markdown().splitlines()[2:]:
-        producer = re.search(r"\(`(\w+)`\)", line)[1]
-        handled = [b for b in PRODUCERS[producer].behaviours.values() if b.does in line]
-        assert handled and (("not handled yet" in line) == (not handled[0].handled))
-
-
-def test_debezium_redelivers_and_an_extract_does_not_need_positions():
-    assert redelivers("debezium") and redelivers("maxwell")
-    assert all(b.handled for b in PRODUCERS["debezium"].behaviours.values())
 
 
 def test_a_position_going_back_in_a_file_is_a_resend_when_equal_and_marked_when_not():

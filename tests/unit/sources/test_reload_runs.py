@@ -3,7 +3,10 @@ reads (Qlik REFRESH rows, Arcion snapshot rows) among a batch's rows, in file or
 
 from __future__ import annotations
 
-from mirrorspec.sources.reload_runs import Run, reload_runs
+import json
+
+from mirrorspec.sources.delivery import channel_of
+from mirrorspec.sources.reload_runs import LoadFollower, Run, kept_runs, reload_runs, truncate_before
 
 
 def test_the_feeds_first_load_replaces_nothing_and_a_load_after_changes_replaces():
@@ -26,3 +29,135 @@ def test_a_first_load_after_an_earlier_publish_replaces():
 
 def test_changes_only_end_in_a_change():
     assert reload_runs([("a", 1, False), ("b", 1, False)], True, True) == ([], False)
+
+
+# --- a load's runs across several channels (Kafka topic-partitions) -----------------------------
+
+def part(partition: int, offset: int) -> str:
+    """A Kafka Connect sink file of topic `orders`: `<topic>+<partition>+<start offset>`."""
+    return f"orders+{partition}+{offset:010d}.json"
+
+
+def follow(follower: LoadFollower, published: bool, *rows: tuple[int, int, int, bool]
+           ) -> list[tuple[str, bool, int]]:
+    """The batch's runs as (file, replaces, generation), from rows (partition, offset, line,
+    is_read) given in file order; the follower goes through its saved form between batches,
+    as the reader state does."""
+    runs = follower.follow([(part(p, o), line, read) for p, o, line, read in rows], published)
+    restored = LoadFollower.from_state(json.loads(json.dumps(follower.to_state())))
+    assert restored.to_state() == follower.to_state()
+    return [(run.file, run.replaces, run.generation) for run in runs]
+
+
+def test_a_first_load_spread_over_two_partitions_replaces_nothing():
+    follower = LoadFollower()
+    assert follow(follower, False, (0, 0, 1, True), (0, 0, 3, False), (1, 0, 1, True)) == [
+        (part(0, 0), False, 1), (part(1, 0), False, 1)]
+    assert follower.generation == 1
+
+
+def test_a_reload_over_two_partitions_truncates_once_whichever_partition_comes_first():
+    for first, second in ((0, 1), (1, 0)):
+        follower = LoadFollower()
+        follow(follower, False, (0, 0, 1, True), (1, 0, 1, True))
+        follower.end_runs([channel_of(part(0, 5)), channel_of(part(1, 5))])
+        # the reload: the first partition's run in one batch, the other's in the next
+        assert follow(follower, True, (first, 9, 1, True)) == [(part(first, 9), True, 2)]
+        assert follow(follower, True, (second, 9, 1, True)) == [(part(second, 9), False, 2)]
+        # both in one batch, changes before them in each partition: the first in file order
+        assert follow(follower, True, (0, 20, 1, False), (0, 20, 2, True),
+                      (1, 20, 1, False), (1, 20, 2, True)) == [
+            (part(0, 20), True, 3), (part(1, 20), False, 3)]
+
+
+def test_a_partition_without_a_run_leaves_the_truncate_to_the_others():
+    """A reload whose rows all go to partition 0 (partition 1 held keys the source deleted):
+    one truncate; partition 1's next run (of the load after) adds to that load's truncate."""
+    follower = LoadFollower()
+    follow(follower, False, (0, 0, 1, True), (1, 0, 1, True))
+    follower.end_runs([channel_of(part(0, 1)), channel_of(part(1, 1))])
+    assert follow(follower, True, (0, 2, 1, True)) == [(part(0, 2), True, 2)]
+    follower.end_runs([channel_of(part(0, 3)), channel_of(part(1, 3))])
+    assert follow(follower, True, (0, 4, 1, True), (1, 4, 1, True)) == [
+        (part(0, 4), True, 3), (part(1, 4), False, 2)]
+
+
+def test_a_partition_without_rows_of_the_first_load_starts_the_reload_it_sends_first():
+    """Partition 1 got no row of the feed's first load; its run after changes can't be a late
+    part of that load (changes follow a table's full load), so it is the reload's first run:
+    the truncate goes there, not before partition 0's run that arrives a batch later."""
+    follower = LoadFollower()
+    follow(follower, False, (0, 0, 1, True))
+    follower.end_runs([channel_of(part(0, 1)), channel_of(part(1, 1))])
+    assert follow(follower, True, (1, 2, 1, True)) == [(part(1, 2), True, 2)]
+    assert follow(follower, True, (0, 2, 1, True)) == [(part(0, 2), False, 2)]
+    # once a reload replaced the first load, a count that only reaches the table's is taken
+    # for the late part of that reload (what counts can't tell apart)
+    follower.end_runs([channel_of(part(0, 3)), channel_of(part(1, 3))])
+    assert follow(follower, True, (1, 4, 1, True)) == [(part(1, 4), True, 3)]
+
+
+def test_a_second_reload_after_a_complete_first_truncates_again():
+    follower = LoadFollower()
+    follow(follower, False, (0, 0, 1, True), (1, 0, 1, True))
+    for generation in (2, 3):
+        follower.end_runs([channel_of(part(0, 0)), channel_of(part(1, 0))])
+        assert follow(follower, True, (0, generation, 1, True), (1, generation, 1, True)) == [
+            (part(0, generation), True, generation), (part(1, generation), False, generation)]
+
+
+def test_a_run_split_across_batches_continues_without_a_truncate():
+    follower = LoadFollower()
+    follow(follower, False, (0, 0, 1, True), (1, 0, 1, True))
+    follower.end_runs([channel_of(part(0, 1)), channel_of(part(1, 1))])
+    assert follow(follower, True, (0, 1, 1, True)) == [(part(0, 1), True, 2)]
+    runs = follower.follow([(part(0, 2), 1, True), (part(1, 2), 1, True)], True)
+    assert runs == [Run(part(0, 2), 1, False, True, channel_of(part(0, 2)), 2),
+                    Run(part(1, 2), 1, False, False, channel_of(part(1, 2)), 2)]
+
+
+def test_plain_files_are_one_channel_as_before():
+    follower = LoadFollower()
+    assert [(r.file, r.replaces) for r in follower.follow(
+        [("a", 1, True), ("a", 4, False), ("b", 1, True)], False)] == [("a", False), ("b", True)]
+    assert follower.to_state() == {"generation": 2,
+                                   "channels": {"": {"last": True, "generation": 2}}}
+
+
+def test_a_state_saved_before_generations_keeps_working():
+    # one channel followed, its last row a read: the next reads continue the load
+    follower = LoadFollower.from_state({"channel": "", "last": True})
+    assert [(r.replaces, r.continues) for r in follower.follow([("c", 1, True)], True)] == [
+        (False, True)]
+    # its last row a change: the next run is a new load
+    follower = LoadFollower.from_state({"channel": "", "last": False})
+    assert [r.replaces for r in follower.follow([("c", 1, True)], True)] == [True]
+    # changes only, the channel not learnt yet
+    follower = LoadFollower.from_state({"last": False})
+    assert [r.replaces for r in follower.follow([(part(0, 7), 1, True)], True)] == [True]
+    # several channels, not followed: the table holds the first load, the next run after
+    # changes starts the next; a partition's run without changes before adds to the first
+    follower = LoadFollower.from_state({"channel": None, "last": None})
+    assert follow(follower, True, (0, 5, 1, False), (0, 5, 2, True), (1, 5, 1, True)) == [
+        (part(0, 5), True, 2), (part(1, 5), False, 1)]
+    follower.end_runs([channel_of(part(1, 6))])
+    assert follow(follower, True, (1, 6, 1, True)) == [(part(1, 6), False, 2)]
+
+
+def test_the_truncate_goes_before_the_first_kept_run_of_the_new_load_or_of_another_partition():
+    """Partition 0 sends the first load and its part of the reload as one run (no change in
+    it between them); partition 1's run after a change tells the reload. The truncate goes
+    before partition 0's run, so its rows of the reload stay; partition 1's rows before its
+    new run are left out (kept_runs)."""
+    follower = LoadFollower()
+    runs = follower.follow([(part(0, 0), 1, True), (part(1, 0), 1, True),
+                            (part(1, 0), 3, False), (part(1, 0), 4, True)], False)
+    assert [(r.file, r.line, r.replaces, r.generation) for r in runs] == [
+        (part(0, 0), 1, False, 1), (part(1, 0), 1, False, 1), (part(1, 0), 4, True, 2)]
+    kept = kept_runs(runs)
+    assert (kept[channel_of(part(0, 0))].line, kept[channel_of(part(1, 0))].line) == (1, 4)
+    assert truncate_before(runs) is runs[0]
+    # without a new load, no truncate; a single channel truncates before its new run
+    assert truncate_before(runs[:2]) is None
+    single = LoadFollower().follow([("a", 1, True), ("a", 2, False), ("a", 3, True)], False)
+    assert truncate_before(single) is single[1] and kept_runs(single)[""] is single[1]

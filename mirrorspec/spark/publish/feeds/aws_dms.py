@@ -15,6 +15,7 @@ from mirrorspec.sources.aws_dms import (DMS_ORDER_FIELDS, OP_CODES, OP_COLUMN_NA
                                         belongs_to_table, check_parquet_rows, file_format,
                                         is_full_load_file, parse_csv, parse_options,
                                         with_default_source_table)
+from mirrorspec.progress.publish import REWRITTEN
 from mirrorspec.sources.delivery import DELIVERY_COLUMN, DELIVERY_TYPE, Marks
 from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_UPDATE, ReadResult
 from mirrorspec.sources.debezium import TableShape, table_shape
@@ -57,9 +58,12 @@ class AwsDmsReader(AwsDmsFormat):
         # full-load files after the table's changes are a reload: it replaces the table
         loads = [f for f in mine if is_full_load_file(f)]
         ordered = sorted(mine, key=lambda f: (not is_full_load_file(f), f))
+        # a full-load file written again under a published name starts a new load
+        restarted = bool(set(loads) & set(state.get(REWRITTEN) or ()))
         changes, followed = follow_reloads(spark, table, changes, shape.names,
                                            bool(shape.key_columns), sorted(files), state,
-                                           len(loads), {f: i for i, f in enumerate(ordered)})
+                                           len(loads), {f: i for i, f in enumerate(ordered)},
+                                           restarted)
         if followed:
             info["state"] = {RELOADS_STATE: followed}
         if shape.key_columns and not table.key_columns:
