@@ -45,11 +45,18 @@ def spark():
 SLOW_MARKERS = ("spark", "kafka", "s3", "postgres", "browser", "cluster", "slow")
 
 
+def pytest_configure(config):
+    """xdist 3.8+ hands modules out by their number of tests unless told not to (older ones
+    keep the collection order): keep the order pytest_collection_modifyitems gives them."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
 def pytest_collection_modifyitems(config, items):
     """Everything under tests/spark carries the `spark` marker; then the modules with a slow
-    test run first, in collection order (`make test` passes --no-loadscope-reorder so xdist
-    keeps this order): the quick modules come last and fill the end of both workers' queues,
-    where one minute-long module could otherwise leave the other worker idle."""
+    test run first, in collection order: the quick modules come last and fill the end of both
+    xdist workers' queues, where one minute-long module could otherwise leave the other worker
+    idle."""
     for item in items:
         if "/tests/spark/" in str(item.fspath).replace(os.sep, "/"):
             item.add_marker(pytest.mark.spark)
