@@ -63,7 +63,9 @@ SERVICES_ENV = if ! bash scripts/ensure_chromium.sh; then \
 # Two pytest workers (pytest-xdist): a Spark test mostly waits on one thread, so two share
 # two cores well. Each worker has its own SparkSession (and Kafka broker, when it runs a kafka
 # test); a module's tests stay on one worker (--dist loadfile), so its module fixtures run
-# once. TEST_WORKERS=0 runs everything in one process.
+# once. Modules go out in the order tests/conftest.py gives them (not by test count): the
+# slow ones first, so the quick ones even out the workers' ends.
+# TEST_WORKERS=0 runs everything in one process.
 TEST_WORKERS ?= 2
 PYTEST_WORKERS = $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 

@@ -41,11 +41,28 @@ def spark():
     session.stop()
 
 
+# Markers of tests that start a JVM, a server or a browser: seconds to minutes each.
+SLOW_MARKERS = ("spark", "kafka", "s3", "postgres", "browser", "cluster", "slow")
+
+
+def pytest_configure(config):
+    """xdist 3.8+ hands modules out by their number of tests unless told not to (older ones
+    keep the collection order): keep the order pytest_collection_modifyitems gives them."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
 def pytest_collection_modifyitems(config, items):
-    """Everything under tests/spark carries the `spark` marker."""
+    """Everything under tests/spark carries the `spark` marker; then the modules with a slow
+    test run first, in collection order: the quick modules come last and fill the end of both
+    xdist workers' queues, where one minute-long module could otherwise leave the other worker
+    idle."""
     for item in items:
         if "/tests/spark/" in str(item.fspath).replace(os.sep, "/"):
             item.add_marker(pytest.mark.spark)
+    slow_modules = {item.nodeid.split("::", 1)[0] for item in items
+                    if any(item.get_closest_marker(name) for name in SLOW_MARKERS)}
+    items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in slow_modules)
 
 
 # --- a Kafka broker and an S3-API server (moto's server mode) reached through s3a:// -----------

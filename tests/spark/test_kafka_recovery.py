@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from qlik_messages import (CUSTOMER_FEED, order_messages,
-                           orders_metadata)
+from qlik_messages import order_messages, orders_metadata
 from mirrorspec.base import faults
 from mirrorspec.spark.run import run_plan
 from tests.spark.test_kafka_source import (
@@ -21,6 +20,16 @@ from tests.spark.test_kafka_source import (
 REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.kafka
+
+
+def file_feed(tmp_path: Path) -> str:
+    """A Qlik file feed of full rows for the table beside the Kafka ones that must go on while
+    they fail (the CUSTOMERS fixture's partial updates cost a publish ~100 Spark jobs)."""
+    feed = tmp_path / "file_feed"
+    feed.mkdir()
+    (feed / "CDC00000001.json").write_text("\n".join(
+        [orders_metadata()] + [m for _, m in order_messages(2, 1, per_txn=1)]) + "\n")
+    return str(feed)
 
 
 @pytest.mark.parametrize("point", ["before_offsets_recorded", "after_offsets_recorded",
@@ -56,7 +65,11 @@ def test_a_crash_at_each_publish_step_then_a_rerun_publishes_the_same_bytes(
     assert kafka_state(plan, "dbo.crashed")["offsets"] == kafka_state(plan, "dbo.reference")["offsets"]
 
 
-@pytest.mark.parametrize("point", ["before_offsets_recorded", "after_offsets_recorded"])
+# Killed before the offsets are recorded, the process leaves what the in-process crash at that
+# point leaves (staged files, no offsets) and a lock file the kernel released, as the kill after
+# them does: that case is an extra (a JVM of its own), the kill after the offsets stays here.
+@pytest.mark.parametrize("point", [pytest.param("before_offsets_recorded", marks=pytest.mark.extra),
+                                   "after_offsets_recorded"])
 def test_a_sigkill_around_the_offsets_then_a_rerun_publishes_the_same_bytes(
         spark, broker, tmp_path, point):
     """A real `mirrorspec publish` process SIGKILLs itself (faults.py) at the Kafka steps: no
@@ -96,7 +109,7 @@ def test_broker_down_fails_only_its_tables_and_a_restart_mid_run_loses_nothing(
     plan = project(tmp_path, [
         {"name": "orders", "source": {"type": "qlik_replicate",
                                       "kafka": {"topics": ["restart.orders"]}}},
-        {"name": "files", "source": {"type": "qlik_replicate", "path": str(CUSTOMER_FEED)}}],
+        {"name": "files", "source": {"type": "qlik_replicate", "path": file_feed(tmp_path)}}],
         broker)
 
     class Crash(BaseException):
@@ -149,40 +162,39 @@ def test_latest_starts_at_the_end_and_earliest_at_the_beginning(spark, broker, t
     assert [r[0] for r in rows(plan, "dbo.early", "ORDER_ID")] == [1, 2, 50, 51]
 
 
-def test_retention_deleting_unconsumed_offsets_stops_the_table_with_a_hint(spark, broker, tmp_path):
+def test_retention_and_a_bad_message_each_stop_only_their_table(spark, broker, tmp_path):
+    """Two Kafka tables and a file table in one project: offsets deleted by retention before
+    they were consumed stop `retained` with a hint (its landing folder as it was), a bad
+    message stops `bad` at its offset with nothing published, and the file table goes on."""
     broker.create_topic("ret.orders")
     broker.produce("ret.orders", [(None, orders_metadata())])
     broker.produce("ret.orders", [(None, m) for _, m in order_messages(2, 1, per_txn=1)])
-    plan = project(tmp_path, [
-        {"name": "orders", "source": {"type": "qlik_replicate", "kafka": {"topics": ["ret.orders"]}}},
-        {"name": "files", "source": {"type": "qlik_replicate", "path": str(CUSTOMER_FEED)}}],
-        broker)
-    assert run(spark, plan)["dbo.orders"].status == "success"
-    broker.produce("ret.orders", [(None, m) for _, m in order_messages(3, 1, per_txn=1,
-                                                                        first_seq=5, first_id=9)])
-    broker.delete_records("ret.orders", 0, 5)  # offsets 3 and 4 never consumed
-    before = landing_bytes(plan, "dbo.orders")
-    result = run(spark, plan)
-    error = result["dbo.orders"].error
-    assert result["dbo.orders"].status == "error"
-    assert "offsets 3 to 4 were deleted from Kafka (retention)" in error
-    assert "--full-refresh" in error
-    assert result["dbo.files"].status == "success"
-    assert landing_bytes(plan, "dbo.orders") == before
-
-
-def test_a_bad_message_stops_its_table_at_its_offset_and_publishes_nothing(spark, broker, tmp_path):
     broker.create_topic("bad.orders")
     good = order_messages(4, 1, per_txn=1)
     broker.produce("bad.orders", [(None, orders_metadata())] + [(None, m) for _, m in good[:2]]
                    + [(None, '{"magic": "atMSG", "type": "DT", "message": {"data": {"ORDER_ID": ')]
                    + [(None, m) for _, m in good[2:]])
     plan = project(tmp_path, [
-        {"name": "orders", "source": {"type": "qlik_replicate", "kafka": {"topics": ["bad.orders"]}}},
-        {"name": "files", "source": {"type": "qlik_replicate", "path": str(CUSTOMER_FEED)}}],
+        {"name": "retained", "source": {"type": "qlik_replicate",
+                                        "kafka": {"topics": ["ret.orders"]}}},
+        {"name": "bad", "source": {"type": "qlik_replicate", "kafka": {"topics": ["bad.orders"]}}},
+        {"name": "files", "source": {"type": "qlik_replicate", "path": file_feed(tmp_path)}}],
         broker)
     result = run(spark, plan)
-    assert result["dbo.orders"].status == "error"
-    assert "topic bad.orders, partition 0, offset 3: malformed JSON" in result["dbo.orders"].error
-    assert landing_bytes(plan, "dbo.orders") == {}
+    assert result["dbo.retained"].status == "success", result["dbo.retained"].error
+    assert result["dbo.bad"].status == "error"
+    assert "topic bad.orders, partition 0, offset 3: malformed JSON" in result["dbo.bad"].error
+    assert landing_bytes(plan, "dbo.bad") == {}
     assert result["dbo.files"].status == "success"
+
+    broker.produce("ret.orders", [(None, m) for _, m in order_messages(3, 1, per_txn=1,
+                                                                        first_seq=5, first_id=9)])
+    broker.delete_records("ret.orders", 0, 5)  # offsets 3 and 4 never consumed
+    before = landing_bytes(plan, "dbo.retained")
+    result = run(spark, plan, select=["dbo.retained", "dbo.files"])
+    error = result["dbo.retained"].error
+    assert result["dbo.retained"].status == "error"
+    assert "offsets 3 to 4 were deleted from Kafka (retention)" in error
+    assert "--full-refresh" in error
+    assert result["dbo.files"].status == "success"
+    assert landing_bytes(plan, "dbo.retained") == before

@@ -471,8 +471,10 @@ def test_publish_cache_setting_is_scoped_and_a_profile_value_wins(spark, tmp_pat
     if profile is not None:
         spark.conf.set(key, profile)
     try:
-        feed = copy_feed(FIXTURES / "qlik" / "customers", tmp_path / "feed")
-        tbl, plan = make(tmp_path, "qlik_replicate", feed, "customers")
+        feed = tmp_path / "feed"  # full rows: no completion, so a publish of few Spark jobs
+        feed.mkdir()
+        _write(feed / "001.json", [MD, _dt("INSERT", {"ID": 1, "V": "a", "W": "w"}, 1, "T1", True)])
+        tbl, plan = make(tmp_path, "qlik_replicate", feed)
         assert publish(spark, tbl, plan).status == "Published"
         assert seen == [profile or publisher.PUBLISH_CONF[key]]
         assert spark.conf.get(key, None) == profile  # the session is as it was

@@ -69,8 +69,20 @@ def _plan(root: Path, source_type: str, feed: str, columns, keys=()):
     return table, plan
 
 
+def qlik_orders_feed(folder: Path) -> None:
+    """A Qlik feed as Replicate writes files (a full load, then changes), of full rows: the
+    remote read is under test here, not partial-row completion (tests/spark/test_publish.py)."""
+    from qlik_messages import order_messages, orders_metadata
+
+    folder.mkdir()
+    load = [m for _, m in order_messages(0, 1, refresh=4)]
+    (folder / "LOAD00000001.json").write_text("\n".join([orders_metadata(), *load]) + "\n")
+    changes = [m for _, m in order_messages(6, 1, per_txn=2, first_seq=10, first_id=5)]
+    (folder / "CDC00000002.json").write_text("\n".join(changes) + "\n")
+
+
 @pytest.mark.parametrize("source_type, fixture, keys", [
-    ("qlik_replicate", "qlik/customers", ()),  # parsed in Python workers from shipped bytes
+    ("qlik_replicate", None, ()),  # parsed in Python workers from shipped bytes
     ("debezium", "debezium/postgres", ("id",)),  # read with spark.read.text
 ])
 def test_a_feed_on_s3_lands_the_same_file_as_the_same_feed_on_disk(s3_spark, s3, tmp_path,
@@ -85,7 +97,10 @@ def test_a_feed_on_s3_lands_the_same_file_as_the_same_feed_on_disk(s3_spark, s3,
 
     monkeypatch.setattr(qlik_messages, "CHUNK_BYTES", 300)  # several byte ranges per file
     local = tmp_path / "feed"
-    shutil.copytree(REPO / "tests" / "fixtures" / fixture, local)
+    if fixture is None:
+        qlik_orders_feed(local)
+    else:
+        shutil.copytree(REPO / "tests" / "fixtures" / fixture, local)
     last = sorted(local.iterdir())[-1]  # one gzip file: shipped whole, unpacked by the worker
     last.with_name(last.name + ".gz").write_bytes(gzip.compress(last.read_bytes()))
     last.unlink()
