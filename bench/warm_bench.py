@@ -8,7 +8,12 @@ Cold and warm rounds alternate (MIRRORSPEC_WARM=off makes a round cold), so both
 machine load; the load average is printed before and after. delta-rs merges the same one-row
 change into a table of the same orders rows.
 
-    .venv/bin/python bench/warm_bench.py [--rounds 2] [--json]
+    .venv/bin/python bench/warm_bench.py [--rounds 2] [--json] [--profile]
+
+`--profile`: the server writes a Spark event log, and one more warm `run` after the rounds
+(not timed with them) runs with every Spark Connect round trip traced (`_connect_trace.py`):
+the table says, per step, its seconds, Spark jobs and RPCs, and which mirrorspec functions
+made the RPCs and the jobs.
 """
 
 from __future__ import annotations
@@ -69,10 +74,44 @@ def deltalake_merge(project: Path, work: Path, order_id: int) -> float:
     return time.perf_counter() - started
 
 
+def with_event_log(project: Path, folder: Path) -> None:
+    """The project's profile writes an uncompressed Spark event log to `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    profiles = project / "profiles.yml"
+    text = profiles.read_text()
+    conf = "          spark.sql.shuffle.partitions: 4\n"
+    if conf not in text:
+        raise SystemExit(f"{profiles}: the scaffold's spark.conf changed; update warm_bench")
+    profiles.write_text(text.replace(conf, conf + "".join(
+        f"          {key}: {value}\n" for key, value in (
+            ("spark.eventLog.enabled", "true"), ("spark.eventLog.dir", f"file://{folder}"),
+            ("spark.eventLog.compress", "false")))))
+
+
+def traced_run(project: Path, work: Path, env: dict[str, str], events: Path
+               ) -> tuple[float, list[list], list[list]]:
+    """One warm `run` with its Spark Connect round trips traced: (seconds, steps, places)."""
+    from _connect_trace import breakdown
+
+    trace = work / "trace.json"
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, str(Path(__file__).parent / "_connect_trace.py"),
+                           str(trace), "run"], cwd=project, env=env, capture_output=True,
+                          text=True, timeout=1800)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"traced run failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    time.sleep(1)  # the event log is flushed as events come; let the last job's end land
+    steps, places = breakdown(trace, events, project / "target" / "run_results.json")
+    return seconds, steps, places
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2, help="cold and warm runs of each kind")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--profile", action="store_true",
+                        help="one more warm run, traced: steps, Spark jobs and RPCs")
     args = parser.parse_args(argv)
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="warm-bench-") as folder:
@@ -82,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
         cold_env = dict(env, MIRRORSPEC_WARM="off")
         cli(["init", "shop"], work, env)
         project = work / "shop"
+        events = work / "events"
+        if args.profile:
+            with_event_log(project, events)
         initial = cli(["run"], project, cold_env)  # the initial load: tables exist after it
         start = cli(["spark", "start"], project, env)
         cold, warm = [], []
@@ -92,6 +134,10 @@ def main(argv: list[str] | None = None) -> int:
                     order_id += 1
                     next_snapshot(project, order_id)
                     times.append(cli(["run"], project, round_env))
+            if args.profile:
+                order_id += 1
+                next_snapshot(project, order_id)
+                profiled = traced_run(project, work, env, events)
         finally:
             stop = cli(["spark", "stop"], project, env)
         delta_rs = deltalake_merge(project, work, order_id + 1)
@@ -122,6 +168,14 @@ def main(argv: list[str] | None = None) -> int:
               f"warm/cold by round {figures['round_ratios']} (never above 1)")
         print(f"load average before {figures['load_before']}, after {figures['load_after']} "
               f"({os.cpu_count()} CPUs)")
+    if args.profile:
+        seconds, steps, places = profiled
+        figures["profile"] = {"traced_run_s": round(seconds, 2), "steps": steps,
+                              "places": places}
+        if not args.json:
+            print(f"\none more warm run, traced: {seconds:.2f} s")
+            print_table(["step", "seconds", "jobs", "RPCs", "RPC s"], steps)
+            print_table(["RPC: where", "RPCs", "seconds", "jobs"], places[:25])
     emit(figures, args.json)
     return 0
 
