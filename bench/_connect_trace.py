@@ -29,6 +29,21 @@ _LOCK = threading.Lock()
 _PACKAGE = os.sep + "mirrorspec" + os.sep
 
 
+_SERVER_PID = int(os.environ.get("TRACE_SERVER_PID") or 0)  # the warm server's JVM, if known
+
+
+def _server_cpu() -> float:
+    """CPU seconds the server's JVM has used so far (0 when its pid is unknown)."""
+    if not _SERVER_PID:
+        return 0.0
+    try:
+        with open(f"/proc/{_SERVER_PID}/stat", encoding="ascii") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _frames() -> list[str]:
     """mirrorspec's frames of the current stack, innermost first, as `module.py:function:line`."""
     out = []
@@ -38,11 +53,11 @@ def _frames() -> list[str]:
     return out
 
 
-def _record(kind: str, started: float, ended: float, frames: list[str]) -> None:
+def _record(kind: str, started: float, ended: float, frames: list[str], cpu: float) -> None:
     with _LOCK:
         _CALLS.append({"kind": kind, "start": round(started - _T0, 4),
                        "end": round(ended - _T0, 4), "thread": threading.current_thread().name,
-                       "frames": frames})
+                       "frames": frames, "server_cpu": round(_server_cpu() - cpu, 3)})
 
 
 def install() -> None:
@@ -59,11 +74,11 @@ def install() -> None:
 
         def wrapper(self, *args, **kwargs):
             frames = _frames()
-            started = time.perf_counter()
+            cpu, started = _server_cpu(), time.perf_counter()
             try:
                 return original(self, *args, **kwargs)
             finally:
-                _record(label(args, kwargs), started, time.perf_counter(), frames)
+                _record(label(args, kwargs), started, time.perf_counter(), frames, cpu)
         setattr(client, name, wrapper)
 
     timed("_analyze", lambda a, k: f"analyze:{a[0] if a else k.get('method')}")
@@ -75,11 +90,11 @@ def install() -> None:
 
     def fetching(self, *args, **kwargs):
         frames = _frames()
-        started = time.perf_counter()
+        cpu, started = _server_cpu(), time.perf_counter()
         try:
             yield from fetch(self, *args, **kwargs)
         finally:
-            _record("execute_fetch", started, time.perf_counter(), frames)
+            _record("execute_fetch", started, time.perf_counter(), frames, cpu)
     client._execute_and_fetch_as_iterator = fetching
 
 
@@ -130,9 +145,11 @@ def breakdown(trace_file: Path, events_folder: Path, results_file: Path
               ) -> tuple[list[list[Any]], list[list[Any]]]:
     """Where one traced `run` spent its time: (steps, places).
 
-    steps: [step, seconds, Spark jobs, RPCs, RPC seconds] for the command's start (imports,
+    steps: [step, seconds, Spark jobs, RPCs, RPC seconds, the server's CPU seconds during
+    them (with TRACE_SERVER_PID set; concurrent RPCs each count it)] for the command's start (imports,
     compiling, connecting), each table's steps from run_results.json, and its end (status
-    files, exit). places: [innermost mirrorspec function, RPCs, RPC seconds, jobs] of every
+    files, exit). places: [innermost mirrorspec function, RPCs, RPC seconds, jobs, server CPU
+    seconds] of every
     RPC, the slowest first; a job counts for the RPC during which it was submitted."""
     trace = json.loads(trace_file.read_text())
     epoch0, wall = trace["epoch0"], trace["wall_s"]
@@ -158,14 +175,16 @@ def breakdown(trace_file: Path, events_folder: Path, results_file: Path
         mine = [c for c in calls if inside(start, end, c["start"])]
         steps.append([name, round(end - start, 2),
                       sum(inside(start, end, j["start"]) for j in jobs), len(mine),
-                      round(sum(c["end"] - c["start"] for c in mine), 2)])
-    places: dict[str, list[Any]] = defaultdict(lambda: [0, 0.0, 0])
+                      round(sum(c["end"] - c["start"] for c in mine), 2),
+                      round(sum(c.get("server_cpu", 0.0) for c in mine), 2)])
+    places: dict[str, list[Any]] = defaultdict(lambda: [0, 0.0, 0, 0.0])
     for call in calls:
         place = places[f"{call['kind'].split(':')[0]} {call['frames'][0] if call['frames'] else '?'}"]
         place[0] += 1
         place[1] += call["end"] - call["start"]
         place[2] += sum(inside(call["start"], call["end"] + 1e-3, j["start"]) for j in jobs)
-    rows = [[k, v[0], round(v[1], 3), v[2]] for k, v in
+        place[3] += call.get("server_cpu", 0.0)
+    rows = [[k, v[0], round(v[1], 3), v[2], round(v[3], 2)] for k, v in
             sorted(places.items(), key=lambda kv: -kv[1][1])]
     return steps, rows
 
