@@ -37,7 +37,6 @@ class _TableJob:
     outcome: Any = None  # the engine's last TableOutcome, for the monitoring JSON
     started: float = field(default_factory=time.monotonic)
     refresh: bool = False  # --full-refresh of a feed: the publisher publishes aside, then swaps
-    warming: Any = None  # the thread building the table's snapshot while its batch publishes
 
 
 def run_plan(plan: Plan, select: Sequence[str] = (), exclude: Sequence[str] = (), threads: int = 4,
@@ -210,9 +209,7 @@ def _run_table(spark, plan: Plan, job: _TableJob, files: LandingFiles, publish_o
         if feed and mirror and not job.refresh and files.data_files(table.landing_path):
             _mirror(spark, plan, job, console, "mirror (catch up)")
         if feed and not result.failed:
-            _publish(spark, plan, job, console, warm_snapshot=mirror)
-        if job.warming is not None:
-            job.warming.join()
+            _publish(spark, plan, job, console)
         if mirror and not result.failed:
             _mirror(spark, plan, job, console, "mirror")
     except MirrorspecError as exc:
@@ -257,26 +254,13 @@ def _timed(job: _TableJob, name: str):
     return _Timer()
 
 
-def _publish(spark, plan: Plan, job: _TableJob, console: Console,
-             warm_snapshot: bool = False) -> None:
-    """Publish the table's new feed files. `warm_snapshot`: the batch is mirrored next, so once
-    there is one, the mirrored table's snapshot is built meanwhile (`warm.prefetch`)."""
+def _publish(spark, plan: Plan, job: _TableJob, console: Console) -> None:
     from mirrorspec.spark.publish.publisher import publish_table
     from mirrorspec.spark.publish.refresh import refresh_table
 
-    def prefetch() -> None:
-        from mirrorspec.spark.mirror.warm import prefetch as start
-
-        delta_path = job.table.delta_path
-        if hadoop_fs.filesystem_for(delta_path, spark).is_dir(f"{delta_path.rstrip('/')}/_delta_log"):
-            job.warming = start(spark, delta_path)
-
     with _timed(job, "publish"):
-        if job.refresh:
-            published = refresh_table(spark, job.table, plan, console)
-        else:
-            published = publish_table(spark, job.table, plan, console,
-                                      on_batch=prefetch if warm_snapshot else None)
+        publish = refresh_table if job.refresh else publish_table
+        published = publish(spark, job.table, plan, console)
     result = job.result
     result.files_published.extend(published.files_written)
     result.rows_published += int(published.rows or 0)

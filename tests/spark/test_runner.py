@@ -230,15 +230,7 @@ def feed_table(root: Path, wh: Path, feed: Path) -> TablePlan:
                      steps=[TableStep("PublishFeed"), TableStep("MirrorTable")])
 
 
-def test_feed_table_is_published_then_mirrored_and_full_refresh_republishes(spark, tmp_path,
-                                                                            monkeypatch):
-    from mirrorspec.spark.mirror import warm
-
-    prefetched: list[str] = []
-    real_prefetch = warm.prefetch
-    monkeypatch.setattr(warm, "prefetch",
-                        lambda session, path: prefetched.append(path) or real_prefetch(session,
-                                                                                      path))
+def test_feed_table_is_published_then_mirrored_and_full_refresh_republishes(spark, tmp_path):
     root, wh, feed = tmp_path / "landing", tmp_path / "warehouse", tmp_path / "feed"
     feed.mkdir()
     (feed / "snap_001.csv").write_text("id,v\n1,a\n2,b\n3,c\n")
@@ -246,7 +238,6 @@ def test_feed_table_is_published_then_mirrored_and_full_refresh_republishes(spar
     plan = make_plan(root, wh, [table])
     first = run_plan(plan, spark=spark).results[0]
     assert first.status == "success", first.error
-    assert prefetched == []  # no Delta table yet: no snapshot to build
     assert [Path(f).name for f in first.files_published] == ["00000000000000000001.parquet"]
     assert first.rows_inserted == 3
     assert [t.name for t in first.timing] == ["publish", "mirror"]
@@ -259,10 +250,6 @@ def test_feed_table_is_published_then_mirrored_and_full_refresh_republishes(spar
     # the landing folder held the applied file 1 (the last one stays): mirrored first
     assert [t.name for t in second.timing] == ["mirror (catch up)", "publish", "mirror"]
     assert delta_rows(spark, table) == [(1, "a"), (2, "B"), (4, "d")]
-    # the table's snapshot was built while the batch that its MERGE applied was published
-    assert prefetched == [table.delta_path]
-    assert run_plan(plan, spark=spark).results[0].files_published == []
-    assert prefetched == [table.delta_path]  # nothing published: nothing built
 
     refreshed = run_plan(plan, spark=spark, full_refresh=True).results[0]
     assert refreshed.status == "success", refreshed.error
@@ -274,7 +261,6 @@ def test_feed_table_is_published_then_mirrored_and_full_refresh_republishes(spar
     assert not (Path(table.landing_path) / "_ProcessedFiles").exists()
     assert delta_rows(spark, table) == [(1, "a"), (2, "B"), (4, "d")]
     assert refreshed.delta_version == 0
-    assert prefetched == [table.delta_path]  # a full refresh replaces the table: none built
 
 
 def test_a_table_with_nothing_landed_is_not_started_and_build_skips_its_tests(spark, tmp_path):

@@ -6,11 +6,6 @@ file waits to become visible. Right after a pass commits, a background thread as
 version's details (`DESCRIBE DETAIL`, which needs that state), so Delta's log cache holds it
 ready when the next file lands. Public SQL only, so it also works over Spark Connect.
 
-`run` warms too: once a table's publish has a batch to land, the table's current snapshot is
-built in the background (`prefetch`) while the batch is read, checked and written, so the MERGE
-that applies it finds the state ready (a warm server keeps Delta's cache from run to run, but
-each commit leaves a version whose state was never built).
-
 Warming is idle-time work: while a pass runs, the thread starts nothing new (a file landing in
 one table must not wait behind the warming of fifty others that a first load just committed),
 and the tables the latest pass committed to are warmed first.
@@ -34,15 +29,6 @@ def warm_snapshot(spark: Any, delta_path: str) -> None:
         delta.describe(spark, delta_path)
     except Exception as exc:  # noqa: BLE001 - an optimisation; the next pass does the work anyway
         _log.debug("could not warm %s: %s", delta_path, exc)
-
-
-def prefetch(spark: Any, delta_path: str) -> threading.Thread:
-    """Warm the table's current snapshot on a thread of its own, started now; join it before
-    committing to the table (a MERGE would wait for the same state anyway)."""
-    thread = threading.Thread(target=warm_snapshot, args=(spark, delta_path),
-                              name="warm-snapshot", daemon=True)
-    thread.start()
-    return thread
 
 
 class SnapshotWarmer:

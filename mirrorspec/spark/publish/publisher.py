@@ -135,11 +135,8 @@ def busy_message(unique_id: str) -> str:
             "that one (the next pass publishes whatever it left)")
 
 
-def publish_table(spark, table: TablePlan, plan: Plan, console: Console | None = None,
-                  on_batch: Callable[[], Any] | None = None) -> PublishResult:
+def publish_table(spark, table: TablePlan, plan: Plan, console: Console | None = None) -> PublishResult:
     """Publish what is new in `table`'s feed into its landing folder (see the module docstring).
-    `on_batch()` is called once the publish knows it has a batch to read (`run` starts building
-    the mirrored table's snapshot then, while the batch is read).
 
     One publisher per table at a time: it holds an OS file lock (`lock_file`) for the whole
     publish, released when it ends or its process dies. Another run finding it held reports
@@ -147,7 +144,7 @@ def publish_table(spark, table: TablePlan, plan: Plan, console: Console | None =
     with a URI state path there is none (docs/operations.md)."""
     console = console or NullConsole()
     return with_publish_lock(plan, table, console,
-                             lambda: publish_new_files(spark, table, plan, console, on_batch))
+                             lambda: publish_new_files(spark, table, plan, console))
 
 
 def with_publish_lock(plan: Plan, table: TablePlan, console: Console,
@@ -171,9 +168,8 @@ def with_publish_lock(plan: Plan, table: TablePlan, console: Console,
         lock.release()
 
 
-def publish_new_files(spark, table: TablePlan, plan: Plan, console: Console,
-                      on_batch: Callable[[], Any] | None = None) -> PublishResult:
-    """The publish itself, without the lock (`publish_table` holds it); `on_batch`: as there."""
+def publish_new_files(spark, table: TablePlan, plan: Plan, console: Console) -> PublishResult:
+    """The publish itself, without the lock (`publish_table` holds it)."""
     result = PublishResult(table.unique_id)
     fs = hadoop_fs.files_for(spark)
     # the Qlik/Arcion parsers scan feed files on the driver; URIs are read through Hadoop
@@ -193,8 +189,6 @@ def publish_new_files(spark, table: TablePlan, plan: Plan, console: Console,
                 result.status = "Published"
                 # fall through: new files may be waiting too
             else:
-                if on_batch is not None:
-                    on_batch()
                 return _publish_batch(spark, fs, table, plan, state, list(pending["files"]),
                                       int(pending["sequence"]), console, result)
         feed_path = table.source.path
@@ -219,8 +213,6 @@ def publish_new_files(spark, table: TablePlan, plan: Plan, console: Console,
             console.warning(unknown_files_warning(plan, table, len(new), len(published)),
                             table=table.unique_id, files=len(new))
         sequence = next_sequence(fs, table.landing_path, state)
-        if on_batch is not None:
-            on_batch()
         return _publish_batch(spark, fs, table, plan, state, files, sequence, console, result)
     except MirrorspecError as exc:
         if table.source.kafka:

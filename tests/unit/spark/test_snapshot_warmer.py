@@ -43,13 +43,3 @@ def test_close_drops_what_waits_and_returns(monkeypatch):
     warmer.before_pass()
     warmer.close()
     assert warmed == [] and not warmer._thread.is_alive()
-
-
-def test_prefetch_warms_on_a_thread_of_its_own(monkeypatch):
-    """`run` builds a table's snapshot while the table's batch publishes."""
-    seen: list[tuple[str, str]] = []
-    monkeypatch.setattr(warm, "warm_snapshot",
-                        lambda spark, path: seen.append((threading.current_thread().name, path)))
-    thread = warm.prefetch(None, "/t")
-    thread.join(10)
-    assert seen == [("warm-snapshot", "/t")]
