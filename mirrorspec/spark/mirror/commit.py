@@ -196,6 +196,7 @@ class DeltaCommit:
                 if staged is not None:
                     conf.update(staged.conf)
                     source = staged.frame
+                conf.update(fold.small_merge_conf(known, size))
                 try:
                     with session_conf(session, conf):
                         fold.run_merge(session, target.delta_path, source, columns, keys,

@@ -31,6 +31,13 @@ INSERT_IF_ABSENT = "__insert_if_absent"
 ACTION_DELETE = "delete"
 ACTION_SET = "set"
 
+# A MERGE of a table this small (with its batch) runs without adaptive execution, in one
+# shuffle partition: adaptive execution submits every shuffle stage as a job of its own (a tiny
+# MERGE: 11 jobs, 8 without it), each planned and scheduled for a few rows. Above it,
+# adaptive execution's partition coalescing and skew handling pay.
+SMALL_MERGE_BYTES = 16 * 2**20
+SMALL_MERGE_CONF = {"spark.sql.adaptive.enabled": "false", "spark.sql.shuffle.partitions": "1"}
+
 _INSERT = int(RowMarker.INSERT)
 _DELETE = int(RowMarker.DELETE)
 _REPLACE = [int(RowMarker.UPDATE), int(RowMarker.UPSERT)]
@@ -91,6 +98,14 @@ def rows_for_empty_table(source: DataFrame, columns: list[str]) -> DataFrame:
     """What the MERGE would leave in an empty table: appended rows and set-rows to insert."""
     keep = (~F.col(IS_RESET)) | ((F.col(ACTION) == ACTION_SET) & F.col(INSERT_IF_ABSENT))
     return source.filter(keep).select(*[col(c) for c in columns])
+
+
+def small_merge_conf(table_bytes: int | None, batch_bytes: int) -> dict[str, str]:
+    """The session conf of a MERGE of a `batch_bytes` batch into a table of `table_bytes`
+    (None: unknown): `SMALL_MERGE_CONF` while both together stay under SMALL_MERGE_BYTES."""
+    if table_bytes is None or table_bytes + batch_bytes >= SMALL_MERGE_BYTES:
+        return {}
+    return dict(SMALL_MERGE_CONF)
 
 
 def merge_condition(keys: list[str], prune: str | None = None) -> str:

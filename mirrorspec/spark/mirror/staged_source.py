@@ -60,6 +60,8 @@ def stage(session, filesystem, delta_path: str, source: DataFrame,
     MERGE source; None (the MERGE then reads `source` as before) for a table smaller than
     MIN_TABLE_BYTES or a column whose type can't be stored in Parquet. `known_bytes`: the
     table's size when the caller has it from the log (else Spark is asked)."""
+    if known_bytes is not None and known_bytes < MIN_TABLE_BYTES:
+        return None  # before `source.schema`: over Spark Connect that is a round trip
     if not all(_parquet_writable(f.dataType) for f in source.schema.fields):
         return None
     size = known_bytes if known_bytes is not None else table_bytes(session, delta_path)

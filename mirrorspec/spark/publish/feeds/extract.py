@@ -70,25 +70,24 @@ def _typed(raw_col, data_type: str, opts: ExtractOptions):
     return raw_col.try_cast(spark_type_for(data_type))
 
 
-def _first_bad_value(df, typed: dict[str, Any], raw: dict[str, Any], *where: Any,
-                     or_where: Any = None, first: Any = None):
-    """The first row with a value that doesn't parse as its column's type: `_bad` (the
-    column), the raw values and the `where` columns (its file, its row); None when all parse.
-    `or_where`: rows that condition holds for are found too; `first`: which come first (in
-    one Spark job either way)."""
+BAD_COLUMN = "__bad_row"  # a checked snapshot's first problem, found with its key checks
+
+
+def _bad_row(typed: dict[str, Any], raw: dict[str, Any], *where: Any, or_where: Any = None,
+             first: Any = None):
+    """A column that is NULL on a good row and, on a row with a value that doesn't parse as its
+    column's type (or, `or_where`, another problem), a struct whose minimum over the snapshot
+    is the row to report: `first` (False sorts first), the `where` columns (its file, its
+    place), `_bad` (the column) and the raw values. `_check_keys` takes that minimum in the
+    same Spark job as the key checks."""
 
     checks = [F.when(raw[name].isNotNull() & typed[name].isNull(), F.lit(name))
               for name in typed]
-    if not checks and or_where is None:
-        return None
     bad_column = F.coalesce(*checks) if checks else F.lit(None).cast("string")
     found = bad_column.isNotNull() if or_where is None else bad_column.isNotNull() | or_where
-    rows = df.select(bad_column.alias("_bad"), *[raw[n].alias(n) for n in raw], *where) \
-        .where(found)
-    if first is not None:
-        rows = rows.orderBy(first)
-    bad = rows.limit(1).collect()
-    return bad[0] if bad else None
+    order = first if first is not None else F.lit(True)
+    return F.when(found, F.struct(order.alias("_first"), *where, bad_column.alias("_bad"),
+                                  *[raw[n].alias(n) for n in raw]))
 
 
 def local_header(file: str, opts: ExtractOptions) -> list[str] | None:
@@ -125,9 +124,10 @@ class CsvExtractReader(CsvExtractFormat):
 
     def read_snapshot(self, spark: Any, snapshot: Snapshot, columns, opts: ExtractOptions,
                       checked: bool = True):
-        """The snapshot's rows, typed as the table's columns. `checked`: fail on a malformed
-        record or a value not of its column's type (False for a snapshot checked when it was
-        published: one Spark job less)."""
+        """(the snapshot's rows typed as the table's columns, explain). `checked`: the rows
+        also carry BAD_COLUMN (a malformed record or a value not of its column's type) and
+        `explain(bad)` is its error, which `_check_keys` raises (False, for a snapshot checked
+        when it was published: no check, explain None)."""
 
         reader = (spark.read.option("sep", opts.delimiter).option("quote", opts.quote)
                   .option("escape", opts.escape).option("encoding", opts.encoding)
@@ -149,24 +149,29 @@ class CsvExtractReader(CsvExtractFormat):
                .withColumn("_file", F.col("_metadata.file_path")))
         strings = {name: F.col(f"`{mapping[name]}`") for name, _ in columns}
         typed = {name: _typed(strings[name], data_type, opts) for name, data_type in columns}
-        if checked:
-            # one job for both checks: a malformed record first, else a value of another type
-            # (a data column is selected too: Spark refuses queries of the corrupt column alone)
-            bad = _first_bad_value(raw, typed, strings, F.col("_file"), F.col("_corrupt_record"),
-                                   or_where=F.col("_corrupt_record").isNotNull(),
-                                   first=F.col("_corrupt_record").isNull())
-            if bad is not None and bad["_corrupt_record"] is not None:
+        if not checked:
+            return raw.select(*[typed[name].alias(name) for name, _ in columns]), None
+        # a malformed record first, else a value of another type (a data column is selected
+        # too: Spark refuses queries of the corrupt column alone)
+        bad = _bad_row(typed, strings, F.col("_file"),
+                       F.monotonically_increasing_id().alias("_pos"),
+                       F.col("_corrupt_record").alias("_corrupt_record"),
+                       or_where=F.col("_corrupt_record").isNotNull(),
+                       first=F.col("_corrupt_record").isNull())
+
+        def explain(bad: Any) -> SourceError:
+            if bad["_corrupt_record"] is not None:
                 record = bad["_corrupt_record"]
                 file = _plain_name(bad["_file"], files)
-                raise SourceError(f"malformed CSV record (expected {len(names)} fields): "
-                                  f"{record[:200]!r}", file=file,
-                                  line=_line(file, lambda data: csv_malformed_line(
-                                      data, file, opts, len(names))),
-                                  hint="check the delimiter, quote and header options")
-            if bad is not None:
-                raise _csv_value_error(bad, dict(columns), names.index(mapping[bad["_bad"]]),
-                                       _plain_name(bad["_file"], files), opts)
-        return raw.select(*[typed[name].alias(name) for name, _ in columns])
+                return SourceError(f"malformed CSV record (expected {len(names)} fields): "
+                                   f"{record[:200]!r}", file=file,
+                                   line=_line(file, lambda data: csv_malformed_line(
+                                       data, file, opts, len(names))),
+                                   hint="check the delimiter, quote and header options")
+            return _csv_value_error(bad, dict(columns), names.index(mapping[bad["_bad"]]),
+                                    _plain_name(bad["_file"], files), opts)
+        return raw.select(*[typed[name].alias(name) for name, _ in columns],
+                          bad.alias(BAD_COLUMN)), explain
 
 class ParquetExtractReader(ParquetExtractFormat):
     """`parquet`: each new Parquet extract (file or folder of part files) is a full snapshot."""
@@ -178,7 +183,7 @@ class ParquetExtractReader(ParquetExtractFormat):
 
     def read_snapshot(self, spark: Any, snapshot: Snapshot, columns, opts: ExtractOptions,
                       checked: bool = True):
-        """The snapshot's rows, typed as the table's columns (`checked`: as for CSV)."""
+        """(rows, explain), as for CSV (`checked`: a value not of its column's type)."""
 
         raw = spark.read.option("mergeSchema", "true").parquet(*snapshot.files)
         mapping = _match_columns(raw.columns, columns, snapshot.name, "schema")
@@ -189,17 +194,22 @@ class ParquetExtractReader(ParquetExtractFormat):
             target = spark_type_for(data_type)
             typed[name] = selected[name] if source_type == target else \
                 selected[name].try_cast(target)
-        bad = None if not checked else _first_bad_value(
-            raw, typed, selected, F.col("_metadata.file_path").alias("_file"),
-            F.col("_metadata.row_index").alias("_row"))
-        if bad is not None:
+        rows = [typed[name].alias(name) for name, _ in columns]
+        if not checked:
+            return raw.select(*rows), None
+        # the raw values as text: a struct's minimum needs orderable fields
+        bad = _bad_row(typed, {name: value.cast("string") for name, value in selected.items()},
+                       F.col("_metadata.file_path").alias("_file"),
+                       F.col("_metadata.row_index").alias("_row"))
+
+        def explain(bad: Any) -> SourceError:
             name = bad["_bad"]
             problem = cell_type_problem(name, raw.columns.index(mapping[name]) + 1,
                                         expected_type(dict(columns)[name], opts), str(bad[name]))
-            raise SourceError(f"row {bad['_row'] + 1}: {problem}",
-                              file=_plain_name(bad["_file"], list(snapshot.files)),
-                              hint=_VALUE_HINT)
-        return raw.select(*[typed[name].alias(name) for name, _ in columns])
+            return SourceError(f"row {bad['_row'] + 1}: {problem}",
+                               file=_plain_name(bad["_file"], list(snapshot.files)),
+                               hint=_VALUE_HINT)
+        return raw.select(*rows, bad.alias(BAD_COLUMN)), explain
 
 
 def _csv_value_error(bad: Any, types: dict[str, str], field: int, file: str,
@@ -256,8 +266,9 @@ def read_snapshots(reader: Any, spark: Any, table: Any, files: Sequence[str],
         skipped, snapshots = [s.name for s in snapshots[:-1]], snapshots[-1:]
     frames = []
     for index, snapshot in enumerate(snapshots):
-        current = reader.read_snapshot(spark, snapshot, columns, opts)
-        _check_keys(current, keys, snapshot, opts, names if kind == "csv" else None)
+        current, explain = reader.read_snapshot(spark, snapshot, columns, opts)
+        _check_keys(current, keys, snapshot, opts, names if kind == "csv" else None, explain)
+        current = current.drop(BAD_COLUMN)
         frames.append(diff_snapshots(previous, current, names, keys)
                       .withColumn("_order", F.struct(F.lit(index).alias("snapshot"),
                                                      F.lit(snapshot.name).alias("name")))
@@ -289,7 +300,7 @@ def _previous(spark: Any, reader: Any, table: Any, state: dict[str, Any], column
                             else os.path.dirname(remembered[0]), remembered)
         try:
             # checked when it was published; a column it lacks still fails (→ the mirrored table)
-            return (reader.read_snapshot(spark, snapshot, columns, opts, checked=False),
+            return (reader.read_snapshot(spark, snapshot, columns, opts, checked=False)[0],
                     f"extract {snapshot.name}")
         except SourceError:
             pass  # e.g. the YAML gained a column the old extract lacks: the mirrored table knows
@@ -307,18 +318,24 @@ def _previous(spark: Any, reader: Any, table: Any, state: dict[str, Any], column
 
 
 def _check_keys(current, keys: Sequence[str], snapshot: Snapshot, opts: ExtractOptions,
-                csv_columns: Sequence[str] | None = None) -> None:
-    """Reject a snapshot with a NULL key, a duplicated key, or no rows (unless allowed). A CSV
-    snapshot (`csv_columns`: the table's columns) names the file and line where it can."""
+                csv_columns: Sequence[str] | None = None, explain: Any = None) -> None:
+    """Reject a snapshot with a bad row (`explain`: `current` carries BAD_COLUMN, and
+    `explain(bad)` is the error of its first bad row), a NULL key, a duplicated key, or no rows
+    (unless allowed). A CSV snapshot (`csv_columns`: the table's columns) names the file and
+    line where it can."""
 
     null_key = F.lit(False)
     for key in keys:
         null_key = null_key | F.col(f"`{key}`").isNull()
-    # one job: rows, NULL-keyed rows and the most rows of one key, by key
-    per_key = current.groupBy(*keys).count()
+    # one job: the first bad row, rows, NULL-keyed rows and the most rows of one key, by key
+    checks = [F.min(BAD_COLUMN).alias("bad")] if explain is not None else []
+    per_key = current.groupBy(*keys).agg(F.count(F.lit(1)).alias("count"), *checks)
     counts = per_key.agg(F.sum("count").alias("rows"),
                          F.sum(F.when(null_key, F.col("count"))).alias("null_keys"),
-                         F.max(F.when(~null_key, F.col("count"))).alias("most")).first()
+                         F.max(F.when(~null_key, F.col("count"))).alias("most"),
+                         *[F.min("bad").alias("bad") for _ in checks]).first()
+    if explain is not None and counts["bad"] is not None:
+        raise explain(counts["bad"])
     if counts["null_keys"]:
         file, line = _key_place(snapshot, opts, keys, csv_columns, null=True)
         raise SourceError(f"{counts['null_keys']} row(s) have a NULL key ({', '.join(keys)})"
