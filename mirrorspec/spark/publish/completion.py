@@ -127,7 +127,8 @@ def partial_condition(data_columns: Sequence[str]):
 
 
 def complete_changes(spark: SparkSession, changes: DataFrame, columns: Sequence[str],
-                     keys: Sequence[str], mirrored: DataFrame | None) -> DataFrame:
+                     keys: Sequence[str], mirrored: DataFrame | None,
+                     cached: list[DataFrame] | None = None) -> DataFrame:
     """Fill every absent column of the batch's change rows (see the module docstring).
 
     `changes` has the table's `columns`, the canonical change columns, `_pair` and `_tie`; only
@@ -136,7 +137,9 @@ def complete_changes(spark: SparkSession, changes: DataFrame, columns: Sequence[
     that the insert of a key change (`_pair`) first takes what it lacks from the old key's row
     just before that key's delete. (A key changed twice in one batch takes from the first old
     key only what that key's own row held.) A column still unknown raises SourceError at
-    the first such change (file and line).
+    the first such change (file and line). With `cached`, the completed rows are persisted
+    (and appended to it, for the caller to unpersist) before that check, so the landing write
+    reads them instead of running the windows again.
     """
     data_columns = [c for c in columns if c not in keys]
     if not keys or not data_columns:
@@ -194,6 +197,9 @@ def complete_changes(spark: SparkSession, changes: DataFrame, columns: Sequence[
     completed = (affected.select(*[F.col(c) for c in others], *filled,
                                  F.array_compact(F.array(*missing)).alias(_MISSING_COLUMN))
                  .where(F.col(_RANK_COLUMN) == 1).drop(_RANK_COLUMN))
+    if cached is not None:
+        completed = completed.persist()
+        cached.append(completed)
     _stop_at_incomplete(completed, keys)
     completed = completed.withColumn(
         PRESENT_COLUMN, F.lit(None).cast(changes.schema[PRESENT_COLUMN].dataType))

@@ -286,7 +286,7 @@ def _publish_batch(spark, fs: Files, table: TablePlan, plan: Plan, state: dict[s
             first_load = (not any(b.get("sequence") for b in prior.get("batches", []))
                           and not _has_data_files(fs, table.landing_path))
             written, rows, marks = _write_landing(spark, fs, table, changes, keys, sequence,
-                                                  first_load, Marks.from_state(prior))
+                                                  first_load, Marks.from_state(prior), cached)
         finally:
             for frame in cached:
                 frame.unpersist()
@@ -397,12 +397,12 @@ def _check_changes(changes, columns: list[str], keys: list[str]) -> dict[str, in
 
 
 def _write_landing(spark, fs: Files, table: TablePlan, changes, keys: list[str],
-                   sequence: int, first_load: bool = False, marks: Marks | None = None
-                   ) -> tuple[str | None, int, Marks | None]:
+                   sequence: int, first_load: bool = False, marks: Marks | None = None,
+                   cached: list | None = None) -> tuple[str | None, int, Marks | None]:
     """Write the batch as `_publishing_<seq>/part-*.parquet`; (that file or None, row count,
     the delivery marks after the batch, or None when the reader gives no `_delivery`).
     Keyed inserts land as upserts but in an insert-only first load with unique keys
-    (`replays`)."""
+    (`replays`). Frames it persists go to `cached`, which the caller unpersists."""
     from pyspark.sql import functions as F
 
     from mirrorspec.spark.publish.completion import (complete_changes, expand_truncates, read_mirrored,
@@ -448,7 +448,7 @@ def _write_landing(spark, fs: Files, table: TablePlan, changes, keys: list[str],
     if counts["truncate"]:
         frame = expand_truncates(spark, frame, keys, mirrored)
     if counts["partial"]:
-        frame = complete_changes(spark, frame, columns, keys, mirrored)
+        frame = complete_changes(spark, frame, columns, keys, mirrored, cached)
     landing = (frame.repartition(1).sortWithinPartitions(*sort_columns(keys))
                .select(*[F.col(c) for c in columns],
                        insert_marker(keys, inserts_stay).cast("int").alias(ROW_MARKER_COLUMN)))
