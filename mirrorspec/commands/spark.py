@@ -26,8 +26,8 @@ def spark() -> None:
 @click.option("--timeout", type=click.FloatRange(min=1), default=240.0, show_default=True,
               help="Seconds to wait for the server to answer.")
 @click.option("--warm-up/--no-warm-up", default=True, show_default=True,
-              help="Mirror a throw-away table through the new server, so the first command "
-                   "finds its classes loaded.")
+              help="Mirror a throw-away table and publish and mirror a throw-away extract "
+                   "through the new server, so the first commands find their code warm.")
 def start(port: int | None, timeout: float, warm_up: bool, **params: Any) -> None:
     """Start the warm Spark server for this project's profile output (or say it runs).
 
