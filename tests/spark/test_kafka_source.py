@@ -199,6 +199,7 @@ def test_debezium_key_value_and_unwrapped_from_topics_and_files(spark, broker, t
     assert products == rows(plan, "dbo.products_files", "id")
 
 
+@pytest.mark.extra  # a real `run --watch` process over Kafka (~50 s): `make test-extras`
 def test_run_watch_fetches_new_messages_on_every_pass(broker, tmp_path):
     """`mirrorspec run --watch` as a real process: messages produced while it runs become rows;
     SIGTERM stops it after the pass (exit 0)."""
