@@ -46,6 +46,14 @@ def on_sigint(_signum: int, _frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def raise_if_interrupted() -> None:
+    """Raise KeyboardInterrupt, in the main thread, when a Ctrl-C came whose exception was
+    swallowed where Python ignores exceptions (an at-fork hook while the JVM is launched, a
+    finalizer, a weakref callback): the flag `on_sigint` set says it came."""
+    if _interrupted.is_set() and threading.current_thread() is threading.main_thread():
+        raise KeyboardInterrupt
+
+
 def _silent(_args: object) -> None:
     """A worker thread's exception after Ctrl-C: nothing to say."""
 

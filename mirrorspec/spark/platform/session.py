@@ -165,6 +165,8 @@ def build_session(master: str | None = "local[*]", conf: Mapping[str, str] | Non
         raise
     if started_here:
         _OWNED.append(session)
+    # a Ctrl-C while the JVM was launched can land in an at-fork hook, which swallows it
+    interrupts.raise_if_interrupted()
     if starting and console is not None:
         console.info(f"Spark started ({time.monotonic() - began:.1f}s)")
     session.sparkContext.setLogLevel(os.environ.get("MIRRORSPEC_SPARK_LOG_LEVEL", "ERROR"))

@@ -38,3 +38,33 @@ def test_outside_the_command_line_pyspark_keeps_its_own_handler():
         assert signal.getsignal(signal.SIGINT) is pyspark_like
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+def test_a_ctrl_c_swallowed_where_python_ignores_exceptions_is_raised_again(monkeypatch):
+    """A SIGINT that lands in an at-fork hook while the JVM is launched (filelock registers
+    one) is printed as "Exception ignored" and lost; the flag brings it back after the start."""
+    import logging
+    import os
+
+    monkeypatch.setattr(interrupts, "_interrupted", threading.Event())
+    monkeypatch.setattr(threading, "excepthook", threading.excepthook)
+    interrupts.raise_if_interrupted()  # no Ctrl-C yet: nothing
+    hook_ran = []
+
+    def swallowed_by_a_hook():
+        if hook_ran:  # at-fork hooks can't be removed: later forks of this process skip it
+            return
+        hook_ran.append(True)
+        interrupts.on_sigint(signal.SIGINT, None)
+
+    os.register_at_fork(after_in_parent=swallowed_by_a_hook)
+    try:
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        os.waitpid(pid, 0)
+    finally:
+        logging.disable(logging.NOTSET)
+    assert hook_ran  # the KeyboardInterrupt it raised went nowhere
+    with pytest.raises(KeyboardInterrupt):
+        interrupts.raise_if_interrupted()
