@@ -32,19 +32,25 @@ def file_feed(tmp_path: Path) -> str:
     return str(feed)
 
 
-@pytest.mark.parametrize("point", ["before_offsets_recorded", "after_offsets_recorded",
-                                   "before_publish_rename", "after_publish_rename"])
-def test_a_crash_at_each_publish_step_then_a_rerun_publishes_the_same_bytes(
-        spark, broker, tmp_path, monkeypatch, point):
-    topic = f"crash.{point}"
+def reference_and_crashed(spark, broker, tmp_path, topic: str, orders: int, refresh: int):
+    """A project of two tables on one new 2-partition topic of Qlik order messages: `reference`
+    published once, `crashed` left for the test to crash; returns the plan."""
     broker.create_topic(topic, partitions=2)
     broker.produce(topic, [(None, orders_metadata())], partition=0)
-    for partition, message in order_messages(12, partitions=2, refresh=3):
+    for partition, message in order_messages(orders, partitions=2, refresh=refresh):
         broker.produce(topic, [(None, message)], partition=partition)
     tables = [{"name": name, "source": {"type": "qlik_replicate", "kafka": {"topics": [topic]}}}
               for name in ("reference", "crashed")]
     plan = project(tmp_path, tables, broker)
     run(spark, plan, select=["dbo.reference"], publish_only=True)
+    return plan
+
+
+@pytest.mark.parametrize("point", ["before_offsets_recorded", "after_offsets_recorded",
+                                   "before_publish_rename", "after_publish_rename"])
+def test_a_crash_at_each_publish_step_then_a_rerun_publishes_the_same_bytes(
+        spark, broker, tmp_path, monkeypatch, point):
+    plan = reference_and_crashed(spark, broker, tmp_path, f"crash.{point}", 12, 3)
 
     class Crash(BaseException):
         pass
@@ -77,15 +83,7 @@ def test_a_sigkill_around_the_offsets_then_a_rerun_publishes_the_same_bytes(
     table that never crashed."""
     import subprocess
 
-    topic = f"kill.{point}"
-    broker.create_topic(topic, partitions=2)
-    broker.produce(topic, [(None, orders_metadata())], partition=0)
-    for partition, message in order_messages(8, partitions=2, refresh=2):
-        broker.produce(topic, [(None, message)], partition=partition)
-    tables = [{"name": name, "source": {"type": "qlik_replicate", "kafka": {"topics": [topic]}}}
-              for name in ("reference", "crashed")]
-    plan = project(tmp_path, tables, broker)
-    run(spark, plan, select=["dbo.reference"], publish_only=True)
+    plan = reference_and_crashed(spark, broker, tmp_path, f"kill.{point}", 8, 2)
     script = Path(sys.executable).parent / "mirrorspec"
     base = [str(script)] if script.exists() else [sys.executable, "-m", "mirrorspec"]
     env = {**os.environ, "MIRRORSPEC_CRASH_AT": point, "MIRRORSPEC_CRASH_TABLE": "dbo.crashed"}
