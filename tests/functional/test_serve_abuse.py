@@ -288,6 +288,23 @@ def test_a_small_block_list_cannot_write_a_large_blob(tmp_path):
         assert server.stop() == 0
 
 
+def test_a_refused_body_sent_whole_before_the_answer_is_read_gets_its_refusal(tmp_path):
+    """http.client (like many clients) sends the whole body before it reads the answer: the
+    server reads and drops the unread rest before closing, so the 413 arrives, not a reset."""
+    server = OneLakeServe(tmp_path, "--workspace", "ws", "--item", "db",
+                          "--max-blob-size", str(1 << 20))
+    try:
+        wire = Wire(server.ready["url"])
+        for _ in range(3):
+            status, headers, _b = wire("PUT", f"{LZ}/t/big.bin", b"y" * (16 << 20),
+                                       {"x-ms-blob-type": "BlockBlob"})
+            assert (status, headers["x-ms-error-code"]) == (413, "RequestBodyTooLarge")
+        assert not (server.landing / "t" / "big.bin").exists()
+        assert wire("PUT", f"{LZ}/t/small.bin", b"z", {"x-ms-blob-type": "BlockBlob"})[0] == 201
+    finally:
+        assert server.stop() == 0
+
+
 # --- what survives a restart ------------------------------------------------------------------
 
 def test_properties_metadata_and_leases_survive_a_restart(tmp_path):
