@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from tests.clients.test_clients import InstallFailed, java_runner
+from tests.support.mirror_cli import SHORT_JVM_OPTIONS
 from tests.support.onelake_server import OneLakeServe
 
 pytestmark = [pytest.mark.clients, pytest.mark.skipif(
@@ -38,7 +39,7 @@ TENANT = "11111111-2222-3333-4444-555555555555"
 APP, SECRET = "publisher-app", "publisher-secret"
 FABRIC_SCOPE = "https://api.fabric.microsoft.com/.default"
 MIRROR_CONF = ("spark.master=local[1]", "spark.sql.shuffle.partitions=1", "spark.ui.enabled=false",
-               "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+               f"spark.driver.extraJavaOptions={SHORT_JVM_OPTIONS}")
 MIRRORING = {"properties": {"source": {"type": "GenericMirror", "typeProperties": {}},
                             "target": {"type": "MountedRelationalDatabase",
                                        "typeProperties": {"format": "Delta"}}}}

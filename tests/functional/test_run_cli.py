@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from tests.support.project_files import write, write_changes
+from tests.support.mirror_cli import SHORT_JVM_CONF
 
 
 MIRRORSPEC = Path(sys.executable).with_name("mirrorspec")
@@ -24,7 +25,8 @@ def write_project(root: Path) -> Path:
         "profiles.yml": {"clitest": {"target": "dev", "outputs": {"dev": {
             "landing_zone": "landing_zone", "warehouse": "warehouse",
             "spark": {"master": "local[1]", "conf": {"spark.sql.shuffle.partitions": 1,
-                                                     "spark.driver.memory": "1g"}}}}}},
+                                                     "spark.driver.memory": "1g",
+                                                     **SHORT_JVM_CONF}}}}}},
         "tables/shop.yml": {"tables": [
             {"name": "good", "schema": "shop", "key_columns": ["id"], "tags": ["fine"],
              "columns": [{"name": "id", "type": "Int32"}, {"name": "v", "type": "String"}],

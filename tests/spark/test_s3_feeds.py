@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from tests.support.s3_server import SECRET_KEY, S3Server, environ_without_aws
+from tests.support.mirror_cli import SHORT_JVM_OPTIONS
 
 pytestmark = pytest.mark.s3
 
@@ -139,7 +140,7 @@ def _project(tmp_path: Path, s3: S3Server, feeds: str, lake: str) -> Path:
     shutil.copytree(ARCION, project, ignore=shutil.ignore_patterns(
         "feed", "target", "landing_zone", "warehouse", "logs"))
     conf = {"spark.sql.shuffle.partitions": "1", "spark.default.parallelism": "1",
-            "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+            "spark.driver.extraJavaOptions": SHORT_JVM_OPTIONS,
             **s3.spark_conf()}
     (project / "profiles.yml").write_text(yaml.safe_dump({"arcion": {
         "target": "dev", "outputs": {"dev": {

@@ -17,6 +17,7 @@ import pytest
 
 from mirrorspec.openmirroring import mirroring
 from tests.support.no_jvm import REPO
+from tests.support.mirror_cli import SHORT_JVM_OPTIONS
 from tests.support.project_files import write, write_changes
 from tests.support.s3_server import ACCESS_KEY, SECRET_KEY, S3Server, environ_without_aws
 
@@ -48,7 +49,7 @@ with open(sys.argv[1], "w") as handle:
 def _project(root: Path, s3: S3Server, lake: str) -> Path:
     conf = {"spark.sql.shuffle.partitions": "1", "spark.default.parallelism": "1",
             "spark.ui.enabled": "false",
-            "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+            "spark.driver.extraJavaOptions": SHORT_JVM_OPTIONS,
             **s3.spark_conf()}
     return write(root / "shop", {
         "mirrorspec_project.yml": {"name": "shop", "version": "1"},

@@ -20,6 +20,7 @@ import yaml
 
 from tests.support.no_jvm import skip_unless
 from tests.support.onelake_server import OneLakeServe
+from tests.support.mirror_cli import SHORT_JVM_OPTIONS
 
 pytestmark = pytest.mark.extra  # a slow end-to-end extra: `make test-extras`
 
@@ -27,7 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 LANDING_URI = ("abfs://ws@onelake.dfs.fabric.microsoft.com/db.MountedRelationalDatabase/"
                "Files/LandingZone")
 SPARK = {"spark.sql.shuffle.partitions": "1", "spark.ui.enabled": "false",
-         "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
+         "spark.driver.extraJavaOptions": SHORT_JVM_OPTIONS}
 
 
 ACCOUNT_KEY = base64.b64encode(b"any key will do, serve checks none").decode()

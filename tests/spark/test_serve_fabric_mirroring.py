@@ -14,6 +14,7 @@ import time
 import pytest
 
 from tests.support.no_jvm import skip_unless
+from tests.support.mirror_cli import SHORT_JVM_OPTIONS
 from tests.support.onelake_server import OneLakeServe
 
 pytestmark = pytest.mark.spark
@@ -29,7 +30,7 @@ except ImportError:
 TENANT = "11111111-2222-3333-4444-555555555555"
 APP, SECRET = "publisher-app", "publisher-secret"
 MIRROR_CONF = ("spark.master=local[1]", "spark.sql.shuffle.partitions=1", "spark.ui.enabled=false",
-               "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+               f"spark.driver.extraJavaOptions={SHORT_JVM_OPTIONS}")
 MIRRORING = {"properties": {"source": {"type": "GenericMirror", "typeProperties": {}},
                             "target": {"type": "MountedRelationalDatabase",
                                        "typeProperties": {"format": "Delta"}}}}

@@ -17,6 +17,7 @@ import time
 
 
 from tests.support.no_jvm import skip_unless
+from tests.support.mirror_cli import SHORT_JVM_OPTIONS
 from tests.support.onelake_server import OneLakeServe
 
 pytestmark = pytest.mark.extra  # a slow end-to-end extra: `make test-extras`
@@ -31,7 +32,7 @@ except ImportError:
 ITEM = "db.MountedRelationalDatabase"
 TABLE = f"{ITEM}/Files/LandingZone/sales.schema/orders"
 MIRROR_CONF = ("spark.master=local[1]", "spark.sql.shuffle.partitions=1", "spark.ui.enabled=false",
-               "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+               f"spark.driver.extraJavaOptions={SHORT_JVM_OPTIONS}")
 
 
 def descendants(pid: int) -> list[int]:
