@@ -157,7 +157,7 @@ PRODUCERS: dict[str, ProducerDelivery] = {p.source_type: p for p in (
                               "whatever the counts say; a run followed by a change from before "
                               "the load began is an older load's, and its rows are left out; a "
                               "partition's changes before its run in the batch don't apply "
-                              "again after it (but a delete of a key the run lacks); an insert "
+                              "again after it (but a delete of a key no run reads); an insert "
                               "or update from before the load's start is left out in later "
                               "batches too. What the positions can't place: a partition with "
                               "no change between two loads sends them as one run, and one that "

@@ -24,8 +24,9 @@ between. A full-load read carries no position of its own, so these bounds are al
 the table keeps its current load's `start` (a position known to precede it) and `bound` (one
 known to follow its start). A run whose `after` is at or past `bound` started after the current
 load: a new load, whatever the counts say; a run whose `before` is at or below `start` is of an
-older load (`Run.stale`: its rows are left out); a change at or below `start` is in the current
-load already (`LoadFollower.start`: the reader leaves it out).
+older load (`Run.stale`: its rows are left out); an insert or update at or below `start` is in
+the current load already (`LoadFollower.start`: the reader leaves it out; a delete there may
+still delete an older load's row landed since).
 """
 
 from __future__ import annotations
@@ -112,8 +113,9 @@ class LoadFollower:
     the feed started with changes). So a keyed table equals the source once every channel's
     run of the last load has arrived; in between, the rows of channels whose run has not
     arrived are missing (the truncate deleted them). What counts can't tell (a channel counted
-    a load behind, a run arriving a whole batch before the others): the producer's table in
-    `sources.producers` and docs/sources/qlik_replicate.md say."""
+    a load behind, a run arriving a whole batch before the others) positions place in part
+    (`follow`); the rest the producer's table in `sources.producers` and
+    docs/sources/qlik_replicate.md say."""
 
     channels: dict[str, ChannelLoad] = field(default_factory=dict)
     generation: int = 0

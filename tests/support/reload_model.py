@@ -58,14 +58,13 @@ def follow_loads_model(changes: list[Change], loads: LoadFollower, published: bo
     if not keyed:
         _stop_at_repeated_reads_model(changes, runs, table, names)
     kept = kept_runs(runs)
-    if keyed:  # with positions: Kafka partitions only, and a delete of a key the run lacks stays
+    if keyed:  # with positions: Kafka partitions only; a delete of a key no kept run reads stays
         kept = {n: r for n, r in kept.items() if marks is not None and n}
-    reread = {(channel_of(c.file), c.values.get(KEY)) for c in changes if _is_read(c)
+    reread = {c.values.get(KEY) for c in changes if _is_read(c)
               and channel_of(c.file) in kept and _at(c) >= _at(kept[channel_of(c.file)])}
     changes = [c for c in changes if c.op == OP_TRUNCATE or channel_of(c.file) not in kept
                or _at(c) >= _at(kept[channel_of(c.file)])
-               or (keyed and c.op == OP_DELETE
-                   and (channel_of(c.file), c.values.get(KEY)) not in reread)]
+               or (keyed and c.op == OP_DELETE and c.values.get(KEY) not in reread)]
     needed = {c.values.get(KEY) for c in changes if keyed and not _is_read(c)
               and c.op != OP_DELETE and c.present is not None}
     for stale, end in stale_spans(runs):

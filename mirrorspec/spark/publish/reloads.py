@@ -18,8 +18,8 @@ Where the changes' positions order them across channels (Qlik's `changeSequence`
 the runs of Kafka topic-partitions are also placed by the positions around them
 (`reload_runs` module docstring): a stale run's reads are left out (but for keys a later
 change of the batch sends partial, which they complete); a keyed table leaves out a
-partition's rows before its kept run, as a keyless one does, except a delete of a key that
-run doesn't read again (it may delete an older load's row landed since); and an insert or
+partition's rows before its kept run, as a keyless one does, except a delete of a key no kept
+run reads again (it may delete an older load's row landed since); and an insert or
 update at or below the table's load's start is left out in every batch (the load holds it).
 """
 
@@ -40,7 +40,7 @@ from mirrorspec.sources.reload_runs import (RELOAD_REPEATED, LoadFollower, Run, 
 from mirrorspec.spark.publish.replace import held_rows, replace_keyless
 
 _READ, _RUN, _COPY = "__read", "__run", "__copy"
-_CHANNEL, _REREAD, _STRETCH = "__channel", "__reread", "__stretch"
+_REREAD, _STRETCH = "__reread", "__stretch"
 
 
 def is_read():
@@ -97,7 +97,7 @@ def follow_reloads(spark, table: Any, changes: DataFrame, columns: Sequence[str]
     if cut and any(not run.continues for run in runs):
         # a channel's rows from before its last run are in that load (reads sort before the
         # batch's changes, so they would land again after it); a keyed table keeps a delete
-        # of a key the run doesn't read again
+        # of a key no kept run reads again
         changes = _leave_out_before(changes, transitions, cut, ranks, keys if keyed else ())
     if any(run.stale for run in runs):
         changes = _leave_out_stale(changes, transitions, runs, ranks, keys if keyed else ())
@@ -126,16 +126,16 @@ def _leave_out_before(changes: DataFrame, transitions: Sequence[tuple[str, int, 
                       cut: dict[str, Run], ranks: dict[str, int], keys: Sequence[str]
                       ) -> DataFrame:
     """`changes` without each channel's rows before the run it keeps (`cut`); with `keys`
-    (a keyed table), a delete there stays unless the run reads its key again."""
+    (a keyed table), a delete there stays unless a kept run reads its key again."""
     before = _before_kept_runs(transitions, cut, ranks)
     if not keys:
         return changes.where(~before)
-    channel = F.col(DELIVERY_COLUMN)["partition"]
-    reread = (changes.where(is_read() & ~before & channel.isin(sorted(cut)))
-              .select(channel.alias(_CHANNEL), *keys).distinct()
-              .withColumn(_REREAD, F.lit(True)))
-    marked = changes.withColumn(_CHANNEL, channel).withColumn("__before", before)
-    marked = marked.join(reread, [_CHANNEL, *keys], "left")
+    # a key any kept run reads again (a topic partitioned at random sends it to any partition)
+    files = [file for names in _channel_files(transitions).values() for file in names]
+    reread = (changes.where(is_read() & ~before & F.col(SOURCE_FILE_COLUMN).isin(
+                  [f for f in files if channel_of(f) in cut]))
+              .select(*keys).distinct().withColumn(_REREAD, F.lit(True)))
+    marked = changes.withColumn("__before", before).join(reread, list(keys), "left")
     stays = ~F.col("__before") | ((F.col(OP_COLUMN) == OP_DELETE) & F.col(_REREAD).isNull())
     return marked.where(stays).select(*changes.columns)
 
@@ -145,13 +145,11 @@ def _leave_out_stale(changes: DataFrame, transitions: Sequence[tuple[str, int, b
                      ) -> DataFrame:
     """`changes` without the reads of stale runs (`reload_runs.stale_spans`); with `keys`, a
     read stays whose key a later change of the batch sends partial (its columns come from it)."""
-    files: dict[str, list[str]] = {}
-    for file, _, _ in transitions:
-        files.setdefault(channel_of(file), []).append(file)
+    files = _channel_files(transitions)
     place = _place(ranks)
     stale = F.lit(False)
     for run, end in stale_spans(runs):
-        span = F.col(SOURCE_FILE_COLUMN).isin(sorted(set(files[run.channel]))) & (
+        span = F.col(SOURCE_FILE_COLUMN).isin(files[run.channel]) & (
             place >= _start(run, ranks))
         if end is not None:
             span = span & (place < _start(end, ranks))
@@ -171,14 +169,20 @@ def _before_kept_runs(transitions: Sequence[tuple[str, int, bool]], kept: dict[s
                       ranks: dict[str, int]):
     """True for a row in a channel's files before the run its rows are kept from (`kept`,
     from `reload_runs.kept_runs`; False for truncates)."""
-    files: dict[str, list[str]] = {}
-    for file, _, _ in transitions:
-        files.setdefault(channel_of(file), []).append(file)
+    files = _channel_files(transitions)
     before = F.lit(False)
     for channel, run in kept.items():
-        before = before | (F.col(SOURCE_FILE_COLUMN).isin(sorted(set(files[channel])))
+        before = before | (F.col(SOURCE_FILE_COLUMN).isin(files[channel])
                            & (_place(ranks) < _start(run, ranks)))
     return before & (F.col(OP_COLUMN) != OP_TRUNCATE)
+
+
+def _channel_files(transitions: Sequence[tuple[str, int, bool]]) -> dict[str, list[str]]:
+    """Each channel's files in the batch, sorted."""
+    files: dict[str, set[str]] = {}
+    for file, _, _ in transitions:
+        files.setdefault(channel_of(file), set()).add(file)
+    return {channel: sorted(names) for channel, names in files.items()}
 
 
 def stop_at_repeated_reads(spark, changes: DataFrame, table: Any, columns: Sequence[str],
