@@ -115,8 +115,8 @@ def cases() -> dict[str, tuple[FeedCase, tuple]]:
         # from before the reload began (sequence 2 < 3), is an older load's: its rows (key 4,
         # lost too) are left out, and so is the insert (key 5, lost too: the load holds it)
         (FeedCase("keyed_reload_sequenced",
-                  [{"orders+0+0000000000.json": lines(refresh(1, "a"), refresh(3, "c"))},
-                   {"orders+0+0000000002.json": lines(change("UPDATE", 3, "c2", 1),
+                  [{"orders+0+0000000000.json": lines(refresh(1, "a"), refresh(3, "c"),
+                                                      change("UPDATE", 3, "c2", 1),
                                                       change("UPDATE", 1, "a2", 3),
                                                       refresh(1, "a2")),
                     "orders+1+0000000000.json": lines(refresh(2, "b"), refresh(4, "d"),
