@@ -268,6 +268,20 @@ class LoadFollower:
                 runs[later] = replace(runs[later], generation=runs[later].generation + delta)
         self.channel(name).generation += delta
 
+    def awaiting(self, channels: Iterable[str]) -> list[str]:
+        """The channels (of Kafka topic-partitions) whose last row is a read of the table's
+        load or a later one: their first change after it bounds the load (`changes_after`)."""
+        return sorted(name for name in set(channels) if name and name in self.channels
+                      and self.channels[name].last is True
+                      and self.channels[name].generation >= self.generation)
+
+    def changes_after(self, lowest: Mapping[str, Sequence[int] | None]) -> None:
+        """For a batch of changes only: each `awaiting` channel's lowest change position in
+        it came after the table's load began (`bound`), as `follow` takes it in a batch with
+        reads."""
+        for name in self.awaiting(lowest):
+            self.bound = _lowest(self.bound, _position(lowest[name]))
+
     def end_runs(self, channels: Iterable[str]) -> None:
         """Each channel's next read starts a new run, as after a change: for a batch of changes
         only, and for a full load written again under a name already published (a new load,

@@ -31,6 +31,13 @@ def follow_loads_model(changes: list[Change], loads: LoadFollower, published: bo
     if not changes:
         return changes
     if not any(_is_read(c) for c in changes):  # as the reader: no follow, the start stands
+        if marks is not None:
+            lowest: dict[str, tuple] = {}
+            for c in changes:
+                d = c.delivery
+                if d is not None and d[1] == STREAM and d[2] is not None:
+                    lowest[d[0]] = min(lowest.get(d[0], tuple(d[2])), tuple(d[2]))
+            loads.changes_after(lowest)
         loads.end_runs({channel_of(c.file) for c in changes})
         return [c for c in changes if marks is None or loads.start is None
                 or not _before_start(c, loads.start)]

@@ -73,8 +73,11 @@ def follow_reloads(spark, table: Any, changes: DataFrame, columns: Sequence[str]
     if not consumed:
         return changes, saved or None
     follower = LoadFollower.from_state(saved)
+    channels = {channel_of(file) for file in consumed}
+    if ordered and not reads and follower.awaiting(channels):
+        follower.changes_after(_lowest_positions(changes, follower.awaiting(channels)))
     if not reads or restarted:  # changes only, or a load written again
-        follower.end_runs({channel_of(file) for file in consumed})
+        follower.end_runs(channels)
     if not reads:
         return _after_start(changes, follower, ordered), follower.to_state()
     ranks = ranks or {}
@@ -107,6 +110,16 @@ def follow_reloads(spark, table: Any, changes: DataFrame, columns: Sequence[str]
         if not keyed:
             changes = replace_keyless(spark, changes, table, columns)
     return changes, follower.to_state()
+
+
+def _lowest_positions(changes: DataFrame, channels: Sequence[str]) -> dict[str, Any]:
+    """The lowest change position of each of `channels` in the batch (its `_delivery`
+    partition: `ordered`)."""
+    delivery = F.col(DELIVERY_COLUMN)
+    rows = (changes.where(delivery["partition"].isin(list(channels))
+                          & (delivery["phase"] == STREAM) & delivery["position"].isNotNull())
+            .groupBy(delivery["partition"]).agg(F.min(delivery["position"])).collect())
+    return {row[0]: _tuple(row[1]) for row in rows}
 
 
 def _after_start(changes: DataFrame, follower: LoadFollower, ordered: bool) -> DataFrame:

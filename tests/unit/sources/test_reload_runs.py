@@ -251,3 +251,19 @@ def test_a_state_saved_before_positions_reads_as_no_bounds():
     saved = {"generation": 2, "channels": {"orders/0": {"last": True, "generation": 2}}}
     follower = LoadFollower.from_state(saved)
     assert (follower.start, follower.bound) == (None, None) and follower.to_state() == saved
+
+
+def test_a_batch_of_changes_after_a_run_bounds_the_load():
+    """Partition 0's run of the reload ends its batch; its first change comes in a batch of
+    changes only (the reader passes each awaiting partition's lowest position): that bounds
+    the load, so partition 1's run after a later change is a new load."""
+    follower = LoadFollower()
+    placed(follower, False, {}, (0, 0, 1, True), (1, 0, 1, True))
+    placed(follower, True, {}, (0, 1, 1, False, 1, 1), (0, 1, 2, True))
+    assert (follower.generation, follower.bound) == (2, None)
+    assert follower.awaiting([channel_of(part(0, 2)), channel_of(part(1, 2))]) == ["orders/0"]
+    follower.changes_after({"orders/0": seq(4), "orders/1": seq(2)})
+    follower.end_runs(["orders/0", "orders/1"])
+    assert follower.bound == seq(4)
+    runs = placed(follower, True, {0: 4, 1: 2}, (1, 3, 1, False, 5, 5), (1, 3, 2, True))
+    assert [(r.replaces, r.generation) for r in runs] == [(True, 3)]
