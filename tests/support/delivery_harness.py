@@ -45,9 +45,8 @@ from tests.support.reference_model import DELETE, INSERT, UPDATE, UPSERT, ModelT
 
 from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import OP_DELETE, OP_INSERT, OP_TRUNCATE, OP_UPDATE, OP_UPSERT
-from mirrorspec.sources.delivery import SNAPSHOT, KEYLESS_HINT, Marks, backwards_error, channel_of
-from mirrorspec.sources.reload_runs import (RELOAD_REPEATED, LoadFollower, Run, kept_runs,
-                                           truncate_before)
+from mirrorspec.sources.delivery import SNAPSHOT, KEYLESS_HINT, Marks, backwards_error
+from mirrorspec.sources.reload_runs import LoadFollower
 
 KEY = "id"
 # the columns of every generated table: a key, a plain column and three "TOAST-able" ones in
@@ -341,12 +340,12 @@ class Outcome:
 
 
 def run_pure(adapter: ReaderAdapter, stream: Stream, plan: Plan | NamedPlan,
-             reloads: bool = False) -> Outcome:
+             reloads: bool = False, ordered: bool = False) -> Outcome:
     """Parse every file of every batch with the reader's pure parser, publish each batch with
     the model of the publisher below, and apply it to the reference model of the engine.
     A plan's files are named by `file_name` unless they come as (name, events). `reloads`:
     the reader follows its full loads (Qlik, Arcion: `follow_reloads`), a reload replaces
-    the table."""
+    the table; `ordered`: by the changes' positions too, where they order them (Qlik)."""
     keys = (KEY,) if stream.keyed else ()
     table = ModelTable(keys)
     table.columns = list(stream.names)
@@ -362,8 +361,10 @@ def run_pure(adapter: ReaderAdapter, stream: Stream, plan: Plan | NamedPlan,
                 changes.extend(adapter.parse(adapter.render(stream, events, name), name,
                                              stream.keyed, marks))
             if loads is not None:
+                from tests.support.reload_model import follow_loads_model
+
                 changes = follow_loads_model(changes, loads, published, stream.keyed,
-                                             table, stream.names)
+                                             table, stream.names, marks if ordered else None)
             landed, marks = publish_model(changes, keys, stream.names, table, not published,
                                           marks)
             if landed:
@@ -381,86 +382,7 @@ def _is_read(change: Change) -> bool:
             and change.op != OP_TRUNCATE)
 
 
-def follow_loads_model(changes: list[Change], loads: LoadFollower, published: bool,
-                       keyed: bool, table: ModelTable, names: Sequence[str]) -> list[Change]:
-    """What `spark/publish/reloads.follow_reloads` does to a batch, in pure Python with the
-    same `LoadFollower`: a truncate before the batch's first kept run when a new load starts,
-    a keyless table's rows from before a channel's last run left out and its repeated read
-    stopped at, and (on a keyless table) the truncate written as the rows
-    the table lacks (`replace_keyless`)."""
-    if not changes:
-        return changes
-    in_order = sorted(changes, key=lambda c: (c.file, c.line))
-    transitions, before = [], None
-    for change in in_order:
-        kind = (change.file, _is_read(change))
-        if before is None or kind != before:
-            transitions.append((change.file, change.line, kind[1]))
-        before = kind
-    runs = loads.follow(transitions, published)
-    if not runs:
-        return changes
-    if not keyed:
-        _stop_at_repeated_reads_model(changes, runs, table, names)
-    kept = kept_runs(runs)
-    changes = [c for c in changes if keyed or c.op == OP_TRUNCATE
-               or channel_of(c.file) not in kept
-               or (c.file, c.line) >= (kept[channel_of(c.file)].file,
-                                       kept[channel_of(c.file)].line)]
-    run = truncate_before(runs)
-    if run is None:
-        return changes
-    first = min((c for c in changes if c.file == run.file and c.line == run.line
-                 and _is_read(c)), key=lambda c: c.order)
-    order = tuple(first.order[:-1]) + ((first.order[-1] or 0) - 1,)
-    truncate = Change({n: None for n in names}, OP_TRUNCATE, order, None, run.file, run.line,
-                      first.delivery)
-    if not keyed:
-        return _replace_keyless_model(changes, truncate, table, names)
-    return changes + [truncate]
-
-
 REPLACE_HINT = "the landing zone can only add rows to a table without key columns"
-
-
-def _replace_keyless_model(changes: list[Change], truncate: Change, table: ModelTable,
-                           names: Sequence[str]) -> list[Change]:
-    """`spark/publish/replace.replace_keyless`: the rows after the batch's last truncate, less
-    those the table holds; a stop when the table holds a row they lack."""
-    bound = _sort_key(truncate)
-    reload = sorted((c for c in changes if c.op != OP_TRUNCATE and _sort_key(c) > bound),
-                    key=_sort_key)
-    held = Counter(tuple(normal(r[n]) for n in names) for r in table.rows)
-    rows = Counter(tuple(normal(c.values[n]) for n in names) for c in reload)
-    if held - rows:
-        raise SourceError("the table is replaced here, but it holds a row the reload doesn't",
-                          file=truncate.file, line=truncate.line, hint=REPLACE_HINT)
-    kept = []
-    for change in reload:
-        row = tuple(normal(change.values[n]) for n in names)
-        if held[row]:
-            held[row] -= 1
-        else:
-            kept.append(change)
-    return kept
-
-
-def _stop_at_repeated_reads_model(changes: list[Change], runs: Sequence[Run],
-                                  table: ModelTable, names: Sequence[str]) -> None:
-    """A keyless table's read equal to an earlier read of its run (or, for a run that continues
-    one of the batch before, to a row the table holds) stops it (`RELOAD_REPEATED`)."""
-    reads = sorted((c for c in changes if _is_read(c)), key=lambda c: (c.file, c.line))
-    held = {tuple(normal(r[n]) for n in names) for r in table.rows}
-    seen: dict[int, set] = {}
-    for change in reads:
-        index = max(i for i, r in enumerate(runs)
-                    if (change.file, change.line) >= (r.file, r.line)
-                    and channel_of(change.file) == r.channel)
-        row = tuple(normal(change.values[n]) for n in names)
-        if row in seen.setdefault(index, set()) or (runs[index].continues and row in held):
-            raise SourceError(RELOAD_REPEATED, file=change.file, line=change.line,
-                              hint=KEYLESS_HINT)
-        seen[index].add(row)
 
 
 def _sort_key(change: Change) -> tuple:

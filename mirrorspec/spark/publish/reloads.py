@@ -13,6 +13,14 @@ them from rows its source holds twice, so it stops at the first row of a run equ
 row of the run (in the batch, or held by the table when the run continues from the batch before).
 Canal/DTS INIT runs get their truncates from the Canal parser; only the keyless check is here
 (`stop_at_repeated_reads`).
+
+Where the changes' positions order them across channels (Qlik's `changeSequence`: `ordered`),
+the runs of Kafka topic-partitions are also placed by the positions around them
+(`reload_runs` module docstring): a stale run's reads are left out (but for keys a later
+change of the batch sends partial, which they complete); a keyed table leaves out a
+partition's rows before its kept run, as a keyless one does, except a delete of a key no kept
+run reads again (it may delete an older load's row landed since); and an insert or
+update at or below the table's load's start is left out in every batch (the load holds it).
 """
 
 from __future__ import annotations
@@ -23,15 +31,16 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from mirrorspec.base.errors import SourceError
-from mirrorspec.sources.base import (OP_COLUMN, OP_TRUNCATE, ORDER_COLUMN, SOURCE_FILE_COLUMN,
-                                     SOURCE_LINE_COLUMN)
-from mirrorspec.sources.delivery import (DELIVERY_COLUMN, KEYLESS_HINT, SNAPSHOT, channel_of,
-                                         repeats_land)
+from mirrorspec.sources.base import (OP_COLUMN, OP_DELETE, OP_TRUNCATE, ORDER_COLUMN,
+                                     PRESENT_COLUMN, SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN)
+from mirrorspec.sources.delivery import (DELIVERY_COLUMN, KEYLESS_HINT, SNAPSHOT, STREAM, Marks,
+                                         channel_of, repeats_land)
 from mirrorspec.sources.reload_runs import (RELOAD_REPEATED, LoadFollower, Run, kept_runs,
-                                           reload_runs, truncate_before)
+                                           reload_runs, stale_spans, truncate_before)
 from mirrorspec.spark.publish.replace import held_rows, replace_keyless
 
 _READ, _RUN, _COPY = "__read", "__run", "__copy"
+_REREAD, _STRETCH = "__reread", "__stretch"
 
 
 def is_read():
@@ -46,7 +55,8 @@ RELOADS_STATE = "reloads"  # reader state: `follow_reloads`
 
 def follow_reloads(spark, table: Any, changes: DataFrame, columns: Sequence[str], keyed: bool,
                    consumed: Sequence[str], state: dict[str, Any], reads: int,
-                   ranks: dict[str, int] | None = None, restarted: bool = False
+                   ranks: dict[str, int] | None = None, restarted: bool = False,
+                   ordered: bool = False, keys: Sequence[str] = ()
                    ) -> tuple[DataFrame, dict[str, Any] | None]:
     """`changes` with a truncate before each run of full-load reads that starts a new load
     (keyless: as the rows the landing zone can take; `reads`: how many the batch holds, 0
@@ -56,28 +66,44 @@ def follow_reloads(spark, table: Any, changes: DataFrame, columns: Sequence[str]
     one truncate, before the first of its runs. `ranks`: the files' order in the batch when it
     is not their names' (Arcion ranks its files by their first change). `restarted`: the
     batch's first reads start a new load whatever came before (a full-load file written again
-    under a name already published). Raises SourceError at a keyless table's repeated read."""
+    under a name already published). `ordered`: the changes' positions (`_delivery`, whose
+    partition is the file's channel) order them across channels; `keys`: then the table's key
+    columns. Raises SourceError at a keyless table's repeated read."""
     saved = (state.get("reader") or {}).get(RELOADS_STATE)
     if not consumed:
         return changes, saved or None
     follower = LoadFollower.from_state(saved)
+    channels = {channel_of(file) for file in consumed}
+    if ordered and not reads and follower.awaiting(channels):
+        follower.changes_after(_lowest_positions(changes, follower.awaiting(channels)))
     if not reads or restarted:  # changes only, or a load written again
-        follower.end_runs({channel_of(file) for file in consumed})
+        follower.end_runs(channels)
     if not reads:
-        return changes, follower.to_state()
+        return _after_start(changes, follower, ordered), follower.to_state()
     ranks = ranks or {}
-    transitions = _transitions(changes, ranks)
+    stretches = _stretches(changes, ranks, ordered)
+    transitions = [stretch[:3] for stretch in stretches]
     published = any(b.get("sequence") for b in state.get("batches", []))
-    runs = follower.follow(transitions, published)
+    positions = None
+    if ordered:
+        marks = Marks.from_state(state)
+        positions = {name: marks.position(name, STREAM) for name in
+                     {channel_of(file) for file in consumed}
+                     if name and marks.position(name, STREAM) is not None}
+    runs = follower.follow(stretches, published, positions)
+    changes = _after_start(changes, follower, ordered)
     if runs and not keyed:
         _stop_at_repeated_reads(spark, changes, table, columns, runs, ranks)
-    if not keyed and any(not run.continues for run in runs):
+    cut = kept_runs(runs)
+    if keyed:  # a feed's file names need not follow its order: Kafka partitions' do
+        cut = {name: run for name, run in cut.items() if ordered and name}
+    if cut and any(not run.continues for run in runs):
         # a channel's rows from before its last run are in that load (reads sort before the
-        # batch's changes, so they would land again after it). A keyed table keeps them: its
-        # changes apply again after the load as the upserts they are (a feed's file names
-        # need not follow its order: Qlik's orders by changeSequence), and its older reads
-        # complete partial rows of the batch
-        changes = changes.where(~_before_kept_runs(transitions, runs, ranks))
+        # batch's changes, so they would land again after it); a keyed table keeps a delete
+        # of a key no kept run reads again
+        changes = _leave_out_before(changes, transitions, cut, ranks, keys if keyed else ())
+    if any(run.stale for run in runs):
+        changes = _leave_out_stale(changes, transitions, runs, ranks, keys if keyed else ())
     start = truncate_before(runs)
     if start is not None:
         changes = changes.unionByName(_truncates(spark, changes, [start]))
@@ -86,18 +112,90 @@ def follow_reloads(spark, table: Any, changes: DataFrame, columns: Sequence[str]
     return changes, follower.to_state()
 
 
-def _before_kept_runs(transitions: Sequence[tuple[str, int, bool]], runs: Sequence[Run],
+def _lowest_positions(changes: DataFrame, channels: Sequence[str]) -> dict[str, Any]:
+    """The lowest change position of each of `channels` in the batch (its `_delivery`
+    partition: `ordered`)."""
+    delivery = F.col(DELIVERY_COLUMN)
+    rows = (changes.where(delivery["partition"].isin(list(channels))
+                          & (delivery["phase"] == STREAM) & delivery["position"].isNotNull())
+            .groupBy(delivery["partition"]).agg(F.min(delivery["position"])).collect())
+    return {row[0]: _tuple(row[1]) for row in rows}
+
+
+def _after_start(changes: DataFrame, follower: LoadFollower, ordered: bool) -> DataFrame:
+    """`changes` without the inserts and updates of Kafka partitions at or below the table's
+    load's start (the load holds them; a delete there may still delete an older load's row)."""
+    if not ordered or follower.start is None:
+        return changes
+    delivery = F.col(DELIVERY_COLUMN)
+    start = F.array(*[F.lit(v).cast("bigint") for v in follower.start])
+    held = ((delivery["partition"] != "") & (delivery["phase"] == STREAM)
+            & delivery["position"].isNotNull() & (delivery["position"] <= start)
+            & ~F.col(OP_COLUMN).isin(OP_DELETE, OP_TRUNCATE))
+    return changes.where(~F.coalesce(held, F.lit(False)))
+
+
+def _leave_out_before(changes: DataFrame, transitions: Sequence[tuple[str, int, bool]],
+                      cut: dict[str, Run], ranks: dict[str, int], keys: Sequence[str]
+                      ) -> DataFrame:
+    """`changes` without each channel's rows before the run it keeps (`cut`); with `keys`
+    (a keyed table), a delete there stays unless a kept run reads its key again."""
+    before = _before_kept_runs(transitions, cut, ranks)
+    if not keys:
+        return changes.where(~before)
+    # a key any kept run reads again (a topic partitioned at random sends it to any partition)
+    files = [file for names in _channel_files(transitions).values() for file in names]
+    reread = (changes.where(is_read() & ~before & F.col(SOURCE_FILE_COLUMN).isin(
+                  [f for f in files if channel_of(f) in cut]))
+              .select(*keys).distinct().withColumn(_REREAD, F.lit(True)))
+    marked = changes.withColumn("__before", before).join(reread, list(keys), "left")
+    stays = ~F.col("__before") | ((F.col(OP_COLUMN) == OP_DELETE) & F.col(_REREAD).isNull())
+    return marked.where(stays).select(*changes.columns)
+
+
+def _leave_out_stale(changes: DataFrame, transitions: Sequence[tuple[str, int, bool]],
+                     runs: Sequence[Run], ranks: dict[str, int], keys: Sequence[str]
+                     ) -> DataFrame:
+    """`changes` without the reads of stale runs (`reload_runs.stale_spans`); with `keys`, a
+    read stays whose key a later change of the batch sends partial (its columns come from it)."""
+    files = _channel_files(transitions)
+    place = _place(ranks)
+    stale = F.lit(False)
+    for run, end in stale_spans(runs):
+        span = F.col(SOURCE_FILE_COLUMN).isin(files[run.channel]) & (
+            place >= _start(run, ranks))
+        if end is not None:
+            span = span & (place < _start(end, ranks))
+        stale = stale | span
+    stale = stale & is_read()
+    if not keys:
+        return changes.where(~stale)
+    partial = (changes.where(~is_read() & (F.col(OP_COLUMN) != OP_DELETE)
+                             & F.col(PRESENT_COLUMN).isNotNull())
+               .select(*keys).distinct().withColumn(_REREAD, F.lit(True)))
+    marked = changes.withColumn("__stale", stale).join(partial, list(keys), "left")
+    return (marked.where(~F.col("__stale") | F.col(_REREAD).isNotNull())
+            .select(*changes.columns))
+
+
+def _before_kept_runs(transitions: Sequence[tuple[str, int, bool]], kept: dict[str, Run],
                       ranks: dict[str, int]):
-    """True for a row in a channel's files before the run its rows are kept from
-    (`reload_runs.kept_runs`; False for truncates)."""
-    files: dict[str, list[str]] = {}
-    for file, _, _ in transitions:
-        files.setdefault(channel_of(file), []).append(file)
+    """True for a row in a channel's files before the run its rows are kept from (`kept`,
+    from `reload_runs.kept_runs`; False for truncates)."""
+    files = _channel_files(transitions)
     before = F.lit(False)
-    for channel, run in kept_runs(runs).items():
-        before = before | (F.col(SOURCE_FILE_COLUMN).isin(sorted(set(files[channel])))
+    for channel, run in kept.items():
+        before = before | (F.col(SOURCE_FILE_COLUMN).isin(files[channel])
                            & (_place(ranks) < _start(run, ranks)))
     return before & (F.col(OP_COLUMN) != OP_TRUNCATE)
+
+
+def _channel_files(transitions: Sequence[tuple[str, int, bool]]) -> dict[str, list[str]]:
+    """Each channel's files in the batch, sorted."""
+    files: dict[str, set[str]] = {}
+    for file, _, _ in transitions:
+        files.setdefault(channel_of(file), set()).add(file)
+    return {channel: sorted(names) for channel, names in files.items()}
 
 
 def stop_at_repeated_reads(spark, changes: DataFrame, table: Any, columns: Sequence[str],
@@ -124,6 +222,32 @@ def _transitions(changes: DataFrame, ranks: dict[str, int]) -> list[tuple[str, i
              .select(SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN, _READ).distinct().collect())
     return sorted(((r[0], int(r[1]), bool(r[2])) for r in flips),
                   key=lambda t: (ranks.get(t[0], len(ranks)), t[0], t[1], t[2]))
+
+
+def _stretches(changes: DataFrame, ranks: dict[str, int], ordered: bool) -> list[tuple]:
+    """`_transitions`, each with the lowest and highest position of the changes of the stretch
+    it starts (up to the next transition of its file) when `ordered` (`LoadFollower.follow`)."""
+    if not ordered:
+        return list(_transitions(changes, ranks))
+    delivery = F.col(DELIVERY_COLUMN)
+    position = F.when((delivery["phase"] == STREAM) & ~is_read(), delivery["position"])
+    data = changes.select(SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN, ORDER_COLUMN,
+                          is_read().alias(_READ), position.alias("__position"))
+    in_file = Window.partitionBy(SOURCE_FILE_COLUMN).orderBy(SOURCE_LINE_COLUMN, ORDER_COLUMN)
+    before = F.lag(_READ).over(in_file)
+    flip = (before.isNull() | (before != F.col(_READ))).cast("int")
+    rows = (data.withColumn(_STRETCH, F.sum(flip).over(
+                in_file.rowsBetween(Window.unboundedPreceding, Window.currentRow)))
+            .groupBy(SOURCE_FILE_COLUMN, _STRETCH)
+            .agg(F.min(SOURCE_LINE_COLUMN), F.max(F.col(_READ).cast("int")),
+                 F.min("__position"), F.max("__position"))
+            .collect())
+    return sorted(((r[0], int(r[2]), bool(r[3]), _tuple(r[4]), _tuple(r[5])) for r in rows),
+                  key=lambda t: (ranks.get(t[0], len(ranks)), t[0], t[1], t[2]))
+
+
+def _tuple(value: Any) -> tuple[int, ...] | None:
+    return None if value is None else tuple(int(v) for v in value)
 
 
 def _truncates(spark, changes: DataFrame, starts: Sequence[Run]) -> DataFrame:

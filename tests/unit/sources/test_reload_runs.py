@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 from mirrorspec.sources.delivery import channel_of
-from mirrorspec.sources.reload_runs import LoadFollower, Run, kept_runs, reload_runs, truncate_before
+from mirrorspec.sources.reload_runs import (LoadFollower, Run, kept_runs, reload_runs, stale_spans,
+                                           truncate_before)
 
 
 def test_the_feeds_first_load_replaces_nothing_and_a_load_after_changes_replaces():
@@ -161,3 +162,108 @@ def test_the_truncate_goes_before_the_first_kept_run_of_the_new_load_or_of_anoth
     assert truncate_before(runs[:2]) is None
     single = LoadFollower().follow([("a", 1, True), ("a", 2, False), ("a", 3, True)], False)
     assert truncate_before(single) is single[1] and kept_runs(single)[""] is single[1]
+
+
+# --- runs placed by the changes' positions (Qlik's changeSequence) -----------------------------
+
+def seq(n: int) -> tuple[int, ...]:
+    return (n,)
+
+
+def placed(follower: LoadFollower, published: bool, applied: dict[int, int],
+           *rows: tuple) -> list[Run]:
+    """`follower.follow` with stretches (partition, offset, line, is_read[, low, high]) and
+    the highest change position earlier batches applied per partition (`applied`); the
+    follower goes through its saved form afterwards, as the reader state does."""
+    stretches = [(part(p, o), line, read, *(seq(x) for x in rest))
+                 for p, o, line, read, *rest in rows]
+    runs = follower.follow(stretches, published,
+                           {channel_of(part(p, 0)): seq(n) for p, n in applied.items()})
+    restored = LoadFollower.from_state(json.loads(json.dumps(follower.to_state())))
+    assert restored == follower
+    return runs
+
+
+def test_a_run_after_a_change_the_load_began_before_is_a_new_load_though_counted_behind():
+    """Partition 1 got no row of the reload (generation 2): its run of the next reload counts
+    only 2, the table's generation. Counts take it for a late part of the reload, so the
+    truncate coming with partition 0's run of the next reload would delete its rows. The
+    change before it (sequence 6) came after the reload began (partition 0's change 5 after
+    its run): it is the next reload, and truncates itself."""
+    follower = LoadFollower()
+    placed(follower, False, {}, (0, 0, 1, True), (1, 0, 1, True))
+    runs = placed(follower, True, {}, (0, 1, 1, False, 1, 1), (0, 1, 2, True),
+                  (0, 1, 3, False, 5, 5), (1, 1, 1, False, 2, 2))
+    assert [(r.channel, r.replaces, r.generation, r.after, r.before) for r in runs] == [
+        ("orders/0", True, 2, seq(1), seq(5))]
+    assert (follower.start, follower.bound) == (seq(1), seq(5))
+    runs = placed(follower, True, {0: 5, 1: 2}, (1, 2, 1, False, 6, 6), (1, 2, 2, True))
+    assert [(r.replaces, r.generation, r.after) for r in runs] == [(True, 3, seq(6))]
+    assert follower.generation == 3 and follower.start == seq(6)
+    # partition 0's run of that reload then adds its rows: no truncate deletes partition 1's
+    runs = placed(follower, True, {0: 5, 1: 6}, (0, 3, 1, False, 7, 7), (0, 3, 2, True))
+    assert [(r.replaces, r.generation) for r in runs] == [(False, 3)]
+
+
+def test_a_run_before_a_change_older_than_the_load_is_stale():
+    """Partition 1's run of the first load arrives after the reload was told, followed by its
+    change 2, which came before partition 0's change 3 before its reload run: an older
+    load's run, whose reads are left out (`stale_spans`), kept by no channel; its run of the
+    reload after it adds to the load."""
+    follower = LoadFollower()
+    placed(follower, False, {}, (0, 0, 1, True))
+    placed(follower, True, {}, (0, 1, 1, False, 3, 3), (0, 1, 2, True))
+    assert follower.start == seq(3)
+    runs = placed(follower, True, {0: 3}, (1, 0, 1, True), (1, 0, 3, False, 2, 2),
+                  (1, 0, 4, True))
+    assert [(r.line, r.stale, r.replaces, r.generation) for r in runs] == [
+        (1, True, False, 1), (4, False, False, 2)]
+    assert kept_runs(runs)[channel_of(part(1, 0))] is runs[1]
+    assert stale_spans(runs) == [(runs[0], runs[1])]
+    assert truncate_before(runs) is None
+
+
+def test_a_count_ahead_of_an_older_run_is_moved_back():
+    """A stale run its channel counted past the table's load (counts lag for the table's
+    load, not the run's): the channel's count moves back, so its next run, of the table's
+    load, adds to it rather than truncating again."""
+    follower = LoadFollower(start=seq(9), generation=2)
+    runs = placed(follower, True, {}, (1, 0, 1, False, 1, 1), (1, 0, 2, True),
+                  (1, 0, 3, False, 4, 4))
+    assert [(r.stale, r.generation, r.replaces) for r in runs] == [(True, 1, False)]
+    runs = placed(follower, True, {1: 4}, (1, 1, 1, True))
+    assert [(r.replaces, r.generation) for r in runs] == [(False, 2)]
+
+
+def test_plain_files_and_readers_without_positions_are_not_placed():
+    """A plain file's name need not follow the feed (one channel ""), and a reader whose
+    positions don't order the table across channels passes none: the runs get no bounds."""
+    follower = LoadFollower()
+    runs = follower.follow([("a", 1, False, seq(1), seq(1)), ("a", 2, True),
+                            ("a", 3, False, seq(5), seq(5))], True, {})
+    assert [(r.after, r.before) for r in runs] == [(None, None)]
+    runs = LoadFollower().follow([(part(0, 0), 1, False, seq(1), seq(1)), (part(0, 0), 2, True)],
+                                 True, None)
+    assert [(r.after, r.before) for r in runs] == [(None, None)]
+
+
+def test_a_state_saved_before_positions_reads_as_no_bounds():
+    saved = {"generation": 2, "channels": {"orders/0": {"last": True, "generation": 2}}}
+    follower = LoadFollower.from_state(saved)
+    assert (follower.start, follower.bound) == (None, None) and follower.to_state() == saved
+
+
+def test_a_batch_of_changes_after_a_run_bounds_the_load():
+    """Partition 0's run of the reload ends its batch; its first change comes in a batch of
+    changes only (the reader passes each awaiting partition's lowest position): that bounds
+    the load, so partition 1's run after a later change is a new load."""
+    follower = LoadFollower()
+    placed(follower, False, {}, (0, 0, 1, True), (1, 0, 1, True))
+    placed(follower, True, {}, (0, 1, 1, False, 1, 1), (0, 1, 2, True))
+    assert (follower.generation, follower.bound) == (2, None)
+    assert follower.awaiting([channel_of(part(0, 2)), channel_of(part(1, 2))]) == ["orders/0"]
+    follower.changes_after({"orders/0": seq(4), "orders/1": seq(2)})
+    follower.end_runs(["orders/0", "orders/1"])
+    assert follower.bound == seq(4)
+    runs = placed(follower, True, {0: 4, 1: 2}, (1, 3, 1, False, 5, 5), (1, 3, 2, True))
+    assert [(r.replaces, r.generation) for r in runs] == [(True, 3)]

@@ -59,9 +59,11 @@ class QlikReplicateReader(QlikReplicateFormat):
             new_state["cutoff"] = list(cutoff)
         changes = changes.drop(*OUTPUT_EXTRA)
         consumed = tuple(f for f in sorted(files) if f not in held)
-        # a run of REFRESH rows that starts a new load replaces the table
+        # a run of REFRESH rows that starts a new load replaces the table; changeSequence
+        # (task-wide, increasing) orders the changes around it across topic-partitions
         changes, followed = follow_reloads(spark, table, changes, [c for c, _ in columns],
-                                           bool(keys), consumed, state, summary["reads"])
+                                           bool(keys), consumed, state, summary["reads"],
+                                           ordered=True, keys=keys)
         if followed is not None:
             new_state[RELOADS_STATE] = followed
         return ReadResult(changes=changes, files=consumed, held_back=tuple(held),
