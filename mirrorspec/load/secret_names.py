@@ -34,6 +34,19 @@ _TOKEN_VALUE = re.compile(
     r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
     r"|(?i:AccountKey=|SharedAccessSignature=|[?&]sig=|password=|pwd=)[^;&\s]+")
 _OPAQUE = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
+# A value that starts like a path or a URI (absolute, home, relative, a drive, a scheme).
+_PATH_START = re.compile(r"(?:/|~|\.{1,2}/|[A-Za-z]:[\\/]|[A-Za-z][\w+.-]*://)")
+
+
+def _opaque_words(value: str) -> Iterator[str]:
+    """The long opaque words of `value`; a path's are the long words of its folder names (a
+    path through `Shop_Mirror_2024_Region42` holds no key)."""
+    for word in _OPAQUE.findall(value):
+        # base64 (`+/`) never holds `-` or `_`, and url-safe base64 (`-_`) never `/`
+        if "/" in word and (_PATH_START.match(value) or re.search(r"[-_]", word)):
+            yield from (part for part in re.split(r"[/_-]", word) if len(part) >= 32)
+        else:
+            yield word
 
 
 def _value_looks_secret(value: str) -> bool:
@@ -41,7 +54,7 @@ def _value_looks_secret(value: str) -> bool:
         return True
     # A long opaque word mixing upper case, lower case and digits (a key, not a path or hash).
     return any(re.search(r"[a-z]", word) and re.search(r"[A-Z]", word) and re.search(r"\d", word)
-               for word in _OPAQUE.findall(value))
+               for word in _opaque_words(value))
 
 
 def secret_reason(name: str, value: str | None) -> str | None:
