@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.mirror_cli import SHORT_JVM_CONF
-
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 # Small, fast settings for tests (2 cores): few shuffle partitions, modest driver heap.
@@ -19,7 +17,6 @@ TEST_SPARK_CONF = {
     "spark.sql.adaptive.coalescePartitions.enabled": "true",
     "spark.databricks.delta.snapshotPartitions": "2",
     "spark.databricks.delta.stats.collect": "true",
-    **SHORT_JVM_CONF,
 }
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-# C1 only, serial GC: a JVM that runs small jobs spends ~30-40% less CPU (JIT and GC threads).
-# The shared test session uses it too: on 2 cores, C2 compiling each test's generated code
-# competes with the tests themselves.
+# C1 only, serial GC: a JVM that runs a few small jobs spends ~40% less CPU (JIT and GC
+# threads). Not for the workers' shared sessions: over a whole module list C2 pays for itself.
 SHORT_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 SHORT_JVM_CONF = {"spark.driver.extraJavaOptions": SHORT_JVM_OPTIONS}
 
