@@ -125,7 +125,7 @@ test-spark: $(STAMP)
 	@$(SERVICES_ENV); \
 	$(PYTEST_WORKERS) -m "spark and not cluster and not extra" --durations=15
 
-# The engine property test with many random examples (make test runs the same 10 every time).
+# The engine property test with many random examples (make test runs the same 6 every time).
 # Run it before resolving an engine change. DEEP_EXAMPLES=N sets how many.
 DEEP_EXAMPLES ?= 200
 test-deep: $(STAMP)

@@ -141,6 +141,7 @@ def rerun_and_check(spark, landing: Path, warehouse: Path) -> None:
         assert txn_version(warehouse / wh, mirror_id(schema, name)) == 6
 
 
+@pytest.mark.extra
 def test_crash_before_commit(spark, zone, tmp_path):
     landing, warehouse = zone
     code = finish(start(landing, warehouse, "before_commit", tmp_path / "run.log"))
@@ -173,6 +174,7 @@ def test_crash_during_moves(spark, zone, tmp_path):
     rerun_and_check(spark, landing, warehouse)
 
 
+@pytest.mark.extra
 def test_kill_from_outside_at_a_random_moment(spark, zone, tmp_path):
     """SIGKILL the whole process group (driver and JVM) once it has begun writing Delta files."""
     landing, warehouse = zone

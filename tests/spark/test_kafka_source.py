@@ -79,6 +79,7 @@ def orders_model(messages: list[str]) -> list[tuple]:
 
 # --- Qlik ---------------------------------------------------------------------------------------
 
+@pytest.mark.extra
 def test_seed_messages_through_topics_equal_the_same_messages_from_files(spark, broker, tmp_path):
     """Every message kind of Qlik Replicate's JSON message format (metadata; REFRESH, INSERT, UPDATE with masks, key
     change, DELETE; transactions) on a data topic + metadata topic, in two runs, lands the

@@ -175,12 +175,12 @@ def describe(spec: TableSpec) -> str:
                                  for p in run] for run in spec.runs]}, default=str)
 
 
-# `make test` runs the same 10 derandomized examples; `make test-deep` sets
+# `make test` runs the same 6 derandomized examples; `make test-deep` sets
 # MIRRORSPEC_PROPERTY_RANDOM=1 and many more examples, new random ones each run.
 DEEP = os.environ.get("MIRRORSPEC_PROPERTY_RANDOM") == "1"
 
 
-@settings(max_examples=int(os.environ.get("MIRRORSPEC_PROPERTY_EXAMPLES", "10")), deadline=None,
+@settings(max_examples=int(os.environ.get("MIRRORSPEC_PROPERTY_EXAMPLES", "6")), deadline=None,
           derandomize=not DEEP, database=None, phases=[Phase.explicit, Phase.generate],
           suppress_health_check=list(HealthCheck))
 @given(zone=landing_zones())
@@ -188,7 +188,7 @@ def test_engine_equals_reference_model(spark, zone):
     mirror_zone_and_check(spark, zone)
 
 
-@settings(max_examples=max(1, int(os.environ.get("MIRRORSPEC_PROPERTY_EXAMPLES", "10")) // 2),
+@settings(max_examples=max(1, int(os.environ.get("MIRRORSPEC_PROPERTY_EXAMPLES", "6")) // 2),
           deadline=None, derandomize=not DEEP, database=None,
           phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
 @given(zone=landing_zones())

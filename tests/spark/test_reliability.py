@@ -186,6 +186,7 @@ def clean_up_log(path: str) -> list[int]:
     return sorted(set(removed))
 
 
+@pytest.mark.extra
 def test_progress_outlives_log_cleanup_optimize_and_vacuum(spark, tmp_path):
     landing, warehouse = str(tmp_path / "l"), str(tmp_path / "w")
     seq = table_dir(landing, "seq", metadata=KEYED)

@@ -325,6 +325,7 @@ def run_together(commands: list[list[str]], logs: list[Path], envs=None) -> tupl
     return codes, report
 
 
+@pytest.mark.extra
 def test_two_mirror_processes_started_together(tmp_path):
     """Both processes see the same pending batch of both tables and race to commit it: one wins
     per table, the other's commit fails (or is skipped by the txn) and it re-reads the table.

@@ -55,6 +55,7 @@ def _fresh_venv(root: Path, wheel: Path) -> Path:
     return root / "bin"
 
 
+@pytest.mark.extra
 def test_the_wheel_installs_and_runs_the_loop_outside_the_repository(tmp_path):
     wheel = _build_wheel(tmp_path)
     bin_dir = _fresh_venv(tmp_path / "venv", wheel)
