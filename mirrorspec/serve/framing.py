@@ -10,12 +10,20 @@ request (request smuggling).
 from __future__ import annotations
 
 import re
+import socket
+import time
 
 CHUNKED = -1  # body_length's answer for a chunked body
 MAX_LINE = 1 << 16  # longest chunk-size or trailer line read
 MAX_TRAILERS = 100  # as http.client's limit on header fields
 _DIGITS = re.compile(rb"[0-9]+")
 _HEX = re.compile(rb"[0-9A-Fa-f]{1,16}")  # 16 hex digits: 2**64, far above any --max-body
+# A refusal that leaves a body unread (413, a foreign Host, …) closes the connection; before
+# closing, the rest of the body is read and dropped for at most this long and this much, so a
+# client that sends its whole body before reading the answer gets the answer, not a reset.
+LINGER_SECONDS = 2.0
+LINGER_BYTES = 64 << 20
+LINGER_CHUNK = 1 << 20
 
 
 class FramingError(ValueError):
@@ -60,3 +68,24 @@ def chunk_end(line: bytes) -> None:
     """The CRLF after a chunk's data."""
     if line not in (b"\r\n", b"\n"):
         raise FramingError(f"the chunk data is followed by {line[:40]!r}, not CRLF")
+
+
+def linger(sock: socket.socket) -> None:
+    """After an answer that left the body unread: end the answer (SHUT_WR), then read and drop
+    what the client still sends, within LINGER_SECONDS and LINGER_BYTES. Closing a socket with
+    unread data resets it, and a client still sending then sees a broken pipe instead of the
+    refusal it was sent."""
+    deadline, drained = time.monotonic() + LINGER_SECONDS, 0
+    try:
+        sock.shutdown(socket.SHUT_WR)
+        while drained < LINGER_BYTES:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            sock.settimeout(left)
+            data = sock.recv(LINGER_CHUNK)
+            if not data:
+                break
+            drained += len(data)
+    except OSError:
+        pass  # gone, reset or timed out: closing is all that is left

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import socket
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler
@@ -28,11 +27,6 @@ from mirrorspec.serve.store import Entry, same_etag
 CHUNK = 1 << 20
 _DFS_PARAMS = ("resource", "action", "upn", "directory", "recursive", "mode")
 MAX_BLOCK_LIST = 8 << 20
-# A refusal that leaves a body unread (413, a foreign Host, …) closes the connection; before
-# closing, the rest of the body is read and dropped for at most this long and this much, so a
-# client that sends its whole body before reading the answer gets the answer, not a reset.
-LINGER_SECONDS = 2.0
-LINGER_BYTES = 64 << 20
 
 
 class ClientGone(Exception):
@@ -57,27 +51,7 @@ class Handler(Listings, BaseHTTPRequestHandler):
     def finish(self) -> None:
         super().finish()  # the answer is out
         if self.close_connection and getattr(self, "body_left", 0):
-            self._linger()
-
-    def _linger(self) -> None:
-        """Read and drop what the client still sends (bounded by LINGER_SECONDS and
-        LINGER_BYTES): closing a socket with unread data resets it, and a client still
-        sending then sees a broken pipe instead of the refusal it was sent."""
-        sock = self.connection
-        deadline, drained = time.monotonic() + LINGER_SECONDS, 0
-        try:
-            sock.shutdown(socket.SHUT_WR)  # the answer ends here: the client may read it now
-            while drained < LINGER_BYTES:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                sock.settimeout(left)
-                data = sock.recv(CHUNK)
-                if not data:
-                    break
-                drained += len(data)
-        except OSError:
-            pass  # gone, reset or timed out: closing is all that is left
+            framing.linger(self.connection)
 
     def handle_expect_100(self) -> bool:
         """`Expect: 100-continue` is answered when the body is first read (`body`), once the
