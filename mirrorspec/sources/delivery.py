@@ -200,6 +200,11 @@ class Marks:
         mark = self._marks.get((partition, slot))
         return mark.position if mark else None
 
+    def positions(self, slot: int) -> dict[str, tuple[int, ...]]:
+        """Each partition's highest position of a slot applied so far (`position`)."""
+        return {partition: mark.position for (partition, at), mark in self._marks.items()
+                if at == slot and mark.position is not None}
+
     def covers(self, partition: str, position: Sequence[int]) -> bool:
         """Whether an earlier batch reached `position` in `partition`: where an event that went
         back within its file, and matches nothing in its batch, was sent before."""

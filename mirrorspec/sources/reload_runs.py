@@ -27,6 +27,13 @@ load: a new load, whatever the counts say; a run whose `before` is at or below `
 older load (`Run.stale`: its rows are left out); an insert or update at or below `start` is in
 the current load already (`LoadFollower.start`: the reader leaves it out; a delete there may
 still delete an older load's row landed since).
+
+A batch's changes sort after its reads, so its own changes land after a truncate; an earlier
+batch's change does not. A channel with no run of a new load whose changes an earlier batch
+landed past the load's `start` is *exposed*: once `bound` is known to be below such a change,
+the change came after the load began, the load doesn't hold it and its truncate deletes it.
+The follower then reports it (`LoadFollower.lost`, `lost_change_error`): the table stops, at the
+run when the truncate is still to be published, rather than lose the change with exit 0.
 """
 
 from __future__ import annotations
@@ -34,13 +41,54 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
+from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.delivery import channel_of
+from mirrorspec.sources.replicator_positions import sequence_text
 
 
 RELOAD_REPEATED = ("this row of a full load equals one the load already sent: the load started "
                    "again (the table reloaded, or the task restarted from its full load) or "
                    "the source table holds the row twice, and a table without key columns "
                    "can't tell them apart")
+
+
+LOST_HINT = ("publish the table again from its sources, in one batch, where each partition's "
+             "order places the reload: `mirrorspec run --full-refresh --select {table}`. A "
+             "table whose messages all go to one Kafka partition avoids this: a topic with "
+             "one partition, or Qlik's Kafka target partitioning by message key with the "
+             "schema and table name as the key")
+
+
+@dataclass(frozen=True)
+class LostChange:
+    """A change an earlier batch landed that the table's load doesn't hold (module docstring):
+    its channel, its position, the position the load began at or before, where that showed
+    (`file`, `line`), and whether the load's truncate was published already (`landed`)."""
+
+    channel: str
+    position: tuple[int, ...]
+    bound: tuple[int, ...]
+    file: str
+    line: int | None
+    landed: bool
+
+
+def lost_change_error(lost: LostChange, table: str) -> SourceError:
+    """The located stop for `LoadFollower.lost` (positions shown as Qlik's `changeSequence`)."""
+    change, bound = sequence_text(lost.position), sequence_text(lost.bound)
+    if lost.landed:
+        message = (f"the table's reload, which began before changeSequence {bound} (this "
+                   "change shows it), was published in an earlier batch; Kafka partition "
+                   f"{lost.channel} had published change {change}, made after that, in a "
+                   "batch before it: the reload doesn't hold that change, and its truncate "
+                   "deleted it, so the table lacks it")
+    else:
+        message = (f"REFRESH rows here reload the table, which began before changeSequence "
+                   f"{bound}; Kafka partition {lost.channel} published change {change}, made "
+                   "after that, in an earlier batch: the reload doesn't hold that change, and "
+                   "its truncate would delete it")
+    return SourceError(message, file=lost.file, line=lost.line,
+                       hint=LOST_HINT.format(table=table))
 
 
 @dataclass(frozen=True)
@@ -125,6 +173,11 @@ class LoadFollower:
     # one known to follow it (None: not known)
     start: Position | None = None
     bound: Position | None = None
+    # channels without a run of the current load whose landed changes pass its start, with
+    # the highest of them (module docstring)
+    exposed: dict[str, Position] = field(default_factory=dict)
+    # set by `follow` or `changes_after`: a landed change the load's truncate deletes
+    lost: LostChange | None = None
 
     @classmethod
     def from_state(cls, saved: Mapping[str, Any] | None) -> "LoadFollower":
@@ -138,7 +191,9 @@ class LoadFollower:
             return cls({name: ChannelLoad(item.get("last"), int(item.get("generation") or 0))
                         for name, item in (saved.get("channels") or {}).items()},
                        int(saved.get("generation") or 0),
-                       start=_position(saved.get("start")), bound=_position(saved.get("bound")))
+                       start=_position(saved.get("start")), bound=_position(saved.get("bound")),
+                       exposed={name: tuple(int(v) for v in position) for name, position
+                                in (saved.get("exposed") or {}).items()})
         if not saved:
             return cls()
         if "channel" in saved and saved["channel"] is None:
@@ -158,6 +213,8 @@ class LoadFollower:
         for name, position in (("start", self.start), ("bound", self.bound)):
             if position is not None:
                 state[name] = list(position)
+        if self.exposed:
+            state["exposed"] = {name: list(p) for name, p in sorted(self.exposed.items())}
         return state
 
     def channel(self, name: str) -> ChannelLoad:
@@ -176,7 +233,8 @@ class LoadFollower:
         `delivery.channel_of(file)`), each with the lowest and highest position of the changes
         it starts when the producer's positions order the table's changes across channels.
         `positions`: then, per channel, the highest change position earlier batches applied
-        (the delivery marks); None where positions don't order them (the runs get no bounds).
+        (the delivery marks, of every channel of the table: a channel without a run of a new
+        load is `exposed`); None where positions don't order them (the runs get no bounds).
         `published`: whether anything of the table was published before.
 
         Each channel's runs are counted on their own (the batch's order across channels is
@@ -186,7 +244,10 @@ class LoadFollower:
         that started after the table's load began moves its channel's count past the table's,
         and the first run of each generation past the table's starts that load."""
         placed = positions is not None
+        generation = self.generation
         last_change = {name: tuple(p) for name, p in (positions or {}).items()}
+        landed = dict(last_change)
+        told: dict[Position, tuple[str, int]] = {}  # where each stretch's lowest change is
         runs: list[Run] = []
         before: list[bool | None] = []  # the kind of the row before each run in its channel
         started: set[str] = set()
@@ -222,6 +283,8 @@ class LoadFollower:
                     # c's run of the table's load ended the batch before: this change came
                     # after the load began
                     self.bound = _lowest(self.bound, low)
+            if not is_read and bounded and low is not None:
+                told.setdefault(low, (file, line))
             if not is_read and bounded and high is not None:
                 last_change[name] = max(last_change.get(name) or high, high)
             item.last = is_read
@@ -231,7 +294,43 @@ class LoadFollower:
             for index, run in enumerate(runs):
                 if run.before is not None and run.before <= self.start:
                     runs[index] = replace(run, stale=True)
+        if placed:
+            self._expose(runs, landed, generation, told)
         return runs
+
+    def _expose(self, runs: Sequence[Run], landed: Mapping[str, Position], generation: int,
+                told: Mapping[Position, tuple[str, int]]) -> None:
+        """Follow the exposed channels (module docstring) after a batch's runs: a new load
+        exposes every channel without a run of it whose landed changes pass its start; a
+        channel's run of the table's load ends its exposure. Sets `lost` where an exposed
+        change lies past the load's bound."""
+        running = {run.channel for run in runs
+                   if not run.stale and run.generation == self.generation}
+        new_load = self.generation > generation
+        if new_load:
+            self.exposed = {name: position for name, position in landed.items()
+                            if name and name not in running and self.start is not None
+                            and position > self.start}
+        for name in running:
+            self.exposed.pop(name, None)
+        if new_load:
+            first = next((run for run in runs if run.generation == self.generation
+                          and not run.continues and not run.stale), runs[0])
+            self._check(first.file, first.line, landed=False)
+        elif self.bound is not None:
+            file, line = told.get(self.bound, (runs[0].file, runs[0].line) if runs
+                                  else ("", None))
+            self._check(file, line, landed=True)
+
+    def _check(self, file: str, line: int | None, landed: bool) -> None:
+        """Set `lost` when an exposed change lies past the load's bound."""
+        if self.bound is None or self.lost is not None:
+            return
+        past = sorted((position, name) for name, position in self.exposed.items()
+                      if position > self.bound)
+        if past:
+            position, name = past[-1]
+            self.lost = LostChange(name, position, self.bound, file, line, landed)
 
     def _place(self, runs: list[Run], index: int, before: bool | None, published: bool) -> None:
         """Decide `runs[index]` against the table's load (see `follow`)."""
@@ -275,12 +374,17 @@ class LoadFollower:
                       and self.channels[name].last is True
                       and self.channels[name].generation >= self.generation)
 
-    def changes_after(self, lowest: Mapping[str, Sequence[int] | None]) -> None:
+    def changes_after(self, lowest: Mapping[str, Sequence[int] | None],
+                      where: Mapping[str, tuple[str, int]] | None = None) -> None:
         """For a batch of changes only: each `awaiting` channel's lowest change position in
         it came after the table's load began (`bound`), as `follow` takes it in a batch with
-        reads."""
+        reads. `where`: each channel's file and line of that change (where `lost` points)."""
         for name in self.awaiting(lowest):
-            self.bound = _lowest(self.bound, _position(lowest[name]))
+            bound = _lowest(self.bound, _position(lowest[name]))
+            if bound != self.bound:
+                self.bound = bound
+                file, line = (where or {}).get(name, (name, None))
+                self._check(file, line, landed=True)
 
     def end_runs(self, channels: Iterable[str]) -> None:
         """Each channel's next read starts a new run, as after a change: for a batch of changes
@@ -340,5 +444,5 @@ def _lowest(a: Position | None, b: Position | None) -> Position | None:
     return b if a is None else a if b is None else min(a, b)
 
 
-__all__ = ["RELOAD_REPEATED", "ChannelLoad", "LoadFollower", "Run", "kept_runs", "reload_runs",
-           "stale_spans", "truncate_before"]
+__all__ = ["LOST_HINT", "RELOAD_REPEATED", "ChannelLoad", "LoadFollower", "LostChange", "Run",
+           "kept_runs", "lost_change_error", "reload_runs", "stale_spans", "truncate_before"]

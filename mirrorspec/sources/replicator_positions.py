@@ -42,6 +42,12 @@ def sequence_position(text: Any) -> tuple[int, ...] | None:
             len(text))
 
 
+def sequence_text(position: Sequence[int]) -> str:
+    """The digit sequence a `sequence_position` came from (its text in messages)."""
+    *parts, length = position
+    return "".join(str(part).zfill(_PART) for part in parts)[:length]
+
+
 # --- Qlik Replicate -------------------------------------------------------------------------------
 
 def qlik_delivery(sequence: str, file: str) -> Delivery:

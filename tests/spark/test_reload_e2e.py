@@ -61,6 +61,19 @@ def lines(*rows: str) -> str:
     return "\n".join(rows) + "\n"
 
 
+def lost_change_batches(stop_at_run: bool) -> list[dict[str, str]]:
+    """A table over two Kafka partitions whose partition 1 publishes insert 9, made after a
+    reload began, a batch before partition 0's run of the reload and its change 5 after it."""
+    after_run = change("UPDATE", 1, "a3", 5)
+    first = {"orders+0+0000000000.json": lines(refresh(1, "a"), change("UPDATE", 1, "a2", 1)),
+             "orders+1+0000000000.json": lines(refresh(2, "b"), change("UPDATE", 2, "b2", 2),
+                                               change("INSERT", 4, "d", 9))}
+    if stop_at_run:
+        return [first, {"orders+0+0000000002.json": lines(refresh(1, "a2"), after_run)}]
+    return [first, {"orders+0+0000000002.json": lines(refresh(1, "a2"))},
+            {"orders+0+0000000003.json": lines(after_run)}]
+
+
 def cases() -> dict[str, tuple[FeedCase, tuple]]:
     """Each case and what its table must end as: its rows, or ("stops", file, line)."""
     load = [refresh(1, "a"), refresh(2, "b"), refresh(3, "c")]
@@ -123,6 +136,16 @@ def cases() -> dict[str, tuple[FeedCase, tuple]]:
                                                       change("INSERT", 5, "e", 2))},
                    {"orders+1+0000000003.json": lines(refresh(2, "b"))}],
                   "qlik_replicate", columns=TWO), [(1, "a2"), (2, "b")]),
+        # ... partition 1's insert 9, made after the reload began, arrived a batch before
+        # partition 0's run of the reload, whose next change (5) shows the reload began
+        # before 9: the reload doesn't hold the insert and its truncate would delete it, so
+        # the table stops at the run
+        (FeedCase("keyed_reload_lost_change", lost_change_batches(stop_at_run=True),
+                  "qlik_replicate", columns=TWO), ("lost", "orders+0+0000000002.json", 1)),
+        # ... and when that change comes a batch after the run, the truncate has landed: the
+        # table stops at the change that shows the reload lost the insert
+        (FeedCase("keyed_reload_lost_change_later", lost_change_batches(stop_at_run=False),
+                  "qlik_replicate", columns=TWO), ("lost", "orders+0+0000000003.json", 1)),
         # Arcion: a new snapshot after realtime changes replaces the table (key 11 is gone)
         (FeedCase("arcion_resnapshot", [{"snap_1.csv": lines("10,India", "11,Chile"),
                                          "rt_1.csv": lines(arcion_row("U", 10, "USA", 1))},
@@ -159,6 +182,12 @@ def check(spark, root: str, names: list[str]) -> None:
     run_feeds(spark, [case for case, _ in chosen], root)
     for case, want in chosen:
         error = case.outcome.error
+        if want and want[0] == "lost":
+            assert error is not None and "the reload doesn't hold that change" in error.message, \
+                f"{case.name}: {error}"
+            assert f"--full-refresh --select prop.{case.name}`" in error.message, case.name
+            assert error.file.endswith(want[1]) and error.line == want[2], case.name
+            continue
         if want and want[0] == "stops":
             assert error is not None and "equals one the load already sent" in error.message, \
                 case.name
@@ -173,7 +202,8 @@ def test_a_reload_replaces_the_table_keyed_and_keyless(spark, tmp_path):
     check(spark, str(tmp_path), ["keyed_reload", "keyless_restart", "keyless_restart_lands",
                                  "dms_reload", "dts_restart_batches",
                                  "keyed_reload_partitions", "dms_reload_same_name",
-                                 "keyed_reload_sequenced"])
+                                 "keyed_reload_sequenced", "keyed_reload_lost_change",
+                                 "keyed_reload_lost_change_later"])
 
 
 @pytest.mark.extra

@@ -15,7 +15,9 @@ from mirrorspec.base.errors import SourceError
 from mirrorspec.sources.base import OP_DELETE, OP_TRUNCATE
 from mirrorspec.sources.delivery import KEYLESS_HINT, STREAM, Marks, channel_of
 from mirrorspec.sources.reload_runs import (RELOAD_REPEATED, LoadFollower, Run, kept_runs,
-                                           stale_spans, truncate_before)
+                                           lost_change_error, stale_spans, truncate_before)
+
+MODEL_TABLE = "model.table"  # the table the model's stops name
 
 
 def follow_loads_model(changes: list[Change], loads: LoadFollower, published: bool,
@@ -36,8 +38,11 @@ def follow_loads_model(changes: list[Change], loads: LoadFollower, published: bo
             for c in changes:
                 d = c.delivery
                 if d is not None and d[1] == STREAM and d[2] is not None:
-                    lowest[d[0]] = min(lowest.get(d[0], tuple(d[2])), tuple(d[2]))
-            loads.changes_after(lowest)
+                    lowest[d[0]] = min(lowest.get(d[0], (tuple(d[2]), c.file, c.line)),
+                                       (tuple(d[2]), c.file, c.line))
+            loads.changes_after({n: item[0] for n, item in lowest.items()},
+                                {n: item[1:] for n, item in lowest.items()})
+            _stop_at_lost_change(loads)
         loads.end_runs({channel_of(c.file) for c in changes})
         return [c for c in changes if marks is None or loads.start is None
                 or not _before_start(c, loads.start)]
@@ -54,10 +59,9 @@ def follow_loads_model(changes: list[Change], loads: LoadFollower, published: bo
             low, high = stretches[-1][3:]
             stretches[-1][3:] = [min(low or tuple(d[2]), tuple(d[2])),
                                  max(high or tuple(d[2]), tuple(d[2]))]
-    positions = None if marks is None else {
-        n: marks.position(n, STREAM) for n in {channel_of(c.file) for c in changes}
-        if marks.position(n, STREAM) is not None}
+    positions = None if marks is None else marks.positions(STREAM)
     runs = loads.follow([tuple(t) for t in stretches], published, positions)
+    _stop_at_lost_change(loads)
     if marks is not None and loads.start is not None:
         changes = [c for c in changes if not _before_start(c, loads.start)]
     if not runs:
@@ -89,6 +93,12 @@ def follow_loads_model(changes: list[Change], loads: LoadFollower, published: bo
     if not keyed:
         return _replace_keyless_model(changes, truncate, table, names)
     return changes + [truncate]
+
+
+def _stop_at_lost_change(loads: LoadFollower) -> None:
+    """`spark/publish/reloads._stop_at_lost_change`."""
+    if loads.lost is not None:
+        raise lost_change_error(loads.lost, MODEL_TABLE)
 
 
 def _replace_keyless_model(changes: list[Change], truncate: Change, table: ModelTable,

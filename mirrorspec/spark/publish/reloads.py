@@ -36,7 +36,8 @@ from mirrorspec.sources.base import (OP_COLUMN, OP_DELETE, OP_TRUNCATE, ORDER_CO
 from mirrorspec.sources.delivery import (DELIVERY_COLUMN, KEYLESS_HINT, SNAPSHOT, STREAM, Marks,
                                          channel_of, repeats_land)
 from mirrorspec.sources.reload_runs import (RELOAD_REPEATED, LoadFollower, Run, kept_runs,
-                                           reload_runs, stale_spans, truncate_before)
+                                           lost_change_error, reload_runs, stale_spans,
+                                           truncate_before)
 from mirrorspec.spark.publish.replace import held_rows, replace_keyless
 
 _READ, _RUN, _COPY = "__read", "__run", "__copy"
@@ -75,7 +76,10 @@ def follow_reloads(spark, table: Any, changes: DataFrame, columns: Sequence[str]
     follower = LoadFollower.from_state(saved)
     channels = {channel_of(file) for file in consumed}
     if ordered and not reads and follower.awaiting(channels):
-        follower.changes_after(_lowest_positions(changes, follower.awaiting(channels)))
+        lowest = _lowest_changes(changes, follower.awaiting(channels))
+        follower.changes_after({name: item[0] for name, item in lowest.items()},
+                               {name: item[1:] for name, item in lowest.items()})
+        _stop_at_lost_change(follower, table)
     if not reads or restarted:  # changes only, or a load written again
         follower.end_runs(channels)
     if not reads:
@@ -85,12 +89,10 @@ def follow_reloads(spark, table: Any, changes: DataFrame, columns: Sequence[str]
     transitions = [stretch[:3] for stretch in stretches]
     published = any(b.get("sequence") for b in state.get("batches", []))
     positions = None
-    if ordered:
-        marks = Marks.from_state(state)
-        positions = {name: marks.position(name, STREAM) for name in
-                     {channel_of(file) for file in consumed}
-                     if name and marks.position(name, STREAM) is not None}
+    if ordered:  # every channel's: one without a run of a new load is exposed to its truncate
+        positions = Marks.from_state(state).positions(STREAM)
     runs = follower.follow(stretches, published, positions)
+    _stop_at_lost_change(follower, table)
     changes = _after_start(changes, follower, ordered)
     if runs and not keyed:
         _stop_at_repeated_reads(spark, changes, table, columns, runs, ranks)
@@ -112,14 +114,23 @@ def follow_reloads(spark, table: Any, changes: DataFrame, columns: Sequence[str]
     return changes, follower.to_state()
 
 
-def _lowest_positions(changes: DataFrame, channels: Sequence[str]) -> dict[str, Any]:
+def _lowest_changes(changes: DataFrame, channels: Sequence[str]) -> dict[str, tuple]:
     """The lowest change position of each of `channels` in the batch (its `_delivery`
-    partition: `ordered`)."""
+    partition: `ordered`), with that change's file and line."""
     delivery = F.col(DELIVERY_COLUMN)
+    lowest = F.min(F.struct(delivery["position"].alias("p"), F.col(SOURCE_FILE_COLUMN).alias("f"),
+                            F.col(SOURCE_LINE_COLUMN).alias("l")))
     rows = (changes.where(delivery["partition"].isin(list(channels))
                           & (delivery["phase"] == STREAM) & delivery["position"].isNotNull())
-            .groupBy(delivery["partition"]).agg(F.min(delivery["position"])).collect())
-    return {row[0]: _tuple(row[1]) for row in rows}
+            .groupBy(delivery["partition"]).agg(lowest).collect())
+    return {row[0]: (_tuple(row[1]["p"]), row[1]["f"], int(row[1]["l"])) for row in rows}
+
+
+def _stop_at_lost_change(follower: LoadFollower, table: Any) -> None:
+    """Raise the located stop for a landed change the table's load deletes
+    (`reload_runs.LoadFollower.lost`)."""
+    if follower.lost is not None:
+        raise lost_change_error(follower.lost, table.unique_id)
 
 
 def _after_start(changes: DataFrame, follower: LoadFollower, ordered: bool) -> DataFrame:

@@ -20,6 +20,7 @@ from tests.support.delivery_harness import (KEY, REPLACE_HINT, Plan, Stream, cle
 from tests.support.replicator_streams import ArcionAdapter, QlikAdapter
 
 from mirrorspec.sources.delivery import KEYLESS_HINT
+from mirrorspec.sources.reload_runs import LOST_HINT
 
 DEEP = os.environ.get("MIRRORSPEC_PROPERTY_RANDOM") == "1"
 EXAMPLES = int(os.environ.get("MIRRORSPEC_PROPERTY_EXAMPLES", "10"))
@@ -201,3 +202,45 @@ def test_a_keyless_reload_lands_the_final_table_or_stops_where_it_cannot(reader,
         hint = outcome.error.hint or ""
         assert hint.startswith((KEYLESS_HINT, REPLACE_HINT)), outcome.explain(stream)
         assert outcome.error.file and outcome.error.line
+
+
+def lost_to_the_truncate(stream: Stream, plan, partitions: int) -> bool:
+    """Whether a change made after the reload began arrived in an earlier batch than every
+    run of the reload, in a partition with no run of it in that run's batch, past the first
+    change that follows one of those runs in its partition and batch: the positions show the
+    reload began before that change and doesn't hold it, so its truncate would delete it."""
+    start = reload_at(stream)
+    batch = _batches(plan)
+    part = {i: e.row[KEY] % partitions for i, e in enumerate(stream.events) if e.row}
+    reads = [i for i in batch if i >= start and stream.events[i].op == "r"]
+    told = min(batch[i] for i in reads)
+    running = {part[i] for i in reads if batch[i] == told}
+    bounds = [j for j in batch if batch[j] == told and part[j] in running
+              and stream.events[j].op != "r"
+              and j > min(i for i in reads if batch[i] == told and part[i] == part[j])]
+    return bool(bounds) and any(
+        batch[j] < told and part[j] not in running and stream.events[j].op != "r"
+        and j > min(bounds) for j in batch)
+
+
+@examples(3)
+@given(data=st.data())
+def test_a_change_a_qlik_reloads_truncate_would_delete_stops_the_table(data):
+    """A change made after the reload began that arrives a batch before every run of the
+    reload, in a partition with no run of it: where a change after a run shows the reload
+    began before it, the table stops at a located error naming the full refresh (before the
+    truncate lands, or in the batch that shows it), rather than lose the change with exit
+    0; and it never stops where the reload is told before anything made after it."""
+    stream = stream_with_reload(data, keyed=True, drops=data.draw(st.booleans()))
+    partitions = data.draw(st.integers(2, 3))
+    assume(every_part_follows_a_change(stream, partitions))
+    plan = data.draw(partitioned(stream, partitions))
+    assume(not told_before_the_rest(stream, plan) or data.draw(st.booleans()))
+    outcome = run_pure(QlikAdapter(), stream, plan, reloads=True, ordered=True)
+    stopped = outcome.error is not None and (outcome.error.hint or "").startswith(
+        LOST_HINT.split("{")[0])
+    if lost_to_the_truncate(stream, plan, partitions):
+        assert stopped and outcome.error.file and outcome.error.line, \
+            failure(outcome, stream, plan)
+    if stopped:
+        assert not told_before_the_rest(stream, plan), failure(outcome, stream, plan)

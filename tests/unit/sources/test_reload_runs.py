@@ -4,10 +4,12 @@ reads (Qlik REFRESH rows, Arcion snapshot rows) among a batch's rows, in file or
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from mirrorspec.sources.delivery import channel_of
-from mirrorspec.sources.reload_runs import (LoadFollower, Run, kept_runs, reload_runs, stale_spans,
-                                           truncate_before)
+from mirrorspec.sources.replicator_positions import sequence_position
+from mirrorspec.sources.reload_runs import (LoadFollower, Run, kept_runs, lost_change_error,
+                                           reload_runs, stale_spans, truncate_before)
 
 
 def test_the_feeds_first_load_replaces_nothing_and_a_load_after_changes_replaces():
@@ -267,3 +269,84 @@ def test_a_batch_of_changes_after_a_run_bounds_the_load():
     assert follower.bound == seq(4)
     runs = placed(follower, True, {0: 4, 1: 2}, (1, 3, 1, False, 5, 5), (1, 3, 2, True))
     assert [(r.replaces, r.generation) for r in runs] == [(True, 3)]
+
+
+# --- a landed change the reload's truncate would delete ----------------------------------------
+
+def lost_of(follower: LoadFollower, applied: dict[int, int], *rows: tuple):
+    """`follower.follow` as `placed` does, then what it found lost."""
+    stretches = [(part(p, o), line, read, *(seq(x) for x in rest))
+                 for p, o, line, read, *rest in rows]
+    follower.follow(stretches, True,
+                    {channel_of(part(p, 0)): seq(n) for p, n in applied.items()})
+    return follower.lost
+
+
+def first_load_then_partition_1_changes(applied_1: int) -> LoadFollower:
+    """Both partitions' runs of the first load, then partition 0's change 1 and partition 1's
+    changes up to `applied_1` published in later batches."""
+    follower = LoadFollower()
+    placed(follower, False, {}, (0, 0, 1, True), (1, 0, 1, True))
+    placed(follower, True, {}, (0, 1, 1, False, 1, 1), (1, 1, 1, False, 2, applied_1))
+    return follower
+
+
+def test_a_change_published_before_the_reload_that_it_postdates_stops_the_table_at_the_run():
+    """Partition 1 got no row of the reload. Its change 9 was published a batch before
+    partition 0's run of the reload, whose next change (5) shows the reload began before 5:
+    the reload doesn't hold change 9, and its truncate would delete it. The table stops at
+    the run, before anything of the batch lands."""
+    follower = first_load_then_partition_1_changes(9)
+    lost = lost_of(follower, {0: 1, 1: 9}, (0, 2, 1, True), (0, 2, 4, False, 5, 5))
+    assert lost is not None
+    assert (lost.channel, lost.position, lost.bound, lost.file, lost.line, lost.landed) == (
+        "orders/1", seq(9), seq(5), part(0, 2), 1, False)
+    # as Qlik's changeSequence reads in the message
+    change, bound = "20261129120000000000000000000000009", "20261129115900000000000000000000005"
+    error = lost_change_error(replace(lost, position=sequence_position(change),
+                                      bound=sequence_position(bound)), "sales.orders")
+    assert (error.file, error.line) == (part(0, 2), 1)
+    assert f"change {change}" in str(error) and f"before changeSequence {bound}" in str(error)
+    assert "`mirrorspec run --full-refresh --select sales.orders`" in error.hint
+
+
+def test_the_stop_comes_when_a_later_batch_shows_the_reload_began_before_the_change():
+    """The run ends its batch (no bound yet): the change is only exposed, kept in the state;
+    partition 0's first change after its run, in a batch of changes only, shows the reload
+    began before 5 < 9: the truncate, published already, deleted change 9 — the table stops
+    there, saying so, rather than go on without it."""
+    follower = first_load_then_partition_1_changes(9)
+    assert lost_of(follower, {0: 1, 1: 9}, (0, 2, 1, True)) is None
+    assert follower.exposed == {"orders/1": seq(9)}
+    restored = LoadFollower.from_state(json.loads(json.dumps(follower.to_state())))
+    assert restored.exposed == follower.exposed
+    restored.changes_after({"orders/0": seq(5)}, {"orders/0": (part(0, 3), 2)})
+    lost = restored.lost
+    assert lost is not None and (lost.file, lost.line, lost.landed) == (part(0, 3), 2, True)
+    assert "deleted" in str(lost_change_error(lost, "sales.orders"))
+
+
+def test_a_change_the_positions_cant_place_against_the_reload_is_not_stopped_at():
+    """Change 4 of partition 1 lies between partition 0's change before its run (1) and the
+    one after it (5): the reload began somewhere in between, so 4 may be in it — no stop (a
+    limit the docs state)."""
+    follower = first_load_then_partition_1_changes(4)
+    assert lost_of(follower, {0: 1, 1: 4}, (0, 2, 1, True), (0, 2, 4, False, 5, 5)) is None
+    assert follower.exposed == {"orders/1": seq(4)}
+
+
+def test_a_partitions_own_run_of_the_reload_ends_its_exposure():
+    """Partition 1's run of the reload arrives a batch later: its changes before the run
+    came before the reload began, so nothing of it was lost, whatever the bound."""
+    follower = first_load_then_partition_1_changes(3)
+    assert lost_of(follower, {0: 1, 1: 3}, (0, 2, 1, True)) is None
+    assert follower.exposed == {"orders/1": seq(3)}
+    assert lost_of(follower, {0: 1, 1: 3}, (1, 2, 1, True), (0, 3, 1, False, 5, 5)) is None
+    assert follower.exposed == {} and follower.bound == seq(5)
+
+
+def test_a_change_before_the_reloads_start_is_not_exposed():
+    follower = first_load_then_partition_1_changes(2)
+    placed(follower, True, {0: 1, 1: 2}, (0, 2, 1, False, 3, 3), (0, 2, 2, True),
+           (0, 2, 3, False, 5, 5))
+    assert follower.start == seq(3) and follower.exposed == {} and follower.lost is None
