@@ -146,6 +146,12 @@ def cases() -> dict[str, tuple[FeedCase, tuple]]:
         # table stops at the change that shows the reload lost the insert
         (FeedCase("keyed_reload_lost_change_later", lost_change_batches(stop_at_run=False),
                   "qlik_replicate", columns=TWO), ("lost", "orders+0+0000000003.json", 1)),
+        # ... what the full refresh the stop names does: the same files as one batch, where
+        # each partition's order places the reload and the insert lands after its truncate
+        (FeedCase("keyed_reload_lost_change_refreshed",
+                  [{name: text for batch in lost_change_batches(stop_at_run=True)
+                    for name, text in batch.items()}],
+                  "qlik_replicate", columns=TWO), [(1, "a3"), (2, "b2"), (4, "d")]),
         # Arcion: a new snapshot after realtime changes replaces the table (key 11 is gone)
         (FeedCase("arcion_resnapshot", [{"snap_1.csv": lines("10,India", "11,Chile"),
                                          "rt_1.csv": lines(arcion_row("U", 10, "USA", 1))},
@@ -203,7 +209,8 @@ def test_a_reload_replaces_the_table_keyed_and_keyless(spark, tmp_path):
                                  "dms_reload", "dts_restart_batches",
                                  "keyed_reload_partitions", "dms_reload_same_name",
                                  "keyed_reload_sequenced", "keyed_reload_lost_change",
-                                 "keyed_reload_lost_change_later"])
+                                 "keyed_reload_lost_change_later",
+                                 "keyed_reload_lost_change_refreshed"])
 
 
 @pytest.mark.extra
