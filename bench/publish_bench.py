@@ -286,13 +286,16 @@ def chunk_cpu(feed: str, folder: Path, table) -> dict:
         schema = to_arrow_schema(_schema(columns))
     else:
         from mirrorspec.sources.base import ERROR_COLUMN, PAIR_COLUMN
+        from mirrorspec.sources.delivery import DELIVERY_COLUMN, DELIVERY_TYPE
+        from mirrorspec.sources.replicator_positions import ARCION_ORDER_FIELDS
         from mirrorspec.spark.publish.feeds.base import change_schema
 
         columns, _, tasks = arcion.ArcionFormat().plan_tasks(table, [first])
         module = arcion
         schema = to_arrow_schema(change_schema(  # as ArcionReader.read makes it
-            columns, [("file", "int"), ("line", "bigint"), ("sub", "int")],
-            [(PAIR_COLUMN, "string"), (ERROR_COLUMN, "string")]))
+            columns, ARCION_ORDER_FIELDS,
+            [(PAIR_COLUMN, "string"), (DELIVERY_COLUMN, DELIVERY_TYPE),
+             (ERROR_COLUMN, "string")]))
     task = tasks[0]
     out = {}
     for name, columnwise in (("python_parser", False), ("columnwise", True)):
