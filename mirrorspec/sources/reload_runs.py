@@ -191,8 +191,8 @@ class LoadFollower:
             return cls({name: ChannelLoad(item.get("last"), int(item.get("generation") or 0))
                         for name, item in (saved.get("channels") or {}).items()},
                        int(saved.get("generation") or 0),
-                       start=_position(saved.get("start")), bound=_position(saved.get("bound")),
-                       exposed={name: tuple(int(v) for v in position) for name, position
+                       start=as_position(saved.get("start")), bound=as_position(saved.get("bound")),
+                       exposed={name: as_position(position) for name, position
                                 in (saved.get("exposed") or {}).items()})
         if not saved:
             return cls()
@@ -254,7 +254,7 @@ class LoadFollower:
         open_runs: dict[str, int] = {}  # a channel's run still waiting for a change after it
         for stretch in stretches:
             file, line, is_read = stretch[:3]
-            low, high = (_position(stretch[3]), _position(stretch[4])) if len(stretch) > 3 \
+            low, high = (as_position(stretch[3]), as_position(stretch[4])) if len(stretch) > 3 \
                 else (None, None)
             name = channel_of(file)
             item = self.channel(name)
@@ -380,7 +380,7 @@ class LoadFollower:
         it came after the table's load began (`bound`), as `follow` takes it in a batch with
         reads. `where`: each channel's file and line of that change (where `lost` points)."""
         for name in self.awaiting(lowest):
-            bound = _lowest(self.bound, _position(lowest[name]))
+            bound = _lowest(self.bound, as_position(lowest[name]))
             if bound != self.bound:
                 self.bound = bound
                 file, line = (where or {}).get(name, (name, None))
@@ -432,7 +432,8 @@ def stale_spans(runs: Sequence[Run]) -> list[tuple[Run, Run | None]]:
     return spans
 
 
-def _position(value: Any) -> Position | None:
+def as_position(value: Any) -> Position | None:
+    """A position as the state's JSON or a Spark row holds it (a list of integers; None)."""
     return None if value is None else tuple(int(v) for v in value)
 
 
@@ -445,4 +446,5 @@ def _lowest(a: Position | None, b: Position | None) -> Position | None:
 
 
 __all__ = ["LOST_HINT", "RELOAD_REPEATED", "ChannelLoad", "LoadFollower", "LostChange", "Run",
-           "kept_runs", "lost_change_error", "reload_runs", "stale_spans", "truncate_before"]
+           "as_position", "kept_runs", "lost_change_error", "reload_runs", "stale_spans",
+           "truncate_before"]

@@ -35,9 +35,9 @@ from mirrorspec.sources.base import (OP_COLUMN, OP_DELETE, OP_TRUNCATE, ORDER_CO
                                      PRESENT_COLUMN, SOURCE_FILE_COLUMN, SOURCE_LINE_COLUMN)
 from mirrorspec.sources.delivery import (DELIVERY_COLUMN, KEYLESS_HINT, SNAPSHOT, STREAM, Marks,
                                          channel_of, repeats_land)
-from mirrorspec.sources.reload_runs import (RELOAD_REPEATED, LoadFollower, Run, kept_runs,
-                                           lost_change_error, reload_runs, stale_spans,
-                                           truncate_before)
+from mirrorspec.sources.reload_runs import (RELOAD_REPEATED, LoadFollower, Run, as_position,
+                                           kept_runs, lost_change_error, reload_runs,
+                                           stale_spans, truncate_before)
 from mirrorspec.spark.publish.replace import held_rows, replace_keyless
 
 _READ, _RUN, _COPY = "__read", "__run", "__copy"
@@ -75,8 +75,9 @@ def follow_reloads(spark, table: Any, changes: DataFrame, columns: Sequence[str]
         return changes, saved or None
     follower = LoadFollower.from_state(saved)
     channels = {channel_of(file) for file in consumed}
-    if ordered and not reads and follower.awaiting(channels):
-        lowest = _lowest_changes(changes, follower.awaiting(channels))
+    awaiting = follower.awaiting(channels) if ordered and not reads else []
+    if awaiting:
+        lowest = _lowest_changes(changes, awaiting)
         follower.changes_after({name: item[0] for name, item in lowest.items()},
                                {name: item[1:] for name, item in lowest.items()})
         _stop_at_lost_change(follower, table)
@@ -123,7 +124,7 @@ def _lowest_changes(changes: DataFrame, channels: Sequence[str]) -> dict[str, tu
     rows = (changes.where(delivery["partition"].isin(list(channels))
                           & (delivery["phase"] == STREAM) & delivery["position"].isNotNull())
             .groupBy(delivery["partition"]).agg(lowest).collect())
-    return {row[0]: (_tuple(row[1]["p"]), row[1]["f"], int(row[1]["l"])) for row in rows}
+    return {row[0]: (as_position(row[1]["p"]), row[1]["f"], int(row[1]["l"])) for row in rows}
 
 
 def _stop_at_lost_change(follower: LoadFollower, table: Any) -> None:
@@ -155,9 +156,9 @@ def _leave_out_before(changes: DataFrame, transitions: Sequence[tuple[str, int, 
     if not keys:
         return changes.where(~before)
     # a key any kept run reads again (a topic partitioned at random sends it to any partition)
-    files = [file for names in _channel_files(transitions).values() for file in names]
-    reread = (changes.where(is_read() & ~before & F.col(SOURCE_FILE_COLUMN).isin(
-                  [f for f in files if channel_of(f) in cut]))
+    kept_files = [file for channel, names in _channel_files(transitions).items()
+                  if channel in cut for file in names]
+    reread = (changes.where(is_read() & ~before & F.col(SOURCE_FILE_COLUMN).isin(kept_files))
               .select(*keys).distinct().withColumn(_REREAD, F.lit(True)))
     marked = changes.withColumn("__before", before).join(reread, list(keys), "left")
     stays = ~F.col("__before") | ((F.col(OP_COLUMN) == OP_DELETE) & F.col(_REREAD).isNull())
@@ -253,12 +254,8 @@ def _stretches(changes: DataFrame, ranks: dict[str, int], ordered: bool) -> list
             .agg(F.min(SOURCE_LINE_COLUMN), F.max(F.col(_READ).cast("int")),
                  F.min("__position"), F.max("__position"))
             .collect())
-    return sorted(((r[0], int(r[2]), bool(r[3]), _tuple(r[4]), _tuple(r[5])) for r in rows),
+    return sorted(((r[0], int(r[2]), bool(r[3]), as_position(r[4]), as_position(r[5])) for r in rows),
                   key=lambda t: (ranks.get(t[0], len(ranks)), t[0], t[1], t[2]))
-
-
-def _tuple(value: Any) -> tuple[int, ...] | None:
-    return None if value is None else tuple(int(v) for v in value)
 
 
 def _truncates(spark, changes: DataFrame, starts: Sequence[Run]) -> DataFrame:
